@@ -1,0 +1,15 @@
+/*
+ * bindings.h - the list of per-module binding functions called at import.
+ * To add one: declare it and add it to MG_BINDINGS (one line each).
+ */
+#ifndef MG_BINDINGS_H
+#define MG_BINDINGS_H
+#include "state.h"
+
+typedef int (*mg_bind_fn)(PyObject *m);
+
+static const mg_bind_fn MG_BINDINGS[] = {
+    NULL, /* keep last */
+};
+
+#endif

@@ -1,0 +1,67 @@
+/*
+ * module.c - the mavgame._core extension module: registers the State type and the
+ * per-module bindings.  Each binding file adds its functions through mg_bind_<name>().
+ */
+#define PY_ARRAY_UNIQUE_SYMBOL MG_ARRAY_API
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include "state.h"
+
+#include <numpy/arrayobject.h>
+
+PyObject *mg_py_rebuild_state(PyObject *mod, PyObject *args);
+
+/* Per-module binding entry points (one line each, in their own files). */
+#include "bindings.h"
+
+static PyObject *core_games(PyObject *Py_UNUSED(mod), PyObject *Py_UNUSED(ignored))
+{
+    int n = mg_game_count();
+    PyObject *list = PyList_New(n);
+    if (!list)
+        return NULL;
+    for (int i = 0; i < n; i++) {
+        PyObject *s = PyUnicode_FromString(mg_game_at(i)->name);
+        if (!s) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, i, s);
+    }
+    return list;
+}
+
+static PyMethodDef core_methods[] = {
+    {"games", core_games, METH_NOARGS, "games() -> list[str]\n\nNames of the games in the C registry."},
+    {"_rebuild_state", mg_py_rebuild_state, METH_VARARGS, "Unpickling helper for game states."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef core_module = {
+    PyModuleDef_HEAD_INIT, "mavgame._core", "mavgame's C core: games, search and the MAV text format.", -1,
+    core_methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__core(void)
+{
+    import_array();
+    mg_games_init();
+    PyObject *m = PyModule_Create(&core_module);
+    if (!m)
+        return NULL;
+    if (mg_bind_state(m) < 0)
+        goto fail;
+    for (int i = 0; MG_BINDINGS[i]; i++)
+        if (MG_BINDINGS[i](m) < 0)
+            goto fail;
+#ifdef MG_WITH_CUDA
+    if (PyModule_AddIntConstant(m, "WITH_CUDA", 1) < 0)
+        goto fail;
+#else
+    if (PyModule_AddIntConstant(m, "WITH_CUDA", 0) < 0)
+        goto fail;
+#endif
+    return m;
+fail:
+    Py_DECREF(m);
+    return NULL;
+}

@@ -1,0 +1,37 @@
+/*
+ * state.h - the CPython binding of the game interface: mavgame._core.State.
+ *
+ * Other binding files (py_chess.c, py_connect_four.c, ...) take State objects as
+ * arguments; they use these helpers to reach the C game and its state bytes.
+ */
+#ifndef MG_BIND_STATE_H
+#define MG_BIND_STATE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "../game.h"
+
+typedef struct mg_py_state {
+    PyObject_HEAD
+    const mg_game *game;     /* NULL until __init__ ran */
+    mg_config cfg;
+    unsigned char *state;    /* game->state_size bytes: the current position */
+    unsigned char *root;     /* the position at construction (for pickling and replay) */
+    unsigned char *undo;     /* cap * undo_size bytes, one record per pushed action */
+    int32_t *actions;        /* the pushed actions */
+    Py_ssize_t ply, cap;
+} mg_py_state;
+
+extern PyTypeObject mg_py_state_type;
+
+/* Returns the State behind `o`, or NULL with TypeError (not a State) or ValueError
+ * (not initialised) set; `what` names the argument in the message. */
+mg_py_state *mg_py_state_arg(PyObject *o, const char *what);
+
+/* Raise ValueError with the C error text. Returns NULL. */
+PyObject *mg_py_value_error(const char *msg);
+
+int mg_bind_state(PyObject *m);
+
+#endif

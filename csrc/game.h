@@ -1,0 +1,149 @@
+/*
+ * game.h - the one game interface that every mavgame game implements.
+ *
+ * Search (MCTS, alpha-beta, solvers), the MAV text format and the data tools are
+ * written once against this interface.  Rules:
+ *
+ *  - A game state is plain data of `state_size` bytes: no pointers, no heap, so it
+ *    can be copied with memcpy and compared byte-wise after canonicalisation.  The
+ *    state carries its own configuration (board size, rule flags) and whatever
+ *    history its rules need (e.g. chess keeps the hashes needed for repetition).
+ *  - Actions are small non-negative integers in [0, num_actions); each game
+ *    documents its encoding in its header.  An action id names the same move in
+ *    every state where that move is legal.
+ *  - legal_actions() writes into a caller-owned buffer of at least `max_moves`
+ *    entries and never allocates.  make()/unmake() never allocate either; the
+ *    caller owns the undo record (`undo_size` bytes).
+ *  - Text parsing functions never crash on bad input: they return MG_ERR and
+ *    write a one-line, human-readable reason (naming the offending part) into
+ *    the caller's error buffer.  States are left unchanged on error.
+ *
+ * There is no global mutable state anywhere in the C core; read-only tables
+ * (attack tables, Zobrist keys) are computed at compile time or initialised once
+ * by mg_games_init() before any game is used.
+ */
+#ifndef MG_GAME_H
+#define MG_GAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MG_OK 0
+#define MG_ERR (-1)
+
+/* Length of error message buffers used across the C core. */
+#define MG_ERRLEN 256
+
+/* Players.  Player 0 moves first (White in chess, the first player elsewhere). */
+#define MG_P0 0
+#define MG_P1 1
+
+/* Results returned by mg_game.outcome(). */
+enum mg_result {
+    MG_ONGOING = 0,
+    MG_P0_WINS = 1,
+    MG_P1_WINS = 2,
+    MG_DRAW = 3
+};
+
+/* Why the game ended (the `reason` out-parameter of outcome()). */
+enum mg_termination {
+    MG_TERM_NONE = 0,
+    MG_TERM_CHECKMATE,
+    MG_TERM_STALEMATE,
+    MG_TERM_INSUFFICIENT_MATERIAL,
+    MG_TERM_FIFTY_MOVES,
+    MG_TERM_THREEFOLD_REPETITION,
+    MG_TERM_CONNECTED,     /* four in a row, a Hex chain, three in a row */
+    MG_TERM_BOARD_FULL,    /* drawn by a full board (Connect Four, tic-tac-toe) */
+    MG_TERM_COUNT
+};
+
+/* Rule flags (mg_config.flags); each game reads only its own. */
+#define MG_FLAG_CHESS960          (1u << 0) /* chess: Chess960 castling rules */
+#define MG_FLAG_GARDNER_BISHOP    (1u << 1) /* gardner: allow promotion to bishop */
+#define MG_FLAG_HEX_SWAP          (1u << 2) /* hex: pie (swap) rule */
+
+/* Game configuration passed at construction; zero means "default". */
+typedef struct mg_config {
+    int board_size;   /* hex: n for an n x n board (1..19, default 11) */
+    uint32_t flags;   /* MG_FLAG_* */
+} mg_config;
+
+/* Longest text any game writes for a state (FEN, board text) or a move. */
+#define MG_MAX_TEXT 1024
+#define MG_MAX_MOVE_STR 16
+/* Bounds over all games, for stack buffers in generic code. */
+#define MG_MAX_MOVES 512      /* >= every game's max_moves */
+#define MG_MAX_UNDO 256       /* >= every game's undo_size */
+#define MG_MAX_STATE 4096     /* >= every game's state_size */
+
+typedef struct mg_game {
+    const char *name;        /* "chess", "chess960", "gardner", "connect_four", "hex", "tictactoe" */
+    size_t state_size;       /* bytes of a state */
+    size_t undo_size;        /* bytes of an undo record */
+    int max_moves;           /* upper bound on the number of legal actions in any state */
+    int32_t num_actions;     /* action ids lie in [0, num_actions) */
+
+    /* Start position for `cfg` (NULL: defaults). */
+    int (*init)(void *st, const mg_config *cfg, char *err, size_t errlen);
+    /* Position from the game's own text (FEN for the chess family). */
+    int (*from_text)(void *st, const mg_config *cfg, const char *text, char *err, size_t errlen);
+    /* The game's own text for the state, NUL-terminated; returns its length (excluding NUL). */
+    size_t (*to_text)(const void *st, char *buf, size_t buflen);
+
+    /* Legal actions (rules only: a drawn-by-rule state may still have moves; check
+     * outcome() first in search).  `out` has room for max_moves; returns the count. */
+    int (*legal_actions)(const void *st, int32_t *out);
+    /* Non-zero if `a` is legal in `st` (any int32 value is accepted). */
+    int (*is_legal)(const void *st, int32_t a);
+    /* Apply a legal action; the previous state can be restored with unmake. */
+    void (*make)(void *st, int32_t a, void *undo);
+    void (*unmake)(void *st, int32_t a, const void *undo);
+
+    /* MG_P0 or MG_P1. */
+    int (*to_move)(const void *st);
+    /* enum mg_result; `reason` (may be NULL) receives enum mg_termination. */
+    int (*outcome)(const void *st, int *reason);
+    /* 64-bit position hash (Zobrist where the game supports it). */
+    uint64_t (*hash)(const void *st);
+
+    /* Move text (UCI for chess, a1..e5 squares for Gardner, 1..7 for Connect Four,
+     * cells for Hex).  to_str returns the length written (0 if `a` is not a valid
+     * action id for this game). */
+    size_t (*action_to_str)(const void *st, int32_t a, char *buf, size_t buflen);
+    /* Parse a move string; MG_OK and *a on success.  Fails with a message if the
+     * string is malformed or the move is not legal in `st`. */
+    int (*action_from_str)(const void *st, const char *s, int32_t *a, char *err, size_t errlen);
+
+    /* Optional fast perft (NULL: the generic one in game.c). */
+    uint64_t (*perft)(void *st, int depth);
+} mg_game;
+
+/* The registry (registry.c). */
+const mg_game *mg_game_by_name(const char *name);
+const mg_game *mg_game_at(int i);   /* NULL past the end */
+int mg_game_count(void);
+/* Fill the read-only tables of all games (attack tables, Zobrist keys): called
+ * once at start-up (module import, test main) before any game is used.  After
+ * it returns those tables are never written again. */
+void mg_games_init(void);
+
+/* Generic algorithms over the interface (game.c). */
+uint64_t mg_perft_generic(const mg_game *g, void *st, int depth);
+uint64_t mg_perft(const mg_game *g, void *st, int depth);
+/* Per-move perft: writes the legal actions to `moves` and their subtree counts
+ * (depth-1) to `counts` (both with max_moves entries); returns the move count. */
+int mg_perft_divide(const mg_game *g, void *st, int depth, int32_t *moves, uint64_t *counts);
+
+const char *mg_result_string(int result);       /* "1-0", "0-1", "1/2-1/2", "*" */
+const char *mg_termination_name(int reason);    /* "checkmate", ... */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MG_GAME_H */
