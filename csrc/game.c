@@ -1,5 +1,6 @@
 /* game.c - generic algorithms over the game interface (perft, names). */
 #include "game.h"
+#include "rng.h"
 
 uint64_t mg_perft_generic(const mg_game *g, void *st, int depth)
 {
@@ -38,6 +39,23 @@ int mg_perft_divide(const mg_game *g, void *st, int depth, int32_t *moves, uint6
         g->unmake(st, moves[i], undo);
     }
     return n;
+}
+
+int mg_random_playout(const mg_game *g, void *st, mg_rng *rng, int max_plies, int *plies)
+{
+    int32_t moves[MG_MAX_MOVES];
+    _Alignas(16) unsigned char undo[MG_MAX_UNDO];
+    int n = 0, r;
+    while ((r = g->outcome(st, NULL)) == MG_ONGOING && n < max_plies) {
+        int k = g->legal_actions(st, moves);
+        if (k == 0)
+            break; /* no move but not terminal: cannot happen in a consistent game */
+        g->make(st, moves[mg_rng_below(rng, (uint32_t)k)], undo);
+        n++;
+    }
+    if (plies)
+        *plies = n;
+    return r;
 }
 
 const char *mg_result_string(int result)

@@ -140,6 +140,12 @@ uint64_t mg_perft(const mg_game *g, void *st, int depth);
  * (depth-1) to `counts` (both with max_moves entries); returns the move count. */
 int mg_perft_divide(const mg_game *g, void *st, int depth, int32_t *moves, uint64_t *counts);
 
+struct mg_rng;
+/* Play uniformly random legal moves from `st` (modified in place, no undo) until the game
+ * ends or `max_plies` moves were made; returns the enum mg_result reached (MG_ONGOING if
+ * cut off) and, if plies != NULL, the number of moves made. */
+int mg_random_playout(const mg_game *g, void *st, struct mg_rng *rng, int max_plies, int *plies);
+
 const char *mg_result_string(int result);       /* "1-0", "0-1", "1/2-1/2", "*" */
 const char *mg_termination_name(int reason);    /* "checkmate", ... */
 
