@@ -3,9 +3,11 @@
 
 #include "game.h"
 #include "games/tictactoe.h"
+#include "games/gardner.h"
 
 static const mg_game *const GAMES[] = {
     &mg_tictactoe,
+    &mg_gardner,
 };
 
 #define NGAMES ((int)(sizeof GAMES / sizeof GAMES[0]))
