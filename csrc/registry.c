@@ -4,10 +4,12 @@
 #include "game.h"
 #include "games/tictactoe.h"
 #include "games/gardner.h"
+#include "games/chess.h"
 
 static const mg_game *const GAMES[] = {
     &mg_tictactoe,
     &mg_gardner,
+    &mg_chess, &mg_chess960,
 };
 
 #define NGAMES ((int)(sizeof GAMES / sizeof GAMES[0]))
@@ -19,6 +21,7 @@ const mg_game *mg_game_at(int i) { return (i >= 0 && i < NGAMES) ? GAMES[i] : NU
 void mg_games_init(void)
 {
     /* One call per game that has tables to fill, e.g. mg_chess_init_tables(). */
+    mg_chess_init_tables();
 }
 
 const mg_game *mg_game_by_name(const char *name)

@@ -1,0 +1,729 @@
+/* chess.c - chess and Chess960: move generation, make/unmake, perft, outcome (see chess.h). */
+#include "chess.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../rng.h"
+#include "bitboard.h"
+
+#define INLINE MG_BB_INLINE
+#define NO_SQ MG_CH_NO_SQ
+#define PAWN MG_CH_PAWN
+#define KNIGHT MG_CH_KNIGHT
+#define BISHOP MG_CH_BISHOP
+#define ROOK MG_CH_ROOK
+#define QUEEN MG_CH_QUEEN
+#define KING MG_CH_KING
+
+typedef mg_chess_state S;
+typedef mg_chess_undo U;
+
+mg_chess_zobrist mg_chess_zob;
+
+enum { UNDO_NORMAL = 0, UNDO_CASTLE = 1, UNDO_EP = 2 };
+
+void mg_chess_init_tables(void)
+{
+    mg_bb_init();
+    uint64_t seed = 0x6d61766368657373ULL; /* fixed: hashes are reproducible across runs */
+    memset(&mg_chess_zob, 0, sizeof mg_chess_zob);
+    for (int c = 0; c < 2; c++)
+        for (int t = PAWN; t <= KING; t++)
+            for (int sq = 0; sq < 64; sq++)
+                mg_chess_zob.piece[c << 3 | t][sq] = mg_splitmix64(&seed);
+    for (int i = 0; i < 4; i++)
+        for (int sq = 0; sq < 64; sq++)
+            mg_chess_zob.castle[i][sq] = mg_splitmix64(&seed);
+    for (int f = 0; f < 8; f++)
+        mg_chess_zob.ep[f] = mg_splitmix64(&seed);
+    mg_chess_zob.side = mg_splitmix64(&seed);
+}
+
+int mg_chess_castle_king_to(int right) { return (right >> 1) * 56 + ((right & 1) ? 2 : 6); }
+int mg_chess_castle_rook_to(int right) { return (right >> 1) * 56 + ((right & 1) ? 3 : 5); }
+
+INLINE uint64_t rq_of(const S *s, int c) { return (s->bb[ROOK] | s->bb[QUEEN]) & s->occ[c]; }
+INLINE uint64_t bq_of(const S *s, int c) { return (s->bb[BISHOP] | s->bb[QUEEN]) & s->occ[c]; }
+
+/* Pieces of colour `c` attacking `sq` given occupancy `occ`. */
+INLINE uint64_t attackers(const S *s, int sq, int c, uint64_t occ)
+{
+    return ((mg_bb.pawn[c ^ 1][sq] & s->bb[PAWN]) | (mg_bb.knight[sq] & s->bb[KNIGHT]) |
+            (mg_bb.king[sq] & s->bb[KING]) | (mg_bb_rook(sq, occ) & (s->bb[ROOK] | s->bb[QUEEN])) |
+            (mg_bb_bishop(sq, occ) & (s->bb[BISHOP] | s->bb[QUEEN]))) &
+           s->occ[c];
+}
+
+int mg_chess_attacked(const S *s, int sq, int color, uint64_t occ) { return attackers(s, sq, color, occ) != 0; }
+
+INLINE int king_sq(const S *s, int c) { return mg_bb_lsb(s->bb[KING] & s->occ[c]); }
+
+int mg_chess_in_check(const S *s)
+{
+    return attackers(s, king_sq(s, s->stm), s->stm ^ 1, s->bb[0]) != 0;
+}
+
+/* Non-zero if the pawn of colour `c` on `from` may capture en passant on `ep`
+ * without leaving its king attacked (the pinned-pawn cases included). */
+INLINE int ep_capture_legal(const S *s, int c, int from, int ep)
+{
+    int victim = ep ^ 8;
+    int ksq = king_sq(s, c);
+    int them = c ^ 1;
+    uint64_t occ = (s->bb[0] ^ mg_bb_sq(from) ^ mg_bb_sq(victim)) | mg_bb_sq(ep);
+    uint64_t att = ((mg_bb_rook(ksq, occ) & rq_of(s, them)) | (mg_bb_bishop(ksq, occ) & bq_of(s, them)) |
+                    (mg_bb.knight[ksq] & s->bb[KNIGHT] & s->occ[them]) |
+                    (mg_bb.pawn[c][ksq] & s->bb[PAWN] & s->occ[them] & ~mg_bb_sq(victim)));
+    return att == 0;
+}
+
+void mg_chess_set_ep(S *s, int pushed)
+{
+    int ep = pushed ^ 8; /* the square the pawn passed over */
+    int c = s->stm;
+    s->ep = NO_SQ;
+    uint64_t cands = mg_bb.pawn[c ^ 1][ep] & s->bb[PAWN] & s->occ[c];
+    while (cands) {
+        int from = mg_bb_pop(&cands);
+        if (ep_capture_legal(s, c, from, ep)) {
+            s->ep = (uint8_t)ep;
+            return;
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------------
+ * Legal move generation.  With out == NULL (a compile-time constant after inlining)
+ * the generator only counts, with popcounts instead of move lists (perft leaves).
+ */
+
+#define EMIT(m)                                  \
+    do {                                         \
+        if (out)                                 \
+            out[n] = (int32_t)(m);               \
+        n++;                                     \
+    } while (0)
+
+INLINE int emit_all(int32_t *out, int n, uint64_t targets, int from)
+{
+    if (!out)
+        return n + mg_bb_count(targets);
+    while (targets)
+        out[n++] = (int32_t)(from | mg_bb_pop(&targets) << 6);
+    return n;
+}
+
+/* Pawn moves to `targets` from `to - delta`; promotions when `promo` is set. */
+INLINE int emit_pawns(int32_t *out, int n, uint64_t targets, int delta, int promo)
+{
+    if (!out)
+        return n + mg_bb_count(targets) * (promo ? 4 : 1);
+    while (targets) {
+        int to = mg_bb_pop(&targets);
+        int32_t m = (int32_t)((to - delta) | to << 6);
+        if (promo) {
+            out[n++] = m | 4 << 12;
+            out[n++] = m | 1 << 12;
+            out[n++] = m | 3 << 12;
+            out[n++] = m | 2 << 12;
+        } else {
+            out[n++] = m;
+        }
+    }
+    return n;
+}
+
+INLINE int generate(const S *s, int32_t *out, const int us)
+{
+    const int them = us ^ 1;
+    const uint64_t occ = s->bb[0], own = s->occ[us], opp = s->occ[them];
+    const uint64_t kbit = s->bb[KING] & own;
+    const int ksq = mg_bb_lsb(kbit);
+    const uint64_t opp_rq = rq_of(s, them), opp_bq = bq_of(s, them);
+    const uint64_t checkers = (((mg_bb.pawn[us][ksq] & s->bb[PAWN]) | (mg_bb.knight[ksq] & s->bb[KNIGHT])) & opp) |
+                              (mg_bb_rook(ksq, occ) & opp_rq) | (mg_bb_bishop(ksq, occ) & opp_bq);
+    int n = 0;
+
+    /* King steps: the target must not be attacked once the king has left ksq. */
+    {
+        uint64_t t = mg_bb.king[ksq] & ~own;
+        const uint64_t occ_nk = occ ^ kbit;
+        while (t) {
+            int to = mg_bb_pop(&t);
+            if (!attackers(s, to, them, occ_nk))
+                EMIT(ksq | to << 6);
+        }
+    }
+    if (mg_bb_many(checkers))
+        return n;
+
+    const uint64_t target = checkers ? (mg_bb.between[ksq][mg_bb_lsb(checkers)] | checkers) : ~own;
+
+    /* Pinned pieces: our single piece between the king and an enemy slider. */
+    uint64_t pinned = 0;
+    {
+        uint64_t snipers = (mg_bb.rook_empty[ksq] & opp_rq) | (mg_bb.bishop_empty[ksq] & opp_bq);
+        while (snipers) {
+            int sq = mg_bb_pop(&snipers);
+            uint64_t b = mg_bb.between[ksq][sq] & occ;
+            if (b && !mg_bb_many(b))
+                pinned |= b & own;
+        }
+    }
+
+    /* Pawns. */
+    {
+        const uint64_t pawns = s->bb[PAWN] & own;
+        const uint64_t free = pawns & ~pinned;
+        const uint64_t empty = ~occ;
+        const uint64_t last = us ? MG_BB_RANK_1 : MG_BB_RANK_8;
+        const uint64_t third = us ? (MG_BB_RANK_1 << 40) : (MG_BB_RANK_1 << 16);
+        const int up = us ? -8 : 8;
+        uint64_t push1 = mg_bb_forward(free, us) & empty;
+        uint64_t push2 = mg_bb_forward(push1 & third, us) & empty & target;
+        push1 &= target;
+        uint64_t capw, cape; /* towards the a-file / towards the h-file */
+        if (us == 0) {
+            capw = ((free & ~MG_BB_FILE_A) << 7) & opp & target;
+            cape = ((free & ~MG_BB_FILE_H) << 9) & opp & target;
+        } else {
+            capw = ((free & ~MG_BB_FILE_A) >> 9) & opp & target;
+            cape = ((free & ~MG_BB_FILE_H) >> 7) & opp & target;
+        }
+        const int dw = us ? -9 : 7, de = us ? -7 : 9;
+        n = emit_pawns(out, n, push1 & ~last, up, 0);
+        n = emit_pawns(out, n, push2, 2 * up, 0);
+        n = emit_pawns(out, n, capw & ~last, dw, 0);
+        n = emit_pawns(out, n, cape & ~last, de, 0);
+        if ((push1 | capw | cape) & last) {
+            n = emit_pawns(out, n, push1 & last, up, 1);
+            n = emit_pawns(out, n, capw & last, dw, 1);
+            n = emit_pawns(out, n, cape & last, de, 1);
+        }
+        /* Pinned pawns move only along their pin line (never when in check). */
+        uint64_t pp = checkers ? 0 : pawns & pinned;
+        while (pp) {
+            int from = mg_bb_pop(&pp);
+            uint64_t fb = mg_bb_sq(from);
+            uint64_t one = mg_bb_forward(fb, us) & empty;
+            uint64_t t = one | (mg_bb_forward(one & third, us) & empty) | (mg_bb.pawn[us][from] & opp);
+            t &= mg_bb.line[ksq][from];
+            if (t & last) {
+                while (t) {
+                    int to = mg_bb_pop(&t);
+                    n = emit_pawns(out, n, mg_bb_sq(to), to - from, 1);
+                }
+            } else {
+                n = emit_all(out, n, t, from);
+            }
+        }
+        if (s->ep != NO_SQ) {
+            uint64_t cands = mg_bb.pawn[them][s->ep] & pawns;
+            while (cands) {
+                int from = mg_bb_pop(&cands);
+                if (ep_capture_legal(s, us, from, s->ep))
+                    EMIT(from | s->ep << 6);
+            }
+        }
+    }
+
+    /* Knights (a pinned knight never moves). */
+    {
+        uint64_t b = s->bb[KNIGHT] & own & ~pinned;
+        while (b) {
+            int from = mg_bb_pop(&b);
+            n = emit_all(out, n, mg_bb.knight[from] & target, from);
+        }
+    }
+    /* Sliders. */
+    {
+        uint64_t b = (s->bb[BISHOP] | s->bb[QUEEN]) & own & ~pinned;
+        while (b) {
+            int from = mg_bb_pop(&b);
+            n = emit_all(out, n, mg_bb_bishop(from, occ) & target, from);
+        }
+        b = (s->bb[ROOK] | s->bb[QUEEN]) & own & ~pinned;
+        while (b) {
+            int from = mg_bb_pop(&b);
+            n = emit_all(out, n, mg_bb_rook(from, occ) & target, from);
+        }
+        if (pinned && !checkers) {
+            b = (s->bb[BISHOP] | s->bb[QUEEN]) & own & pinned;
+            while (b) {
+                int from = mg_bb_pop(&b);
+                n = emit_all(out, n, mg_bb_bishop(from, occ) & target & mg_bb.line[ksq][from], from);
+            }
+            b = (s->bb[ROOK] | s->bb[QUEEN]) & own & pinned;
+            while (b) {
+                int from = mg_bb_pop(&b);
+                n = emit_all(out, n, mg_bb_rook(from, occ) & target & mg_bb.line[ksq][from], from);
+            }
+        }
+    }
+
+    /* Castling: king takes own rook; both paths empty, the king's path (from its
+     * square to its destination) not attacked with king and rook lifted. */
+    if (!checkers && (s->castling & (3 << (2 * us)))) {
+        for (int side = 0; side < 2; side++) {
+            int right = 2 * us + side;
+            if (!(s->castling & (1 << right)))
+                continue;
+            int rsq = s->castle_rook[right];
+            int kto = mg_chess_castle_king_to(right), rto = mg_chess_castle_rook_to(right);
+            uint64_t rbit = mg_bb_sq(rsq);
+            uint64_t kpath = mg_bb.between[ksq][kto] | mg_bb_sq(kto);
+            uint64_t path = (kpath | mg_bb.between[rsq][rto] | mg_bb_sq(rto)) & ~(kbit | rbit);
+            if (path & occ)
+                continue;
+            uint64_t occ2 = occ ^ kbit ^ rbit;
+            int ok = 1;
+            while (kpath && ok) {
+                int sq = mg_bb_pop(&kpath);
+                ok = !attackers(s, sq, them, occ2);
+            }
+            if (ok)
+                EMIT(ksq | rsq << 6);
+        }
+    }
+    return n;
+}
+
+static int gen_white(const S *s, int32_t *out) { return generate(s, out, 0); }
+static int gen_black(const S *s, int32_t *out) { return generate(s, out, 1); }
+static int count_white(const S *s) { return generate(s, NULL, 0); }
+static int count_black(const S *s) { return generate(s, NULL, 1); }
+
+int mg_chess_legal_actions(const S *s, int32_t *out) { return s->stm ? gen_black(s, out) : gen_white(s, out); }
+int mg_chess_count_legal(const S *s) { return s->stm ? count_black(s) : count_white(s); }
+
+/* ---------------------------------------------------------------------------------
+ * Make / unmake.
+ */
+
+INLINE uint64_t castle_hash(const S *s, unsigned rights)
+{
+    uint64_t h = 0;
+    for (int i = 0; i < 4; i++)
+        if (rights & (1u << i))
+            h ^= mg_chess_zob.castle[i][s->castle_rook[i]];
+    return h;
+}
+
+uint64_t mg_chess_compute_hash(const S *s)
+{
+    uint64_t h = 0;
+    for (int sq = 0; sq < 64; sq++)
+        if (s->board[sq])
+            h ^= mg_chess_zob.piece[s->board[sq]][sq];
+    if (s->stm)
+        h ^= mg_chess_zob.side;
+    h ^= castle_hash(s, s->castling);
+    if (s->ep != NO_SQ)
+        h ^= mg_chess_zob.ep[s->ep & 7];
+    return h;
+}
+
+INLINE void put(S *s, int pc, int sq)
+{
+    uint64_t b = mg_bb_sq(sq);
+    s->board[sq] = (uint8_t)pc;
+    s->bb[0] |= b;
+    s->bb[pc & 7] |= b;
+    s->occ[pc >> 3] |= b;
+}
+
+INLINE void lift(S *s, int pc, int sq)
+{
+    uint64_t b = ~mg_bb_sq(sq);
+    s->board[sq] = 0;
+    s->bb[0] &= b;
+    s->bb[pc & 7] &= b;
+    s->occ[pc >> 3] &= b;
+}
+
+INLINE void shift_piece(S *s, int pc, int from, int to)
+{
+    uint64_t b = mg_bb_sq(from) | mg_bb_sq(to);
+    s->board[from] = 0;
+    s->board[to] = (uint8_t)pc;
+    s->bb[0] ^= b;
+    s->bb[pc & 7] ^= b;
+    s->occ[pc >> 3] ^= b;
+}
+
+static void chess_make(void *st, int32_t a, void *undo)
+{
+    S *s = st;
+    U *u = undo;
+    const int from = a & 63, to = (a >> 6) & 63, promo = a >> 12;
+    const int us = s->stm;
+    const int pc = s->board[from];
+    const int cap = s->board[to];
+    uint64_t h = s->hash;
+    int irreversible = s->ep != NO_SQ;
+    int zeroing = 0;
+
+    u->hash = h;
+    u->halfmove = s->halfmove;
+    u->rep_len = s->rep_len;
+    u->castling = s->castling;
+    u->ep = s->ep;
+    u->captured = (uint8_t)cap;
+    u->kind = UNDO_NORMAL;
+
+    if (s->ep != NO_SQ) {
+        h ^= mg_chess_zob.ep[s->ep & 7];
+        s->ep = NO_SQ;
+    }
+    if (cap && (cap >> 3) == us) {
+        /* Castling: the king "takes" its own rook. */
+        int right = 2 * us + (to < from);
+        int kto = mg_chess_castle_king_to(right), rto = mg_chess_castle_rook_to(right);
+        lift(s, pc, from);
+        lift(s, cap, to);
+        put(s, pc, kto);
+        put(s, cap, rto);
+        h ^= mg_chess_zob.piece[pc][from] ^ mg_chess_zob.piece[pc][kto] ^ mg_chess_zob.piece[cap][to] ^
+             mg_chess_zob.piece[cap][rto];
+        u->kind = UNDO_CASTLE;
+        u->captured = 0;
+    } else {
+        if (cap) {
+            lift(s, cap, to);
+            h ^= mg_chess_zob.piece[cap][to];
+            zeroing = 1;
+        }
+        shift_piece(s, pc, from, to);
+        h ^= mg_chess_zob.piece[pc][from] ^ mg_chess_zob.piece[pc][to];
+        if ((pc & 7) == PAWN) {
+            zeroing = 1;
+            if (to == u->ep) {
+                int victim = to ^ 8;
+                int vp = s->board[victim];
+                lift(s, vp, victim);
+                h ^= mg_chess_zob.piece[vp][victim];
+                u->captured = (uint8_t)vp;
+                u->kind = UNDO_EP;
+            } else if (promo) {
+                static const int PROMO_TYPE[5] = {0, KNIGHT, BISHOP, ROOK, QUEEN};
+                int np = us << 3 | PROMO_TYPE[promo];
+                lift(s, pc, to);
+                put(s, np, to);
+                h ^= mg_chess_zob.piece[pc][to] ^ mg_chess_zob.piece[np][to];
+            }
+        }
+    }
+    if (s->castling) {
+        unsigned nc = s->castling & ~(s->cmask[from] | s->cmask[to]);
+        if (nc != s->castling) {
+            h ^= castle_hash(s, s->castling ^ nc);
+            s->castling = (uint8_t)nc;
+            irreversible = 1;
+        }
+    }
+    s->stm = (uint8_t)(us ^ 1);
+    h ^= mg_chess_zob.side;
+    if ((pc & 7) == PAWN && (from ^ to) == 16) {
+        mg_chess_set_ep(s, to);
+        if (s->ep != NO_SQ)
+            h ^= mg_chess_zob.ep[s->ep & 7];
+    }
+    s->hash = h;
+    s->halfmove = zeroing ? 0 : s->halfmove + 1;
+    s->fullmove += (uint32_t)us;
+    s->ply++;
+    uint64_t *slot = &s->hist[s->ply & (MG_CHESS_HIST - 1)];
+    u->hist_slot = *slot;
+    *slot = h;
+    s->rep_len = (irreversible || zeroing) ? 0 : s->rep_len + 1;
+}
+
+static void chess_unmake(void *st, int32_t a, const void *undo)
+{
+    S *s = st;
+    const U *u = undo;
+    const int from = a & 63, to = (a >> 6) & 63, promo = a >> 12;
+    const int us = s->stm ^ 1;
+    s->hist[s->ply & (MG_CHESS_HIST - 1)] = u->hist_slot;
+    s->ply--;
+    s->stm = (uint8_t)us;
+    s->fullmove -= (uint32_t)us;
+    s->hash = u->hash;
+    s->halfmove = u->halfmove;
+    s->rep_len = u->rep_len;
+    s->castling = u->castling;
+    s->ep = u->ep;
+    if (u->kind == UNDO_CASTLE) {
+        int right = 2 * us + (to < from);
+        int kto = mg_chess_castle_king_to(right), rto = mg_chess_castle_rook_to(right);
+        int k = us << 3 | KING, r = us << 3 | ROOK;
+        lift(s, k, kto);
+        lift(s, r, rto);
+        put(s, k, from);
+        put(s, r, to);
+        return;
+    }
+    int pc = s->board[to];
+    if (promo) {
+        lift(s, pc, to);
+        pc = us << 3 | PAWN;
+        put(s, pc, from);
+    } else {
+        shift_piece(s, pc, to, from);
+    }
+    if (u->kind == UNDO_EP)
+        put(s, u->captured, to ^ 8);
+    else if (u->captured)
+        put(s, u->captured, to);
+}
+
+/* ---------------------------------------------------------------------------------
+ * Perft with bulk counting at the last ply.
+ */
+
+static uint64_t perft_rec(S *s, int depth)
+{
+    int32_t moves[MG_CHESS_MAX_MOVES];
+    U u;
+    int n = mg_chess_legal_actions(s, moves);
+    uint64_t total = 0;
+    if (depth == 2) {
+        for (int i = 0; i < n; i++) {
+            chess_make(s, moves[i], &u);
+            total += (uint64_t)mg_chess_count_legal(s);
+            chess_unmake(s, moves[i], &u);
+        }
+        return total;
+    }
+    for (int i = 0; i < n; i++) {
+        chess_make(s, moves[i], &u);
+        total += perft_rec(s, depth - 1);
+        chess_unmake(s, moves[i], &u);
+    }
+    return total;
+}
+
+static uint64_t chess_perft(void *st, int depth)
+{
+    S *s = st;
+    if (depth <= 0)
+        return 1;
+    if (depth == 1)
+        return (uint64_t)mg_chess_count_legal(s);
+    return perft_rec(s, depth);
+}
+
+/* ---------------------------------------------------------------------------------
+ * Outcome.
+ */
+
+int mg_chess_insufficient_material(const S *s)
+{
+    const uint64_t dark = 0xAA55AA55AA55AA55ULL;
+    for (int c = 0; c < 2; c++) {
+        uint64_t mine = s->occ[c];
+        if (mine & (s->bb[PAWN] | s->bb[ROOK] | s->bb[QUEEN]))
+            return 0;
+        if (mine & s->bb[KNIGHT]) {
+            if (!(mg_bb_count(mine) <= 2 && !(s->occ[c ^ 1] & ~s->bb[KING] & ~s->bb[QUEEN])))
+                return 0;
+        } else if (mine & s->bb[BISHOP]) {
+            int same_color = !(s->bb[BISHOP] & dark) || !(s->bb[BISHOP] & ~dark);
+            if (!(same_color && !s->bb[PAWN] && !s->bb[KNIGHT]))
+                return 0;
+        }
+    }
+    return 1;
+}
+
+static int repetitions(const S *s)
+{
+    int count = 1;
+    for (uint32_t k = 2; k <= s->rep_len && k < MG_CHESS_HIST; k += 2)
+        if (s->hist[(s->ply - k) & (MG_CHESS_HIST - 1)] == s->hash)
+            count++;
+    return count;
+}
+
+static int chess_outcome(const void *st, int *reason)
+{
+    const S *s = st;
+    int n = mg_chess_count_legal(s);
+    int r = MG_ONGOING, why = MG_TERM_NONE;
+    if (n == 0 && mg_chess_in_check(s)) {
+        r = s->stm ? MG_P0_WINS : MG_P1_WINS;
+        why = MG_TERM_CHECKMATE;
+    } else if (mg_chess_insufficient_material(s)) {
+        r = MG_DRAW;
+        why = MG_TERM_INSUFFICIENT_MATERIAL;
+    } else if (n == 0) {
+        r = MG_DRAW;
+        why = MG_TERM_STALEMATE;
+    } else if (s->halfmove >= 100) {
+        r = MG_DRAW;
+        why = MG_TERM_FIFTY_MOVES;
+    } else if (s->rep_len >= 4 && repetitions(s) >= 3) {
+        r = MG_DRAW;
+        why = MG_TERM_THREEFOLD_REPETITION;
+    }
+    if (reason)
+        *reason = why;
+    return r;
+}
+
+/* ---------------------------------------------------------------------------------
+ * Interface glue: text, moves.
+ */
+
+static const char *const START_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+
+static int chess_init(void *st, const mg_config *cfg, char *err, size_t errlen)
+{
+    int c960 = cfg && (cfg->flags & MG_FLAG_CHESS960);
+    return mg_chess_from_fen(st, c960, START_FEN, err, errlen);
+}
+
+static int chess960_init(void *st, const mg_config *cfg, char *err, size_t errlen)
+{
+    (void)cfg;
+    return mg_chess_from_fen(st, 1, START_FEN, err, errlen);
+}
+
+static int chess_from_text(void *st, const mg_config *cfg, const char *text, char *err, size_t errlen)
+{
+    int c960 = cfg && (cfg->flags & MG_FLAG_CHESS960);
+    return mg_chess_from_fen(st, c960, text, err, errlen);
+}
+
+static int chess960_from_text(void *st, const mg_config *cfg, const char *text, char *err, size_t errlen)
+{
+    (void)cfg;
+    return mg_chess_from_fen(st, 1, text, err, errlen);
+}
+
+static size_t chess_to_text(const void *st, char *buf, size_t buflen) { return mg_chess_to_fen(st, buf, buflen); }
+
+static int chess_legal_actions(const void *st, int32_t *out) { return mg_chess_legal_actions(st, out); }
+
+static int chess_is_legal(const void *st, int32_t a)
+{
+    int32_t moves[MG_CHESS_MAX_MOVES];
+    if (a < 0 || a >= MG_CHESS_NUM_ACTIONS)
+        return 0;
+    const S *s = st;
+    int pc = s->board[a & 63];
+    if (!pc || (pc >> 3) != s->stm)
+        return 0;
+    int n = mg_chess_legal_actions(s, moves);
+    for (int i = 0; i < n; i++)
+        if (moves[i] == a)
+            return 1;
+    return 0;
+}
+
+static int chess_to_move(const void *st) { return ((const S *)st)->stm; }
+
+static uint64_t chess_hash(const void *st) { return ((const S *)st)->hash; }
+
+INLINE int is_castle(const S *s, int from, int to)
+{
+    int pc = s->board[from], t = s->board[to];
+    return (pc & 7) == KING && t && (t >> 3) == (pc >> 3) && (t & 7) == ROOK;
+}
+
+static size_t chess_action_to_str(const void *st, int32_t a, char *buf, size_t buflen)
+{
+    const S *s = st;
+    if (a < 0 || a >= MG_CHESS_NUM_ACTIONS || buflen < 6)
+        return 0;
+    int from = a & 63, to = (a >> 6) & 63, promo = a >> 12;
+    if (!s->chess960 && is_castle(s, from, to))
+        to = (to & 56) | (to < from ? 2 : 6);
+    size_t k = 0;
+    buf[k++] = (char)('a' + (from & 7));
+    buf[k++] = (char)('1' + (from >> 3));
+    buf[k++] = (char)('a' + (to & 7));
+    buf[k++] = (char)('1' + (to >> 3));
+    if (promo)
+        buf[k++] = " nbrq"[promo];
+    buf[k] = '\0';
+    return k;
+}
+
+static int chess_action_from_str(const void *st, const char *str, int32_t *a, char *err, size_t errlen)
+{
+    const S *s = st;
+    size_t len = 0;
+    while (len < 8 && str[len])
+        len++;
+    int promo = 0;
+    if (len == 5) {
+        const char *p = strchr("nbrq", str[4] | 0x20);
+        promo = (p && str[4]) ? (int)(p - "nbrq") + 1 : -1;
+    }
+    if ((len != 4 && len != 5) || promo < 0 || str[0] < 'a' || str[0] > 'h' || str[1] < '1' || str[1] > '8' ||
+        str[2] < 'a' || str[2] > 'h' || str[3] < '1' || str[3] > '8') {
+        snprintf(err, errlen, "invalid UCI move '%.16s': expected e.g. e2e4 or e7e8q", str);
+        return MG_ERR;
+    }
+    int from = (str[0] - 'a') + 8 * (str[1] - '1');
+    int to = (str[2] - 'a') + 8 * (str[3] - '1');
+    /* Standard chess: e1g1 / e1c1 (and black's) mean castling. */
+    if (!s->chess960 && !promo && (s->board[from] & 7) == KING && (s->board[from] >> 3) == s->stm &&
+        from == 4 + 56 * s->stm && (to == from + 2 || to == from - 2)) {
+        int right = 2 * s->stm + (to < from);
+        if (s->castling & (1 << right))
+            to = s->castle_rook[right];
+    }
+    int32_t m = from | to << 6 | promo << 12;
+    if (!chess_is_legal(s, m)) {
+        char fen[MG_MAX_TEXT];
+        mg_chess_to_fen(s, fen, sizeof fen);
+        snprintf(err, errlen, "illegal move '%s' in %s", str, fen);
+        return MG_ERR;
+    }
+    *a = m;
+    return MG_OK;
+}
+
+/* ---------------------------------------------------------------------------------
+ * SAN hooks.
+ */
+
+static void chess_move_info(const void *st, int32_t a, mg_move_info *out)
+{
+    const S *s = st;
+    int from = a & 63, to = (a >> 6) & 63, promo = a >> 12;
+    int pc = s->board[from];
+    memset(out, 0, sizeof *out);
+    out->from = from;
+    out->to = to;
+    out->piece = " PNBRQK"[pc & 7];
+    if (is_castle(s, from, to)) {
+        out->castle = to < from ? 2 : 1;
+        return;
+    }
+    out->capture = s->board[to] != 0 || ((pc & 7) == PAWN && to == s->ep);
+    out->promotion = promo ? " NBRQ"[promo] : 0;
+}
+
+static int chess_in_check_hook(const void *st) { return mg_chess_in_check(st); }
+
+#define CHESS_VTABLE(NAME, INIT, FROM_TEXT)                                                            \
+    {                                                                                                  \
+        .name = NAME, .state_size = sizeof(S), .undo_size = sizeof(U), .max_moves = MG_CHESS_MAX_MOVES, \
+        .num_actions = MG_CHESS_NUM_ACTIONS, .init = INIT, .from_text = FROM_TEXT,                    \
+        .to_text = chess_to_text, .legal_actions = chess_legal_actions, .is_legal = chess_is_legal,    \
+        .make = chess_make, .unmake = chess_unmake, .to_move = chess_to_move,                          \
+        .outcome = chess_outcome, .hash = chess_hash, .action_to_str = chess_action_to_str,            \
+        .action_from_str = chess_action_from_str, .perft = chess_perft,                                \
+    }
+
+const mg_game mg_chess = CHESS_VTABLE("chess", chess_init, chess_from_text);
+const mg_game mg_chess960 = CHESS_VTABLE("chess960", chess960_init, chess960_from_text);
+
+const mg_san_ops mg_chess_san_ops = {
+    .game = &mg_chess, .files = 8, .ranks = 8, .move_info = chess_move_info, .in_check = chess_in_check_hook};
+const mg_san_ops mg_chess960_san_ops = {
+    .game = &mg_chess960, .files = 8, .ranks = 8, .move_info = chess_move_info, .in_check = chess_in_check_hook};

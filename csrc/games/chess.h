@@ -1,0 +1,121 @@
+/*
+ * chess.h - chess and Chess960 on the mavgame game interface (bitboards, magic
+ * sliders, strictly legal move generation, make/unmake, incremental Zobrist hash).
+ *
+ * Two registry games share this code: "chess" (standard castling) and "chess960"
+ * (Fischer random castling rules; also selected by MG_FLAG_CHESS960).
+ *
+ * Squares: a1 = 0, b1 = 1, ..., h8 = 63 (file + 8 * rank).
+ *
+ * Actions: action = from | to << 6 | promo << 12 with promo 0 = none, 1 = knight,
+ * 2 = bishop, 3 = rook, 4 = queen; num_actions = 5 * 4096.  Castling is encoded
+ * as the king moving onto its own castling rook ("king takes rook", e.g. e1 -> h1
+ * for White's O-O in standard chess), which is unique in both variants.
+ *
+ * Move strings (UCI): "e2e4", "e7e8q".  Standard chess writes castling as the
+ * king's two-square move (e1g1, e1c1) and also accepts king-takes-rook (e1h1);
+ * Chess960 writes and accepts king-takes-rook only (e1h1; a king move such as
+ * b1c1 is always a plain king move there).
+ *
+ * Text: FEN, with 4 to 6 fields (halfmove clock and fullmove number default to 0
+ * and 1).  Castling rights may be given as KQkq, as X-FEN (KQkq for the outermost
+ * rook, file letters otherwise) or as Shredder-FEN (file letters, e.g. HAha); in
+ * standard chess a right needs the king on e1/e8 and the rook on a/h.  Output is
+ * X-FEN, exactly as python-chess writes it (KQkq where the castling rook is the
+ * outermost rook on its side, its file letter otherwise).  The en passant field is
+ * validated (rank, the pawn that just moved, empty squares) and then kept only if
+ * an en passant capture is legal, so it is printed, hashed and compared only
+ * then (python-chess's default fen() does the same).
+ *
+ * Outcome (in this order, as python-chess's outcome() with these rules): checkmate,
+ * insufficient material (python-chess's is_insufficient_material), stalemate,
+ * fifty-move rule (halfmove clock >= 100), threefold repetition (the position has
+ * occurred three times since the state was constructed, counting only positions
+ * since the last irreversible move: a capture, a pawn move, a loss of castling
+ * rights, or a move from a position with a legal en passant capture; this is
+ * python-chess's is_repetition(3)).
+ */
+#ifndef MG_CHESS_H
+#define MG_CHESS_H
+#include "../game.h"
+#include "san.h"
+
+/* Piece types and codes: board[sq] = color << 3 | type, 0 = empty. */
+enum { MG_CH_PAWN = 1, MG_CH_KNIGHT, MG_CH_BISHOP, MG_CH_ROOK, MG_CH_QUEEN, MG_CH_KING };
+#define MG_CH_NO_SQ 64
+#define MG_CHESS_MAX_MOVES 256
+#define MG_CHESS_NUM_ACTIONS (5 * 4096)
+/* Hashes kept for repetition detection (a power of two > 100: a longer run of
+ * reversible moves already ends the game by the fifty-move rule). */
+#define MG_CHESS_HIST 128
+
+/* Castling right index: color * 2 + side, side 0 = h-side (O-O), 1 = a-side (O-O-O). */
+typedef struct mg_chess_state {
+    uint64_t bb[7];          /* bb[0] all pieces, bb[type] both colours */
+    uint64_t occ[2];         /* by colour */
+    uint64_t hash;           /* Zobrist hash of placement, side, castling rights, en passant */
+    uint8_t board[64];       /* piece codes */
+    uint8_t cmask[64];       /* castling rights lost when a move touches the square */
+    uint8_t castle_rook[4];  /* rook square of each right (MG_CH_NO_SQ if never had) */
+    uint8_t castling;        /* bit i: right i (see above) */
+    uint8_t stm;             /* side to move, 0 white */
+    uint8_t ep;              /* en passant target square, MG_CH_NO_SQ unless a capture is legal */
+    uint8_t chess960;
+    uint32_t halfmove;       /* FEN halfmove clock */
+    uint32_t fullmove;       /* FEN fullmove number */
+    uint32_t ply;            /* plies since construction */
+    uint32_t rep_len;        /* plies since the last irreversible move */
+    uint64_t hist[MG_CHESS_HIST]; /* hist[p % MG_CHESS_HIST]: hash after ply p */
+} mg_chess_state;
+
+typedef struct mg_chess_undo {
+    uint64_t hash;
+    uint64_t hist_slot;      /* the overwritten history entry */
+    uint32_t halfmove;
+    uint32_t rep_len;
+    uint8_t captured;        /* piece code (0 none) */
+    uint8_t castling;
+    uint8_t ep;
+    uint8_t kind;            /* 0 normal, 1 castling, 2 en passant */
+} mg_chess_undo;
+
+extern const mg_game mg_chess;
+extern const mg_game mg_chess960;
+extern const mg_san_ops mg_chess_san_ops;
+extern const mg_san_ops mg_chess960_san_ops;
+
+/* Fill bitboard and Zobrist tables (called from mg_games_init()). */
+void mg_chess_init_tables(void);
+
+/* FEN of the Chess960 start position `n` in 0..959 (Scharnagl numbering; 518 is
+ * the standard RNBQKBNR).  Returns the length, or 0 if n is out of range. */
+size_t mg_chess960_start_fen(int n, char *buf, size_t buflen);
+
+/* Helpers (chess.c) also used by the FEN code and the bindings. */
+int mg_chess_in_check(const mg_chess_state *s);
+int mg_chess_legal_actions(const mg_chess_state *s, int32_t *out);
+int mg_chess_count_legal(const mg_chess_state *s);
+uint64_t mg_chess_compute_hash(const mg_chess_state *s);
+/* Recompute the en passant square of a position whose double push lands on
+ * `pushed` (or drop it): keeps it only if a legal capture exists. */
+void mg_chess_set_ep(mg_chess_state *s, int pushed);
+/* Non-zero if square `sq` is attacked by `color` with occupancy `occ`. */
+int mg_chess_attacked(const mg_chess_state *s, int sq, int color, uint64_t occ);
+int mg_chess_insufficient_material(const mg_chess_state *s);
+/* Square of the king's destination / rook's destination for castling right i. */
+int mg_chess_castle_king_to(int right);
+int mg_chess_castle_rook_to(int right);
+
+/* FEN (chess_fen.c).  `chess960` selects the castling rules. */
+int mg_chess_from_fen(mg_chess_state *s, int chess960, const char *fen, char *err, size_t errlen);
+size_t mg_chess_to_fen(const mg_chess_state *s, char *buf, size_t buflen);
+/* Zobrist keys (filled by mg_chess_init_tables). */
+typedef struct mg_chess_zobrist {
+    uint64_t piece[16][64];
+    uint64_t castle[4][64];  /* right i with its rook on a square */
+    uint64_t ep[8];          /* by file */
+    uint64_t side;           /* black to move */
+} mg_chess_zobrist;
+extern mg_chess_zobrist mg_chess_zob;
+
+#endif
