@@ -1,0 +1,315 @@
+"""Training data for MAV models: annotated positions in sharded files, streamed as tokenised examples.
+
+Pipeline::
+
+    games (self-play / epsilon-greedy, or PGN for chess)  ->  positions annotated by an engine
+        ->  PositionWriter: sharded JSON-lines files + manifest.json (train/ and val/ split by position)
+        ->  PositionStore: random access to every record (memory-mapped, shared by DataLoader workers)
+        ->  MAVDataset (torch IterableDataset): batches of (tokens, loss mask) built with the MAV
+            format's randomisation, deterministic by seed, split over workers without duplicates or gaps.
+
+A record (one JSON object per line) describes one position and its annotation::
+
+    {"state": <the game's own text>, "prev_state": <text or null>, "prev_action": <move or null>,
+     "values": {<move>: <win probability of the side to move after the move>, ...},
+     "best": <the engine's move or null>, "result": "*" | "1-0" | "0-1" | "1/2-1/2", "ply": <int>}
+
+``values`` covers every legal move; a terminal position has no values and its ``result``.
+
+Example order: epoch ``e`` visits the records in the permutation ``rng(seed, e).permutation(N)``; the
+stream of all epochs is cut into consecutive batches of ``batch_size`` examples (a batch may span the
+end of an epoch, so nothing is dropped and nothing repeats within an epoch). Batch ``j`` is produced by
+worker ``j mod W`` of ``W`` workers and its randomisation is seeded by ``(seed, j)``; the DataLoader's
+round-robin order then gives the same batch sequence for any number of workers, and resuming at batch
+``j`` continues exactly where a run stopped.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import mmap
+import os
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+try:  # PyTorch is optional: the store and the generators work without it.
+    import torch
+    from torch.utils.data import IterableDataset, get_worker_info
+    _HAVE_TORCH = True
+except ImportError:  # pragma: no cover - exercised only without torch
+    torch = None
+    IterableDataset = object
+    _HAVE_TORCH = False
+
+MANIFEST = "manifest.json"
+DATA_FORMAT = "mavgame-positions-1"
+
+
+def _require_torch():
+    if not _HAVE_TORCH:
+        raise ImportError("this part of mavgame.model needs PyTorch: pip install torch")
+
+
+def position_split(state_text: str, val_fraction: float, salt: str = "") -> str:
+    """'val' or 'train' for a position, by a hash of its text (so a position is never in both)."""
+    if val_fraction <= 0:
+        return "train"
+    h = hashlib.blake2b((salt + state_text).encode("utf-8"), digest_size=8).digest()
+    u = int.from_bytes(h, "little") / 2.0 ** 64
+    return "val" if u < val_fraction else "train"
+
+
+def validate_record(rec: Any, where: str = "record") -> Dict[str, Any]:
+    """Check a position record's fields; raise ValueError naming the bad field."""
+    if not isinstance(rec, dict):
+        raise ValueError(f"{where}: not a JSON object")
+    st = rec.get("state")
+    if not isinstance(st, str) or not st:
+        raise ValueError(f"{where}: 'state' must be a non-empty string, got {st!r}")
+    vals = rec.get("values", {})
+    if not isinstance(vals, dict):
+        raise ValueError(f"{where}: 'values' must be an object, got {type(vals).__name__}")
+    for m, v in vals.items():
+        if not isinstance(v, (int, float)) or not 0.0 <= float(v) <= 1.0:
+            raise ValueError(f"{where}: value of move {m!r} must be a win probability in [0, 1], got {v!r}")
+    best = rec.get("best")
+    if best is not None and best not in vals:
+        raise ValueError(f"{where}: best move {best!r} has no value")
+    if (rec.get("prev_state") is None) != (rec.get("prev_action") is None):
+        raise ValueError(f"{where}: 'prev_state' and 'prev_action' must be given together")
+    res = rec.get("result", "*")
+    if res not in ("*", "1-0", "0-1", "1/2-1/2"):
+        raise ValueError(f"{where}: invalid result {res!r}")
+    if res == "*" and not vals:
+        raise ValueError(f"{where}: an ongoing position needs values for its legal moves")
+    return rec
+
+
+class PositionWriter:
+    """Writes records into ``<root>/<split>/shard-NNNNN.jsonl`` files and a manifest per split.
+
+    Use as a context manager; ``add(record)`` routes a record to train or val by its state text.
+    """
+
+    def __init__(self, root, game: str, shard_size: int = 100_000, val_fraction: float = 0.02,
+                 info: Optional[Dict[str, Any]] = None):
+        if shard_size <= 0:
+            raise ValueError(f"shard_size must be positive, got {shard_size}")
+        if not 0.0 <= val_fraction < 1.0:
+            raise ValueError(f"val_fraction must be in [0, 1), got {val_fraction}")
+        self.root = Path(root)
+        self.game = game
+        self.shard_size = shard_size
+        self.val_fraction = val_fraction
+        self.info = dict(info or {})
+        self._files: Dict[str, Any] = {}
+        self._counts: Dict[str, List[int]] = {"train": [], "val": []}
+        for split in ("train", "val"):
+            d = self.root / split
+            if (d / MANIFEST).exists():
+                raise FileExistsError(f"{d} already holds a data set (remove it or write elsewhere)")
+            d.mkdir(parents=True, exist_ok=True)
+
+    def add(self, rec: Dict[str, Any]) -> str:
+        validate_record(rec)
+        split = position_split(rec["state"], self.val_fraction)
+        counts = self._counts[split]
+        if not counts or counts[-1] >= self.shard_size:
+            if split in self._files:
+                self._files[split].close()
+            counts.append(0)
+            self._files[split] = open(self.root / split / f"shard-{len(counts) - 1:05d}.jsonl", "w",
+                                      encoding="utf-8")
+        self._files[split].write(json.dumps(rec, separators=(",", ":"), sort_keys=True) + "\n")
+        counts[-1] += 1
+        return split
+
+    def close(self) -> Dict[str, int]:
+        for f in self._files.values():
+            f.close()
+        self._files.clear()
+        out = {}
+        for split, counts in self._counts.items():
+            manifest = {"format": DATA_FORMAT, "game": self.game, "split": split,
+                        "shards": [{"file": f"shard-{i:05d}.jsonl", "records": n} for i, n in enumerate(counts)],
+                        "records": int(sum(counts)), "info": self.info}
+            with open(self.root / split / MANIFEST, "w", encoding="utf-8") as f:
+                json.dump(manifest, f, indent=1, sort_keys=True)
+            out[split] = int(sum(counts))
+        return out
+
+    def __enter__(self) -> "PositionWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class PositionStore:
+    """Random access to the records of one split directory (shards memory-mapped, line offsets indexed).
+
+    Safe to pickle into DataLoader workers: the maps are reopened lazily in each process.
+    """
+
+    def __init__(self, path):
+        self.path = Path(path)
+        mpath = self.path / MANIFEST
+        if not mpath.exists():
+            raise FileNotFoundError(f"no {MANIFEST} in {self.path}: not a mavgame position set")
+        try:
+            self.manifest = json.loads(mpath.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{mpath}: invalid JSON: {e}") from None
+        if self.manifest.get("format") != DATA_FORMAT:
+            raise ValueError(f"{mpath}: unknown data format {self.manifest.get('format')!r}")
+        self.game = self.manifest["game"]
+        self.shards = [s["file"] for s in self.manifest["shards"]]
+        counts = [int(s["records"]) for s in self.manifest["shards"]]
+        self._starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        self._offsets: Optional[List[np.ndarray]] = None
+        self._maps: Optional[List[Any]] = None
+        self._counts = counts
+
+    def __len__(self) -> int:
+        return int(self._starts[-1])
+
+    def __getstate__(self):
+        d = dict(self.__dict__)
+        d["_maps"] = None
+        d["_files"] = None
+        return d
+
+    def _open(self) -> None:
+        maps, offsets, files = [], [], []
+        for name, n in zip(self.shards, self._counts):
+            f = open(self.path / name, "rb")
+            files.append(f)
+            size = os.fstat(f.fileno()).st_size
+            m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+            arr = np.frombuffer(m, dtype=np.uint8) if size else np.zeros(0, np.uint8)
+            ends = np.flatnonzero(arr == 10) + 1
+            del arr
+            if len(ends) != n:
+                raise ValueError(f"{self.path / name}: manifest says {n} records, file has {len(ends)} lines")
+            offsets.append(np.concatenate([[0], ends]).astype(np.int64))
+            maps.append(m)
+        self._maps, self._offsets, self._files = maps, offsets, files
+
+    def record(self, i: int) -> Dict[str, Any]:
+        """Record number i (0 <= i < len(self))."""
+        n = len(self)
+        if not 0 <= i < n:
+            raise IndexError(f"record {i} out of range for a set of {n}")
+        if self._maps is None:
+            self._open()
+        s = int(np.searchsorted(self._starts, i, side="right")) - 1
+        j = i - int(self._starts[s])
+        off = self._offsets[s]
+        line = self._maps[s][int(off[j]):int(off[j + 1])]
+        try:
+            return json.loads(line)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{self.path / self.shards[s]} line {j + 1}: invalid JSON: {e}") from None
+
+    def __iter__(self) -> Iterator[Dict[str, Any]]:
+        for i in range(len(self)):
+            yield self.record(i)
+
+
+# ---- example order ----------------------------------------------------------------------------------
+
+def epoch_permutation(n: int, seed: int, epoch: int) -> np.ndarray:
+    return np.random.default_rng([int(seed) & 0xFFFFFFFF, 0x4D4156, int(epoch)]).permutation(n)
+
+
+class ExampleOrder:
+    """Maps global stream positions to (epoch, record index); caches one epoch's permutation."""
+
+    def __init__(self, n: int, seed: int):
+        if n <= 0:
+            raise ValueError("an empty position set has no examples")
+        self.n, self.seed = n, seed
+        self._epoch, self._perm = -1, None
+
+    def __call__(self, pos: int) -> Tuple[int, int]:
+        e, k = divmod(int(pos), self.n)
+        if e != self._epoch:
+            self._epoch, self._perm = e, epoch_permutation(self.n, self.seed, e)
+        return e, int(self._perm[k])
+
+
+def batch_seed(seed: int, batch_index: int) -> int:
+    return int(np.random.SeedSequence([int(seed) & 0xFFFFFFFF, 0x62617463, int(batch_index)]).generate_state(1)[0])
+
+
+Encoder = Callable[[Sequence[Dict[str, Any]], int], List[Tuple[Sequence[int], Sequence[int]]]]
+
+
+def pad_batch(examples: Sequence[Tuple[Sequence[int], Sequence[int]]], pad_id: int, max_len: int):
+    """Right-pad (tokens, mask) pairs into int64 [B, T] tokens and uint8 [B, T] masks."""
+    T = max(len(t) for t, _ in examples)
+    if T > max_len:
+        raise ValueError(f"an example of {T} tokens exceeds the maximum length {max_len}")
+    toks = np.full((len(examples), T), pad_id, dtype=np.int64)
+    mask = np.zeros((len(examples), T), dtype=np.uint8)
+    for b, (t, m) in enumerate(examples):
+        if len(t) != len(m):
+            raise ValueError(f"example {b}: {len(t)} tokens but {len(m)} mask entries")
+        toks[b, :len(t)] = t
+        mask[b, :len(m)] = m
+    return toks, mask
+
+
+class MAVDataset(IterableDataset):
+    """Streams batches ``{"tokens": LongTensor[B, T], "mask": uint8 Tensor[B, T], "index": LongTensor[B],
+    "epoch": LongTensor[B], "batch": int}`` (use ``DataLoader(ds, batch_size=None, num_workers=W)``).
+
+    ``encoder(records, seed)`` turns a list of records into (token ids, loss mask) pairs; mask 1 marks a
+    target token. ``start_batch`` resumes the stream; ``num_batches`` bounds it (None: endless, epoch after
+    epoch).
+    """
+
+    def __init__(self, store: PositionStore, encoder: Encoder, batch_size: int, seed: int = 0,
+                 start_batch: int = 0, num_batches: Optional[int] = None, pad_id: int = 0, max_len: int = 1 << 30,
+                 rank: int = 0, world_size: int = 1):
+        _require_torch()
+        if batch_size <= 0:
+            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        if len(store) == 0:
+            raise ValueError(f"{store.path}: no records")
+        self.store, self.encoder = store, encoder
+        self.batch_size, self.seed = batch_size, seed
+        self.start_batch, self.num_batches = start_batch, num_batches
+        self.pad_id, self.max_len = pad_id, max_len
+        self.rank, self.world_size = rank, world_size
+
+    def batches_per_epoch(self) -> float:
+        return len(self.store) / self.batch_size
+
+    def make_batch(self, j: int, order: Optional[ExampleOrder] = None) -> Dict[str, Any]:
+        """Batch number j of the stream (also usable without a DataLoader)."""
+        order = order or ExampleOrder(len(self.store), self.seed)
+        pos = range(j * self.batch_size, (j + 1) * self.batch_size)
+        where = [order(p) for p in pos]
+        recs = [self.store.record(i) for _, i in where]
+        examples = self.encoder(recs, batch_seed(self.seed, j))
+        if len(examples) != len(recs):
+            raise ValueError(f"encoder returned {len(examples)} examples for {len(recs)} records")
+        toks, mask = pad_batch(examples, self.pad_id, self.max_len)
+        return {"tokens": torch.from_numpy(toks), "mask": torch.from_numpy(mask),
+                "index": torch.tensor([i for _, i in where], dtype=torch.long),
+                "epoch": torch.tensor([e for e, _ in where], dtype=torch.long), "batch": j}
+
+    def __iter__(self):
+        info = get_worker_info()
+        wid, nw = (info.id, info.num_workers) if info is not None else (0, 1)
+        stride = nw * self.world_size
+        first = self.start_batch + self.rank * nw + wid
+        end = None if self.num_batches is None else self.start_batch + self.num_batches
+        order = ExampleOrder(len(self.store), self.seed)
+        j = first
+        while end is None or j < end:
+            yield self.make_batch(j, order)
+            j += stride
