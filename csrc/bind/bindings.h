@@ -8,7 +8,10 @@
 
 typedef int (*mg_bind_fn)(PyObject *m);
 
+int mg_bind_chess(PyObject *m);
+
 static const mg_bind_fn MG_BINDINGS[] = {
+    mg_bind_chess,
     NULL, /* keep last */
 };
 

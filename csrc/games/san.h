@@ -32,5 +32,7 @@ typedef struct mg_san_ops {
 size_t mg_san_write(const mg_san_ops *ops, const void *st, int32_t a, char *buf, size_t buflen);
 /* Parse SAN into a legal action; MG_ERR with a message on malformed, illegal or ambiguous input. */
 int mg_san_parse(const mg_san_ops *ops, const void *st, const char *san, int32_t *a, char *err, size_t errlen);
+/* The SAN hooks of a chess-family game by registry name ("chess", "chess960", "gardner"), else NULL. */
+const mg_san_ops *mg_san_ops_for(const char *game_name);
 
 #endif

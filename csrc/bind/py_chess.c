@@ -1,0 +1,144 @@
+/*
+ * py_chess.c - Python functions for the chess family (chess, Chess960, Gardner):
+ * SAN in and out, check, move descriptions, Chess960 start positions.
+ *
+ *   san(state, action) -> str            SAN of a legal action ("Nf3", "O-O", "exd8=Q+")
+ *   parse_san(state, san) -> int         the legal action for a SAN string (ValueError otherwise)
+ *   is_check(state) -> bool              the side to move is in check
+ *   move_info(state, action) -> tuple    (from, to, piece, capture, promotion, castle) of a legal action,
+ *                                        squares as file + rank * files, piece/promotion as 'P'..'K' / '' ,
+ *                                        castle 0, 1 (O-O) or 2 (O-O-O)
+ *   chess960_fen(n) -> str               FEN of Chess960 start position n (0..959, 518 = standard)
+ *
+ * The state-taking functions work for any game with SAN hooks (mg_san_ops_for).
+ */
+#include "../games/chess.h"
+#include "../games/san.h"
+#include "state.h"
+
+static const mg_san_ops *family_state(PyObject *obj, mg_py_state **out)
+{
+    mg_py_state *s = mg_py_state_arg(obj, "state");
+    if (!s)
+        return NULL;
+    const mg_san_ops *ops = mg_san_ops_for(s->game->name);
+    if (!ops) {
+        PyErr_Format(PyExc_TypeError, "SAN functions need a chess-family game (chess, chess960, gardner), not '%s'",
+                     s->game->name);
+        return NULL;
+    }
+    *out = s;
+    return ops;
+}
+
+/* A legal action of `s` from a Python int, or -1 with ValueError set. */
+static int32_t legal_action_arg(mg_py_state *s, PyObject *arg)
+{
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(arg, &overflow);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow || v < 0 || v >= s->game->num_actions || !s->game->is_legal(s->state, (int32_t)v)) {
+        char text[MG_MAX_TEXT];
+        s->game->to_text(s->state, text, sizeof text);
+        PyErr_Format(PyExc_ValueError, "illegal %s action %R in position '%s'", s->game->name, arg, text);
+        return -1;
+    }
+    return (int32_t)v;
+}
+
+static PyObject *py_san(PyObject *Py_UNUSED(mod), PyObject *args)
+{
+    PyObject *st, *act;
+    if (!PyArg_ParseTuple(args, "OO:san", &st, &act))
+        return NULL;
+    mg_py_state *s;
+    const mg_san_ops *ops = family_state(st, &s);
+    if (!ops)
+        return NULL;
+    int32_t a = legal_action_arg(s, act);
+    if (a < 0)
+        return NULL;
+    char buf[32];
+    size_t n = mg_san_write(ops, s->state, a, buf, sizeof buf);
+    if (n == 0)
+        return mg_py_value_error("could not write SAN");
+    return PyUnicode_FromStringAndSize(buf, (Py_ssize_t)n);
+}
+
+static PyObject *py_parse_san(PyObject *Py_UNUSED(mod), PyObject *args)
+{
+    PyObject *st;
+    const char *text;
+    if (!PyArg_ParseTuple(args, "Os:parse_san", &st, &text))
+        return NULL;
+    mg_py_state *s;
+    const mg_san_ops *ops = family_state(st, &s);
+    if (!ops)
+        return NULL;
+    int32_t a;
+    char err[MG_ERRLEN] = "";
+    if (mg_san_parse(ops, s->state, text, &a, err, sizeof err) != MG_OK)
+        return mg_py_value_error(err);
+    return PyLong_FromLong(a);
+}
+
+static PyObject *py_is_check(PyObject *Py_UNUSED(mod), PyObject *st)
+{
+    mg_py_state *s;
+    const mg_san_ops *ops = family_state(st, &s);
+    if (!ops)
+        return NULL;
+    return PyBool_FromLong(ops->in_check(s->state));
+}
+
+static PyObject *py_move_info(PyObject *Py_UNUSED(mod), PyObject *args)
+{
+    PyObject *st, *act;
+    if (!PyArg_ParseTuple(args, "OO:move_info", &st, &act))
+        return NULL;
+    mg_py_state *s;
+    const mg_san_ops *ops = family_state(st, &s);
+    if (!ops)
+        return NULL;
+    int32_t a = legal_action_arg(s, act);
+    if (a < 0)
+        return NULL;
+    mg_move_info mi;
+    ops->move_info(s->state, a, &mi);
+    char piece[2] = {mi.piece, 0}, promo[2] = {mi.promotion, 0};
+    return Py_BuildValue("(iisOsi)", mi.from, mi.to, piece, mi.capture ? Py_True : Py_False, promo, mi.castle);
+}
+
+static PyObject *py_chess960_fen(PyObject *Py_UNUSED(mod), PyObject *arg)
+{
+    long n = PyLong_AsLong(arg);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    char buf[128];
+    size_t len = (n >= 0 && n <= 959) ? mg_chess960_start_fen((int)n, buf, sizeof buf) : 0;
+    if (len == 0) {
+        PyErr_Format(PyExc_ValueError, "Chess960 position number must be in 0..959, got %ld", n);
+        return NULL;
+    }
+    return PyUnicode_FromStringAndSize(buf, (Py_ssize_t)len);
+}
+
+static PyMethodDef chess_methods[] = {
+    {"san", py_san, METH_VARARGS, "san(state, action) -> str\n\nStandard Algebraic Notation of a legal action."},
+    {"parse_san", py_parse_san, METH_VARARGS,
+     "parse_san(state, san) -> int\n\nThe legal action named by a SAN string; ValueError if it is malformed, "
+     "illegal or ambiguous."},
+    {"is_check", py_is_check, METH_O, "is_check(state) -> bool\n\nWhether the side to move is in check."},
+    {"move_info", py_move_info, METH_VARARGS,
+     "move_info(state, action) -> (from, to, piece, capture, promotion, castle)\n\nDescribes a legal action."},
+    {"chess960_fen", py_chess960_fen, METH_O,
+     "chess960_fen(n) -> str\n\nFEN of Chess960 start position n in 0..959 (Scharnagl numbering; 518 is the "
+     "standard position)."},
+    {NULL, NULL, 0, NULL},
+};
+
+int mg_bind_chess(PyObject *m)
+{
+    return PyModule_AddFunctions(m, chess_methods);
+}
