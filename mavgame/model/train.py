@@ -1,0 +1,393 @@
+"""Training loop for MAV models (PyTorch; CPU or GPU).
+
+AdamW with decoupled weight decay on the weight matrices, linear warmup then cosine decay, gradient
+clipping, mixed precision where the device supports it (bf16 autocast on GPUs that have it, else fp16 with
+loss scaling; fp32 on CPU unless asked), the loss on target tokens only (the prompt is masked out, as in the
+paper), checkpoints that resume exactly (model, optimiser, step, RNG and the data stream position), periodic
+validation (loss, token accuracy and, through :mod:`mavgame.model.inference`, the paper's metrics on
+held-out positions), a tqdm progress bar and a JSON-lines log.
+
+    from mavgame.model.train import TrainConfig, train
+    train(TrainConfig(data="c4data", out="runs/c4", steps=20000, batch_size=64))
+
+or ``mavgame train --help`` on the command line.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import random
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from .config import MAVConfig
+from .data import MAVDataset, PositionStore, batch_seed, pad_batch
+from .transformer import MAVTransformer
+
+CHECKPOINT = "checkpoint.pt"
+LOG = "log.jsonl"
+EXPORT = "model.safetensors"
+
+# Named model sizes (d_model, n_layers, n_heads, n_kv_heads, d_ff).
+PRESETS: Dict[str, Dict[str, int]] = {
+    "tiny": dict(d_model=32, n_layers=2, n_heads=2, n_kv_heads=1, d_ff=64),
+    "small": dict(d_model=128, n_layers=4, n_heads=4, n_kv_heads=1, d_ff=384),
+    "base": dict(d_model=256, n_layers=6, n_heads=8, n_kv_heads=2, d_ff=768),
+}
+
+
+@dataclass
+class TrainConfig:
+    data: str                      # directory with train/ and val/ position sets (see mavgame.model.data)
+    out: str                       # run directory: checkpoint.pt, log.jsonl, model.safetensors
+    steps: int = 1000
+    batch_size: int = 64
+    grad_accum: int = 1
+    lr: float = 1e-3
+    min_lr_ratio: float = 0.1
+    warmup: int = 100
+    weight_decay: float = 0.1
+    beta1: float = 0.9
+    beta2: float = 0.95
+    grad_clip: float = 1.0
+    seed: int = 0
+    workers: int = 0
+    threads: int = 0               # torch.set_num_threads (0: leave torch's default)
+    device: str = "auto"           # auto | cpu | cuda | cuda:N
+    precision: str = "auto"        # auto | fp32 | bf16 | fp16
+    preset: str = "small"
+    model: Dict[str, Any] = field(default_factory=dict)  # MAVConfig overrides (vocab_size comes from the tokenizer)
+    max_seq_len: int = 0           # 0: from the preset/overrides, else this
+    eval_every: int = 500
+    eval_batches: int = 8
+    gen_eval_positions: int = 256  # held-out positions for the generation metrics at each evaluation (0: off)
+    checkpoint_every: int = 500
+    log_every: int = 20
+    progress: bool = True
+    encoder_options: Dict[str, Any] = field(default_factory=dict)
+    export_dtype: str = "float32"
+
+    def validate(self) -> None:
+        for name in ("steps", "batch_size", "grad_accum", "eval_every", "checkpoint_every", "log_every"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"TrainConfig.{name} must be positive, got {getattr(self, name)}")
+        if self.warmup < 0 or self.lr <= 0 or not 0 <= self.min_lr_ratio <= 1:
+            raise ValueError("TrainConfig: need warmup >= 0, lr > 0 and 0 <= min_lr_ratio <= 1")
+        if self.precision not in ("auto", "fp32", "bf16", "fp16"):
+            raise ValueError(f"TrainConfig.precision must be auto, fp32, bf16 or fp16, got {self.precision!r}")
+        if self.preset not in PRESETS:
+            raise ValueError(f"unknown model preset {self.preset!r} (have {', '.join(PRESETS)})")
+
+
+def lr_at(step: int, cfg: TrainConfig) -> float:
+    """Learning rate for optimiser step `step` (0-based): linear warmup, then cosine to lr * min_lr_ratio."""
+    if cfg.warmup and step < cfg.warmup:
+        return cfg.lr * (step + 1) / cfg.warmup
+    span = max(1, cfg.steps - cfg.warmup)
+    t = min(1.0, (step - cfg.warmup) / span)
+    lo = cfg.lr * cfg.min_lr_ratio
+    return lo + 0.5 * (cfg.lr - lo) * (1.0 + math.cos(math.pi * t))
+
+
+def masked_loss(model: MAVTransformer, tokens: torch.Tensor, mask: torch.Tensor):
+    """Mean cross-entropy over target tokens (mask[t] = 1: token t is predicted from tokens < t).
+
+    Only the hidden states in front of target tokens go through the output layer. Returns
+    (loss, number of target tokens, number predicted correctly by argmax).
+    """
+    hidden = model(tokens[:, :-1], return_hidden=True)
+    sel = mask[:, 1:].bool()
+    h = hidden[sel]
+    targets = tokens[:, 1:][sel]
+    n = int(targets.numel())
+    if n == 0:
+        zero = hidden.sum() * 0.0
+        return zero, 0, 0
+    logits = model.logits(h).float()
+    loss = F.cross_entropy(logits, targets)
+    correct = int((logits.argmax(-1) == targets).sum())
+    return loss, n, correct
+
+
+def pick_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    dev = torch.device(name)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device cuda requested but torch sees no CUDA device")
+    return dev
+
+
+def pick_precision(name: str, dev: torch.device) -> str:
+    if name != "auto":
+        if name in ("bf16", "fp16") and dev.type == "cpu" and name == "fp16":
+            raise ValueError("fp16 training needs a GPU; use fp32 or bf16 on CPU")
+        return name
+    if dev.type == "cuda":
+        return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+    return "fp32"
+
+
+def build_model_config(cfg: TrainConfig, vocab_size: int) -> MAVConfig:
+    d = dict(PRESETS[cfg.preset])
+    d.update(cfg.model)
+    if cfg.max_seq_len:
+        d["max_seq_len"] = cfg.max_seq_len
+    d["vocab_size"] = vocab_size
+    return MAVConfig.from_dict(d)
+
+
+def _param_groups(model: torch.nn.Module, weight_decay: float):
+    decay, no_decay = [], []
+    for name, p in model.named_parameters():
+        (decay if p.dim() >= 2 else no_decay).append(p)
+    return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+
+
+def _rng_state() -> Dict[str, Any]:
+    st = {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate()}
+    if torch.cuda.is_available():
+        st["cuda"] = torch.cuda.get_rng_state_all()
+    return st
+
+
+def _set_rng_state(st: Dict[str, Any]) -> None:
+    torch.set_rng_state(st["torch"])
+    np.random.set_state(st["numpy"])
+    random.setstate(st["python"])
+    if "cuda" in st and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(st["cuda"])
+
+
+def save_checkpoint(path: Path, state: Dict[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save(state, tmp)
+    os.replace(tmp, path)
+
+
+class Trainer:
+    """One training run: holds model, optimiser and data; ``run()`` trains to ``cfg.steps``.
+
+    ``encoder``: the example encoder (records, seed) -> [(tokens, mask)]; ``tokenizer_info``: dict with
+    ``vocab_size``, ``pad_id``, ``vocab_version``. Both default to the MAV format's (mavgame.mav) for the
+    data set's game.
+    """
+
+    def __init__(self, cfg: TrainConfig, encoder: Optional[Callable] = None,
+                 tokenizer_info: Optional[Dict[str, Any]] = None, evaluate_fn: Optional[Callable] = None):
+        cfg.validate()
+        self.cfg = cfg
+        self.out = Path(cfg.out)
+        self.out.mkdir(parents=True, exist_ok=True)
+        if cfg.threads:
+            torch.set_num_threads(cfg.threads)
+        self.train_store = PositionStore(Path(cfg.data) / "train")
+        val_dir = Path(cfg.data) / "val"
+        self.val_store = PositionStore(val_dir) if (val_dir / "manifest.json").exists() else None
+        if self.val_store is not None and len(self.val_store) == 0:
+            self.val_store = None
+        self.game = self.train_store.game
+        if encoder is None or tokenizer_info is None:
+            from .data import mav_encoder
+            enc, info = mav_encoder(self.game, **cfg.encoder_options)
+            encoder = encoder or enc
+            tokenizer_info = tokenizer_info or info
+        self.encoder = encoder
+        self.tok = dict(tokenizer_info)
+        self.evaluate_fn = evaluate_fn
+        self.device = pick_device(cfg.device)
+        self.precision = pick_precision(cfg.precision, self.device)
+
+        ckpt_path = self.out / CHECKPOINT
+        self.ckpt = torch.load(ckpt_path, map_location="cpu", weights_only=False) if ckpt_path.exists() else None
+        if self.ckpt is not None:
+            self.model_cfg = MAVConfig.from_dict(self.ckpt["model_config"])
+            if self.ckpt["train_config"].get("data") != cfg.data and self.ckpt["train_config"].get("data"):
+                print(f"mavgame train: note: resuming a run made on {self.ckpt['train_config']['data']}",
+                      file=sys.stderr)
+        else:
+            self.model_cfg = build_model_config(cfg, int(self.tok["vocab_size"]))
+        torch.manual_seed(cfg.seed)
+        self.model = MAVTransformer(self.model_cfg).to(self.device)
+        fused = self.device.type == "cuda"
+        self.opt = torch.optim.AdamW(_param_groups(self.model, cfg.weight_decay), lr=cfg.lr,
+                                     betas=(cfg.beta1, cfg.beta2), eps=1e-8, **({"fused": True} if fused else {}))
+        self.scaler = torch.amp.GradScaler("cuda") if self.precision == "fp16" else None
+        self.step = 0
+        if self.ckpt is not None:
+            self.model.load_state_dict(self.ckpt["model"])
+            self.opt.load_state_dict(self.ckpt["optimizer"])
+            if self.scaler is not None and self.ckpt.get("scaler"):
+                self.scaler.load_state_dict(self.ckpt["scaler"])
+            self.step = int(self.ckpt["step"])
+            _set_rng_state(self.ckpt["rng"])
+        self.tokens_seen = int(self.ckpt.get("tokens_seen", 0)) if self.ckpt else 0
+
+    # -- data -------------------------------------------------------------------------------------
+    def _loader(self):
+        cfg = self.cfg
+        remaining = (cfg.steps - self.step) * cfg.grad_accum
+        ds = MAVDataset(self.train_store, self.encoder, cfg.batch_size, seed=cfg.seed,
+                        start_batch=self.step * cfg.grad_accum, num_batches=max(0, remaining),
+                        pad_id=int(self.tok["pad_id"]), max_len=self.model_cfg.max_seq_len + 1)
+        kw = dict(batch_size=None, num_workers=cfg.workers)
+        if cfg.workers:
+            kw.update(prefetch_factor=4, persistent_workers=False)
+        return torch.utils.data.DataLoader(ds, **kw)
+
+    def _autocast(self):
+        if self.precision == "fp32":
+            return torch.autocast(self.device.type, enabled=False)
+        dt = torch.bfloat16 if self.precision == "bf16" else torch.float16
+        return torch.autocast(self.device.type, dtype=dt)
+
+    # -- evaluation -------------------------------------------------------------------------------
+    @torch.no_grad()
+    def validate(self) -> Dict[str, float]:
+        """Validation loss and token accuracy on fixed held-out batches (+ generation metrics)."""
+        out: Dict[str, float] = {}
+        if self.val_store is None:
+            return out
+        self.model.eval()
+        cfg = self.cfg
+        tot_loss, tot_n, tot_c = 0.0, 0, 0
+        n_val = len(self.val_store)
+        for j in range(cfg.eval_batches):
+            idx = [(j * cfg.batch_size + i) for i in range(cfg.batch_size)]
+            if idx[0] >= n_val:
+                break
+            recs = [self.val_store.record(i) for i in idx if i < n_val]
+            ex = self.encoder(recs, batch_seed(cfg.seed + 7919, j))
+            toks, mask = pad_batch(ex, int(self.tok["pad_id"]), self.model_cfg.max_seq_len + 1)
+            with self._autocast():
+                loss, n, c = masked_loss(self.model, torch.from_numpy(toks).to(self.device),
+                                         torch.from_numpy(mask).to(self.device))
+            tot_loss += float(loss) * n
+            tot_n += n
+            tot_c += c
+        if tot_n:
+            out["val_loss"] = tot_loss / tot_n
+            out["val_token_acc"] = tot_c / tot_n
+        if self.evaluate_fn is not None and cfg.gen_eval_positions > 0:
+            out.update(self.evaluate_fn(self))
+        self.model.train()
+        return out
+
+    # -- checkpoints ------------------------------------------------------------------------------
+    def checkpoint(self) -> None:
+        state = {"model": self.model.state_dict(), "optimizer": self.opt.state_dict(), "step": self.step,
+                 "model_config": self.model_cfg.to_dict(), "train_config": dataclasses.asdict(self.cfg),
+                 "rng": _rng_state(), "tokens_seen": self.tokens_seen, "tokenizer": self.tok,
+                 "scaler": self.scaler.state_dict() if self.scaler is not None else None}
+        save_checkpoint(self.out / CHECKPOINT, state)
+
+    def export(self, path: Optional[str] = None, info: Optional[Dict[str, Any]] = None) -> Path:
+        from .export import export_model
+        path = Path(path) if path else self.out / EXPORT
+        meta = {"game": self.game, "steps": self.step, "tokens_seen": self.tokens_seen,
+                "train_config": dataclasses.asdict(self.cfg)}
+        meta.update(info or {})
+        export_model(path, {k: v for k, v in self.model.state_dict().items()}, self.model_cfg,
+                     str(self.tok.get("vocab_version", "")), info=meta, dtype=self.cfg.export_dtype)
+        return path
+
+    def log(self, rec: Dict[str, Any]) -> None:
+        with open(self.out / LOG, "a", encoding="utf-8") as f:
+            f.write(json.dumps(rec, sort_keys=True) + "\n")
+
+    # -- the loop ---------------------------------------------------------------------------------
+    def run(self, stop_after: Optional[int] = None) -> Dict[str, Any]:
+        """Train until cfg.steps (or for at most ``stop_after`` more steps: a resumable partial run)."""
+        cfg = self.cfg
+        stop = cfg.steps if stop_after is None else min(cfg.steps, self.step + stop_after)
+        self.model.train()
+        if self.step >= cfg.steps:
+            return {"step": self.step}
+        bar = None
+        if cfg.progress:
+            from tqdm import tqdm
+            bar = tqdm(total=cfg.steps, initial=self.step, desc="train", unit="step", dynamic_ncols=True,
+                       file=sys.stderr)
+        it = iter(self._loader())
+        t0, tok0 = time.perf_counter(), self.tokens_seen
+        run_loss, run_n, last = 0.0, 0, {}
+        while self.step < stop:
+            lr = lr_at(self.step, cfg)
+            for g in self.opt.param_groups:
+                g["lr"] = lr
+            micro = [next(it) for _ in range(cfg.grad_accum)]
+            n_total = sum(int(b["mask"][:, 1:].sum()) for b in micro)
+            step_loss = 0.0
+            for b in micro:
+                toks = b["tokens"].to(self.device, non_blocking=True)
+                mask = b["mask"].to(self.device, non_blocking=True)
+                with self._autocast():
+                    loss, n, _ = masked_loss(self.model, toks, mask)
+                # weight each micro-batch by its share of target tokens: the step's loss is the token mean
+                scaled = loss * (n / max(1, n_total))
+                if self.scaler is not None:
+                    self.scaler.scale(scaled).backward()
+                else:
+                    scaled.backward()
+                step_loss += float(loss.detach()) * n
+                self.tokens_seen += int(toks.numel())
+            if self.scaler is not None:
+                self.scaler.unscale_(self.opt)
+            gnorm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip)
+            if self.scaler is not None:
+                self.scaler.step(self.opt)
+                self.scaler.update()
+            else:
+                self.opt.step()
+            self.opt.zero_grad(set_to_none=True)
+            self.step += 1
+            run_loss += step_loss
+            run_n += n_total
+            if bar is not None:
+                bar.update(1)
+            if self.step % cfg.log_every == 0 or self.step == cfg.steps:
+                dt = time.perf_counter() - t0
+                last = {"step": self.step, "loss": run_loss / max(1, run_n), "lr": lr, "grad_norm": float(gnorm),
+                        "tokens_per_s": (self.tokens_seen - tok0) / dt if dt > 0 else 0.0,
+                        "tokens_seen": self.tokens_seen}
+                self.log(last)
+                if bar is not None:
+                    bar.set_postfix(loss=f"{last['loss']:.4f}", lr=f"{lr:.2e}",
+                                    tok_s=f"{last['tokens_per_s']:.0f}")
+                run_loss, run_n = 0.0, 0
+                t0, tok0 = time.perf_counter(), self.tokens_seen
+            if self.step % cfg.eval_every == 0 or self.step == cfg.steps:
+                metrics = self.validate()
+                if metrics:
+                    metrics["step"] = self.step
+                    self.log(metrics)
+                    last.update(metrics)
+                    if bar is not None:
+                        bar.write(" ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}"
+                                           for k, v in metrics.items()))
+            if self.step % cfg.checkpoint_every == 0 or self.step in (cfg.steps, stop):
+                self.checkpoint()
+        if bar is not None:
+            bar.close()
+        return last
+
+
+def train(cfg: TrainConfig, encoder=None, tokenizer_info=None, evaluate_fn=None, export: bool = True,
+          stop_after: Optional[int] = None):
+    """Train (or resume) the run in ``cfg.out``; export the model when it reaches cfg.steps.
+
+    Returns (trainer, last metrics)."""
+    tr = Trainer(cfg, encoder, tokenizer_info, evaluate_fn)
+    last = tr.run(stop_after)
+    if export and tr.step >= cfg.steps:
+        tr.export()
+    return tr, last
