@@ -1,0 +1,261 @@
+"""Inference for exported MAV models: batched greedy generation with a KV cache.
+
+``MAVModel.load(path)`` reads a model exported by :mod:`mavgame.model.export` (safetensors) and runs it
+with PyTorch when it is installed, or with the NumPy implementation in this module otherwise (the two agree
+to float32 rounding; a test checks it). Generation is greedy, batched over prompts of different lengths
+(left padding), with a key/value cache; at every generated value token (the 64 bucket tokens ``<ctrl0>`` ..
+``<ctrl63>``) the model's 64-way distribution over the buckets is kept, so that both max scoring (the mode)
+and mean scoring (the expectation over bucket midpoints) are available to agents.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .config import MAVConfig
+from .export import load_exported
+
+NUM_BUCKETS = 64
+
+
+def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    m = np.max(x, axis=axis, keepdims=True)
+    e = np.exp(x - m)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+class NumpyTransformer:
+    """The MAV transformer's forward pass in NumPy (float32), with a KV cache; same maths as the torch one."""
+
+    def __init__(self, weights: Dict[str, np.ndarray], cfg: MAVConfig):
+        self.cfg = cfg
+        self.w = weights
+        hd = cfg.head_dim
+        inv = 1.0 / (cfg.rope_theta ** (np.arange(0, hd, 2, dtype=np.float64) / hd))
+        ang = np.arange(cfg.max_seq_len, dtype=np.float64)[:, None] * inv[None, :]
+        self.cos = np.cos(ang).astype(np.float32)
+        self.sin = np.sin(ang).astype(np.float32)
+        self.out_w = weights["embed.weight"] if cfg.tie_embeddings else weights["lm_head.weight"]
+        # Pre-transposed matrices for x @ W^T.
+        self.t = {k: np.ascontiguousarray(v.T) for k, v in weights.items() if v.ndim == 2 and k != "embed.weight"}
+        self.out_t = np.ascontiguousarray(self.out_w.T)
+
+    def _norm(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+        return (x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + self.cfg.norm_eps)) * w
+
+    def _rope(self, x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
+        h = x.shape[-1] // 2
+        x1, x2 = x[..., :h], x[..., h:]
+        return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
+
+    def new_cache(self, batch: int, capacity: int):
+        c = self.cfg
+        shape = (batch, c.n_kv_heads, capacity, c.head_dim)
+        return {"k": [np.zeros(shape, np.float32) for _ in range(c.n_layers)],
+                "v": [np.zeros(shape, np.float32) for _ in range(c.n_layers)], "length": 0}
+
+    @staticmethod
+    def select_cache(cache, rows: np.ndarray):
+        return {"k": [k[rows] for k in cache["k"]], "v": [v[rows] for v in cache["v"]], "length": cache["length"]}
+
+    def forward(self, tokens: np.ndarray, positions: np.ndarray, key_valid: np.ndarray, cache) -> np.ndarray:
+        """tokens/positions [B, T]; key_valid [B, L] for L = cached + T keys. Returns the last hidden [B, d]
+        state's logits [B, vocab] (only the last position is projected: that is all generation needs)."""
+        c = self.cfg
+        B, T = tokens.shape
+        past = cache["length"]
+        L = past + T
+        if L > cache["k"][0].shape[2]:
+            raise ValueError(f"KV cache capacity {cache['k'][0].shape[2]} exceeded ({L} tokens)")
+        H, KV, hd = c.n_heads, c.n_kv_heads, c.head_dim
+        rep = H // KV
+        cos = self.cos[positions][:, None, :, :]
+        sin = self.sin[positions][:, None, :, :]
+        qpos = np.arange(past, L)
+        kpos = np.arange(L)
+        allowed = ((kpos[None, :] <= qpos[:, None])[None] & key_valid[:, None, :]) | (kpos[None, None, :] == qpos[None, :, None])
+        neg = np.where(allowed, 0.0, -np.inf).astype(np.float32)[:, None, None, :, :]   # [B,1,1,T,L]
+        x = self.w["embed.weight"][tokens]
+        scale = 1.0 / np.sqrt(hd)
+        for i in range(c.n_layers):
+            p = f"blocks.{i}."
+            h = self._norm(x, self.w[p + "attn_norm.weight"])
+            q = (h @ self.t[p + "attn.wq.weight"]).reshape(B, T, H, hd).transpose(0, 2, 1, 3)
+            k = (h @ self.t[p + "attn.wk.weight"]).reshape(B, T, KV, hd).transpose(0, 2, 1, 3)
+            v = (h @ self.t[p + "attn.wv.weight"]).reshape(B, T, KV, hd).transpose(0, 2, 1, 3)
+            q = self._rope(q, cos, sin)
+            k = self._rope(k, cos, sin)
+            cache["k"][i][:, :, past:L] = k
+            cache["v"][i][:, :, past:L] = v
+            K = cache["k"][i][:, :, :L]
+            V = cache["v"][i][:, :, :L]
+            qg = q.reshape(B, KV, rep, T, hd)
+            s = np.matmul(qg, K[:, :, None].transpose(0, 1, 2, 4, 3)) * scale + neg      # [B,KV,rep,T,L]
+            a = _softmax(s, -1)
+            o = np.matmul(a, V[:, :, None]).reshape(B, H, T, hd).transpose(0, 2, 1, 3).reshape(B, T, H * hd)
+            x = x + o @ self.t[p + "attn.wo.weight"]
+            h = self._norm(x, self.w[p + "mlp_norm.weight"])
+            g = h @ self.t[p + "mlp.gate.weight"]
+            if c.mlp == "geglu":
+                g = 0.5 * g * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (g + 0.044715 * g ** 3)))
+            else:
+                g = g / (1.0 + np.exp(-g))
+            x = x + (g * (h @ self.t[p + "mlp.up.weight"])) @ self.t[p + "mlp.down.weight"]
+        cache["length"] = L
+        last = self._norm(x[:, -1], self.w["norm.weight"])
+        return last @ self.out_t
+
+    def logits_all(self, tokens: np.ndarray) -> np.ndarray:
+        """Logits at every position of unpadded sequences [B, T] (for tests and scoring)."""
+        B, T = tokens.shape
+        out = np.zeros((B, T, self.cfg.vocab_size), np.float32)
+        cache = self.new_cache(B, T)
+        valid = np.ones((B, T), bool)
+        for t in range(T):
+            out[:, t] = self.forward(tokens[:, t:t + 1], np.full((B, 1), t), valid[:, :t + 1], cache)
+        return out
+
+
+class _TorchBackend:
+    """Runs the torch MAVTransformer behind the same prefill/step interface as NumpyTransformer."""
+
+    def __init__(self, weights: Dict[str, np.ndarray], cfg: MAVConfig, device: str, threads: int = 0):
+        import torch
+
+        from .transformer import MAVTransformer
+        if threads:
+            torch.set_num_threads(threads)
+        self.torch = torch
+        self.cfg = cfg
+        self.device = torch.device(device)
+        self.model = MAVTransformer(cfg)
+        self.model.load_state_dict({k: torch.from_numpy(v) for k, v in weights.items()}, strict=False)
+        self.model.to(self.device).eval()
+
+    @classmethod
+    def from_module(cls, model, device=None) -> "_TorchBackend":
+        self = cls.__new__(cls)
+        import torch
+        self.torch = torch
+        self.cfg = model.cfg
+        self.model = model
+        self.device = next(model.parameters()).device if device is None else torch.device(device)
+        return self
+
+    def new_cache(self, batch: int, capacity: int):
+        from .transformer import KVCache
+        return KVCache(self.cfg, batch, capacity, device=self.device)
+
+    @staticmethod
+    def select_cache(cache, rows: np.ndarray):
+        import torch
+        cache.reorder(torch.as_tensor(rows, dtype=torch.long, device=cache.k[0].device))
+        return cache
+
+    def forward(self, tokens: np.ndarray, positions: np.ndarray, key_valid: np.ndarray, cache) -> np.ndarray:
+        torch = self.torch
+        with torch.no_grad():
+            dev = self.device
+            h = self.model(torch.as_tensor(tokens, dtype=torch.long, device=dev),
+                           positions=torch.as_tensor(positions, dtype=torch.long, device=dev),
+                           key_valid=torch.as_tensor(key_valid, dtype=torch.bool, device=dev), cache=cache,
+                           return_hidden=True)
+            return self.model.logits(h[:, -1]).float().cpu().numpy()
+
+
+@dataclass
+class Generation:
+    """One generated output: token ids, and for every generated bucket token its position in ``ids`` and
+    the model's distribution over the 64 buckets there (rows of ``value_probs``)."""
+
+    ids: List[int]
+    value_steps: List[int] = field(default_factory=list)
+    value_probs: np.ndarray = field(default_factory=lambda: np.zeros((0, NUM_BUCKETS), np.float32))
+    finished: bool = False
+
+
+def generate_ids(backend, prompts: Sequence[Sequence[int]], max_new_tokens: int, stop_ids: Sequence[int],
+                 pad_id: int = 0, bucket_ids: Optional[Sequence[int]] = None) -> List[Generation]:
+    """Greedy generation for a batch of token-id prompts with a KV cache (finished rows leave the batch).
+
+    ``stop_ids``: generation of a row ends after it emits one of them (included in the output).
+    ``bucket_ids``: the 64 value token ids, in bucket order; their distribution is kept at every step whose
+    greedy token is one of them.
+    """
+    cfg = backend.cfg
+    B = len(prompts)
+    if B == 0:
+        return []
+    lens = [len(p) for p in prompts]
+    if min(lens) == 0:
+        raise ValueError(f"prompt {lens.index(0)} is empty")
+    T = max(lens)
+    if T >= cfg.max_seq_len:
+        raise ValueError(f"a prompt of {T} tokens does not fit the model's max_seq_len {cfg.max_seq_len}")
+    if max_new_tokens <= 0:
+        return [Generation([]) for _ in prompts]
+    toks = np.full((B, T), pad_id, np.int64)
+    valid = np.zeros((B, T), bool)
+    for b, p in enumerate(prompts):
+        arr = np.asarray(p, dtype=np.int64)
+        if arr.min() < 0 or arr.max() >= cfg.vocab_size:
+            raise ValueError(f"prompt {b} has a token id outside [0, {cfg.vocab_size})")
+        toks[b, T - len(p):] = arr
+        valid[b, T - len(p):] = True
+    pos = np.maximum(np.arange(T)[None, :] - (T - np.asarray(lens))[:, None], 0)
+    cap = min(cfg.max_seq_len, T + max_new_tokens)
+    cache = backend.new_cache(B, cap)
+    logits = backend.forward(toks, pos, valid, cache)
+    stop = np.zeros(cfg.vocab_size, bool)
+    stop[list(stop_ids)] = True
+    bucket_ids = np.asarray(bucket_ids if bucket_ids is not None else [], dtype=np.int64)
+    bucket_of = np.full(cfg.vocab_size, -1, np.int64)
+    if len(bucket_ids):
+        bucket_of[bucket_ids] = np.arange(len(bucket_ids))
+    outs = [Generation([]) for _ in range(B)]
+    probs: List[List[np.ndarray]] = [[] for _ in range(B)]
+    rows = np.arange(B)                      # batch row -> output index
+    next_pos = pos[:, -1] + 1
+    for step in range(cap - T):
+        nxt = np.argmax(logits, axis=-1)
+        for r, b in enumerate(rows):
+            t = int(nxt[r])
+            if bucket_of[t] >= 0:
+                outs[b].value_steps.append(len(outs[b].ids))
+                probs[b].append(_softmax(logits[r, bucket_ids].astype(np.float64)).astype(np.float32))
+            outs[b].ids.append(t)
+        done = stop[nxt]
+        for r in np.flatnonzero(done):
+            outs[rows[r]].finished = True
+        if done.all() or step == cap - T - 1:
+            break
+        keep = np.flatnonzero(~done)
+        if len(keep) < len(rows):
+            rows, nxt, next_pos, valid = rows[keep], nxt[keep], next_pos[keep], valid[keep]
+            cache = backend.select_cache(cache, keep)
+        valid = np.concatenate([valid, np.ones((len(rows), 1), bool)], axis=1)
+        logits = backend.forward(nxt[:, None], next_pos[:, None], valid, cache)
+        next_pos = next_pos + 1
+    for b in range(B):
+        if probs[b]:
+            outs[b].value_probs = np.stack(probs[b])
+    return outs
+
+
+def bucket_midpoints(n: int = NUM_BUCKETS) -> np.ndarray:
+    return (np.arange(n) + 0.5) / n
+
+
+def mean_value(p: np.ndarray) -> np.ndarray:
+    """Mean scoring: expected win probability under the bucket distribution(s) p [..., 64]."""
+    return np.asarray(p) @ bucket_midpoints(np.asarray(p).shape[-1])
+
+
+def max_value(p: np.ndarray) -> np.ndarray:
+    """Max scoring: the midpoint of the most likely bucket."""
+    p = np.asarray(p)
+    return bucket_midpoints(p.shape[-1])[np.argmax(p, axis=-1)]
