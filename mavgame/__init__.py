@@ -5,6 +5,7 @@ wraps them in Python classes in the style of python-chess and OpenSpiel.
 """
 from . import _core
 from ._core import State
+from .games.chess import Chess, Chess960, ChessFamily
 
 __version__ = "0.1.0"
 

@@ -664,7 +664,9 @@ static int chess_action_from_str(const void *st, const char *str, int32_t *a, ch
     }
     if ((len != 4 && len != 5) || promo < 0 || str[0] < 'a' || str[0] > 'h' || str[1] < '1' || str[1] > '8' ||
         str[2] < 'a' || str[2] > 'h' || str[3] < '1' || str[3] > '8') {
-        snprintf(err, errlen, "invalid UCI move '%.16s': expected e.g. e2e4 or e7e8q", str);
+        char fen[MG_MAX_TEXT];
+        mg_chess_to_fen(s, fen, sizeof fen);
+        snprintf(err, errlen, "invalid UCI move '%.16s' (expected e.g. e2e4 or e7e8q) in %s", str, fen);
         return MG_ERR;
     }
     int from = (str[0] - 'a') + 8 * (str[1] - '1');
