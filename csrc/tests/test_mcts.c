@@ -1,0 +1,594 @@
+/* test_mcts.c - the MAV-guided MCTS on tic-tac-toe: forced wins, the prior of equation 1,
+ * batches and virtual counts, dropped and invalid results, state tracking with garbage
+ * evaluators, tree reuse, reproducibility; tree invariants after every search. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../game.h"
+#include "../games/tictactoe.h"
+#include "../rng.h"
+#include "../search/evaluator.h"
+#include "../search/mcts.h"
+#include "mgtest.h"
+
+static mg_test_counts T;
+static char err[MG_ERRLEN];
+
+static const mg_game *G = &mg_tictactoe;
+
+static void from_text(mg_ttt_state *s, const char *text)
+{
+    if (G->from_text(s, NULL, text, err, sizeof err) != MG_OK) {
+        fprintf(stderr, "bad test position %s: %s\n", text, err);
+        exit(2);
+    }
+}
+
+/* Negamax value of `s` for the player to move: +1 win, 0 draw, -1 loss. */
+static int negamax(mg_ttt_state *s)
+{
+    int r = G->outcome(s, NULL);
+    if (r != MG_ONGOING) {
+        if (r == MG_DRAW)
+            return 0;
+        int winner = r == MG_P0_WINS ? 0 : 1;
+        return winner == G->to_move(s) ? 1 : -1;
+    }
+    int32_t moves[9];
+    int n = G->legal_actions(s, moves), best = -2;
+    for (int i = 0; i < n; i++) {
+        G->make(s, moves[i], NULL);
+        int v = -negamax(s);
+        G->unmake(s, moves[i], NULL);
+        if (v > best)
+            best = v;
+    }
+    return best;
+}
+
+static int action_value(const mg_ttt_state *s0, int32_t a)
+{
+    mg_ttt_state s = *s0;
+    G->make(&s, a, NULL);
+    return -negamax(&s);
+}
+
+static void check_tree(mg_mcts *m, const char *what)
+{
+    int rc = mg_mcts_check(m, err, sizeof err);
+    if (rc != MG_OK)
+        fprintf(stderr, "%s: %s\n", what, err);
+    MG_CHECK(rc == MG_OK);
+}
+
+/* ---- Test evaluators ---- */
+
+/* Perfect oracle: every legal action valued by negamax. */
+static int oracle_eval(void *ctx, const mg_game *g, const mg_eval_request *req, mg_eval_result *res, int n,
+                       double timeout, char *e, size_t el)
+{
+    (void)ctx, (void)g, (void)timeout, (void)e, (void)el;
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < req[i].num_legal; j++)
+            res[i].values[j] = (float)(0.5 + 0.5 * action_value(req[i].state, req[i].legal[j]));
+        res[i].status = MG_EVAL_OK;
+    }
+    return MG_OK;
+}
+
+/* Fixed values by action id (NaN where absent), for checking the prior. */
+static float FIXED[9];
+static double FIXED_VALUE = NAN; /* explicit leaf value (NaN: the maximum action value) */
+static int fixed_eval(void *ctx, const mg_game *g, const mg_eval_request *req, mg_eval_result *res, int n,
+                      double timeout, char *e, size_t el)
+{
+    (void)ctx, (void)g, (void)timeout, (void)e, (void)el;
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < req[i].num_legal; j++)
+            res[i].values[j] = FIXED[req[i].legal[j]];
+        res[i].policy[0] = 1.0f; /* used only with the policy prior */
+        res[i].value = FIXED_VALUE;
+        res[i].status = MG_EVAL_OK;
+    }
+    return MG_OK;
+}
+
+/* Wraps the oracle; drops, invalidates, reorders and corrupts results at random. */
+typedef struct chaos_ctx {
+    mg_rng rng;
+    int batches;
+    int max_batch;
+} chaos_ctx;
+
+static int chaos_eval(void *vctx, const mg_game *g, const mg_eval_request *req, mg_eval_result *res, int n,
+                      double timeout, char *e, size_t el)
+{
+    chaos_ctx *c = vctx;
+    c->batches++;
+    if (n > c->max_batch)
+        c->max_batch = n;
+    if (oracle_eval(NULL, g, req, res, n, timeout, e, el) != MG_OK)
+        return MG_ERR;
+    for (int i = 0; i < n; i++) {
+        res[i].seq = (int)mg_rng_below(&c->rng, 1000);
+        switch (mg_rng_below(&c->rng, 8)) {
+        case 0: res[i].status = MG_EVAL_DROPPED; break;
+        case 1: res[i].status = MG_EVAL_INVALID; break;
+        case 2: res[i].values[0] = 7.0f; break;               /* out of [0, 1]: invalid */
+        case 3: res[i].value = -3.0; break;                   /* invalid */
+        case 4: for (int j = 0; j < req[i].num_legal; j++) res[i].values[j] = NAN; break; /* no value */
+        default: break;
+        }
+    }
+    return MG_OK;
+}
+
+static int failing_eval(void *ctx, const mg_game *g, const mg_eval_request *req, mg_eval_result *res, int n,
+                        double timeout, char *e, size_t el)
+{
+    int *calls = ctx;
+    if (++*calls >= 3) {
+        snprintf(e, el, "evaluator exploded on purpose");
+        return MG_ERR;
+    }
+    return oracle_eval(NULL, g, req, res, n, timeout, e, el);
+}
+
+static mg_evaluator make_ev(const char *name, int (*fn)(void *, const mg_game *, const mg_eval_request *,
+                                                        mg_eval_result *, int, double, char *, size_t),
+                            void *ctx, unsigned modes)
+{
+    mg_evaluator ev;
+    memset(&ev, 0, sizeof ev);
+    ev.name = name;
+    ev.ctx = ctx;
+    ev.modes = modes;
+    ev.evaluate = fn;
+    return ev;
+}
+
+/* ---- Tests ---- */
+
+static void test_config(void)
+{
+    mg_mcts_config c;
+    mg_mcts_config_default(&c);
+    MG_CHECK(mg_mcts_config_check(&c, err, sizeof err) == MG_OK);
+    c.batch_size = 0;
+    MG_CHECK(mg_mcts_config_check(&c, err, sizeof err) == MG_ERR && strstr(err, "batch_size 0"));
+    mg_mcts_config_default(&c);
+    c.n_min = 9;
+    MG_CHECK(mg_mcts_config_check(&c, err, sizeof err) == MG_ERR && strstr(err, "n_min 9"));
+    mg_mcts_config_default(&c);
+    c.eps = 1.5;
+    MG_CHECK(mg_mcts_config_check(&c, err, sizeof err) == MG_ERR && strstr(err, "eps 1.5"));
+    mg_mcts_config_default(&c);
+    c.tau[0] = 0;
+    MG_CHECK(mg_mcts_config_check(&c, err, sizeof err) == MG_ERR && strstr(err, "tau[0]"));
+    mg_mcts_config_default(&c);
+    c.k = 0;
+    MG_CHECK(mg_mcts_create(G, &c, err, sizeof err) == NULL && strstr(err, "k 0"));
+    mg_mcts_config_default(&c);
+    MG_CHECK(mg_mcts_create(NULL, &c, err, sizeof err) == NULL && strstr(err, "needs a game"));
+
+    mg_mcts *m = mg_mcts_create(G, NULL, err, sizeof err);
+    MG_CHECK(m != NULL);
+    mg_evaluator ev;
+    MG_CHECK(mg_eval_playout_create(&ev, 1, 0, 1, err, sizeof err) == MG_OK);
+    MG_CHECK(mg_mcts_search(m, &ev, 10, err, sizeof err) == MG_ERR && strstr(err, "no root"));
+    MG_CHECK(mg_mcts_set_root_text(m, "x", 0, 0, err, sizeof err) == MG_ERR);
+    mg_evaluator_free(&ev);
+    MG_CHECK(mg_eval_playout_create(&ev, 0, 0, 1, err, sizeof err) == MG_ERR && strstr(err, "playouts 0"));
+    MG_CHECK(mg_eval_constant_create(&ev, 2.0, err, sizeof err) == MG_ERR && strstr(err, "value 2"));
+    mg_mcts_free(m);
+}
+
+/* Positions with a forced win for the side to move: the search must pick a winning move. */
+static void test_playout_forced_wins(void)
+{
+    static const char *const positions[] = {
+        "xx./oo./... x",  /* immediate win (c3) or lose the race */
+        "x../.o./..x o",  /* o must not play a corner? o to move: draws only; skipped by value check */
+        "x.o/.../x.o x",  /* x wins with a2 (double threat... a2 completes a-file) */
+        "o../.x./... x",  /* any reasonable move; value check only */
+        "x../.../..o x",  /* x has a forced win (take a corner: fork) */
+        "oo./xx./x.. o",  /* o wins at c3 */
+        "x.o/.o./x.. x",  /* x must win at a2 */
+    };
+    for (size_t p = 0; p < sizeof positions / sizeof positions[0]; p++) {
+        mg_ttt_state s;
+        from_text(&s, positions[p]);
+        int best_val = negamax(&s);
+        for (int vc = 0; vc < 3; vc++) {
+            for (int bs = 1; bs <= 8; bs *= 8) {
+                mg_mcts_config c;
+                mg_mcts_config_default(&c);
+                c.batch_size = bs;
+                c.virtual_count = vc;
+                c.seed = 11 + p;
+                c.c_base = 0;
+                c.c_puct = 2.0;
+                mg_mcts *m = mg_mcts_create(G, &c, err, sizeof err);
+                mg_evaluator ev;
+                mg_eval_playout_create(&ev, 4, 0, 5 + p, err, sizeof err);
+                MG_CHECK(mg_mcts_set_root(m, &s, s.nmoves, err, sizeof err) == MG_OK);
+                MG_CHECK(mg_mcts_search(m, &ev, 3000, err, sizeof err) == MG_OK);
+                check_tree(m, positions[p]);
+                int32_t a = mg_mcts_best_action(m);
+                MG_CHECK(a >= 0 && G->is_legal(&s, a));
+                int v = action_value(&s, a);
+                if (v != best_val)
+                    fprintf(stderr, "%s (vc %d, batch %d): played %d worth %d, best %d\n", positions[p], vc, bs,
+                            a, v, best_val);
+                MG_CHECK(v == best_val);
+                mg_mcts_stats st;
+                mg_mcts_get_stats(m, &st);
+                MG_CHECK(st.simulations == 3000);
+                MG_CHECK(mg_mcts_root_visits(m) == (uint32_t)st.completed);
+                MG_CHECK(st.completed == st.simulations); /* nothing dropped here */
+                mg_evaluator_free(&ev);
+                mg_mcts_free(m);
+            }
+        }
+    }
+}
+
+/* With a perfect oracle the search keeps to optimal moves through a whole game (self-play). */
+static void test_oracle_selfplay(void)
+{
+    for (int seed = 0; seed < 4; seed++) {
+        mg_mcts_config c;
+        mg_mcts_config_default(&c);
+        c.seed = (uint64_t)seed;
+        c.batch_size = 1 + seed;
+        mg_mcts *m = mg_mcts_create(G, &c, err, sizeof err);
+        mg_evaluator ev = make_ev("oracle", oracle_eval, NULL, 1u << MG_EVAL_ENGINE);
+        mg_ttt_state s;
+        from_text(&s, ".../.../... x");
+        MG_CHECK(mg_mcts_set_root(m, &s, 0, err, sizeof err) == MG_OK);
+        while (G->outcome(&s, NULL) == MG_ONGOING) {
+            int before = negamax(&s);
+            MG_CHECK(mg_mcts_search(m, &ev, 60, err, sizeof err) == MG_OK);
+            check_tree(m, "oracle self-play");
+            int32_t a = mg_mcts_best_action(m);
+            MG_CHECK(action_value(&s, a) == before);
+            G->make(&s, a, NULL);
+            uint32_t kept = 0;
+            int nr = mg_mcts_num_root_edges(m);
+            int32_t acts[9];
+            uint32_t vis[9];
+            mg_mcts_root_edges(m, acts, vis, NULL, NULL, NULL, NULL);
+            for (int i = 0; i < nr; i++)
+                if (acts[i] == a)
+                    kept = vis[i];
+            MG_CHECK(mg_mcts_advance(m, a, err, sizeof err) == MG_OK);
+            if (G->outcome(&s, NULL) == MG_ONGOING) {
+                MG_CHECK(mg_mcts_root_visits(m) == kept); /* the subtree came along */
+                check_tree(m, "after advance");
+            }
+        }
+        MG_CHECK(G->outcome(&s, NULL) == MG_DRAW);
+        /* Searching a finished game does nothing. */
+        MG_CHECK(mg_mcts_search(m, &ev, 10, err, sizeof err) == MG_OK);
+        MG_CHECK(mg_mcts_best_action(m) == -1);
+        mg_mcts_free(m);
+    }
+}
+
+/* Equation 1: P = (1 - eps) * softmax_top_k(q / tau) + eps / |legal|. */
+static void test_prior(void)
+{
+    for (int i = 0; i < 9; i++)
+        FIXED[i] = NAN;
+    FIXED[0] = 0.9f, FIXED[4] = 0.8f, FIXED[8] = 0.6f, FIXED[2] = 0.1f;
+    mg_mcts_config c;
+    mg_mcts_config_default(&c);
+    c.k = 2;
+    c.eps = 0.2;
+    c.num_tau = 2;
+    c.tau[0] = 0.1;
+    c.tau_from_ply[1] = 4;
+    c.tau[1] = 0.5;
+    mg_evaluator ev = make_ev("fixed", fixed_eval, NULL, 1u << MG_EVAL_ENGINE);
+    for (int late = 0; late < 2; late++) {
+        mg_mcts *m = mg_mcts_create(G, &c, err, sizeof err);
+        mg_ttt_state s;
+        from_text(&s, ".../.../... x");
+        MG_CHECK(mg_mcts_set_root(m, &s, late ? 6 : 0, err, sizeof err) == MG_OK);
+        MG_CHECK(mg_mcts_search(m, &ev, 1, err, sizeof err) == MG_OK);
+        MG_CHECK(mg_mcts_num_root_edges(m) == 9);
+        int32_t acts[9];
+        float prior[9], vals[9];
+        mg_mcts_root_edges(m, acts, NULL, NULL, prior, vals, NULL);
+        double tau = late ? 0.5 : 0.1;
+        double z = exp(0.9 / tau) + exp(0.8 / tau);
+        for (int i = 0; i < 9; i++) {
+            double want = 0.2 / 9;
+            if (acts[i] == 0)
+                want += 0.8 * exp(0.9 / tau) / z;
+            if (acts[i] == 4)
+                want += 0.8 * exp(0.8 / tau) / z;
+            MG_CHECK(fabs(prior[i] - want) < 1e-5);
+            MG_CHECK(isnan(FIXED[acts[i]]) ? isnan(vals[i]) : vals[i] == FIXED[acts[i]]);
+        }
+        /* Root value = the maximum action value (0.9 -> 0.8 in [-1, 1]). */
+        MG_CHECK(fabs(mg_mcts_root_value(m) - 0.8) < 1e-6);
+        check_tree(m, "prior");
+        mg_mcts_free(m);
+    }
+    /* Policy prior: all mass on the first legal action, mixed with eps. */
+    c.prior = MG_MCTS_PRIOR_POLICY;
+    FIXED_VALUE = 0.5;
+    mg_mcts *m = mg_mcts_create(G, &c, err, sizeof err);
+    mg_ttt_state s;
+    from_text(&s, ".../.../... x");
+    mg_mcts_set_root(m, &s, 0, err, sizeof err);
+    MG_CHECK(mg_mcts_search(m, &ev, 1, err, sizeof err) == MG_OK);
+    float prior[9];
+    mg_mcts_root_edges(m, NULL, NULL, NULL, prior, NULL, NULL);
+    MG_CHECK(fabs(prior[0] - (0.8 + 0.2 / 9)) < 1e-5 && fabs(prior[1] - 0.2 / 9) < 1e-5);
+    /* Explicit leaf value 0.5 -> 0. */
+    MG_CHECK(fabs(mg_mcts_root_value(m)) < 1e-9);
+    mg_mcts_free(m);
+}
+
+/* Virtual counts spread a batch over distinct leaves; without them it collides. */
+static void test_virtual_counts(void)
+{
+    for (int vc = 0; vc < 3; vc++) {
+        mg_mcts_config c;
+        mg_mcts_config_default(&c);
+        c.batch_size = 8;
+        c.virtual_count = vc;
+        c.n_max = 64;
+        c.n_min = 4;
+        c.virtual_loss = 4;
+        mg_mcts *m = mg_mcts_create(G, &c, err, sizeof err);
+        mg_ttt_state s;
+        from_text(&s, ".../.../... x");
+        mg_mcts_set_root(m, &s, 0, err, sizeof err);
+        mg_evaluator orc = make_ev("oracle", oracle_eval, NULL, 1u << MG_EVAL_ENGINE);
+        MG_CHECK(mg_mcts_search(m, &orc, 200, err, sizeof err) == MG_OK);
+        check_tree(m, "virtual counts");
+        mg_mcts_stats st;
+        mg_mcts_get_stats(m, &st);
+        if (vc == MG_MCTS_VC_NONE)
+            MG_CHECK(st.collisions > 0);
+        else
+            MG_CHECK(st.collisions < st.evaluations / 4);
+        MG_CHECK(st.simulations == 200);
+        mg_mcts_free(m);
+    }
+}
+
+/* Dropped, invalid and malformed results in random order: invariants hold, budget is spent. */
+static void test_chaos(void)
+{
+    for (int seed = 0; seed < 20; seed++) {
+        mg_mcts_config c;
+        mg_mcts_config_default(&c);
+        c.batch_size = 1 + seed % 7;
+        c.virtual_count = seed % 3;
+        c.seed = (uint64_t)seed;
+        chaos_ctx cc;
+        memset(&cc, 0, sizeof cc);
+        mg_rng_seed(&cc.rng, (uint64_t)seed * 7 + 1);
+        mg_evaluator ev = make_ev("chaos", chaos_eval, &cc, 1u << MG_EVAL_ENGINE);
+        mg_mcts *m = mg_mcts_create(G, &c, err, sizeof err);
+        mg_ttt_state s;
+        from_text(&s, ".../.x./... o");
+        mg_mcts_set_root(m, &s, 1, err, sizeof err);
+        for (int round = 0; round < 3; round++) {
+            MG_CHECK(mg_mcts_search(m, &ev, 150, err, sizeof err) == MG_OK);
+            check_tree(m, "chaos");
+            mg_mcts_stats st;
+            mg_mcts_get_stats(m, &st);
+            MG_CHECK(st.simulations <= 150);
+            if (round == 0)
+                MG_CHECK(st.dropped > 0 && st.invalid > 0);
+            MG_CHECK(st.completed + st.dropped == st.simulations);
+            MG_CHECK(cc.max_batch <= c.batch_size);
+        }
+        mg_mcts_free(m);
+    }
+}
+
+static void test_evaluator_error(void)
+{
+    int calls = 0;
+    mg_evaluator ev = make_ev("failing", failing_eval, &calls, 1u << MG_EVAL_ENGINE);
+    mg_mcts_config c;
+    mg_mcts_config_default(&c);
+    c.batch_size = 4;
+    mg_mcts *m = mg_mcts_create(G, &c, err, sizeof err);
+    mg_ttt_state s;
+    from_text(&s, ".../.../... x");
+    mg_mcts_set_root(m, &s, 0, err, sizeof err);
+    MG_CHECK(mg_mcts_search(m, &ev, 100, err, sizeof err) == MG_ERR && strstr(err, "exploded"));
+    check_tree(m, "after evaluator error");
+    mg_evaluator st_only = make_ev("st", oracle_eval, NULL, 1u << MG_EVAL_STATE_TRACKING);
+    MG_CHECK(mg_mcts_search(m, &st_only, 10, err, sizeof err) == MG_ERR && strstr(err, "engine mode"));
+    mg_mcts_free(m);
+}
+
+static void test_reproducible(void)
+{
+    uint32_t vis[2][9];
+    for (int rep = 0; rep < 2; rep++) {
+        mg_mcts_config c;
+        mg_mcts_config_default(&c);
+        c.batch_size = 3;
+        c.seed = 42;
+        mg_mcts *m = mg_mcts_create(G, &c, err, sizeof err);
+        mg_evaluator ev;
+        mg_eval_playout_create(&ev, 1, 0, 42, err, sizeof err);
+        mg_ttt_state s;
+        from_text(&s, ".../.../... x");
+        mg_mcts_set_root(m, &s, 0, err, sizeof err);
+        mg_mcts_search(m, &ev, 500, err, sizeof err);
+        mg_mcts_root_edges(m, NULL, vis[rep], NULL, NULL, NULL, NULL);
+        mg_evaluator_free(&ev);
+        mg_mcts_free(m);
+    }
+    MG_CHECK(memcmp(vis[0], vis[1], sizeof vis[0]) == 0);
+}
+
+/* ---- State tracking ---- */
+
+/* Plays the true transition with the engine, then corrupts the answer at random. */
+typedef struct st_ctx {
+    mg_rng rng;
+    int garbage;   /* corrupt with probability garbage / 16 */
+    int calls;
+} st_ctx;
+
+static int st_eval(void *vctx, const mg_game *g, const mg_eval_request *req, mg_eval_result *res, int n,
+                   double timeout, char *e, size_t el)
+{
+    (void)timeout, (void)e, (void)el, (void)g;
+    st_ctx *c = vctx;
+    c->calls++;
+    for (int i = 0; i < n; i++) {
+        mg_ttt_state s;
+        char terr[MG_ERRLEN];
+        mg_eval_result *r = &res[i];
+        const char *base = req[i].text ? req[i].text : req[i].parent_text;
+        if (G->from_text(&s, NULL, base, terr, sizeof terr) != MG_OK) {
+            r->status = MG_EVAL_INVALID; /* a wrong state we cannot follow: say so */
+            continue;
+        }
+        if (!req[i].text) {
+            int32_t a;
+            if (G->action_from_str(&s, req[i].move, &a, terr, sizeof terr) != MG_OK) {
+                r->status = MG_EVAL_INVALID;
+                continue;
+            }
+            G->make(&s, a, NULL);
+        }
+        G->to_text(&s, r->text, r->text_cap);
+        int res_ = G->outcome(&s, NULL);
+        r->result = res_;
+        int32_t moves[9];
+        int k = res_ == MG_ONGOING ? G->legal_actions(&s, moves) : 0;
+        r->num_moves = k;
+        for (int j = 0; j < k; j++) {
+            G->action_to_str(&s, moves[j], r->moves[j], MG_MAX_MOVE_STR);
+            r->values[j] = (float)(0.5 + 0.5 * action_value(&s, moves[j]));
+        }
+        r->status = MG_EVAL_OK;
+        if ((int)mg_rng_below(&c->rng, 16) >= c->garbage)
+            continue;
+        switch (mg_rng_below(&c->rng, 12)) {
+        case 0: /* garbage text with control characters */
+            for (size_t j = 0; j + 1 < r->text_cap && j < 40; j++)
+                r->text[j] = (char)mg_rng_below(&c->rng, 256);
+            r->text[40] = '\0';
+            break;
+        case 1: /* not NUL-terminated */
+            memset(r->text, 'x', r->text_cap);
+            break;
+        case 2: /* a wrong but well-formed state */
+            strcpy(r->text, "xxx/ooo/... x");
+            break;
+        case 3: /* illegal moves */
+            if (k > 0)
+                strcpy(r->moves[0], "z9");
+            break;
+        case 4: /* move without NUL */
+            if (k > 0)
+                memset(r->moves[0], 'q', MG_MAX_MOVE_STR);
+            break;
+        case 5: r->num_moves = -3; break;
+        case 6: r->num_moves = 100000; break;
+        case 7: r->result = 17; break;
+        case 8: /* duplicated moves */
+            if (k > 1)
+                strcpy(r->moves[1], r->moves[0]);
+            break;
+        case 9: r->values[0] = NAN; r->value = INFINITY; break;
+        case 10: r->status = mg_rng_below(&c->rng, 2) ? MG_EVAL_DROPPED : MG_EVAL_INVALID; break;
+        default: r->text[0] = '\0'; break;
+        }
+    }
+    return MG_OK;
+}
+
+static void test_state_tracking(void)
+{
+    /* Clean model: same decisions as the engine. */
+    {
+        mg_mcts_config c;
+        mg_mcts_config_default(&c);
+        c.mode = MG_EVAL_STATE_TRACKING;
+        c.batch_size = 2;
+        st_ctx sc;
+        memset(&sc, 0, sizeof sc);
+        mg_evaluator ev = make_ev("st", st_eval, &sc, 1u << MG_EVAL_STATE_TRACKING);
+        mg_mcts *m = mg_mcts_create(NULL, &c, err, sizeof err);
+        MG_CHECK(m != NULL);
+        MG_CHECK(mg_mcts_set_root(m, "x", 0, err, sizeof err) == MG_ERR);
+        MG_CHECK(mg_mcts_set_root_text(m, "x.o/.o./x.. x", 0, 4, err, sizeof err) == MG_OK);
+        MG_CHECK(mg_mcts_search(m, &ev, 200, err, sizeof err) == MG_OK);
+        check_tree(m, "state tracking");
+        int b = mg_mcts_best_edge(m);
+        MG_CHECK(b >= 0 && strcmp(mg_mcts_root_move(m, b), "a2") == 0);
+        int32_t pv_e[8];
+        int len = mg_mcts_pv(m, NULL, pv_e, 8);
+        MG_CHECK(len >= 1 && strcmp(mg_mcts_pv_move(m, pv_e, len, 0), "a2") == 0);
+        /* Terminal child: the tree learnt the result from the model. */
+        MG_CHECK(mg_mcts_advance_move(m, "a2", err, sizeof err) == MG_OK);
+        MG_CHECK(strcmp(mg_mcts_root_text(m), "x.o/xo./x.. o") == 0);
+        MG_CHECK(mg_mcts_root_result(m) == MG_P0_WINS);
+        MG_CHECK(mg_mcts_advance_move(m, "c1", err, sizeof err) == MG_ERR);
+        mg_mcts_free(m);
+    }
+    /* Garbage at random: never a crash (ASan/UBSan run), invariants hold. */
+    for (int seed = 0; seed < 30; seed++) {
+        mg_mcts_config c;
+        mg_mcts_config_default(&c);
+        c.mode = MG_EVAL_STATE_TRACKING;
+        c.batch_size = 1 + seed % 5;
+        c.virtual_count = seed % 3;
+        c.seed = (uint64_t)seed;
+        st_ctx sc;
+        memset(&sc, 0, sizeof sc);
+        mg_rng_seed(&sc.rng, (uint64_t)seed + 100);
+        sc.garbage = 2 + seed % 12;
+        mg_evaluator ev = make_ev("st", st_eval, &sc, 1u << MG_EVAL_STATE_TRACKING);
+        mg_mcts *m = mg_mcts_create(G, &c, err, sizeof err);
+        MG_CHECK(mg_mcts_set_root_text(m, ".../.../... x", 0, 0, err, sizeof err) == MG_OK);
+        MG_CHECK(mg_mcts_search(m, &ev, 300, err, sizeof err) == MG_OK);
+        check_tree(m, "state tracking with garbage");
+        mg_mcts_stats st;
+        mg_mcts_get_stats(m, &st);
+        MG_CHECK(st.simulations <= 300);
+        if (mg_mcts_num_root_edges(m) > 0) {
+            int b = mg_mcts_best_edge(m);
+            const char *mv = b >= 0 ? mg_mcts_root_move(m, b) : NULL;
+            MG_CHECK(b < 0 || (mv && strlen(mv) > 0 && strlen(mv) < MG_MAX_MOVE_STR));
+            /* Reuse whatever subtree the best move has. */
+            if (b >= 0 && mg_mcts_advance_move(m, mv, err, sizeof err) == MG_OK) {
+                MG_CHECK(mg_mcts_search(m, &ev, 50, err, sizeof err) == MG_OK);
+                check_tree(m, "state tracking after advance");
+            }
+        }
+        mg_mcts_free(m);
+    }
+}
+
+int main(void)
+{
+    mg_games_init();
+    test_config();
+    test_prior();
+    test_playout_forced_wins();
+    test_oracle_selfplay();
+    test_virtual_counts();
+    test_chaos();
+    test_evaluator_error();
+    test_reproducible();
+    test_state_tracking();
+    MG_TEST_MAIN_END("test_mcts");
+}
