@@ -82,7 +82,9 @@ def save_safetensors(path: PathLike, tensors: Mapping[str, np.ndarray], metadata
     for name in sorted(tensors):
         if name == "__metadata__" or not name:
             raise ValueError(f"invalid tensor name {name!r}")
-        a = np.ascontiguousarray(tensors[name])
+        a = np.asarray(tensors[name])
+        if not a.flags.c_contiguous:
+            a = a.copy(order="C")
         if name in bf16:
             if a.dtype != np.uint16:
                 raise ValueError(f"tensor {name!r} marked bf16 must be uint16 bit patterns, got {a.dtype}")
@@ -152,7 +154,7 @@ def load_safetensors(path: PathLike) -> Tuple[Dict[str, np.ndarray], Dict[str, s
             raise ValueError(f"{path}: tensor {name!r}: shape {shape} of {dt} needs {n * npdt.itemsize} bytes, "
                              f"data offsets give {offs[1] - offs[0]}")
         spans.append((offs[0], offs[1], name))
-        a = np.frombuffer(buf[offs[0]:offs[1]], dtype=npdt).reshape(shape).copy()
+        a = np.frombuffer(buf[offs[0]:offs[1]], dtype=npdt).reshape(tuple(shape)).copy()
         out[name] = bf16_bits_to_float32(a) if dt == "BF16" else a
     spans.sort()
     for (b0, e0, n0), (b1, e1, n1) in zip(spans, spans[1:]):
