@@ -313,3 +313,235 @@ class MAVDataset(IterableDataset):
         while end is None or j < end:
             yield self.make_batch(j, order)
             j += stride
+
+
+# ---- position generation ----------------------------------------------------------------------------
+
+def _chess_annotator(options: Dict[str, Any]):
+    """Stockfish (or any UCI engine) through mavgame.annotate; options: engine, nodes, movetime, depth."""
+    from ..annotate import Annotator
+    kw = {k: options[k] for k in ("nodes", "movetime", "depth") if options.get(k) is not None}
+    if not kw:
+        kw["nodes"] = 20000
+    ann = Annotator(options.get("engine", "stockfish"), **kw)
+
+    def annotate(state) -> Tuple[Dict[str, float], Optional[str]]:
+        a = ann.annotate(state.text())
+        return {m: float(v) for m, v in a.values.items()}, a.best
+    annotate.close = ann.close
+    return annotate
+
+
+def _connect_four_annotator(options: Dict[str, Any]):
+    """The perfect Connect Four solver (mavgame.games.connect_four)."""
+    from ..games import connect_four as c4
+    return c4.make_annotator(**options)
+
+
+def _exhaustive_annotator(options: Dict[str, Any]):
+    """Exact values by exhaustive negamax with memoisation (tiny games such as tic-tac-toe only).
+
+    Values: 1 win, 0.5 draw, 0 loss for the mover; the best move wins fastest (or loses slowest)."""
+    memo: Dict[str, int] = {}
+
+    def score(st) -> int:
+        # negamax score for the side to move: (100 - plies) for a win, 0 draw, -(100 - plies) loss
+        key = st.text()
+        if key in memo:
+            return memo[key]
+        if st.is_terminal():
+            res = st.outcome()[0]
+            v = 0 if res == 3 else -100  # the side to move at a decided terminal state has lost
+        else:
+            v = -1000
+            for a in st.legal_actions().tolist():
+                st.push(a)
+                c = -score(st)
+                st.pop()
+                v = max(v, c - (1 if c > 0 else -1 if c < 0 else 0))
+        memo[key] = v
+        return v
+
+    def annotate(state) -> Tuple[Dict[str, float], Optional[str]]:
+        st = state.copy()
+        vals, best, best_s = {}, None, None
+        for a in st.legal_actions().tolist():
+            mv = st.action_to_str(a)
+            st.push(a)
+            c = -score(st)
+            st.pop()
+            vals[mv] = 1.0 if c > 0 else 0.0 if c < 0 else 0.5
+            if best_s is None or c > best_s:
+                best, best_s = mv, c
+        return vals, best
+    return annotate
+
+
+ANNOTATORS: Dict[str, Callable[[Dict[str, Any]], Callable]] = {
+    "tictactoe": _exhaustive_annotator,
+    "chess": _chess_annotator,
+    "chess960": _chess_annotator,
+    "connect_four": _connect_four_annotator,
+}
+
+
+def make_annotator(game: str, options: Optional[Dict[str, Any]] = None):
+    """annotate(state) -> ({move: value}, best move) for `game`'s engine."""
+    if game not in ANNOTATORS:
+        raise ValueError(f"no annotator for game {game!r} (have {', '.join(sorted(ANNOTATORS))})")
+    return ANNOTATORS[game](dict(options or {}))
+
+
+def _new_state(game: str, board_size: int = 0, text: Optional[str] = None):
+    from .. import _core
+    return _core.State(game, text, board_size, 0)
+
+
+def play_annotated_game(game: str, annotate, rng: np.random.Generator, epsilon: float, max_plies: int = 0,
+                        board_size: int = 0, cache: Optional[Dict[str, Any]] = None, random_opening: int = 0):
+    """One epsilon-greedy game: every position annotated; greedy moves are drawn uniformly among the moves
+    of maximal value, a uniformly random legal move with probability epsilon (and for the first
+    ``random_opening`` plies). Returns the list of records, terminal position included."""
+    st = _new_state(game, board_size)
+    recs = []
+    prev: Optional[Tuple[str, str]] = None
+    while True:
+        text = st.text()
+        rec: Dict[str, Any] = {"state": text, "prev_state": prev[0] if prev else None,
+                               "prev_action": prev[1] if prev else None, "ply": len(recs)}
+        if st.is_terminal() or (max_plies and len(recs) >= max_plies):
+            if st.is_terminal():
+                rec.update(values={}, best=None, result=st.result())
+                recs.append(rec)
+            break
+        if cache is not None and text in cache:
+            values, best = cache[text]
+        else:
+            values, best = annotate(st)
+            if cache is not None:
+                cache[text] = (values, best)
+        rec.update(values=values, best=best, result="*")
+        recs.append(rec)
+        moves = st.legal_moves()
+        if len(recs) <= random_opening or rng.random() < epsilon:
+            mv = moves[int(rng.integers(len(moves)))]
+        else:
+            top = max(values.values())
+            greedy = sorted(m for m, v in values.items() if v >= top - 1e-12)
+            mv = greedy[int(rng.integers(len(greedy)))]
+        prev = (text, mv)
+        st.push(mv)
+    return recs
+
+
+_WORKER: Dict[str, Any] = {}
+
+
+def _gen_init(game, options, in_pool=False):
+    ann = make_annotator(game, options)
+    _WORKER["annotate"] = ann
+    _WORKER["cache"] = {}
+    if in_pool and hasattr(ann, "close"):
+        from multiprocessing.util import Finalize
+        Finalize(ann, ann.close, exitpriority=10)
+
+
+def _gen_games(job):
+    game, seed, first, count, epsilon, max_plies, board_size, random_opening = job
+    out = []
+    for i in range(first, first + count):
+        rng = np.random.default_rng([int(seed) & 0xFFFFFFFF, 0x67616D65, i])
+        out.append(play_annotated_game(game, _WORKER["annotate"], rng, epsilon, max_plies, board_size,
+                                       _WORKER["cache"], random_opening))
+    if len(_WORKER["cache"]) > 2_000_000:
+        _WORKER["cache"].clear()
+    return out
+
+
+def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: float = 0.2, workers: int = 1,
+                       val_fraction: float = 0.02, shard_size: int = 100_000, max_plies: int = 0,
+                       board_size: int = 0, random_opening: int = 0, annotator_options: Optional[Dict] = None,
+                       progress: bool = True, chunk: int = 16) -> Dict[str, Any]:
+    """Play ``n_games`` epsilon-greedy games with the game's annotating engine, keep every distinct position
+    once (its first occurrence in game order), and write them to ``out/train`` and ``out/val`` (split by
+    position). Deterministic for a seed whatever the number of workers. Returns the data statistics (also
+    stored in both manifests)."""
+    import multiprocessing as mp
+    import time
+    if n_games <= 0:
+        raise ValueError(f"n_games must be positive, got {n_games}")
+    if not 0.0 <= epsilon <= 1.0:
+        raise ValueError(f"epsilon must be in [0, 1], got {epsilon}")
+    opts = dict(annotator_options or {})
+    jobs = [(game, seed, s, min(chunk, n_games - s), epsilon, max_plies, board_size, random_opening)
+            for s in range(0, n_games, chunk)]
+    seen = set()
+    stats: Dict[str, Any] = {"game": game, "games": n_games, "seed": seed, "epsilon": epsilon,
+                             "random_opening": random_opening, "max_plies": max_plies,
+                             "annotator": opts, "positions_seen": 0, "results": {},
+                             "unique_by_ply": {}, "terminal": 0, "moves_annotated": 0,
+                             "value_histogram": [0] * 8, "game_length_mean": 0.0}
+    t0 = time.perf_counter()
+    writer = PositionWriter(out, game, shard_size=shard_size, val_fraction=val_fraction)
+    counts = {"train": 0, "val": 0}
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=n_games, desc=f"{game} games", unit="game", dynamic_ncols=True)
+    lengths = 0
+
+    def consume(games):
+        nonlocal lengths
+        for recs in games:
+            res = recs[-1]["result"]
+            stats["results"][res] = stats["results"].get(res, 0) + 1
+            lengths += len(recs) - (1 if res != "*" else 0)
+            for r in recs:
+                stats["positions_seen"] += 1
+                key = r["state"]
+                if key in seen:
+                    continue
+                seen.add(key)
+                ply = str(r["ply"])
+                stats["unique_by_ply"][ply] = stats["unique_by_ply"].get(ply, 0) + 1
+                if not r["values"]:
+                    stats["terminal"] += 1
+                for v in r["values"].values():
+                    stats["value_histogram"][min(7, int(v * 8))] += 1
+                stats["moves_annotated"] += len(r["values"])
+                counts[writer.add(r)] += 1
+            if bar is not None:
+                bar.update(1)
+
+    try:
+        if workers <= 1:
+            _gen_init(game, opts)
+            try:
+                for job in jobs:
+                    consume(_gen_games(job))
+            finally:
+                ann = _WORKER.pop("annotate", None)
+                if hasattr(ann, "close"):
+                    ann.close()
+        else:
+            ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
+            pool = ctx.Pool(workers, initializer=_gen_init, initargs=(game, opts, True))
+            try:
+                for games in pool.imap(_gen_games, jobs):
+                    consume(games)
+                pool.close()
+            except BaseException:
+                pool.terminate()
+                raise
+            finally:
+                pool.join()
+    finally:
+        if bar is not None:
+            bar.close()
+    stats["positions_unique"] = len(seen)
+    stats["train"], stats["val"] = counts["train"], counts["val"]
+    stats["game_length_mean"] = lengths / n_games
+    stats["seconds"] = round(time.perf_counter() - t0, 1)
+    writer.info = {"stats": stats}
+    writer.close()
+    return stats
