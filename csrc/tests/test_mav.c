@@ -1,0 +1,688 @@
+/* test_mav.c - the MAV text format: values, command lists, %state round trips, prompts and
+ * targets, the parser (round trips, hallucination reports, mutated input), the tokenizer and
+ * the randomised training examples. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../format/examples.h"
+#include "../format/mav.h"
+#include "../format/tokenizer.h"
+#include "../format/values.h"
+#include "../game.h"
+#include "../rng.h"
+#include "mgtest.h"
+
+static mg_test_counts T;
+static mg_tokenizer TOK; /* test-local; filled once in main */
+
+#define CHECK_MSG(cond, ...)                                                                   \
+    do {                                                                                       \
+        MG_CHECK(cond);                                                                        \
+        if (!(cond)) {                                                                         \
+            fprintf(stderr, "    ");                                                           \
+            fprintf(stderr, __VA_ARGS__);                                                      \
+            fprintf(stderr, "\n");                                                             \
+        }                                                                                      \
+    } while (0)
+
+static int close_to(double a, double b) { return fabs(a - b) < 1e-12; }
+
+static void test_values(void)
+{
+    MG_CHECK(close_to(mg_mav_win_prob_cp(0), 0.5));
+    /* lichess: Win% = 50 + 50 * (2 / (1 + exp(-0.00368208 * cp)) - 1) */
+    double w = 50 + 50 * (2 / (1 + exp(-0.00368208 * 300)) - 1);
+    MG_CHECK(close_to(mg_mav_win_prob_cp(300), w / 100));
+    MG_CHECK(close_to(mg_mav_win_prob_cp(-300) + mg_mav_win_prob_cp(300), 1.0));
+    MG_CHECK(mg_mav_win_prob_cp(100000) <= 1.0 && mg_mav_win_prob_cp(-100000) >= 0.0);
+    MG_CHECK(mg_mav_win_prob_mate(3) == 1.0 && mg_mav_win_prob_mate(-2) == 0.0 && mg_mav_win_prob_mate(0) == 0.0);
+    MG_CHECK(mg_mav_bucket(0.0) == 0 && mg_mav_bucket(1.0) == 63 && mg_mav_bucket(0.5) == 32);
+    MG_CHECK(mg_mav_bucket(1.0 / 64) == 1 && mg_mav_bucket(1.0 / 64 - 1e-12) == 0);
+    MG_CHECK(mg_mav_bucket(-3) == 0 && mg_mav_bucket(7) == 63 && mg_mav_bucket(NAN) == -1);
+    for (int b = 0; b < 64; b++) {
+        MG_CHECK(mg_mav_bucket(mg_mav_bucket_value(b)) == b);
+        MG_CHECK(close_to(mg_mav_bucket_value(b), (b + 0.5) / 64));
+    }
+    MG_CHECK(isnan(mg_mav_bucket_value(64)) && isnan(mg_mav_bucket_value(-1)));
+    /* scoring: a two-peak distribution */
+    double d[2][64];
+    memset(d, 0, sizeof d);
+    d[0][10] = 0.6;
+    d[0][50] = 0.4;
+    d[1][3] = 2.0; /* unnormalised weights are fine */
+    double out[2];
+    char err[MG_ERRLEN];
+    MG_CHECK(mg_mav_score(&d[0][0], 2, 64, MG_MAV_SCORE_MAX, 0, out, err, sizeof err) == 0);
+    MG_CHECK(close_to(out[0], 10.5 / 64) && close_to(out[1], 3.5 / 64));
+    MG_CHECK(mg_mav_score(&d[0][0], 2, 64, MG_MAV_SCORE_MEAN, 0, out, err, sizeof err) == 0);
+    MG_CHECK(close_to(out[0], (0.6 * 10.5 + 0.4 * 50.5) / 64) && close_to(out[1], 3.5 / 64));
+    /* logits: equal logits = uniform = mean 0.5 */
+    double lg[64];
+    for (int i = 0; i < 64; i++)
+        lg[i] = 1.5;
+    MG_CHECK(mg_mav_score(lg, 1, 64, MG_MAV_SCORE_MEAN, 1, out, err, sizeof err) == 0 && close_to(out[0], 0.5));
+    lg[5] = -INFINITY;
+    MG_CHECK(mg_mav_score(lg, 1, 64, MG_MAV_SCORE_MEAN, 1, out, err, sizeof err) == 0);
+    d[1][7] = -1;
+    MG_CHECK(mg_mav_score(&d[0][0], 2, 64, MG_MAV_SCORE_MEAN, 0, out, err, sizeof err) == -2);
+    MG_CHECK(strstr(err, "row 1") != NULL);
+    memset(d, 0, sizeof d);
+    MG_CHECK(mg_mav_score(&d[0][0], 1, 64, MG_MAV_SCORE_MAX, 0, out, err, sizeof err) == -1);
+}
+
+static void test_specs(void)
+{
+    const mg_game *chess = mg_game_by_name("chess"), *ttt = mg_game_by_name("tictactoe");
+    mg_mav_spec s;
+    char err[MG_ERRLEN], buf[256];
+    MG_CHECK(mg_mav_spec_parse(chess, "%prev_fen %prev_action %fen %state %top_all %best_action", &s, err,
+                               sizeof err) == MG_OK);
+    MG_CHECK(s.n == 6 && s.transition && s.n_inputs == 2 && s.top_pos == 4 && s.best_pos == 5 && s.top_k == 0);
+    mg_mav_header(chess, &s, buf, sizeof buf);
+    MG_CHECK(strcmp(buf, "<mav game=chess> %prev_fen %prev_action %fen %state %top_all %best_action </mav>\n") == 0);
+    MG_CHECK(mg_mav_spec_parse(chess, "%state %top_12", &s, err, sizeof err) == MG_OK);
+    MG_CHECK(s.top_k == 12 && s.n_inputs == 1 && !s.transition && s.best_pos == -1);
+    MG_CHECK(mg_mav_spec_parse(chess, "%state %best_action %fen %state", &s, err, sizeof err) == MG_OK);
+    MG_CHECK(mg_mav_spec_parse(ttt, "%prev_state %prev_action %state", &s, err, sizeof err) == MG_OK);
+    MG_CHECK(s.n_inputs == 2);
+    static const char *const bad[] = {
+        "",                                   /* empty */
+        "%state",                             /* no output */
+        "%top_all",                           /* no state */
+        "%prev_action %state %top_1",         /* action without previous state */
+        "%prev_state %state %top_1",          /* previous state without action */
+        "%state %state %top_1",               /* twice */
+        "%state %top_0",                      /* k = 0 */
+        "%state %top_05",                     /* leading zero */
+        "%state %top_10000",                  /* too big */
+        "%state %top_1 %top_2",               /* twice */
+        "%state %best_action %top_1",         /* order */
+        "%state %top_x",                      /* bad k */
+        "%state %bogus",                      /* unknown */
+        "%state %top_3 %fen",                 /* state after top without best */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = '\0';
+        CHECK_MSG(mg_mav_spec_parse(chess, bad[i], &s, err, sizeof err) == MG_ERR && err[0], "spec '%s' accepted",
+                  bad[i]);
+    }
+    MG_CHECK(mg_mav_spec_parse(ttt, "%fen %top_all", &s, err, sizeof err) == MG_ERR);
+    MG_CHECK(strstr(err, "%fen") != NULL);
+}
+
+/* ---- %state --------------------------------------------------------------------------------- */
+
+static const mg_game *game_and_init(const char *name, void *st)
+{
+    const mg_game *g = mg_game_by_name(name);
+    char err[MG_ERRLEN];
+    if (!g || g->init(st, NULL, err, sizeof err) != MG_OK)
+        return NULL;
+    return g;
+}
+
+static void test_state_text(void)
+{
+    _Alignas(16) unsigned char st[MG_MAX_STATE], st2[MG_MAX_STATE];
+    char out[MG_MAX_TEXT], err[MG_ERRLEN], text[MG_MAX_TEXT];
+    const mg_game *g = game_and_init("chess", st);
+    MG_CHECK(g != NULL);
+    if (!g)
+        return;
+    MG_CHECK(mg_mav_state_write(g, st, out, sizeof out, err, sizeof err) > 0);
+    MG_CHECK(strcmp(out, "w RNBQKBNRPPPPPPPP................................pppppppprnbqkbnr KQkq . 000 0001") == 0);
+    MG_CHECK(g->from_text(st, NULL, "rnbqkbnr/pppp1ppp/8/3Pp3/8/8/PPP1PPPP/RNBQKBNR w Kq e6 0 3", err, sizeof err) ==
+             MG_OK);
+    MG_CHECK(mg_mav_state_write(g, st, out, sizeof out, err, sizeof err) > 0);
+    MG_CHECK(strcmp(out, "w RNBQKBNRPPP.PPPP...................Pp...........pppp.ppprnbqkbnr K..q e6 000 0003") ==
+             0);
+    MG_CHECK(mg_mav_state_read(g, NULL, out, strlen(out), st2, err, sizeof err) == MG_OK);
+    g->to_text(st2, text, sizeof text);
+    MG_CHECK(strcmp(text, "rnbqkbnr/pppp1ppp/8/3Pp3/8/8/PPP1PPPP/RNBQKBNR w Kq e6 0 3") == 0);
+
+    /* Chess960: castling fields are rook files; output X-FEN as the game writes it. */
+    const mg_game *g960 = mg_game_by_name("chess960");
+    const char *fen960 = "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9";
+    MG_CHECK(g960->from_text(st, NULL, fen960, err, sizeof err) == MG_OK);
+    MG_CHECK(mg_mav_state_write(g960, st, out, sizeof out, err, sizeof err) > 0);
+    MG_CHECK(strstr(out, " HFhf . 002 0009") != NULL);
+    MG_CHECK(mg_mav_state_read(g960, NULL, out, strlen(out), st2, err, sizeof err) == MG_OK);
+    char t1[MG_MAX_TEXT], t2[MG_MAX_TEXT];
+    g960->to_text(st, t1, sizeof t1);
+    g960->to_text(st2, t2, sizeof t2);
+    MG_CHECK(strcmp(t1, t2) == 0);
+
+    /* Bad %state texts name the field. */
+    g->init(st, NULL, err, sizeof err);
+    mg_mav_state_write(g, st, out, sizeof out, err, sizeof err);
+    struct {
+        const char *text, *needle;
+    } bad[] = {
+        {"x RNBQKBNRPPPPPPPP................................pppppppprnbqkbnr KQkq . 000 0001", "side to move"},
+        {"w RNBQKBNRPPPPPPPP.....x..........................pppppppprnbqkbnr KQkq . 000 0001", "square f3"},
+        {"w RNBQKBNRPPPPPPPP...............................pppppppprnbqkbnr KQkq . 000 0001", "board"},
+        {"w RNBQKBNRPPPPPPPP................................pppppppprnbqkbnr QKkq . 000 0001", "castling"},
+        {"w RNBQKBNRPPPPPPPP................................pppppppprnbqkbnr KQkq z9 000 0001", "en passant"},
+        {"w RNBQKBNRPPPPPPPP................................pppppppprnbqkbnr KQkq . 00 0001", "halfmove"},
+        {"w RNBQKBNRPPPPPPPP................................pppppppprnbqkbnr KQkq . 000 0001 x", "after the last"},
+        {"w RNBQKBNRPPPPPPPP................................pppppppprnbqkbnr KQkq .", "missing"},
+        {"w  RNBQKBNRPPPPPPPP................................pppppppprnbqkbnr KQkq . 000 0001", "board"},
+        {"", "side"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = '\0';
+        int rc = mg_mav_state_read(g, NULL, bad[i].text, strlen(bad[i].text), st2, err, sizeof err);
+        CHECK_MSG(rc == MG_ERR && strstr(err, bad[i].needle), "bad %%state %zu: rc %d err '%s'", i, rc, err);
+    }
+    /* Kings missing: the text is well formed, the game rejects the position. */
+    const char *nokings = "w RNBQ.BNRPPPPPPPP................................pppppppprnbq.bnr .... . 000 0001";
+    MG_CHECK(mg_mav_state_read(g, NULL, nokings, strlen(nokings), st2, err, sizeof err) == MG_ERR);
+
+    /* tic-tac-toe and Gardner */
+    const mg_game *tt = game_and_init("tictactoe", st);
+    MG_CHECK(tt->from_text(st, NULL, "x.o/.x./..o x", err, sizeof err) == MG_OK);
+    MG_CHECK(mg_mav_state_write(tt, st, out, sizeof out, err, sizeof err) > 0 && strcmp(out, "x ..o.x.x.o") == 0);
+    const mg_game *ga = game_and_init("gardner", st);
+    MG_CHECK(mg_mav_state_write(ga, st, out, sizeof out, err, sizeof err) > 0);
+    MG_CHECK(strcmp(out, "w RNBQKPPPPP.....ppppprnbqk 000 0001") == 0);
+}
+
+/* Random playouts: %state and FEN round trips in every supported game. */
+static void test_state_roundtrips(void)
+{
+    mg_rng rng;
+    mg_rng_seed(&rng, 7);
+    for (int gi = 0; gi < mg_game_count(); gi++) {
+        const mg_game *g = mg_game_at(gi);
+        if (!mg_mav_game_supported(g, NULL))
+            continue;
+        long checked = 0;
+        for (int game = 0; game < 30; game++) {
+            _Alignas(16) unsigned char st[MG_MAX_STATE], st2[MG_MAX_STATE];
+            char err[MG_ERRLEN], out[MG_MAX_TEXT], t1[MG_MAX_TEXT], t2[MG_MAX_TEXT];
+            g->init(st, NULL, err, sizeof err);
+            for (int ply = 0; ply < 200; ply++) {
+                size_t n = mg_mav_state_write(g, st, out, sizeof out, err, sizeof err);
+                CHECK_MSG(n > 0, "%s: %%state write failed: %s", g->name, err);
+                if (n == 0)
+                    break;
+                int rc = mg_mav_state_read(g, NULL, out, n, st2, err, sizeof err);
+                CHECK_MSG(rc == MG_OK, "%s: %%state read '%s' failed: %s", g->name, out, err);
+                g->to_text(st, t1, sizeof t1);
+                if (rc == MG_OK) {
+                    g->to_text(st2, t2, sizeof t2);
+                    CHECK_MSG(strcmp(t1, t2) == 0, "%s: %s -> %s -> %s", g->name, t1, out, t2);
+                }
+                checked++;
+                if (g->outcome(st, NULL) != MG_ONGOING)
+                    break;
+                int32_t moves[MG_MAX_MOVES];
+                int nm = g->legal_actions(st, moves);
+                if (nm == 0)
+                    break;
+                /* every legal move string is a move token of the game */
+                for (int i = 0; i < nm; i++) {
+                    char m[MG_MAX_MOVE_STR];
+                    size_t ml = g->action_to_str(st, moves[i], m, sizeof m);
+                    CHECK_MSG(mg_mav_move_syntax(g, NULL, m, ml), "%s: move %s fails the syntax check", g->name, m);
+                    int id = mg_tok_lookup(&TOK, m, ml);
+                    CHECK_MSG(id >= 0, "%s: move %s has no token", g->name, m);
+                }
+                unsigned char undo[MG_MAX_UNDO];
+                g->make(st, moves[mg_rng_below(&rng, (uint32_t)nm)], undo);
+            }
+        }
+        MG_CHECK(checked > 30);
+    }
+}
+
+/* ---- writing and parsing ------------------------------------------------------------------------ */
+
+/* A random annotation of all legal moves (values in [0, 1]). */
+static int random_annotation(const mg_game *g, const void *st, mg_rng *rng, int32_t *acts, double *vals)
+{
+    int n = g->legal_actions(st, acts);
+    for (int i = 0; i < n; i++)
+        vals[i] = mg_rng_double(rng);
+    return n;
+}
+
+static void test_write_parse_roundtrip(void)
+{
+    mg_rng rng;
+    mg_rng_seed(&rng, 11);
+    mg_mav_example_opts o;
+    mg_mav_example_opts_default(&o);
+    o.p_after = 0.3;
+    o.p_best = 0.8;
+    static mg_mav_result res;
+    static char text[65536];
+    for (int gi = 0; gi < mg_game_count(); gi++) {
+        const mg_game *g = mg_game_at(gi);
+        if (!mg_mav_game_supported(g, NULL))
+            continue;
+        long n_ex = 0, n_terminal = 0;
+        for (int game = 0; game < 12; game++) {
+            _Alignas(16) unsigned char st[MG_MAX_STATE], prev[MG_MAX_STATE];
+            char err[MG_ERRLEN];
+            g->init(st, NULL, err, sizeof err);
+            int32_t prev_action = -1;
+            for (int ply = 0; ply < 120; ply++) {
+                int32_t acts[MG_MAX_MOVES];
+                double vals[MG_MAX_MOVES];
+                int terminal = g->outcome(st, NULL) != MG_ONGOING;
+                int n = terminal ? 0 : random_annotation(g, st, &rng, acts, vals);
+                mg_mav_spec spec;
+                int rc = mg_mav_example_spec(g, &o, &rng, n, n, prev_action >= 0, terminal, &spec, err, sizeof err);
+                CHECK_MSG(rc == MG_OK, "%s: spec: %s", g->name, err);
+                mg_mav_input in = {st, prev_action >= 0 ? prev : NULL, prev_action, n, acts, vals, -1, NULL, 0};
+                long len = mg_mav_write(g, &spec, &in, MG_MAV_PART_ALL, text, sizeof text, err, sizeof err);
+                CHECK_MSG(len > 0, "%s: write: %s", g->name, err);
+                if (len <= 0)
+                    break;
+                n_ex++;
+                n_terminal += terminal;
+                for (int with_ref = 0; with_ref < 2; with_ref++) {
+                    mg_mav_parse(g, NULL, text, (size_t)len, with_ref ? st : NULL, &res);
+                    CHECK_MSG(res.ok && res.complete && res.n_issues == 0, "%s: parse issues (%d) for:\n%s\n  first: line %d col %d: %s",
+                              g->name, res.n_issues, text, res.issues[0].line, res.issues[0].col, res.issues[0].msg);
+                    MG_CHECK(res.has_ref);
+                    MG_CHECK(res.n_illegal == 0 && res.n_malformed == 0 && res.n_duplicate == 0);
+                    if (spec.top_pos >= 0) {
+                        MG_CHECK(res.top_present);
+                        MG_CHECK(res.top_outcome == terminal);
+                        MG_CHECK(res.outcome_correct == 1);
+                        int m = terminal ? 0 : mg_mav_top_count(&spec, n);
+                        MG_CHECK(res.n_moves == m && res.n_correct == m && res.n_missing == 0);
+                        for (int i = 0; i < res.n_moves; i++) {
+                            int j = 0;
+                            while (j < n && acts[j] != res.moves[i].action)
+                                j++;
+                            MG_CHECK(j < n && res.moves[i].bucket == mg_mav_bucket(vals[j]));
+                        }
+                    }
+                    if (spec.best_pos >= 0) {
+                        MG_CHECK(res.best_present && res.best_invalid == terminal);
+                        if (!terminal) {
+                            /* the best action is the highest value (first on ties) */
+                            int bi = 0;
+                            for (int i = 1; i < n; i++)
+                                if (vals[i] > vals[bi])
+                                    bi = i;
+                            MG_CHECK(res.best_id == acts[bi]);
+                        }
+                    }
+                    if (spec.transition)
+                        MG_CHECK(res.slot[MG_MAV_SLOT_CUR].correct == 1);
+                    if (res.slot[MG_MAV_SLOT_AFTER].present)
+                        MG_CHECK(res.slot[MG_MAV_SLOT_AFTER].correct == 1);
+                }
+                if (terminal || n == 0)
+                    break;
+                memcpy(prev, st, g->state_size);
+                unsigned char undo[MG_MAX_UNDO];
+                prev_action = acts[mg_rng_below(&rng, (uint32_t)n)];
+                g->make(st, prev_action, undo);
+            }
+        }
+        CHECK_MSG(n_ex > 50, "%s: only %ld examples", g->name, n_ex);
+    }
+}
+
+/* Specific hallucinations are reported precisely. */
+static void test_hallucinations(void)
+{
+    const mg_game *g = mg_game_by_name("chess");
+    static mg_mav_result r;
+    _Alignas(16) unsigned char st[MG_MAX_STATE];
+    char err[MG_ERRLEN];
+    g->init(st, NULL, err, sizeof err);
+    const char *head = "<mav game=chess> %state %top_all %best_action </mav>\n"
+                       "[%state w RNBQKBNRPPPPPPPP................................pppppppprnbqkbnr KQkq . 000 0001]\n";
+    char text[4096];
+    /* 20 legal moves; we list 3 legal ones, one illegal (e2e5), one duplicate, one malformed */
+    snprintf(text, sizeof text,
+             "%s[%%top_all e2e4:<ctrl40> d2d4:<ctrl39> e2e5:<ctrl30> e2e4:<ctrl12> z9z9:<ctrl1> g1f3:<ctrl64>]\n"
+             "[%%best_action e7e5]\n",
+             head);
+    mg_mav_parse(g, NULL, text, strlen(text), NULL, &r);
+    MG_CHECK(r.header_ok && r.has_ref && r.ref_n_legal == 20);
+    MG_CHECK(r.n_moves == 6);
+    MG_CHECK(r.moves[0].status == MG_MAV_MOVE_LEGAL && r.moves[0].bucket == 40 && !r.moves[0].duplicate);
+    MG_CHECK(r.moves[2].status == MG_MAV_MOVE_ILLEGAL && r.moves[2].action == -1);
+    MG_CHECK(r.moves[3].status == MG_MAV_MOVE_LEGAL && r.moves[3].duplicate);
+    MG_CHECK(r.moves[4].status == MG_MAV_MOVE_MALFORMED);
+    MG_CHECK(r.moves[5].status == MG_MAV_MOVE_LEGAL && r.moves[5].bucket == -1);
+    MG_CHECK(r.n_illegal == 1 && r.n_duplicate == 1 && r.n_malformed == 1 && r.n_correct == 3);
+    MG_CHECK(r.n_missing == 17);
+    MG_CHECK(r.best_present && r.best_id == -1 && r.best_status == MG_MAV_MOVE_ILLEGAL);
+    MG_CHECK(!r.ok && r.n_issues == 2); /* the malformed move and the bad value token */
+    int found_ctrl = 0;
+    for (int i = 0; i < r.n_issues && i < MG_MAV_MAX_ISSUES; i++)
+        if (strstr(r.issues[i].msg, "<ctrl64>") && r.issues[i].line == 3)
+            found_ctrl = 1;
+    MG_CHECK(found_ctrl);
+    mg_mav_metrics m;
+    memset(&m, 0, sizeof m);
+    mg_mav_metrics_add(&m, &r);
+    MG_CHECK(m.best_total == 1 && m.best_legal == 0 && m.top_all_examples == 1 && m.top_listed == 6 &&
+             m.top_correct == 3 && m.top_legal == 20);
+
+    /* Transition form with a wrong next state. */
+    snprintf(text, sizeof text,
+             "<mav game=chess> %%prev_fen %%prev_action %%fen %%top_1 </mav>\n"
+             "[%%prev_fen rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1]\n"
+             "[%%prev_action e2e4]\n"
+             "[%%fen rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1]\n"
+             "[%%top_1 e7e5:<ctrl31>]\n");
+    mg_mav_parse(g, NULL, text, strlen(text), NULL, &r);
+    MG_CHECK(r.ok && r.has_ref && r.slot[MG_MAV_SLOT_CUR].valid && r.slot[MG_MAV_SLOT_CUR].correct == 0);
+    MG_CHECK(strcmp(r.slot[MG_MAV_SLOT_CUR].ref_text, "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1") ==
+             0);
+    MG_CHECK(r.n_correct == 1 && r.count_expected == 1 && r.n_missing == 0);
+    memset(&m, 0, sizeof m);
+    mg_mav_metrics_add(&m, &r);
+    MG_CHECK(m.state_total == 1 && m.state_correct == 0);
+
+    /* Terminal: fool's mate. */
+    snprintf(text, sizeof text,
+             "<mav game=chess> %%fen %%top_5 %%best_action </mav>\n"
+             "[%%fen rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3]\n"
+             "[%%top_5 invalid : \"0-1\"]\n[%%best_action invalid]\n");
+    mg_mav_parse(g, NULL, text, strlen(text), NULL, &r);
+    MG_CHECK(r.ok && r.top_outcome && r.outcome == MG_P1_WINS && r.outcome_correct == 1 && r.best_invalid);
+    snprintf(text, sizeof text,
+             "<mav game=chess> %%fen %%top_5 </mav>\n"
+             "[%%fen rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3]\n"
+             "[%%top_5 invalid : \"1-0\"]\n");
+    mg_mav_parse(g, NULL, text, strlen(text), NULL, &r);
+    MG_CHECK(r.ok && r.top_outcome && r.outcome == MG_P0_WINS && r.outcome_correct == 0);
+
+    /* Structural errors: wrong game, missing lines, unknown command, missing bracket. */
+    struct {
+        const char *text;
+        int line;
+        const char *needle;
+    } bad[] = {
+        {"<mav game=hex> %state %top_1 </mav>\n", 1, "expected 'chess'"},
+        {"<mav game=chess> %state %top_1\n", 1, "</mav>"},
+        {"<mav game=chess> %state %top_1 %wat </mav>\n", 1, "unknown command"},
+        {"<mav game=chess> %top_1 </mav>\n", 1, "current state"},
+        {"hello", 1, "header"},
+        {"<mav game=chess> %fen %top_1 %best_action </mav>\n[%fen 8/8/8/8/8/8/8/8 w - - 0 1]\n", 2, "king"},
+        {"<mav game=chess> %fen %top_1 %best_action </mav>\n"
+         "[%fen rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1]\n[%best_action e2e4]\n",
+         3, "missing the [%top_1"},
+        {"<mav game=chess> %fen %top_1 %best_action </mav>\n"
+         "[%fen rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1]\n[%top_1 e2e4:<ctrl3>\n",
+         3, "does not end with ']'"},
+        {"<mav game=chess> %fen %top_1 </mav>\n"
+         "[%fen rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1]\n[%top_1 e2e4:<ctrl3>]\nextra\n",
+         4, "after the last command"},
+        {"<mav game=chess> %fen %top_1 </mav>\n"
+         "[%fen rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1]\n[%top_1 e2e4 <ctrl3>]\n",
+         3, "no ':<ctrlN>'"},
+        {"<mav game=chess> %fen %top_1 </mav>\n"
+         "[%fen rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1]\n[%top_1 invalid : \"2-0\"]\n",
+         3, "expected a result"},
+        {"<mav game=chess> %fen %top_1 </mav>\n"
+         "[%fen rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1]\n",
+         3, "missing the [%top_1 ...] line at the end"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        mg_mav_parse(g, NULL, bad[i].text, strlen(bad[i].text), NULL, &r);
+        int hit = 0;
+        for (int j = 0; j < r.n_issues && j < MG_MAV_MAX_ISSUES; j++)
+            if (r.issues[j].line == bad[i].line && strstr(r.issues[j].msg, bad[i].needle))
+                hit = 1;
+        CHECK_MSG(!r.ok && hit, "bad text %zu: %d issues, first: line %d: %s", i, r.n_issues, r.issues[0].line,
+                  r.n_issues ? r.issues[0].msg : "");
+    }
+}
+
+/* Mutated texts never crash the parser (run under ASan/UBSan by make SAN=1). */
+static void test_parse_mutations(void)
+{
+    mg_rng rng;
+    mg_rng_seed(&rng, 99);
+    static mg_mav_result r;
+    static char text[65536], mut[65536 + 64];
+    mg_mav_example_opts o;
+    mg_mav_example_opts_default(&o);
+    o.p_after = 0.5;
+    long parsed = 0;
+    for (int gi = 0; gi < mg_game_count(); gi++) {
+        const mg_game *g = mg_game_at(gi);
+        if (!mg_mav_game_supported(g, NULL))
+            continue;
+        _Alignas(16) unsigned char st[MG_MAX_STATE];
+        char err[MG_ERRLEN];
+        g->init(st, NULL, err, sizeof err);
+        for (int ply = 0; ply < 40; ply++) {
+            if (g->outcome(st, NULL) != MG_ONGOING)
+                break;
+            int32_t acts[MG_MAX_MOVES];
+            double vals[MG_MAX_MOVES];
+            int n = random_annotation(g, st, &rng, acts, vals);
+            mg_mav_spec spec;
+            if (mg_mav_example_spec(g, &o, &rng, n, n, 0, 0, &spec, err, sizeof err) != MG_OK)
+                break;
+            mg_mav_input in = {st, NULL, -1, n, acts, vals, -1, NULL, 0};
+            long len = mg_mav_write(g, &spec, &in, MG_MAV_PART_ALL, text, sizeof text, err, sizeof err);
+            MG_CHECK(len > 0);
+            for (int k = 0; k < 60 && len > 0; k++) {
+                size_t ml = (size_t)len;
+                memcpy(mut, text, ml);
+                int nmut = 1 + (int)mg_rng_below(&rng, 4);
+                for (int q = 0; q < nmut; q++) {
+                    uint32_t op = mg_rng_below(&rng, 4);
+                    size_t at = ml ? mg_rng_below(&rng, (uint32_t)ml) : 0;
+                    if (op == 0 && ml) {
+                        mut[at] = (char)mg_rng_below(&rng, 256);
+                    } else if (op == 1 && ml) {
+                        memmove(mut + at, mut + at + 1, ml - at - 1);
+                        ml--;
+                    } else if (op == 2 && ml < sizeof mut - 1) {
+                        memmove(mut + at + 1, mut + at, ml - at);
+                        mut[at] = "[]%:<> \n\"x0"[mg_rng_below(&rng, 11)];
+                        ml++;
+                    } else {
+                        ml = at;
+                    }
+                }
+                mg_mav_parse(g, NULL, mut, ml, (k & 1) ? st : NULL, &r);
+                MG_CHECK(r.n_moves >= 0 && r.n_moves <= MG_MAV_MAX_TOP && r.n_issues >= 0);
+                parsed++;
+            }
+            unsigned char undo[MG_MAX_UNDO];
+            g->make(st, acts[mg_rng_below(&rng, (uint32_t)n)], undo);
+        }
+    }
+    MG_CHECK(parsed > 1000);
+}
+
+/* ---- tokenizer -------------------------------------------------------------------------------- */
+
+static void test_tokenizer(void)
+{
+    const mg_tokenizer *t = &TOK;
+    MG_CHECK(t->n > 2200 && t->n < MG_TOK_MAX_TOKENS);
+    size_t l = 0;
+    const char *c28 = mg_tok_text(t, MG_TOK_CTRL0 + 28, &l);
+    MG_CHECK(l == 8 && memcmp(c28, "<ctrl28>", 8) == 0);
+    MG_CHECK(mg_tok_lookup(t, "e2e4", 4) >= 0 && mg_tok_lookup(t, "e7e8q", 5) >= 0);
+    MG_CHECK(mg_tok_lookup(t, "e1h1", 4) >= 0 && mg_tok_lookup(t, "b1h1", 4) >= 0); /* Chess960 castling */
+    MG_CHECK(mg_tok_lookup(t, "a1h8", 4) >= 0 && mg_tok_lookup(t, "a1b3", 4) >= 0);
+    MG_CHECK(mg_tok_lookup(t, "a1c4", 4) < 0); /* no piece moves like that */
+    MG_CHECK(mg_tok_lookup(t, "a4a5q", 5) >= 0); /* Gardner promotion */
+    /* 1968 chess UCI moves */
+    char (*mv)[MG_MAV_MOVE_TOKEN_LEN] = malloc(4000 * sizeof *mv);
+    MG_CHECK(mg_mav_move_tokens("chess", mv, 4000) == 1968);
+    free(mv);
+    /* exact round trips */
+    static const char *const texts[] = {
+        "<mav game=chess> %prev_fen %prev_action %state %top_all %best_action </mav>\n",
+        "[%top_5 d7b6:<ctrl28> f6f5:<ctrl33> d7c5:<ctrl28>]\n[%best_action f6f5]\n",
+        "[%state w RNBQKBNRPPPPPPPP................................pppppppprnbqkbnr KQkq e3 000 0001]\n",
+        "<ctrl<ctrl64><ctrl7 %top_ %top_all7 %%state <<mav", "\x01\xff\x80 \t\r\n", "", "abc_def e2e4e2e4 a1",
+    };
+    int32_t ids[1024];
+    char back[4096];
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        size_t n = strlen(texts[i]);
+        size_t k = mg_tok_encode(t, texts[i], n, ids, 1024);
+        long m = mg_tok_decode(t, ids, k, back, sizeof back);
+        CHECK_MSG(m == (long)n && memcmp(back, texts[i], n) == 0, "round trip of text %zu", i);
+    }
+    /* one token per %state field: "w" " " 64 squares " " 4 castling " " ep " " 3 " " 4 */
+    const char *st = "w RNBQKBNRPPPPPPPP................................pppppppprnbqkbnr KQkq e3 000 0001";
+    MG_CHECK(mg_tok_encode(t, st, strlen(st), ids, 1024) == 1 + 1 + 64 + 1 + 4 + 1 + 1 + 1 + 3 + 1 + 4);
+    const char *top = "[%top_12 e2e4:<ctrl40>]";
+    MG_CHECK(mg_tok_encode(t, top, strlen(top), ids, 1024) == 9);
+    MG_CHECK(ids[1] == mg_tok_lookup(t, "%top_", 5) && ids[6] == mg_tok_lookup(t, ":", 1) &&
+             ids[7] == MG_TOK_CTRL0 + 40);
+    /* random bytes */
+    mg_rng rng;
+    mg_rng_seed(&rng, 5);
+    for (int it = 0; it < 2000; it++) {
+        char s[200];
+        size_t n = mg_rng_below(&rng, 200);
+        for (size_t i = 0; i < n; i++)
+            s[i] = (char)"<ctrl>%top_all e2e4 a1 x9\x01\xfe"[mg_rng_below(&rng, 26)];
+        size_t k = mg_tok_encode(t, s, n, ids, 1024);
+        MG_CHECK(k <= n);
+        long m = mg_tok_decode(t, ids, k, back, sizeof back);
+        MG_CHECK(m == (long)n && memcmp(back, s, n) == 0);
+    }
+    int32_t badid[2] = {5, t->n};
+    MG_CHECK(mg_tok_decode(t, badid, 2, back, sizeof back) == -2);
+    /* control tokens decode to nothing */
+    int32_t ctl[3] = {MG_TOK_BOS, MG_TOK_PAD, MG_TOK_EOS};
+    MG_CHECK(mg_tok_decode(t, ctl, 3, back, sizeof back) == 0);
+}
+
+/* ---- training examples ---------------------------------------------------------------------------- */
+
+static void test_examples(void)
+{
+    const mg_game *g = mg_game_by_name("chess");
+    _Alignas(16) unsigned char st[MG_MAX_STATE], prev[MG_MAX_STATE];
+    char err[MG_ERRLEN];
+    g->init(prev, NULL, err, sizeof err);
+    memcpy(st, prev, g->state_size);
+    int32_t e2e4 = 12 | 28 << 6;
+    unsigned char undo[MG_MAX_UNDO];
+    g->make(st, e2e4, undo);
+    int32_t acts[MG_MAX_MOVES];
+    double vals[MG_MAX_MOVES];
+    int n = g->legal_actions(st, acts);
+    for (int i = 0; i < n; i++)
+        vals[i] = (i * 7 % 13) / 13.0;
+    mg_mav_input in = {st, prev, e2e4, n, acts, vals, -1, NULL, 0};
+    mg_mav_example_opts o;
+    mg_mav_example_opts_default(&o);
+    MG_CHECK(mg_mav_example_opts_check(&o, err, sizeof err) == MG_OK);
+    o.p_after = 0.2;
+    static int32_t ids1[8192], ids2[8192];
+    static uint8_t m1[8192], m2[8192];
+    static char text[65536], back[65536];
+    static mg_mav_result r;
+    long seen_transition = 0, seen_all = 0, seen_k_over = 0, seen_fen_first = 0, seen_state_only = 0;
+    mg_rng a, b;
+    mg_rng_seed(&a, 42);
+    mg_rng_seed(&b, 42);
+    for (int it = 0; it < 400; it++) {
+        size_t pl;
+        mg_mav_spec spec;
+        long k1 = mg_mav_example_build(&TOK, g, &in, &o, &a, ids1, m1, 8192, text, sizeof text, &pl, &spec, err,
+                                       sizeof err);
+        long k2 = mg_mav_example_build(&TOK, g, &in, &o, &b, ids2, m2, 8192, back, sizeof back, NULL, NULL, err,
+                                       sizeof err);
+        CHECK_MSG(k1 > 0 && k1 == k2, "example %d: %ld %ld %s", it, k1, k2, err);
+        if (k1 <= 0)
+            break;
+        MG_CHECK(memcmp(ids1, ids2, (size_t)k1 * 4) == 0 && memcmp(m1, m2, (size_t)k1) == 0);
+        MG_CHECK(ids1[0] == MG_TOK_BOS && m1[0] == 0 && ids1[k1 - 1] == MG_TOK_EOS && m1[k1 - 1] == 1);
+        /* the mask is 0 on the prompt, then 1: decoding the masked part gives the prompt */
+        long np = 0;
+        while (np < k1 && m1[np] == 0)
+            np++;
+        for (long i = np; i < k1; i++)
+            MG_CHECK(m1[i] == 1);
+        long dl = mg_tok_decode(&TOK, ids1, (size_t)np, back, sizeof back);
+        MG_CHECK(dl == (long)pl && memcmp(back, text, pl) == 0);
+        /* the whole example parses cleanly and is right */
+        dl = mg_tok_decode(&TOK, ids1, (size_t)k1, back, sizeof back);
+        mg_mav_parse(g, NULL, back, (size_t)dl, NULL, &r);
+        CHECK_MSG(r.ok && r.complete && r.n_illegal == 0 && r.n_missing == 0, "example %d:\n%.*s", it, (int)dl, back);
+        seen_transition += spec.transition;
+        seen_all += spec.top_pos >= 0 && spec.top_k == 0;
+        seen_k_over += spec.top_pos >= 0 && spec.top_k > n;
+        seen_fen_first += spec.cmd[spec.n_inputs - (spec.transition ? 2 : 1)] == MG_MAV_FEN ||
+                          spec.cmd[0] == MG_MAV_PREV_FEN;
+        seen_state_only += spec.n == 3 && spec.cmd[0] == MG_MAV_STATE;
+        /* shuffled order: not always value-descending */
+    }
+    MG_CHECK(seen_transition > 100 && seen_transition < 300);
+    MG_CHECK(seen_all > 50 && seen_k_over > 5 && seen_fen_first > 50);
+    /* a different seed gives different examples */
+    mg_rng_seed(&a, 43);
+    mg_rng_seed(&b, 42);
+    int differ = 0;
+    for (int it = 0; it < 10; it++) {
+        long k1 = mg_mav_example_build(&TOK, g, &in, &o, &a, ids1, m1, 8192, text, sizeof text, NULL, NULL, err,
+                                       sizeof err);
+        long k2 = mg_mav_example_build(&TOK, g, &in, &o, &b, ids2, m2, 8192, back, sizeof back, NULL, NULL, err,
+                                       sizeof err);
+        differ |= k1 != k2 || memcmp(ids1, ids2, (size_t)k1 * 4) != 0;
+    }
+    MG_CHECK(differ);
+    /* too little room is an error, not a truncation */
+    MG_CHECK(mg_mav_example_build(&TOK, g, &in, &o, &a, ids1, m1, 20, text, sizeof text, NULL, NULL, err,
+                                  sizeof err) == -1);
+    MG_CHECK(strstr(err, "tokens") != NULL);
+    /* bad annotation: an illegal action */
+    int32_t bad_acts[2] = {acts[0], 12 | 28 << 6};
+    double bad_vals[2] = {0.5, 0.5};
+    mg_mav_input bad = {st, NULL, -1, 2, bad_acts, bad_vals, -1, NULL, 0};
+    mg_mav_spec spec;
+    MG_CHECK(mg_mav_spec_parse(g, "%state %top_1", &spec, err, sizeof err) == MG_OK);
+    MG_CHECK(mg_mav_write(g, &spec, &bad, MG_MAV_PART_ALL, text, sizeof text, err, sizeof err) == -1);
+    MG_CHECK(strstr(err, "not legal") != NULL);
+    bad_acts[1] = acts[1];
+    bad_vals[1] = 1.5;
+    MG_CHECK(mg_mav_write(g, &spec, &bad, MG_MAV_PART_ALL, text, sizeof text, err, sizeof err) == -1);
+    MG_CHECK(strstr(err, "1.5") != NULL);
+    /* partial annotation: %top_all needs all moves */
+    bad_vals[1] = 0.25;
+    MG_CHECK(mg_mav_spec_parse(g, "%state %top_all", &spec, err, sizeof err) == MG_OK);
+    MG_CHECK(mg_mav_write(g, &spec, &bad, MG_MAV_PART_ALL, text, sizeof text, err, sizeof err) == -1);
+    MG_CHECK(mg_mav_spec_parse(g, "%state %top_2 %best_action", &spec, err, sizeof err) == MG_OK);
+    MG_CHECK(mg_mav_write(g, &spec, &bad, MG_MAV_PART_ALL, text, sizeof text, err, sizeof err) > 0);
+    /* buffer too small */
+    MG_CHECK(mg_mav_write(g, &spec, &bad, MG_MAV_PART_ALL, text, 30, err, sizeof err) == -1);
+    MG_CHECK(strstr(err, "too small") != NULL);
+}
+
+int main(void)
+{
+    mg_games_init();
+    char err[MG_ERRLEN];
+    if (mg_tok_init(&TOK, 1, err, sizeof err) != MG_OK) {
+        fprintf(stderr, "tokenizer: %s\n", err);
+        return 1;
+    }
+    MG_CHECK(mg_tok_init(&TOK, 2, err, sizeof err) == MG_ERR && strstr(err, "version 2"));
+    test_values();
+    test_specs();
+    test_state_text();
+    test_state_roundtrips();
+    test_write_parse_roundtrip();
+    test_hallucinations();
+    test_parse_mutations();
+    test_tokenizer();
+    test_examples();
+    MG_TEST_MAIN_END("test_mav");
+}
