@@ -9,9 +9,11 @@
 typedef int (*mg_bind_fn)(PyObject *m);
 
 int mg_bind_chess(PyObject *m);
+int mg_bind_mcts(PyObject *m);
 
 static const mg_bind_fn MG_BINDINGS[] = {
     mg_bind_chess,
+    mg_bind_mcts,
     NULL, /* keep last */
 };
 

@@ -109,7 +109,6 @@ typedef struct mg_mcts_stats {
     int64_t collisions;       /* selections that ended on a leaf already in the batch */
     int64_t batches;
     int64_t depth_cutoffs;    /* selections stopped at MG_MCTS_MAX_DEPTH (node value re-used) */
-    int64_t ignored_values;   /* engine mode: values for actions outside the legal list */
     int max_depth;            /* deepest leaf this search */
     int nodes;                /* nodes in the tree */
     int64_t edges;            /* edges in the tree */
