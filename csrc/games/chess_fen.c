@@ -58,6 +58,21 @@ static int parse_castling(S *s, const char *fen, const char *f, size_t len, char
 {
     if (len == 1 && f[0] == '-')
         return MG_OK;
+    /* Shape: up to two white rights, then up to two black ones (as python-chess reads it). */
+    size_t nw = 0, nb = 0;
+    while (nw < len && f[nw] >= 'A' && f[nw] <= 'Z')
+        nw++;
+    while (nw + nb < len && f[nw + nb] >= 'a' && f[nw + nb] <= 'z')
+        nb++;
+    if (len == 0 || nw > 2 || nb > 2 || nw + nb != len) {
+        for (size_t i = 0; i < len; i++) {
+            char lc = (char)(f[i] | 0x20);
+            if (!(lc == 'k' || lc == 'q' || (lc >= 'a' && lc <= 'h')))
+                FEN_ERR("bad castling character '%c' in '%.*s'", f[i], (int)len, f);
+        }
+        FEN_ERR("castling field '%.*s' is not '-' or up to two white rights followed by up to two black ones",
+                (int)len, f);
+    }
     for (size_t i = 0; i < len; i++) {
         char c = f[i];
         int color = (c >= 'a' && c <= 'z');
@@ -98,6 +113,8 @@ static int parse_castling(S *s, const char *fen, const char *f, size_t len, char
                 FEN_ERR("castling right '%c' but there is no %s rook on %c%c", c, cname, lc, color ? '8' : '1');
         }
         int right = 2 * color + (rsq < ksq);
+        if ((s->castling & (1u << right)) && s->castle_rook[right] == rsq)
+            continue; /* the same right twice (e.g. "Kh"): harmless */
         if (s->castling & (1u << right))
             FEN_ERR("castling field '%.*s' gives the %s %s-side right twice", (int)len, f, cname,
                     rsq < ksq ? "a" : "h");

@@ -212,7 +212,7 @@ static void test_bad_fens(void)
     expect_bad(0, "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQ1BNR w KQkq - 0 1", "no white king");
     expect_bad(0, "rnbq1bnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", "no black king");
     expect_bad(0, "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkqZ - 0 1", "bad castling character 'Z'");
-    expect_bad(0, "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KKkq - 0 1", "right twice");
+    expect_bad(1, "rk2r2r/8/8/8/8/8/8/RK2R2R w HE - 0 1", "gives the white h-side right twice");
     expect_bad(0, "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq e9 0 1", "bad en passant square 'e9'");
     expect_bad(0, "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq e3 0 1", "not on rank 6");
     expect_bad(0, "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq e6 0 1", "without a black pawn");
@@ -220,6 +220,8 @@ static void test_bad_fens(void)
     expect_bad(0, "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - -1 1", "bad halfmove clock '-1'");
     expect_bad(0, "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1x", "bad fullmove number '1x'");
     expect_bad(0, "1r2k3/8/8/8/8/8/8/R3K3 w Bq - 0 1", "names a file other than a or h");
+    expect_bad(0, "r3k2r/8/8/8/8/8/8/R3K2R w kqKQ - 0 1", "castling field 'kqKQ' is not");
+    expect_bad(0, "r3k2r/8/8/8/8/8/8/R3K2R w KQQkq - 0 1", "castling field 'KQQkq' is not");
     expect_bad(1, "1r2k3/8/8/8/8/8/8/R3K3 w Bq - 0 1", "no white rook on b1");
     expect_bad(1, "1r2k3/8/8/8/8/8/8/R3K3 w K - 0 1", "no white rook on the king's h-side");
     expect_bad(1, "4k3/8/8/8/8/8/8/R3K3 w Qq - 0 1", "no black rook on the king's a-side");
@@ -240,6 +242,8 @@ static void test_bad_fens(void)
         {"  4k3/8/8/8/8/8/8/4K3  b  ", "0", "4k3/8/8/8/8/8/8/4K3 b - - 0 1"},
         {"rk2r3/8/8/8/8/8/8/RK2R3 w KQkq - 0 1", "1", "rk2r3/8/8/8/8/8/8/RK2R3 w KQkq - 0 1"},
         {"rk2r2r/8/8/8/8/8/8/RK2R2R w EAea - 0 1", "1", "rk2r2r/8/8/8/8/8/8/RK2R2R w EQeq - 0 1"},
+        {"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KHkh - 0 1", "0",
+         "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w Kk - 0 1"},
     };
     for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
         mg_chess_state s;
