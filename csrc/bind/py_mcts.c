@@ -33,6 +33,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "../format/mav.h"
+#include "../format/values.h"
 #include "../search/evaluator.h"
 #include "../search/mcts.h"
 
@@ -95,10 +97,144 @@ static PyObject *py_constant_evaluator(PyObject *Py_UNUSED(mod), PyObject *args,
 
 /* ---- the Python-callable evaluator -------------------------------------------------------- */
 
+#define PROMPT_CAP 8192
+#define OUTPUT_CAP 65536
+
 typedef struct py_eval_ctx {
     PyObject *fn;
-    PyThreadState *ts;      /* saved thread state while the search runs without the GIL */
+    PyThreadState *ts;       /* saved thread state while the search runs without the GIL */
+    const mg_game *g;
+    mg_config cfg;
+    int fmt;                 /* MAV prompts and text outputs are available */
+    mg_mav_spec spec;        /* engine: state form; state tracking: transition form */
+    mg_mav_spec root_spec;   /* state tracking, root request: state form */
+    mg_mav_result *parsed;   /* scratch for the parser */
+    char *buf;               /* scratch: PROMPT_CAP + OUTPUT_CAP */
 } py_eval_ctx;
+
+/* Append "[%cmd value]\n"; 0 if it does not fit. */
+static size_t put_line(char *out, size_t cap, size_t at, int cmd, const char *val, size_t vlen)
+{
+    const char *name = mg_mav_cmd_name(cmd);
+    size_t nl = strlen(name);
+    if (at + nl + vlen + 4 >= cap)
+        return 0;
+    out[at++] = '[';
+    memcpy(out + at, name, nl);
+    at += nl;
+    out[at++] = ' ';
+    memcpy(out + at, val, vlen);
+    at += vlen;
+    out[at++] = ']';
+    out[at++] = '\n';
+    out[at] = '\0';
+    return at;
+}
+
+/* The MAV prompt of a request into out (NUL-terminated); its length, 0 if it cannot be written
+ * (the game has no MAV format, or a predicted text does not convert). */
+static size_t build_prompt(py_eval_ctx *c, const mg_eval_request *q, char *out, size_t cap)
+{
+    char err[MG_ERRLEN];
+    if (!c->fmt)
+        return 0;
+    if (q->mode == MG_EVAL_ENGINE) {
+        mg_mav_input in;
+        memset(&in, 0, sizeof in);
+        in.state = q->state;
+        in.best = -1;
+        long n = mg_mav_write(c->g, &c->spec, &in, MG_MAV_PART_PROMPT, out, cap, err, sizeof err);
+        return n > 0 ? (size_t)n : 0;
+    }
+    const mg_mav_spec *sp = q->text ? &c->root_spec : &c->spec;
+    size_t at = mg_mav_header(c->g, sp, out, cap);
+    if (!at)
+        return 0;
+    for (int i = 0; i < sp->n_inputs && at; i++) {
+        int cmd = sp->cmd[i];
+        const char *txt = q->text ? q->text : q->parent_text;
+        char st[MG_MAX_TEXT];
+        if (cmd == MG_MAV_PREV_ACTION) {
+            at = put_line(out, cap, at, cmd, q->move, strlen(q->move));
+        } else if (cmd == MG_MAV_PREV_FEN || cmd == MG_MAV_FEN) {
+            at = put_line(out, cap, at, cmd, txt, strlen(txt));
+        } else {
+            size_t n = mg_mav_state_from_game_text(c->g, txt, st, sizeof st, err, sizeof err);
+            at = n ? put_line(out, cap, at, cmd, st, n) : 0;
+        }
+    }
+    return at;
+}
+
+/* Fill `r` from MAV output text (the model's answer to the request's prompt, or a whole MAV
+ * text starting with its header); 0, or -1 if it is unusable (the leaf is then invalid). */
+static int result_from_text(py_eval_ctx *c, const mg_eval_request *q, PyObject *o, mg_eval_result *r)
+{
+    Py_ssize_t olen;
+    const char *os = PyUnicode_AsUTF8AndSize(o, &olen);
+    if (!os) {
+        PyErr_Clear();
+        return -1;
+    }
+    if (!c->fmt || olen > OUTPUT_CAP)
+        return -1;
+    size_t at = 0;
+    if (!(olen >= 4 && memcmp(os, "<mav", 4) == 0)) {
+        at = build_prompt(c, q, c->buf, PROMPT_CAP);
+        if (!at)
+            return -1;
+    }
+    memcpy(c->buf + at, os, (size_t)olen);
+    at += (size_t)olen;
+    mg_mav_result *p = c->parsed;
+    mg_mav_parse(c->g, &c->cfg, c->buf, at, q->mode == MG_EVAL_ENGINE ? q->state : NULL, p);
+    if (!p->header_ok)
+        return -1;
+    if (q->mode == MG_EVAL_ENGINE) {
+        if (p->top_outcome)
+            return -1; /* claims a finished game where the engine says it goes on */
+        int got = 0;
+        for (int i = 0; i < p->n_moves && i < MG_MAV_MAX_TOP; i++) {
+            const mg_mav_move *mv = &p->moves[i];
+            if (mv->status != MG_MAV_MOVE_LEGAL || mv->action < 0 || mv->duplicate || mv->bucket < 0)
+                continue;
+            for (int j = 0; j < q->num_legal; j++)
+                if (q->legal[j] == mv->action) {
+                    r->values[j] = (float)mg_mav_bucket_value(mv->bucket);
+                    got++;
+                    break;
+                }
+        }
+        return got > 0 ? 0 : -1;
+    }
+    /* State tracking: the predicted state (an output in transition form, the input at the root). */
+    const mg_mav_slot *cur = &p->slot[MG_MAV_SLOT_CUR];
+    if (!cur->present || !cur->valid)
+        return -1;
+    size_t tl = strlen(cur->text);
+    if (tl == 0 || tl >= r->text_cap)
+        return -1;
+    memcpy(r->text, cur->text, tl + 1);
+    if (p->top_outcome) {
+        if (p->outcome == MG_ONGOING)
+            return -1;
+        r->result = p->outcome;
+        r->num_moves = 0;
+        return 0;
+    }
+    int nm = 0;
+    for (int i = 0; i < p->n_moves && i < MG_MAV_MAX_TOP && nm < MG_MAX_MOVES; i++) {
+        const mg_mav_move *mv = &p->moves[i];
+        if (mv->status == MG_MAV_MOVE_MALFORMED || mv->duplicate || mv->bucket < 0 || !mv->move[0])
+            continue;
+        memcpy(r->moves[nm], mv->move, MG_MAX_MOVE_STR);
+        r->moves[nm][MG_MAX_MOVE_STR - 1] = '\0';
+        r->values[nm] = (float)mg_mav_bucket_value(mv->bucket);
+        nm++;
+    }
+    r->num_moves = nm;
+    return nm > 0 ? 0 : -1;
+}
 
 static PyObject *str_or_none(const char *s)
 {
@@ -116,15 +252,16 @@ static PyObject *int32_array(const int32_t *a, int n)
     return arr;
 }
 
-/* (index, path, legal, to_move, ply, depth, text, parent_text, move) */
-static PyObject *request_tuple(const mg_eval_request *q)
+/* (index, path, legal, to_move, ply, depth, text, parent_text, move, prompt) */
+static PyObject *request_tuple(py_eval_ctx *c, const mg_eval_request *q)
 {
     PyObject *path = int32_array(q->path, q->depth);
     PyObject *legal = q->mode == MG_EVAL_ENGINE ? int32_array(q->legal, q->num_legal) : (Py_INCREF(Py_None), Py_None);
     PyObject *t = NULL;
+    size_t pl = build_prompt(c, q, c->buf, PROMPT_CAP);
     if (path && legal)
-        t = Py_BuildValue("(iOOiiiNNN)", q->index, path, legal, q->to_move, q->ply, q->depth, str_or_none(q->text),
-                          str_or_none(q->parent_text), str_or_none(q->move));
+        t = Py_BuildValue("(iOOiiiNNNN)", q->index, path, legal, q->to_move, q->ply, q->depth, str_or_none(q->text),
+                          str_or_none(q->parent_text), str_or_none(q->move), str_or_none(pl ? c->buf : NULL));
     Py_XDECREF(path);
     Py_XDECREF(legal);
     return t;
@@ -249,7 +386,7 @@ static int py_evaluate(void *vctx, const mg_game *g, const mg_eval_request *req,
     if (!batch)
         goto done;
     for (int i = 0; i < n; i++) {
-        PyObject *t = request_tuple(&req[i]);
+        PyObject *t = request_tuple(c, &req[i]);
         if (!t)
             goto done;
         PyList_SET_ITEM(batch, i, t);
@@ -292,6 +429,8 @@ static int py_evaluate(void *vctx, const mg_game *g, const mg_eval_request *req,
             r->status = MG_EVAL_DROPPED;
         else if (PyDict_Check(o))
             r->status = result_from_dict(&req[i], o, r) == 0 ? MG_EVAL_OK : MG_EVAL_INVALID;
+        else if (PyUnicode_Check(o))
+            r->status = result_from_text(c, &req[i], o, r) == 0 ? MG_EVAL_OK : MG_EVAL_INVALID;
         else
             r->status = MG_EVAL_INVALID;
     }
@@ -496,12 +635,71 @@ static PyObject *mcts_advance_move(py_mcts *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+/* MAV prompts/parsing for a Python evaluator: `spec` (NULL: the default for the mode) in the
+ * state form (engine mode) or the transition form (state tracking).  -1 with an exception. */
+static int setup_format(py_mcts *self, py_eval_ctx *c, const char *spec)
+{
+    c->g = self->g;
+    c->cfg = self->cfg;
+    c->fmt = 0;
+    if (!self->g || !mg_mav_game_supported(self->g, NULL)) {
+        if (spec) {
+            PyErr_Format(PyExc_ValueError, "MAV spec '%s' given, but %s has no MAV format", spec,
+                         self->g ? self->g->name : "a tree without a game");
+            return -1;
+        }
+        return 0;
+    }
+    char err[MG_ERRLEN];
+    if (!spec)
+        spec = self->st ? "%prev_state %prev_action %state %top_all %best_action" : "%state %top_all %best_action";
+    if (mg_mav_spec_parse(self->g, spec, &c->spec, err, sizeof err) != MG_OK) {
+        PyErr_Format(PyExc_ValueError, "bad MAV spec '%s': %s", spec, err);
+        return -1;
+    }
+    if (!self->st && c->spec.transition) {
+        PyErr_Format(PyExc_ValueError, "MAV spec '%s': engine mode prompts give the current state, not a previous "
+                     "state and action (use %%state/%%fen inputs)", spec);
+        return -1;
+    }
+    if (self->st) {
+        if (!c->spec.transition) {
+            PyErr_Format(PyExc_ValueError, "MAV spec '%s': state tracking needs the transition form "
+                         "(%%prev_state/%%prev_fen %%prev_action first)", spec);
+            return -1;
+        }
+        /* The root is asked in the state form: drop the previous-state inputs. */
+        mg_mav_spec r;
+        memset(&r, 0, sizeof r);
+        int first = 0;
+        while (first < c->spec.n && c->spec.cmd[first] != MG_MAV_STATE && c->spec.cmd[first] != MG_MAV_FEN)
+            first++;
+        for (int i = first; i < c->spec.n; i++)
+            r.cmd[r.n++] = c->spec.cmd[i];
+        r.top_k = c->spec.top_k;
+        if (mg_mav_spec_check(self->g, &r, err, sizeof err) != MG_OK) {
+            PyErr_Format(PyExc_ValueError, "MAV spec '%s' has no usable state form for the root: %s", spec, err);
+            return -1;
+        }
+        c->root_spec = r;
+    }
+    c->parsed = PyMem_Malloc(sizeof *c->parsed);
+    c->buf = PyMem_Malloc(PROMPT_CAP + OUTPUT_CAP + 1);
+    if (!c->parsed || !c->buf) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    c->fmt = 1;
+    return 0;
+}
+
 static PyObject *mcts_search(py_mcts *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"evaluator", "num_simulations", NULL};
+    static char *kwlist[] = {"evaluator", "num_simulations", "spec", NULL};
     PyObject *evo;
     int nsims;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "Oi:search", kwlist, &evo, &nsims))
+    const char *spec = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "Oi|z:search", kwlist, &evo, &nsims, &spec))
         return NULL;
     CHECK_TREE(self);
     char err[MG_ERRLEN] = "";
@@ -519,7 +717,15 @@ static PyObject *mcts_search(py_mcts *self, PyObject *args, PyObject *kwds)
         Py_END_ALLOW_THREADS
         Py_DECREF(evo);
     } else if (PyCallable_Check(evo)) {
-        py_eval_ctx ctx = {evo, NULL};
+        py_eval_ctx ctx;
+        memset(&ctx, 0, sizeof ctx);
+        ctx.fn = evo;
+        if (setup_format(self, &ctx, spec) < 0) {
+            self->busy = 0;
+            PyMem_Free(ctx.parsed);
+            PyMem_Free(ctx.buf);
+            return NULL;
+        }
         mg_evaluator ev;
         memset(&ev, 0, sizeof ev);
         ev.name = "python";
@@ -531,6 +737,8 @@ static PyObject *mcts_search(py_mcts *self, PyObject *args, PyObject *kwds)
         rc = mg_mcts_search(self->m, &ev, nsims, err, sizeof err);
         PyEval_RestoreThread(ctx.ts);
         Py_DECREF(evo);
+        PyMem_Free(ctx.parsed);
+        PyMem_Free(ctx.buf);
     } else {
         self->busy = 0;
         return PyErr_Format(PyExc_TypeError, "evaluator must be an evaluator capsule or a callable, not %.100s",

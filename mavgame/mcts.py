@@ -1,0 +1,496 @@
+"""MAV-guided Monte Carlo tree search (the MAV paper's external search).
+
+The tree lives in C (``mavgame._core.MCTSTree``, ``csrc/search/mcts.c``); this module gives it the
+paper's parameter names and plugs in evaluators::
+
+    >>> import mavgame
+    >>> from mavgame.mcts import MCTS
+    >>> s = mavgame.State("tictactoe", "xx./oo./... x")
+    >>> MCTS("playout", num_simulations=400, seed=1).search(s).best_move
+    'c3'
+
+Parameters (named as in the paper):
+
+- ``k``, ``eps``, ``tau``: the prior of equation 1, P = (1 - eps) * softmax over the top-k win
+  probabilities with temperature tau + eps / |legal|.  ``tau`` may be a number or a schedule
+  ``[(from_ply, tau), ...]`` over the move number (the first step from ply 0).
+  ``prior="policy"`` uses the evaluator's ``policy`` instead of its values.
+- ``batch_size`` (B), ``timeout`` (seconds, None: wait for every result), ``n_max``, ``n_min``:
+  asynchronous batches with dynamic virtual counts max(n_min, floor(n_max / 2^d));
+  ``virtual_count="static"`` uses ``virtual_loss`` virtual losses instead, ``"none"`` nothing.
+- ``num_simulations``; ``c_puct`` (a constant) or AlphaZero's ``c_base``/``c_init`` (the default);
+  ``fpu`` (value in [-1, 1] of actions the evaluator gave no value; None: the lowest given one);
+  ``seed``; ``reuse_tree`` (keep the subtree of the moves played between searches).
+- ``state_tracking=True``: the engine-free mode of the paper; the evaluator predicts each child's
+  state from its parent's text and the move.
+
+Evaluators:
+
+- ``"playout"``: uniform prior and random playouts to the end, in C (the paper's basic MCTS
+  baseline; ``playouts`` per leaf, ``max_plies`` per playout).
+- ``"constant"``: every action valued 0.5, in C (for timing the tree itself).
+- ``"c4_solver"``: the perfect Connect Four oracle, in C (when the solver is built in).
+- a capsule from ``mavgame._core`` (``mcts_*_evaluator``) or an object with a ``capsule()`` method
+  returning one: a C evaluator (a native model plugs in this way); the GIL is released while it runs.
+- any Python callable ``fn(requests) -> outputs``, called once per batch with a list of
+  :class:`Request` (MAV prompt and structured data) and returning one output per request, or an
+  iterator of ``(index, output)`` pairs in arrival order (see :mod:`mavgame.evaluators` for a
+  thread-pool wrapper and the Stockfish evaluator).  An output is
+
+  * ``None``: no answer (dropped, like a timeout);
+  * a ``str``: MAV output text (the model's answer to ``request.prompt``, or a whole MAV text);
+  * a ``dict``: ``values`` ({move or action: win probability} or a list aligned with
+    ``request.legal_actions`` / ``moves``), optional ``value`` (leaf value), ``policy`` (like
+    values), and in state-tracking mode ``state`` (predicted text), ``moves``, ``result``
+    ("1-0", "0-1", "1/2-1/2" or 1/2/3 for a terminal state);
+  * a number: the leaf value alone (uniform prior);
+  * anything else, or malformed content: an invalid answer; the leaf is marked hallucinated.
+
+Values are win probabilities in [0, 1] of the player to move at the leaf (draws count one half),
+as in the MAV format.  Tree values (``q``, ``root_value``) are in [-1, 1].
+"""
+from __future__ import annotations
+
+import inspect
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _core
+
+__all__ = ["MCTS", "Request", "SearchResult"]
+
+_VC = {"dynamic": 0, "static": 1, "none": 2}
+_PRIOR = {"mav": 0, "policy": 1}
+_RESULTS = {"1-0": 1, "0-1": 2, "1/2-1/2": 3, "*": 0}
+
+
+class Request:
+    """One leaf to evaluate.
+
+    Attributes: ``index`` (in the batch), ``path`` (actions from the search root; state tracking:
+    move strings), ``legal_actions`` (engine mode, int32 array), ``to_move``, ``ply`` (move number),
+    ``depth``, ``prompt`` (the MAV prompt, or None if the game has no MAV format); engine mode:
+    ``state`` (the leaf as a game state, built on first access), ``legal_moves`` (move strings),
+    ``text``; state tracking: ``text`` (the root's text, for the root request), ``parent_text``
+    and ``move`` (the predicted parent state and the move played from it).
+    """
+
+    __slots__ = ("index", "path", "legal_actions", "to_move", "ply", "depth", "parent_text", "move", "prompt",
+                 "_text", "_state", "_moves", "_search")
+
+    def __init__(self, search: "MCTS", t: tuple):
+        (self.index, path, self.legal_actions, self.to_move, self.ply, self.depth, self._text, self.parent_text,
+         self.move, self.prompt) = t
+        self.path = path
+        self._search = search
+        self._state = None
+        self._moves = None
+
+    @property
+    def state(self):
+        if self._state is None and self._search._root is not None and not self._search.state_tracking:
+            s = self._search._root.copy()
+            for a in self.path:
+                s.push(int(a))
+            self._state = s
+        return self._state
+
+    @property
+    def legal_moves(self) -> Optional[List[str]]:
+        if self._moves is None and self.legal_actions is not None:
+            st = self.state
+            self._moves = [st.action_to_str(int(a)) for a in self.legal_actions]
+        return self._moves
+
+    @property
+    def text(self) -> Optional[str]:
+        if self._text is None and not self._search.state_tracking and self.state is not None:
+            return self.state.text()
+        return self._text
+
+    def __repr__(self) -> str:
+        where = self.text if self.text is not None else f"{self.parent_text!r} + {self.move}"
+        return f"Request(index={self.index}, depth={self.depth}, {where})"
+
+
+@dataclass
+class SearchResult:
+    """The outcome of :meth:`MCTS.search`.
+
+    ``moves``/``actions``/``visits``/``q``/``prior``/``values``/``hallucinated`` describe the root
+    edges (``q`` and ``root_value`` in [-1, 1] from the root player's view, NaN if unvisited;
+    ``values`` the evaluator's win probabilities, NaN where it gave none).  ``best_move`` is the
+    robust child (most visits, total value as tie-break); ``pv`` the principal variation.
+    """
+
+    best_move: Optional[str]
+    best_action: Optional[int]
+    moves: List[str]
+    actions: np.ndarray
+    visits: np.ndarray
+    q: np.ndarray
+    prior: np.ndarray
+    values: np.ndarray
+    hallucinated: np.ndarray
+    pv: List[str]
+    pv_actions: np.ndarray
+    root_value: float
+    root_visits: int
+    stats: Dict[str, Any] = field(default_factory=dict)
+
+    def policy(self, temperature: float = 1.0) -> np.ndarray:
+        """Visit-count distribution over the root edges (temperature 0: one-hot on the best)."""
+        v = self.visits.astype(np.float64)
+        if v.size == 0:
+            return v
+        if temperature <= 0:
+            p = np.zeros_like(v)
+            if self.best_move is not None:
+                p[self.moves.index(self.best_move)] = 1.0
+            return p
+        v = v ** (1.0 / temperature)
+        s = v.sum()
+        return v / s if s > 0 else np.full_like(v, 1.0 / v.size)
+
+
+def _result_code(r) -> Optional[int]:
+    if r is None:
+        return None
+    if isinstance(r, str):
+        return _RESULTS.get(r.strip())
+    if isinstance(r, (int, np.integer)) and not isinstance(r, bool):
+        return int(r)
+    return None
+
+
+class MCTS:
+    """AlphaZero-style MCTS guided by MAV action values, with asynchronous batches and dynamic
+    virtual counts (see the module docstring for parameters and evaluators)."""
+
+    def __init__(self, evaluator: Any = "playout", *, num_simulations: int = 100, batch_size: int = 1,
+                 timeout: Optional[float] = None, k: int = 5, eps: float = 0.1,
+                 tau: Union[float, Sequence] = 0.1, n_max: int = 8, n_min: int = 2,
+                 virtual_count: str = "dynamic", virtual_loss: int = 3, c_puct: Optional[float] = None,
+                 c_base: float = 19652.0, c_init: float = 1.25, prior: str = "mav", fpu: Optional[float] = None,
+                 seed: int = 0, state_tracking: bool = False, game: Optional[str] = None,
+                 board_size: int = 0, flags: int = 0, reuse_tree: bool = True, playouts: int = 1,
+                 max_plies: int = 0, mav_spec: Optional[str] = None):
+        if virtual_count not in _VC:
+            raise ValueError(f"virtual_count must be one of {sorted(_VC)}, not {virtual_count!r}")
+        if prior not in _PRIOR:
+            raise ValueError(f"prior must be one of {sorted(_PRIOR)}, not {prior!r}")
+        if not isinstance(num_simulations, (int, np.integer)) or num_simulations < 0:
+            raise ValueError(f"num_simulations must be a non-negative int, not {num_simulations!r}")
+        if timeout is not None and not (timeout > 0):
+            raise ValueError(f"timeout must be positive seconds or None, not {timeout!r}")
+        self.num_simulations = int(num_simulations)
+        self.state_tracking = bool(state_tracking)
+        self.reuse_tree = bool(reuse_tree)
+        self.timeout = timeout
+        self.mav_spec = mav_spec
+        self.game = game
+        self._cfg = dict(board_size=board_size, flags=flags, state_tracking=self.state_tracking,
+                         batch_size=int(batch_size), timeout=float(timeout or 0.0),
+                         virtual_count=_VC[virtual_count], n_max=int(n_max), n_min=int(n_min),
+                         virtual_loss=int(virtual_loss), c_puct=float(c_puct if c_puct is not None else 0.0),
+                         c_base=float(c_base) if c_puct is None else 0.0, c_init=float(c_init),
+                         prior=_PRIOR[prior], k=int(k), eps=float(eps), tau=tau,
+                         fpu=float("nan") if fpu is None else float(fpu), seed=int(seed))
+        self.params = dict(k=k, eps=eps, tau=tau, batch_size=batch_size, timeout=timeout, n_max=n_max,
+                           n_min=n_min, virtual_count=virtual_count, virtual_loss=virtual_loss, c_puct=c_puct,
+                           c_base=c_base, c_init=c_init, prior=prior, fpu=fpu, seed=seed)
+        # Validate the configuration now (a tree without a game is fine for checking).
+        _core.MCTSTree(None, **{**self._cfg, "state_tracking": True})
+        self._evaluator_spec = evaluator
+        self._playouts = (int(playouts), int(max_plies), int(seed))
+        self._evaluator = None
+        self._tree = None
+        self._tree_game = None
+        self._root = None          # engine mode: the root State (with its history)
+        self._root_hist = None
+        self._root_key = None      # state tracking: (text, to_move) of the root
+        self.last_result: Optional[SearchResult] = None
+
+    # ---- evaluators ----------------------------------------------------------------------
+
+    def _resolve_evaluator(self, game: Optional[str]):
+        ev = self._evaluator_spec
+        if isinstance(ev, str):
+            playouts, max_plies, seed = self._playouts
+            if ev == "playout":
+                return _core.mcts_playout_evaluator(playouts, max_plies, seed)
+            if ev == "constant":
+                return _core.mcts_constant_evaluator(0.5)
+            if ev in ("c4_solver", "solver"):
+                if not hasattr(_core, "mcts_c4_solver_evaluator"):
+                    raise ValueError("the Connect Four solver evaluator is not built into this mavgame")
+                if game != "connect_four":
+                    raise ValueError(f"the Connect Four solver evaluator cannot evaluate {game!r}")
+                return _core.mcts_c4_solver_evaluator()
+            raise ValueError(f"unknown evaluator {ev!r} (expected 'playout', 'constant', 'c4_solver', "
+                             "a capsule or a callable)")
+        if type(ev).__name__ == "PyCapsule":
+            return ev
+        cap = getattr(ev, "capsule", None)
+        if callable(cap):
+            return cap()
+        if callable(ev):
+            return self._bridge(ev)
+        raise TypeError(f"evaluator must be a name, a capsule or a callable, not {type(ev).__name__}")
+
+    def _bridge(self, fn: Callable):
+        takes_timeout = False
+        try:
+            sig = inspect.signature(fn)
+            takes_timeout = "timeout" in sig.parameters or any(
+                p.kind == p.VAR_KEYWORD for p in sig.parameters.values())
+        except (TypeError, ValueError):
+            pass
+
+        def bridge(batch, timeout):
+            reqs = [Request(self, t) for t in batch]
+            deadline = time.monotonic() + timeout if timeout > 0 else None
+            out = fn(reqs, timeout=timeout if timeout > 0 else None) if takes_timeout else fn(reqs)
+            n = len(reqs)
+            outs: List[Any] = [None] * n
+            seq: List[int] = [n + i for i in range(n)]
+            if isinstance(out, (list, tuple)):
+                if len(out) != n:
+                    raise ValueError(f"evaluator returned {len(out)} outputs for a batch of {n}")
+                late = deadline is not None and time.monotonic() > deadline
+                for i, o in enumerate(out):
+                    outs[i] = None if late else self._normalize(reqs[i], o)
+                    seq[i] = i
+            else:  # an iterator of (index, output) in arrival order
+                rank = 0
+                for item in out:
+                    if deadline is not None and time.monotonic() > deadline:
+                        close = getattr(out, "close", None)
+                        if close:
+                            close()
+                        break
+                    i, o = item
+                    if not (0 <= i < n):
+                        raise ValueError(f"evaluator yielded index {i} for a batch of {n}")
+                    outs[i] = self._normalize(reqs[i], o)
+                    seq[i] = rank
+                    rank += 1
+            return outs, seq
+
+        return bridge
+
+    def _normalize(self, req: Request, o: Any):
+        """An output in the forms the C bridge takes: None, str, False (invalid) or a canonical dict."""
+        if o is None or isinstance(o, str):
+            return o
+        if isinstance(o, bool):
+            return False
+        if isinstance(o, (int, float, np.number)):
+            v = float(o)
+            return {"value": v} if 0.0 <= v <= 1.0 else False
+        if not isinstance(o, dict):
+            return False
+        try:
+            return self._normalize_dict(req, o)
+        except (TypeError, ValueError, KeyError, OverflowError):
+            return False
+
+    def _normalize_dict(self, req: Request, o: dict):
+        d: Dict[str, Any] = {}
+        if "value" in o and o["value"] is not None:
+            d["value"] = float(o["value"])
+        vals, pol = o.get("values"), o.get("policy")
+        if self.state_tracking:
+            moves = o.get("moves")
+            if moves is None and isinstance(vals, dict):
+                moves = list(vals.keys())
+            if moves is None and isinstance(pol, dict):
+                moves = list(pol.keys())
+            moves = [str(m) for m in (moves or [])]
+            d["moves"] = moves
+            if "state" in o:
+                d["state"] = o["state"] if isinstance(o["state"], str) else False
+                if d["state"] is False:
+                    raise ValueError("state")
+            res = _result_code(o.get("result"))
+            if o.get("result") is not None and res is None:
+                raise ValueError("result")
+            if res is not None:
+                d["result"] = res
+            index = {m: i for i, m in enumerate(moves)}
+            n = len(moves)
+        else:
+            legal = req.legal_actions
+            n = len(legal)
+            index = {int(a): i for i, a in enumerate(legal)}
+            if (isinstance(vals, dict) and any(isinstance(key, str) for key in vals)) or (
+                    isinstance(pol, dict) and any(isinstance(key, str) for key in pol)):
+                index.update({m: i for i, m in enumerate(req.legal_moves)})
+        for key, src in (("values", vals), ("policy", pol)):
+            if src is None:
+                continue
+            if isinstance(src, dict):
+                arr = [None] * n
+                for m, v in src.items():
+                    i = index.get(int(m) if isinstance(m, (int, np.integer)) else m)
+                    if i is not None:  # moves outside the legal list are ignored
+                        arr[i] = None if v is None else float(v)
+                d[key] = arr
+            else:
+                arr = [None if v is None else float(v) for v in src]
+                if len(arr) != n:
+                    raise ValueError(key)
+                d[key] = arr
+        return d
+
+    # ---- search --------------------------------------------------------------------------
+
+    def _ensure_tree(self, game: Optional[str]):
+        if self._tree is None or self._tree_game != game:
+            self._tree = _core.MCTSTree(game, **self._cfg)
+            self._tree_game = game
+            self._root = self._root_hist = self._root_key = None
+            self._evaluator = None
+        if self._evaluator is None:
+            self._evaluator = self._resolve_evaluator(game)
+
+    def reset(self) -> None:
+        """Forget the tree (the next search starts afresh)."""
+        self._root = self._root_hist = self._root_key = None
+        self._tree = None
+
+    def _place_root_engine(self, state) -> None:
+        t = self._tree
+        hist = [int(a) for a in state.history()]
+        if self.reuse_tree and self._root is not None and self._root_hist is not None:
+            old = self._root_hist
+            same_start = self._root.copy(stack=True)
+            while same_start.ply:
+                same_start.pop()
+            start = state.copy(stack=True)
+            while start.ply:
+                start.pop()
+            if len(hist) >= len(old) and hist[:len(old)] == old and start == same_start:
+                for a in hist[len(old):]:
+                    t.advance(a)
+                self._root = state.copy()
+                self._root_hist = hist
+                return
+        t.set_root(state, len(hist))
+        self._root = state.copy()
+        self._root_hist = hist
+
+    def _place_root_text(self, text: str, to_move: int, ply: int, played: Sequence[str]) -> None:
+        t = self._tree
+        if self.reuse_tree and self._root_key is not None and played is not None:
+            try:
+                for mv in played:
+                    t.advance_move(mv)
+                if t.root_text == text and t.root_to_move == to_move:
+                    self._root_key = (text, to_move)
+                    return
+            except ValueError:
+                pass
+        t.set_root_text(text, to_move, ply)
+        self._root_key = (text, to_move)
+
+    def search(self, state, num_simulations: Optional[int] = None, *, to_move: Optional[int] = None,
+               ply: Optional[int] = None, played: Optional[Sequence[str]] = None) -> SearchResult:
+        """Search from ``state`` and return a :class:`SearchResult`.
+
+        Engine mode: ``state`` is a game state (``mavgame.State`` or a game class); with
+        ``reuse_tree`` the tree of the previous search is kept when ``state`` continues its game.
+        State tracking: ``state`` is a game state (its text is the root) or a text with ``to_move``;
+        ``played``: the moves made since the previous search's root (to reuse its subtree; found
+        automatically when ``state`` is a game state continuing the previous one).
+        """
+        n = self.num_simulations if num_simulations is None else int(num_simulations)
+        if n < 0:
+            raise ValueError(f"num_simulations must be >= 0, not {n}")
+        if self.state_tracking:
+            if isinstance(state, str):
+                if to_move not in (0, 1):
+                    raise ValueError("state tracking from a text needs to_move (0 or 1)")
+                game = self.game
+                text, tm, p = state, to_move, (ply or 0)
+            else:
+                game = state.game
+                text, tm, p = state.text(), state.to_move, (ply if ply is not None else len(state.history()))
+                if played is None and self._root is not None:
+                    hist = [int(a) for a in state.history()]
+                    if hist[:len(self._root_hist)] == self._root_hist:
+                        s = self._root.copy()
+                        played = []
+                        for a in hist[len(self._root_hist):]:
+                            played.append(s.action_to_str(a))
+                            s.push(a)
+            self._ensure_tree(game)
+            self._place_root_text(text, tm, p, played)
+            if not isinstance(state, str):
+                self._root = state.copy()
+                self._root_hist = [int(a) for a in state.history()]
+        else:
+            self._ensure_tree(state.game)
+            self._place_root_engine(state)
+            if ply is not None:
+                self._tree.set_root(state, ply)
+        self._tree.search(self._evaluator, n, self.mav_spec)
+        self.last_result = self._result()
+        return self.last_result
+
+    def best_move(self, state, num_simulations: Optional[int] = None) -> Optional[str]:
+        """The move the search would play."""
+        return self.search(state, num_simulations).best_move
+
+    def play(self, move) -> None:
+        """Advance the tree's root by a move (engine: action or move string), keeping its subtree."""
+        t = self._tree
+        if t is None:
+            raise ValueError("no search yet")
+        if self.state_tracking:
+            t.advance_move(str(move))
+            self._root = None
+            self._root_key = (t.root_text, t.root_to_move)
+            return
+        if isinstance(move, str):
+            move = self._root.action_from_str(move)
+        t.advance(int(move))
+        self._root.push(int(move))
+        self._root_hist = [int(a) for a in self._root.history()]
+
+    def check(self) -> None:
+        """Check the tree invariants (ValueError on a violation)."""
+        if self._tree is not None:
+            self._tree.check()
+
+    @property
+    def tree(self):
+        """The underlying ``_core.MCTSTree`` (None before the first search)."""
+        return self._tree
+
+    def _result(self) -> SearchResult:
+        t = self._tree
+        actions, visits, q, prior, values, hal = t.root_edges()
+        best_edge = t.best_edge()
+        pv_actions, pv_edges, pv_moves = t.pv()
+        if self.state_tracking:
+            moves = t.root_moves()
+            pv = list(pv_moves)
+            best_action = None
+        else:
+            root = self._root
+            moves = [root.action_to_str(int(a)) for a in actions]
+            pv = []
+            s = root.copy()
+            for a in pv_actions:
+                pv.append(s.action_to_str(int(a)))
+                s.push(int(a))
+            best_action = int(actions[best_edge]) if best_edge >= 0 else None
+        return SearchResult(best_move=moves[best_edge] if best_edge >= 0 else None, best_action=best_action,
+                            moves=moves, actions=actions, visits=visits, q=q, prior=prior, values=values,
+                            hallucinated=hal, pv=pv, pv_actions=pv_actions, root_value=t.root_value,
+                            root_visits=t.root_visits, stats=t.stats())
