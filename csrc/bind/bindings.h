@@ -10,10 +10,12 @@ typedef int (*mg_bind_fn)(PyObject *m);
 
 int mg_bind_chess(PyObject *m);
 int mg_bind_mcts(PyObject *m);
+int mg_bind_mav(PyObject *m);
 
 static const mg_bind_fn MG_BINDINGS[] = {
     mg_bind_chess,
     mg_bind_mcts,
+    mg_bind_mav,
     NULL, /* keep last */
 };
 
