@@ -5,11 +5,13 @@
 #include "games/tictactoe.h"
 #include "games/gardner.h"
 #include "games/chess.h"
+#include "games/connect_four.h"
 
 static const mg_game *const GAMES[] = {
     &mg_tictactoe,
     &mg_gardner,
     &mg_chess, &mg_chess960,
+    &mg_connect_four,
 };
 
 #define NGAMES ((int)(sizeof GAMES / sizeof GAMES[0]))

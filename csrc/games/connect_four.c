@@ -1,0 +1,311 @@
+/* connect_four.c - Connect Four (see connect_four.h for encodings). */
+#include "connect_four.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void mg_c4_init(mg_c4_state *s) { memset(s, 0, sizeof *s); }
+
+/* Stones of the player who made the last move. */
+static inline uint64_t c4_last_mover(const mg_c4_state *s) { return s->cur ^ s->mask; }
+
+int mg_c4_outcome(const mg_c4_state *s)
+{
+    if (mg_c4_has_four(c4_last_mover(s)))
+        return (s->nmoves & 1) ? MG_P0_WINS : MG_P1_WINS;
+    if (s->nmoves >= MG_C4_CELLS)
+        return MG_DRAW;
+    return MG_ONGOING;
+}
+
+int mg_c4_from_moves(mg_c4_state *out, const char *moves, char *err, size_t errlen)
+{
+    mg_c4_state s;
+    mg_c4_init(&s);
+    for (size_t i = 0; moves[i]; i++) {
+        char c = moves[i];
+        if (c < '1' || c > '7') {
+            snprintf(err, errlen, "Connect Four move sequence '%.60s': bad character '%c' at offset %zu "
+                     "(expected columns 1..7)", moves, c, i);
+            return MG_ERR;
+        }
+        int col = c - '1';
+        if (mg_c4_has_four(c4_last_mover(&s))) {
+            snprintf(err, errlen, "Connect Four move sequence '%.60s': move %zu ('%c') is played after the "
+                     "game was won", moves, i + 1, c);
+            return MG_ERR;
+        }
+        if (s.mask & mg_c4_top_col(col)) {
+            snprintf(err, errlen, "Connect Four move sequence '%.60s': move %zu ('%c') is played in a full "
+                     "column", moves, i + 1, c);
+            return MG_ERR;
+        }
+        mg_c4_play(&s, col);
+    }
+    *out = s;
+    return MG_OK;
+}
+
+static int c4_init(void *st, const mg_config *cfg, char *err, size_t errlen)
+{
+    (void)cfg;
+    (void)err;
+    (void)errlen;
+    mg_c4_init(st);
+    return MG_OK;
+}
+
+static int c4_from_board_text(mg_c4_state *out, const char *text, char *err, size_t errlen)
+{
+    uint64_t stones[2] = {0, 0}; /* x, o */
+    const char *p = text;
+    for (int row = MG_C4_HEIGHT - 1; row >= 0; row--) {
+        for (int col = 0; col < MG_C4_WIDTH; col++, p++) {
+            char c = *p;
+            uint64_t bit = 1ULL << (col * 7 + row);
+            if (c == 'x' || c == 'X')
+                stones[0] |= bit;
+            else if (c == 'o' || c == 'O')
+                stones[1] |= bit;
+            else if (c != '.') {
+                if (c == '\0' || c == '/' || c == ' ')
+                    snprintf(err, errlen, "Connect Four text '%.80s': row %d (from the top) has %d cells, "
+                             "expected 7", text, MG_C4_HEIGHT - row, col);
+                else
+                    snprintf(err, errlen, "Connect Four text '%.80s': bad character '%c' at offset %d "
+                             "(expected 'x', 'o' or '.')", text, c, (int)(p - text));
+                return MG_ERR;
+            }
+        }
+        if (row > 0 && *p++ != '/') {
+            snprintf(err, errlen, "Connect Four text '%.80s': expected '/' after row %d (from the top) at "
+                     "offset %d", text, MG_C4_HEIGHT - row, (int)(p - 1 - text));
+            return MG_ERR;
+        }
+    }
+    if (*p != ' ' || (p[1] != 'x' && p[1] != 'o') || p[2] != '\0') {
+        snprintf(err, errlen, "Connect Four text '%.80s': expected ' x' or ' o' (side to move) after the "
+                 "6 rows", text);
+        return MG_ERR;
+    }
+    int to_move = p[1] == 'o';
+    uint64_t mask = stones[0] | stones[1];
+    for (int col = 0; col < MG_C4_WIDTH; col++) {
+        int seen_empty = 0;
+        for (int row = 0; row < MG_C4_HEIGHT; row++) {
+            int filled = (int)((mask >> (col * 7 + row)) & 1);
+            if (!filled)
+                seen_empty = 1;
+            else if (seen_empty) {
+                snprintf(err, errlen, "Connect Four text '%.80s': floating stone in column %d, row %d from "
+                         "the bottom, above an empty cell", text, col + 1, row + 1);
+                return MG_ERR;
+            }
+        }
+    }
+    int nx = __builtin_popcountll(stones[0]), no = __builtin_popcountll(stones[1]);
+    if (!(nx == no || nx == no + 1)) {
+        snprintf(err, errlen, "Connect Four text '%.80s': impossible counts (%d x, %d o; x moves first)", text,
+                 nx, no);
+        return MG_ERR;
+    }
+    if ((nx == no) != (to_move == 0)) {
+        snprintf(err, errlen, "Connect Four text '%.80s': side to move '%c' does not match %d x and %d o",
+                 text, p[1], nx, no);
+        return MG_ERR;
+    }
+    uint64_t mover = stones[to_move], last = stones[to_move ^ 1];
+    if (mg_c4_has_four(mover)) {
+        snprintf(err, errlen, "Connect Four text '%.80s': the side to move ('%c') already has four in a row, "
+                 "so play went on after a win", text, p[1]);
+        return MG_ERR;
+    }
+    if (mg_c4_has_four(last)) {
+        /* Some top stone of the last mover must have been the winning move: the
+         * position before it had no four. */
+        int ok = 0;
+        for (int col = 0; col < MG_C4_WIDTH && !ok; col++) {
+            uint64_t cm = mask & mg_c4_col_mask(col);
+            if (!cm)
+                continue;
+            uint64_t top = (cm + mg_c4_bottom_col(col)) >> 1;
+            if ((last & top) && !mg_c4_has_four(last ^ top))
+                ok = 1;
+        }
+        if (!ok) {
+            snprintf(err, errlen, "Connect Four text '%.80s': '%c' has fours that no single last move can "
+                     "have made, so play went on after a win", text, p[1] == 'x' ? 'o' : 'x');
+            return MG_ERR;
+        }
+    }
+    memset(out, 0, sizeof *out);
+    out->cur = mover;
+    out->mask = mask;
+    out->nmoves = (uint32_t)(nx + no);
+    return MG_OK;
+}
+
+static int c4_from_text(void *st, const mg_config *cfg, const char *text, char *err, size_t errlen)
+{
+    (void)cfg;
+    if (text[0] == '\0') {
+        snprintf(err, errlen, "Connect Four text is empty: expected 6 rows and the side to move, or a move "
+                 "sequence such as \"4453\"");
+        return MG_ERR;
+    }
+    if (text[0] >= '0' && text[0] <= '9')
+        return mg_c4_from_moves(st, text, err, errlen);
+    return c4_from_board_text(st, text, err, errlen);
+}
+
+static size_t c4_to_text(const void *st, char *buf, size_t buflen)
+{
+    const mg_c4_state *s = st;
+    uint64_t x = (s->nmoves & 1) ? c4_last_mover(s) : s->cur;
+    char tmp[64];
+    size_t k = 0;
+    for (int row = MG_C4_HEIGHT - 1; row >= 0; row--) {
+        for (int col = 0; col < MG_C4_WIDTH; col++) {
+            uint64_t bit = 1ULL << (col * 7 + row);
+            tmp[k++] = !(s->mask & bit) ? '.' : (x & bit) ? 'x' : 'o';
+        }
+        if (row > 0)
+            tmp[k++] = '/';
+    }
+    tmp[k++] = ' ';
+    tmp[k++] = (s->nmoves & 1) ? 'o' : 'x';
+    tmp[k] = '\0';
+    if (buflen == 0)
+        return 0;
+    if (k >= buflen)
+        k = buflen - 1;
+    memcpy(buf, tmp, k);
+    buf[k] = '\0';
+    return k;
+}
+
+static int c4_legal_actions(const void *st, int32_t *out)
+{
+    const mg_c4_state *s = st;
+    if (mg_c4_has_four(c4_last_mover(s)))
+        return 0;
+    int n = 0;
+    for (int col = 0; col < MG_C4_WIDTH; col++)
+        if (!(s->mask & mg_c4_top_col(col)))
+            out[n++] = col;
+    return n;
+}
+
+static int c4_is_legal(const void *st, int32_t a)
+{
+    const mg_c4_state *s = st;
+    return a >= 0 && a < MG_C4_WIDTH && !(s->mask & mg_c4_top_col(a)) && !mg_c4_has_four(c4_last_mover(s));
+}
+
+static void c4_make(void *st, int32_t a, void *undo)
+{
+    (void)undo;
+    mg_c4_play(st, a);
+}
+
+static void c4_unmake(void *st, int32_t a, const void *undo)
+{
+    (void)undo;
+    mg_c4_state *s = st;
+    uint64_t top = ((s->mask & mg_c4_col_mask(a)) + mg_c4_bottom_col(a)) >> 1;
+    s->mask ^= top;
+    s->cur ^= s->mask;
+    s->nmoves--;
+}
+
+static int c4_to_move(const void *st) { return (int)(((const mg_c4_state *)st)->nmoves & 1); }
+
+static int c4_outcome(const void *st, int *reason)
+{
+    int r = mg_c4_outcome(st);
+    if (reason)
+        *reason = r == MG_ONGOING ? MG_TERM_NONE : r == MG_DRAW ? MG_TERM_BOARD_FULL : MG_TERM_CONNECTED;
+    return r;
+}
+
+static uint64_t c4_hash(const void *st)
+{
+    const mg_c4_state *s = st;
+    uint64_t x = s->cur + s->mask; /* unique key, < 2^49 */
+    /* splitmix64 finaliser (a bijection, so distinct positions get distinct hashes) */
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+static size_t c4_action_to_str(const void *st, int32_t a, char *buf, size_t buflen)
+{
+    (void)st;
+    if (a < 0 || a >= MG_C4_WIDTH || buflen < 2)
+        return 0;
+    buf[0] = (char)('1' + a);
+    buf[1] = '\0';
+    return 1;
+}
+
+static int c4_action_from_str(const void *st, const char *s, int32_t *a, char *err, size_t errlen)
+{
+    if (!(s[0] >= '1' && s[0] <= '7' && s[1] == '\0')) {
+        snprintf(err, errlen, "invalid Connect Four move '%.20s': expected a column 1..7", s);
+        return MG_ERR;
+    }
+    int32_t col = s[0] - '1';
+    if (!c4_is_legal(st, col)) {
+        snprintf(err, errlen, "illegal Connect Four move '%s': %s", s,
+                 mg_c4_has_four(c4_last_mover(st)) ? "the game is over" : "the column is full");
+        return MG_ERR;
+    }
+    *a = col;
+    return MG_OK;
+}
+
+static uint64_t c4_perft_rec(uint64_t cur, uint64_t mask, int depth)
+{
+    if (mg_c4_has_four(cur ^ mask))
+        return 0;
+    uint64_t moves = mg_c4_playable(mask);
+    if (depth == 1)
+        return (uint64_t)__builtin_popcountll(moves);
+    uint64_t total = 0;
+    while (moves) {
+        uint64_t m = moves & (0 - moves);
+        moves ^= m;
+        total += c4_perft_rec(cur ^ mask, mask | m, depth - 1);
+    }
+    return total;
+}
+
+static uint64_t c4_perft(void *st, int depth)
+{
+    const mg_c4_state *s = st;
+    if (depth <= 0)
+        return 1;
+    return c4_perft_rec(s->cur, s->mask, depth);
+}
+
+const mg_game mg_connect_four = {
+    .name = "connect_four",
+    .state_size = sizeof(mg_c4_state),
+    .undo_size = 0,
+    .max_moves = MG_C4_WIDTH,
+    .num_actions = MG_C4_WIDTH,
+    .init = c4_init,
+    .from_text = c4_from_text,
+    .to_text = c4_to_text,
+    .legal_actions = c4_legal_actions,
+    .is_legal = c4_is_legal,
+    .make = c4_make,
+    .unmake = c4_unmake,
+    .to_move = c4_to_move,
+    .outcome = c4_outcome,
+    .hash = c4_hash,
+    .action_to_str = c4_action_to_str,
+    .action_from_str = c4_action_from_str,
+    .perft = c4_perft,
+};

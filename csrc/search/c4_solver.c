@@ -1,0 +1,345 @@
+/* c4_solver.c - perfect Connect Four solver (see c4_solver.h). */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+#include "c4_solver.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/*
+ * Transposition table entry (one uint64, 0 = empty):
+ *   bits 15..63  position key cur + mask (< 2^49)
+ *   bits  9..14  lower bound + 32 (0: none)
+ *   bits  3..8   upper bound + 32 (0: none)
+ *   bits  0..2   best column + 1 (0: none)
+ */
+#define TT_KEY_SHIFT 15
+#define TT_BOUND_OFF 32
+#define NO_LB (-64)
+#define NO_UB 64
+
+struct mg_c4_solver {
+    uint64_t *tt;
+    uint64_t tt_mask;
+    int tt_log2;
+};
+
+typedef struct search {
+    uint64_t *tt;
+    uint64_t tt_mask;
+    int tt_shift;
+    uint64_t nodes;
+    uint64_t max_nodes;   /* 0: none */
+    uint64_t next_check;  /* node count at which to look at the budget */
+    double deadline;      /* <= 0: none */
+    int aborted;
+} search;
+
+static const int ORDER[MG_C4_WIDTH] = {3, 2, 4, 1, 5, 0, 6};
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+mg_c4_solver *mg_c4_solver_new(int tt_log2, char *err, size_t errlen)
+{
+    if (tt_log2 == 0)
+        tt_log2 = 23;
+    if (tt_log2 < 10 || tt_log2 > 30) {
+        snprintf(err, errlen, "Connect Four solver: transposition table size 2^%d is out of range "
+                 "(expected 10..30)", tt_log2);
+        return NULL;
+    }
+    mg_c4_solver *sv = malloc(sizeof *sv);
+    uint64_t *tt = calloc((size_t)1 << tt_log2, sizeof(uint64_t));
+    if (!sv || !tt) {
+        free(sv);
+        free(tt);
+        snprintf(err, errlen, "Connect Four solver: cannot allocate a transposition table of %zu MiB",
+                 (((size_t)1 << tt_log2) * sizeof(uint64_t)) >> 20);
+        return NULL;
+    }
+    sv->tt = tt;
+    sv->tt_log2 = tt_log2;
+    sv->tt_mask = ((uint64_t)1 << tt_log2) - 1;
+    return sv;
+}
+
+void mg_c4_solver_free(mg_c4_solver *sv)
+{
+    if (!sv)
+        return;
+    free(sv->tt);
+    free(sv);
+}
+
+void mg_c4_solver_clear(mg_c4_solver *sv) { memset(sv->tt, 0, ((size_t)1 << sv->tt_log2) * sizeof(uint64_t)); }
+
+size_t mg_c4_solver_tt_bytes(const mg_c4_solver *sv) { return ((size_t)1 << sv->tt_log2) * sizeof(uint64_t); }
+
+int mg_c4_moves_to_end(int nmoves, int score)
+{
+    if (score == 0)
+        return MG_C4_CELLS - nmoves;
+    int winner_first; /* the winner is the first player (x) */
+    int k;            /* the winner's stones at its win */
+    if (score > 0) {
+        k = 22 - score;
+        winner_first = (nmoves & 1) == 0;
+    } else {
+        k = 22 + score;
+        winner_first = (nmoves & 1) == 1;
+    }
+    int end = winner_first ? 2 * k - 1 : 2 * k;
+    return end - nmoves;
+}
+
+static inline uint64_t tt_index(const search *sr, uint64_t key)
+{
+    return (key * 0x9e3779b97f4a7c15ULL) >> sr->tt_shift;
+}
+
+static inline void tt_store(search *sr, uint64_t key, int lb, int ub, int best_col)
+{
+    uint64_t *e = &sr->tt[tt_index(sr, key)];
+    uint64_t old = *e;
+    if ((old >> TT_KEY_SHIFT) == key) {
+        int olb = (int)((old >> 9) & 63), oub = (int)((old >> 3) & 63);
+        if (olb && olb - TT_BOUND_OFF > lb)
+            lb = olb - TT_BOUND_OFF;
+        if (oub && oub - TT_BOUND_OFF < ub)
+            ub = oub - TT_BOUND_OFF;
+        if (best_col < 0)
+            best_col = (int)(old & 7) - 1;
+    }
+    uint64_t v = key << TT_KEY_SHIFT;
+    if (lb > NO_LB)
+        v |= (uint64_t)(lb + TT_BOUND_OFF) << 9;
+    if (ub < NO_UB)
+        v |= (uint64_t)(ub + TT_BOUND_OFF) << 3;
+    v |= (uint64_t)(best_col + 1);
+    *e = v;
+}
+
+static void check_budget(search *sr)
+{
+    sr->next_check = sr->nodes + 4096;
+    if (sr->max_nodes && sr->next_check > sr->max_nodes)
+        sr->next_check = sr->max_nodes;
+    if (sr->max_nodes && sr->nodes >= sr->max_nodes)
+        sr->aborted = 1;
+    else if (sr->deadline > 0 && now_seconds() >= sr->deadline)
+        sr->aborted = 1;
+}
+
+/*
+ * Negamax value of the position (cur, mask, n stones), within [alpha, beta]
+ * (fail-hard at the window's edges: a result <= alpha is an upper bound, >= beta a
+ * lower bound).  Precondition: the game is not over and the side to move cannot
+ * complete four with its next stone.
+ */
+static int negamax(search *sr, uint64_t cur, uint64_t mask, int n, int alpha, int beta)
+{
+    sr->nodes++;
+    if (sr->nodes >= sr->next_check) {
+        check_budget(sr);
+        if (sr->aborted)
+            return 0;
+    }
+    uint64_t opp = cur ^ mask;
+    uint64_t possible = mg_c4_playable(mask);
+    uint64_t opp_win = mg_c4_winning_cells(opp, mask);
+    uint64_t forced = possible & opp_win;
+    if (forced) {
+        if (forced & (forced - 1))
+            return -(MG_C4_CELLS - n) / 2; /* two threats to block: the opponent wins next */
+        possible = forced;
+    }
+    possible &= ~(opp_win >> 1); /* never play just below an opponent's winning cell */
+    if (!possible)
+        return -(MG_C4_CELLS - n) / 2;
+    if (n >= MG_C4_CELLS - 2)
+        return 0;
+
+    int lo = -(MG_C4_CELLS - 2 - n) / 2; /* the opponent cannot win on its next move */
+    if (alpha < lo) {
+        alpha = lo;
+        if (alpha >= beta)
+            return alpha;
+    }
+    int hi = (MG_C4_CELLS - 1 - n) / 2; /* we cannot win on this move */
+    if (beta > hi) {
+        beta = hi;
+        if (alpha >= beta)
+            return beta;
+    }
+
+    uint64_t key = cur + mask;
+    uint64_t e = sr->tt[tt_index(sr, key)];
+    int tt_col = -1;
+    if ((e >> TT_KEY_SHIFT) == key) {
+        int lb = (int)((e >> 9) & 63), ub = (int)((e >> 3) & 63);
+        if (lb && lb - TT_BOUND_OFF > alpha) {
+            alpha = lb - TT_BOUND_OFF;
+            if (alpha >= beta)
+                return alpha;
+        }
+        if (ub && ub - TT_BOUND_OFF < beta) {
+            beta = ub - TT_BOUND_OFF;
+            if (alpha >= beta)
+                return beta;
+        }
+        tt_col = (int)(e & 7) - 1;
+    }
+
+    /* Order the candidate moves: table move first, then by threats created, centre first on ties. */
+    uint64_t mv[MG_C4_WIDTH];
+    int sc[MG_C4_WIDTH];
+    int nm = 0;
+    for (int i = 0; i < MG_C4_WIDTH; i++) {
+        int col = ORDER[i];
+        uint64_t m = possible & mg_c4_col_mask(col);
+        if (!m)
+            continue;
+        int s = col == tt_col ? 1000 : __builtin_popcountll(mg_c4_winning_cells(cur | m, mask));
+        int j = nm++;
+        while (j > 0 && sc[j - 1] < s) {
+            mv[j] = mv[j - 1];
+            sc[j] = sc[j - 1];
+            j--;
+        }
+        mv[j] = m;
+        sc[j] = s;
+    }
+
+    int alpha0 = alpha;
+    int best_col = -1;
+    for (int i = 0; i < nm; i++) {
+        uint64_t m = mv[i];
+        int v = -negamax(sr, opp, mask | m, n + 1, -beta, -alpha);
+        if (sr->aborted)
+            return 0;
+        if (v >= beta) {
+            tt_store(sr, key, v, NO_UB, mg_c4_col_of(m));
+            return v;
+        }
+        if (v > alpha) {
+            alpha = v;
+            best_col = mg_c4_col_of(m);
+        }
+    }
+    if (alpha > alpha0)
+        tt_store(sr, key, alpha, alpha, best_col); /* exact */
+    else
+        tt_store(sr, key, NO_LB, alpha, -1);
+    return alpha;
+}
+
+static void search_start(search *sr, mg_c4_solver *sv, const mg_c4_limits *lim)
+{
+    memset(sr, 0, sizeof *sr);
+    sr->tt = sv->tt;
+    sr->tt_mask = sv->tt_mask;
+    sr->tt_shift = 64 - sv->tt_log2;
+    sr->next_check = 4096;
+    if (lim) {
+        sr->max_nodes = lim->max_nodes;
+        if (lim->max_seconds > 0)
+            sr->deadline = now_seconds() + lim->max_seconds;
+        if (sr->max_nodes && sr->max_nodes < sr->next_check)
+            sr->next_check = sr->max_nodes;
+    }
+}
+
+/* Exact score of a position (any state, terminal included); sets sr->aborted on a budget stop. */
+static int solve_exact(search *sr, uint64_t cur, uint64_t mask, int n, int weak)
+{
+    uint64_t opp = cur ^ mask;
+    if (mg_c4_has_four(opp))
+        return -(44 - n) / 2; /* the last move won */
+    if (n >= MG_C4_CELLS)
+        return 0;
+    if (mg_c4_winning_cells(cur, mask) & mg_c4_playable(mask))
+        return (43 - n) / 2;
+    int lo = -(MG_C4_CELLS - n) / 2, hi = (MG_C4_CELLS + 1 - n) / 2;
+    if (weak) {
+        lo = -1;
+        hi = 1;
+    }
+    while (lo < hi) {
+        int med = lo + (hi - lo) / 2;
+        if (med <= 0 && lo / 2 < med)
+            med = lo / 2;
+        else if (med >= 0 && hi / 2 > med)
+            med = hi / 2;
+        int r = negamax(sr, cur, mask, n, med, med + 1);
+        if (sr->aborted)
+            return 0;
+        if (r <= med)
+            hi = r;
+        else
+            lo = r;
+    }
+    return lo;
+}
+
+/* The score, or only its sign (+1 win, 0 draw, -1 loss) if `weak`. */
+static int solve_position(search *sr, uint64_t cur, uint64_t mask, int n, int weak)
+{
+    int v = solve_exact(sr, cur, mask, n, weak);
+    return weak ? (v > 0) - (v < 0) : v;
+}
+
+int mg_c4_solve(mg_c4_solver *sv, const mg_c4_state *s, const mg_c4_limits *limits, mg_c4_solution *out)
+{
+    search sr;
+    search_start(&sr, sv, limits);
+    memset(out, 0, sizeof *out);
+    for (int c = 0; c < MG_C4_WIDTH; c++)
+        out->move_score[c] = MG_C4_NO_SCORE;
+    int score = solve_position(&sr, s->cur, s->mask, (int)s->nmoves, limits && limits->weak);
+    out->nodes = sr.nodes;
+    out->complete = !sr.aborted;
+    out->score = sr.aborted ? 0 : score;
+    return MG_OK;
+}
+
+int mg_c4_solve_moves(mg_c4_solver *sv, const mg_c4_state *s, const mg_c4_limits *limits,
+                      mg_c4_solution *out)
+{
+    search sr;
+    search_start(&sr, sv, limits);
+    int weak = limits && limits->weak;
+    memset(out, 0, sizeof *out);
+    for (int c = 0; c < MG_C4_WIDTH; c++)
+        out->move_score[c] = MG_C4_NO_SCORE;
+    int n = (int)s->nmoves;
+    int best = MG_C4_NO_SCORE;
+    int over = mg_c4_has_four(s->cur ^ s->mask) || n >= MG_C4_CELLS;
+    if (over) {
+        best = solve_position(&sr, s->cur, s->mask, n, weak);
+    } else {
+        for (int i = 0; i < MG_C4_WIDTH && !sr.aborted; i++) {
+            int col = ORDER[i];
+            if (s->mask & mg_c4_top_col(col))
+                continue;
+            uint64_t m = (s->mask + mg_c4_bottom_col(col)) & mg_c4_col_mask(col);
+            int v = -solve_position(&sr, s->cur ^ s->mask, s->mask | m, n + 1, weak);
+            if (sr.aborted)
+                break;
+            out->move_score[col] = v;
+            if (v > best)
+                best = v;
+        }
+    }
+    out->nodes = sr.nodes;
+    out->complete = !sr.aborted;
+    out->score = sr.aborted ? 0 : best;
+    return MG_OK;
+}

@@ -1,0 +1,466 @@
+/*
+ * test_connect_four.c - Connect Four rules and the perfect solver.
+ *
+ * The rules are checked against a plain array implementation written here (no
+ * bitboards): perft, outcomes along random games, text round trips, bad inputs.
+ * The solver is checked against a brute-force minimax on that array board (no
+ * pruning, no table) on random late positions, for self-consistency
+ * (score = max over the moves, each move = -score of the child) on middle-game
+ * positions, and for its budget stop.  Env MG_C4_SLOW=1 also solves the empty board.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../game.h"
+#include "../games/connect_four.h"
+#include "../rng.h"
+#include "../search/c4_solver.h"
+#include "mgtest.h"
+
+/* ---- reference rules on a plain array ------------------------------------------------ */
+
+typedef struct ref_board {
+    int8_t cell[7][6]; /* [col][row from the bottom]: 0 empty, 1 first player, 2 second */
+    int height[7];
+    int n;             /* stones */
+    int won;           /* the last move made four */
+} ref_board;
+
+static int ref_count(const ref_board *b, int col, int row, int dc, int dr, int who)
+{
+    int k = 0;
+    for (int c = col + dc, r = row + dr; c >= 0 && c < 7 && r >= 0 && r < 6 && b->cell[c][r] == who;
+         c += dc, r += dr)
+        k++;
+    return k;
+}
+
+/* Non-zero if the stone at (col, row) is part of four in a row. */
+static int ref_four_at(const ref_board *b, int col, int row)
+{
+    static const int D[4][2] = {{1, 0}, {0, 1}, {1, 1}, {1, -1}};
+    int who = b->cell[col][row];
+    for (int d = 0; d < 4; d++)
+        if (1 + ref_count(b, col, row, D[d][0], D[d][1], who) + ref_count(b, col, row, -D[d][0], -D[d][1], who) >= 4)
+            return 1;
+    return 0;
+}
+
+static void ref_play(ref_board *b, int col)
+{
+    int row = b->height[col]++;
+    b->cell[col][row] = (int8_t)(1 + (b->n & 1));
+    b->n++;
+    b->won = ref_four_at(b, col, row);
+}
+
+static void ref_undo(ref_board *b, int col, int won_before)
+{
+    b->cell[col][--b->height[col]] = 0;
+    b->n--;
+    b->won = won_before;
+}
+
+static uint64_t ref_perft(ref_board *b, int depth)
+{
+    if (b->won || b->n == 42)
+        return 0;
+    uint64_t total = 0;
+    for (int c = 0; c < 7; c++) {
+        if (b->height[c] == 6)
+            continue;
+        if (depth == 1) {
+            total++;
+            continue;
+        }
+        int w = b->won;
+        ref_play(b, c);
+        total += ref_perft(b, depth - 1);
+        ref_undo(b, c, w);
+    }
+    return total;
+}
+
+/* Plain minimax with the solver's score convention: a win on the move that brings
+ * the board to n stones scores (44 - n) / 2.  No pruning, no table. */
+static int ref_minimax(ref_board *b, uint64_t *nodes)
+{
+    (*nodes)++;
+    int best = -100;
+    for (int c = 0; c < 7; c++) {
+        if (b->height[c] == 6)
+            continue;
+        int w = b->won;
+        ref_play(b, c);
+        int v;
+        if (b->won)
+            v = (44 - b->n) / 2;
+        else if (b->n == 42)
+            v = 0;
+        else
+            v = -ref_minimax(b, nodes);
+        ref_undo(b, c, w);
+        if (v > best)
+            best = v;
+    }
+    return best;
+}
+
+/* Text of the reference board in the game's format. */
+static void ref_text(const ref_board *b, char *buf)
+{
+    int k = 0;
+    for (int r = 5; r >= 0; r--) {
+        for (int c = 0; c < 7; c++)
+            buf[k++] = ".xo"[b->cell[c][r]];
+        if (r)
+            buf[k++] = '/';
+    }
+    buf[k++] = ' ';
+    buf[k++] = (b->n & 1) ? 'o' : 'x';
+    buf[k] = '\0';
+}
+
+/* A random game (both boards in step) stopped after `stones` stones, avoiding moves that
+ * win (so the position is not over).  Returns 0 if it got stuck (every move wins). */
+static int random_position(mg_rng *rng, int stones, ref_board *rb, mg_c4_state *s, char *moves)
+{
+    memset(rb, 0, sizeof *rb);
+    mg_c4_init(s);
+    for (int i = 0; i < stones; i++) {
+        int cand[7], nc = 0;
+        for (int c = 0; c < 7; c++) {
+            if (rb->height[c] == 6)
+                continue;
+            ref_play(rb, c);
+            if (!rb->won)
+                cand[nc++] = c;
+            ref_undo(rb, c, 0);
+        }
+        if (!nc)
+            return 0;
+        int c = cand[mg_rng_below(rng, (uint32_t)nc)];
+        ref_play(rb, c);
+        mg_c4_play(s, c);
+        if (moves)
+            moves[i] = (char)('1' + c);
+    }
+    if (moves)
+        moves[stones] = '\0';
+    return 1;
+}
+
+/* ---- rules ------------------------------------------------------------------------- */
+
+static void test_rules(mg_test_counts *t, const mg_game *g)
+{
+    unsigned char st[MG_MAX_STATE], st2[MG_MAX_STATE];
+    char err[MG_ERRLEN], buf[MG_MAX_TEXT], rtext[64];
+    MG_CHECK_T(t, g->init(st, NULL, err, sizeof err) == MG_OK);
+    g->to_text(st, buf, sizeof buf);
+    MG_CHECK_T(t, strcmp(buf, "......./......./......./......./......./....... x") == 0);
+    MG_CHECK_T(t, g->max_moves == 7 && g->num_actions == 7);
+
+    /* perft: bitboard fast path, generic path and the array reference agree. */
+    ref_board rb;
+    memset(&rb, 0, sizeof rb);
+    for (int d = 1; d <= 7; d++) {
+        uint64_t ref = ref_perft(&rb, d);
+        MG_CHECK_EQ_U64_T(t, mg_perft(g, st, d), ref);
+        MG_CHECK_EQ_U64_T(t, mg_perft_generic(g, st, d), ref);
+    }
+    /* No four can exist before the 7th stone, so the first 6 plies are 7^d; at ply 7 the
+     * 7 sequences that filled one column have 6 moves: 7^7 - 7. */
+    MG_CHECK_EQ_U64_T(t, mg_perft(g, st, 6), 117649);
+    MG_CHECK_EQ_U64_T(t, mg_perft(g, st, 7), 823536);
+    /* From a middle-game position too. */
+    MG_CHECK_T(t, g->from_text(st, NULL, "4453123", err, sizeof err) == MG_OK);
+    MG_CHECK_T(t, mg_c4_from_moves((mg_c4_state *)st2, "4453123", err, sizeof err) == MG_OK);
+    MG_CHECK_T(t, memcmp(st, st2, sizeof(mg_c4_state)) == 0);
+    memset(&rb, 0, sizeof rb);
+    for (const char *p = "4453123"; *p; p++)
+        ref_play(&rb, *p - '1');
+    MG_CHECK_EQ_U64_T(t, mg_perft(g, st, 6), ref_perft(&rb, 6));
+
+    /* Random games: outcome, legal moves, text and hash against the reference. */
+    mg_rng rng;
+    mg_rng_seed(&rng, 12345);
+    int wins = 0, draws = 0;
+    for (int game = 0; game < 400; game++) {
+        memset(&rb, 0, sizeof rb);
+        g->init(st, NULL, err, sizeof err);
+        char moves[64];
+        int nm = 0;
+        for (;;) {
+            int32_t acts[MG_MAX_MOVES];
+            int n = g->legal_actions(st, acts);
+            int reason = -1;
+            int res = g->outcome(st, &reason);
+            ref_text(&rb, rtext);
+            g->to_text(st, buf, sizeof buf);
+            MG_CHECK_T(t, strcmp(buf, rtext) == 0);
+            MG_CHECK_T(t, g->to_move(st) == (rb.n & 1));
+            /* text round trip gives the same bytes, and the move sequence too */
+            MG_CHECK_T(t, g->from_text(st2, NULL, buf, err, sizeof err) == MG_OK);
+            MG_CHECK_T(t, memcmp(st, st2, sizeof(mg_c4_state)) == 0);
+            moves[nm] = '\0';
+            if (nm) {
+                MG_CHECK_T(t, g->from_text(st2, NULL, moves, err, sizeof err) == MG_OK);
+                MG_CHECK_T(t, memcmp(st, st2, sizeof(mg_c4_state)) == 0);
+            }
+            if (rb.won) {
+                MG_CHECK_T(t, res == ((rb.n & 1) ? MG_P0_WINS : MG_P1_WINS) && reason == MG_TERM_CONNECTED);
+                MG_CHECK_T(t, n == 0);
+                wins++;
+                break;
+            }
+            if (rb.n == 42) {
+                MG_CHECK_T(t, res == MG_DRAW && reason == MG_TERM_BOARD_FULL && n == 0);
+                draws++;
+                break;
+            }
+            MG_CHECK_T(t, res == MG_ONGOING && reason == MG_TERM_NONE);
+            int nref = 0;
+            for (int c = 0; c < 7; c++) {
+                int legal = rb.height[c] < 6;
+                nref += legal;
+                MG_CHECK_T(t, !!g->is_legal(st, c) == legal);
+            }
+            MG_CHECK_T(t, n == nref);
+            int32_t a = acts[mg_rng_below(&rng, (uint32_t)n)];
+            char ms[MG_MAX_MOVE_STR];
+            int32_t back = -1;
+            MG_CHECK_T(t, g->action_to_str(st, a, ms, sizeof ms) == 1 && ms[0] == '1' + a);
+            MG_CHECK_T(t, g->action_from_str(st, ms, &back, err, sizeof err) == MG_OK && back == a);
+            memcpy(st2, st, sizeof(mg_c4_state));
+            g->make(st, a, NULL);
+            g->unmake(st, a, NULL);
+            MG_CHECK_T(t, memcmp(st, st2, sizeof(mg_c4_state)) == 0);
+            g->make(st, a, NULL);
+            ref_play(&rb, a);
+            moves[nm++] = (char)('1' + a);
+        }
+    }
+    MG_CHECK_T(t, wins > 0 && draws >= 0);
+
+    /* Hash: distinct positions, distinct hashes (it is a bijection of a unique key). */
+    {
+        enum { N = 4096 };
+        static uint64_t hs[N];
+        static char seen[N][64];
+        int k = 0;
+        mg_rng_seed(&rng, 99);
+        mg_c4_state s;
+        while (k < N) {
+            int stones = (int)mg_rng_below(&rng, 20);
+            if (!random_position(&rng, stones, &rb, &s, NULL))
+                continue;
+            hs[k] = g->hash(&s);
+            g->to_text(&s, seen[k], 64);
+            k++;
+        }
+        int bad = 0;
+        for (int i = 0; i < N && !bad; i++)
+            for (int j = i + 1; j < N; j++)
+                if ((hs[i] == hs[j]) != (strcmp(seen[i], seen[j]) == 0)) {
+                    bad = 1;
+                    break;
+                }
+        MG_CHECK_T(t, !bad);
+    }
+
+    /* Bad inputs: each fails with a message and leaves the state unchanged. */
+    const char *bad[] = {
+        "",                                                     /* empty */
+        "......./......./......./......./......./.......",      /* no side to move */
+        "......./......./......./......./......./....... y",    /* bad side */
+        "......./......./......./......./......./...x... x",    /* side does not match counts */
+        "......./......./......./......./......./...xx.. o",    /* counts */
+        "......./......./......./......./...x.../....... o",    /* floating stone */
+        "......./......./......./......./......../....... x",   /* row too long */
+        "......./......./......./......./....../....... x",     /* row too short */
+        "......./......./......./......./......./...q... o",    /* bad character */
+        "......./......./......./......./......./.......  x",   /* extra space */
+        "......./......./......./......./......./.......x x",   /* missing space */
+        "......./......./......./......./......./....... x junk",
+        "......./......./......./o....../o....../oxxxx.. o",    /* (valid: x has just won) */
+        "......./......./o....../o....../o....../oxxxx.. x",    /* both have four */
+        "......./......./......./......./xxx..../oooo.xx o",    /* the side to move has four */
+        "......./......./x.....x/xoo...x/xoo...x/xoo.o.x o",    /* two fours, no single last move */
+        "448",                                                  /* bad column */
+        "4444444",                                              /* full column */
+        "11223344",                                             /* move after a win */
+        "4a",
+    };
+    /* "......./......./......./o....../o....../oxxxx.. o": x 4, o 3 with x's four on the
+     * bottom row: a legal finished game (x just won).  Keep it out of the bad list. */
+    g->init(st, NULL, err, sizeof err);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        if (i == 12) {
+            MG_CHECK_T(t, g->from_text(st2, NULL, bad[i], err, sizeof err) == MG_OK);
+            MG_CHECK_T(t, g->outcome(st2, NULL) == MG_P0_WINS);
+            continue;
+        }
+        err[0] = '\0';
+        memcpy(st2, st, sizeof(mg_c4_state));
+        int rc = g->from_text(st2, NULL, bad[i], err, sizeof err);
+        MG_CHECK_T(t, rc == MG_ERR);
+        MG_CHECK_T(t, err[0] != '\0');
+        MG_CHECK_T(t, memcmp(st, st2, sizeof(mg_c4_state)) == 0);
+        if (rc != MG_ERR)
+            fprintf(stderr, "accepted bad text '%s'\n", bad[i]);
+    }
+    /* A legal move sequence that ends with a win is accepted and is over. */
+    MG_CHECK_T(t, g->from_text(st2, NULL, "11223344", err, sizeof err) == MG_ERR && strstr(err, "won"));
+    MG_CHECK_T(t, g->from_text(st2, NULL, "1122334", err, sizeof err) == MG_OK);
+    MG_CHECK_T(t, g->outcome(st2, NULL) == MG_P0_WINS);
+    int32_t acts[MG_MAX_MOVES];
+    MG_CHECK_T(t, g->legal_actions(st2, acts) == 0);
+    /* Move strings. */
+    int32_t a;
+    g->init(st, NULL, err, sizeof err);
+    MG_CHECK_T(t, g->action_from_str(st, "4", &a, err, sizeof err) == MG_OK && a == 3);
+    MG_CHECK_T(t, g->action_from_str(st, "8", &a, err, sizeof err) == MG_ERR);
+    MG_CHECK_T(t, g->action_from_str(st, "0", &a, err, sizeof err) == MG_ERR);
+    MG_CHECK_T(t, g->action_from_str(st, "44", &a, err, sizeof err) == MG_ERR);
+    MG_CHECK_T(t, g->action_from_str(st, "", &a, err, sizeof err) == MG_ERR);
+    MG_CHECK_T(t, g->from_text(st, NULL, "444444", err, sizeof err) == MG_OK);
+    MG_CHECK_T(t, g->action_from_str(st, "4", &a, err, sizeof err) == MG_ERR && strstr(err, "full"));
+    MG_CHECK_T(t, !g->is_legal(st, 3) && !g->is_legal(st, -1) && !g->is_legal(st, 7) && g->is_legal(st, 0));
+    MG_CHECK_T(t, g->action_to_str(st, 7, err, sizeof err) == 0);
+}
+
+/* ---- solver ------------------------------------------------------------------------ */
+
+static void test_solver(mg_test_counts *t)
+{
+    char err[MG_ERRLEN];
+    mg_c4_solver *sv = mg_c4_solver_new(20, err, sizeof err);
+    mg_c4_solver *sv2 = mg_c4_solver_new(18, err, sizeof err);
+    MG_CHECK_T(t, sv && sv2);
+    if (!sv || !sv2)
+        return;
+    MG_CHECK_T(t, mg_c4_solver_new(5, err, sizeof err) == NULL && strstr(err, "2^5"));
+    mg_rng rng;
+    mg_rng_seed(&rng, 2024);
+    ref_board rb;
+    mg_c4_state s;
+    mg_c4_solution res;
+
+    /* Against plain minimax on late positions (<= 12 empty cells). */
+    int checked = 0, nonzero = 0;
+    for (int i = 0; i < 300; i++) {
+        int empty = 4 + (int)mg_rng_below(&rng, i < 260 ? 7 : 9); /* 4..10, a few up to 12 */
+        if (!random_position(&rng, 42 - empty, &rb, &s, NULL))
+            continue;
+        uint64_t nodes = 0;
+        int ref = ref_minimax(&rb, &nodes);
+        MG_CHECK_T(t, mg_c4_solve(sv, &s, NULL, &res) == MG_OK && res.complete);
+        MG_CHECK_T(t, res.score == ref);
+        /* every move against the reference, too */
+        mg_c4_solve_moves(sv2, &s, NULL, &res);
+        MG_CHECK_T(t, res.complete && res.score == ref);
+        for (int c = 0; c < 7; c++) {
+            if (rb.height[c] == 6) {
+                MG_CHECK_T(t, res.move_score[c] == MG_C4_NO_SCORE);
+                continue;
+            }
+            ref_play(&rb, c);
+            uint64_t nn = 0;
+            int v = rb.won ? (44 - rb.n) / 2 : rb.n == 42 ? 0 : -ref_minimax(&rb, &nn);
+            ref_undo(&rb, c, 0);
+            MG_CHECK_T(t, res.move_score[c] == v);
+            if (res.move_score[c] != v)
+                fprintf(stderr, "column %d: solver %d, minimax %d\n", c + 1, res.move_score[c], v);
+        }
+        checked++;
+        nonzero += ref != 0;
+    }
+    MG_CHECK_T(t, checked > 200 && nonzero > 50);
+
+    /* Consistency on middle-game positions, with a second solver (a separate table). */
+    int consistent = 0;
+    for (int i = 0; i < 40; i++) {
+        char moves[64];
+        int stones = 16 + (int)mg_rng_below(&rng, 12);
+        if (!random_position(&rng, stones, &rb, &s, moves))
+            continue;
+        mg_c4_solve_moves(sv, &s, NULL, &res);
+        MG_CHECK_T(t, res.complete);
+        int best = -1000, ok = 1;
+        for (int c = 0; c < 7; c++) {
+            if (res.move_score[c] == MG_C4_NO_SCORE)
+                continue;
+            if (res.move_score[c] > best)
+                best = res.move_score[c];
+            mg_c4_state child = s;
+            mg_c4_play(&child, c);
+            mg_c4_solution cr;
+            mg_c4_solve(sv2, &child, NULL, &cr);
+            int expect = mg_c4_has_four(child.cur ^ child.mask) ? (44 - (int)child.nmoves) / 2 : -cr.score;
+            ok &= cr.complete && res.move_score[c] == expect;
+        }
+        mg_c4_solution r2;
+        mg_c4_solve(sv2, &s, NULL, &r2);
+        ok &= r2.score == best && res.score == best;
+        /* weak solve agrees in sign */
+        mg_c4_limits weak = {0, 0.0, 1};
+        mg_c4_solve(sv2, &s, &weak, &r2);
+        ok &= r2.complete && r2.score == (best > 0) - (best < 0);
+        /* the distance to the end fits the board */
+        int left = mg_c4_moves_to_end(stones, best);
+        ok &= left >= 1 && left <= 42 - stones;
+        MG_CHECK_T(t, ok);
+        if (!ok)
+            fprintf(stderr, "inconsistent solve of %s\n", moves);
+        consistent += ok;
+    }
+    MG_CHECK_T(t, consistent > 30);
+
+    /* Terminal states and immediate wins. */
+    mg_c4_from_moves(&s, "1122334", err, sizeof err); /* x won with its 4th stone */
+    mg_c4_solve(sv, &s, NULL, &res);
+    MG_CHECK_T(t, res.complete && res.score == -(44 - 7) / 2);
+    mg_c4_from_moves(&s, "112233", err, sizeof err); /* x to move wins with its 4th stone */
+    mg_c4_solve_moves(sv, &s, NULL, &res);
+    MG_CHECK_T(t, res.score == 18 && res.move_score[3] == 18 && res.move_score[0] < 18);
+    MG_CHECK_EQ_U64_T(t, mg_c4_moves_to_end(6, 18), 1);
+
+    /* Budget: a hard early position stops and says so. */
+    mg_c4_solver_clear(sv);
+    mg_c4_from_moves(&s, "44", err, sizeof err);
+    mg_c4_limits lim = {5000, 0.0, 0};
+    mg_c4_solve_moves(sv, &s, &lim, &res);
+    MG_CHECK_T(t, !res.complete && res.nodes >= 5000 && res.nodes < 5100);
+    lim.max_nodes = 0;
+    lim.max_seconds = 0.01;
+    mg_c4_solve(sv, &s, &lim, &res);
+    MG_CHECK_T(t, !res.complete);
+
+    if (getenv("MG_C4_SLOW")) {
+        /* The empty board is a first-player win, and only the centre column wins. */
+        mg_c4_solver *big = mg_c4_solver_new(24, err, sizeof err);
+        mg_c4_init(&s);
+        mg_c4_limits weak = {0, 0.0, 1};
+        mg_c4_solve_moves(big, &s, &weak, &res);
+        MG_CHECK_T(t, res.complete && res.score == 1);
+        for (int c = 0; c < 7; c++)
+            MG_CHECK_T(t, (res.move_score[c] > 0) == (c == 3));
+        mg_c4_solver_free(big);
+    }
+    mg_c4_solver_free(sv);
+    mg_c4_solver_free(sv2);
+}
+
+int main(void)
+{
+    mg_test_counts T = {0, 0};
+    mg_games_init();
+    const mg_game *g = mg_game_by_name("connect_four");
+    MG_CHECK(g != NULL);
+    if (!g)
+        MG_TEST_MAIN_END("test_connect_four");
+    test_rules(&T, g);
+    test_solver(&T);
+    MG_TEST_MAIN_END("test_connect_four");
+}
