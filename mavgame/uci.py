@@ -572,19 +572,19 @@ class UCIEngine:
         self._position(fen, moves)
         self.isready()
         parts = ["go"]
-        if searchmoves:
-            for m in searchmoves:
-                if not _MOVE_RE.match(str(m)):
-                    raise ValueError(f"malformed UCI move {m!r} in searchmoves")
-            parts += ["searchmoves", *map(str, searchmoves)]
         for key, v in (("movetime", movetime), ("nodes", nodes), ("depth", depth), ("wtime", wtime),
                        ("btime", btime), ("winc", winc), ("binc", binc)):
             if v is not None:
                 if int(v) < 0 or (key in ("nodes", "depth") and int(v) < 1):
                     raise ValueError(f"{key} must be positive, not {v}")
                 parts += [key, str(int(v))]
-        if len(parts) == 1 or (searchmoves and len(parts) == 2 + len(searchmoves)):
+        if len(parts) == 1:
             parts += ["depth", "10"]
+        if searchmoves:  # last: it takes the rest of the line
+            for m in searchmoves:
+                if not _MOVE_RE.match(str(m)):
+                    raise ValueError(f"malformed UCI move {m!r} in searchmoves")
+            parts += ["searchmoves", *map(str, searchmoves)]
         if timeout is None:
             if movetime is not None:
                 timeout = movetime / 1000.0 + self.timeout
@@ -613,12 +613,12 @@ class UCIEngine:
                     raise EngineProtocolError(f"engine {self.name!r}: {e}") from None
                 if info is None:
                     continue
+                # the latest line per multipv index: engines end a search with a full block of
+                # lines (Stockfish), which then replaces all earlier ones
                 prev = latest.get(info.multipv)
-                # keep the latest exact line; a bound (fail-high/low) line replaces only a bound line
-                if info.bound is None or prev is None or prev.bound is not None:
-                    if not info.pv and prev is not None:
-                        info.pv = prev.pv
-                    latest[info.multipv] = info
+                if not info.pv and prev is not None:
+                    info.pv = prev.pv
+                latest[info.multipv] = info
             elif toks[0] == "bestmove":
                 self._in_search = False
                 if len(toks) < 2:
