@@ -1,0 +1,332 @@
+/*
+ * py_connect_four.c - Python functions for Connect Four and its perfect solver, and a
+ * generic random-playout counter (any game).
+ *
+ *   C4Solver(tt_log2=0)                        a solver with its own transposition table of
+ *                                              2^tt_log2 8-byte entries (0: 2^23 = 64 MiB),
+ *                                              allocated once and kept across calls
+ *   C4Solver.solve(state, max_nodes=0, max_seconds=0.0, weak=False, moves=True)
+ *       -> (score, move_scores, nodes, complete)
+ *   C4Solver.clear()                           empty the table (for cold timings)
+ *   C4Solver.tt_bytes                          size of the table
+ *   c4_solve(state, max_nodes=0, max_seconds=0.0, weak=False, moves=True, solver=None)
+ *       the same with `solver` or the module's default solver (created on first use as the
+ *       module attribute _c4_default_solver)
+ *   c4_from_moves(moves) -> str                board text of a move sequence such as "4453"
+ *   random_playouts(state, n, seed=0, max_plies=0) -> (first_wins, second_wins, draws, plies)
+ *                                              n uniformly random playouts from `state` (any
+ *                                              game; the state is not changed), in C
+ *
+ * score: the exact score (csrc/search/c4_solver.h: positive = the side to move wins,
+ * 22 - its stones at the win; 0 draw; negative = loss), or None when the budget ran out
+ * (complete False).  move_scores: float64 array of 7, the score of each column (1..7 =
+ * index 0..6) for the side to move, NaN for a full column, a column not solved within the
+ * budget, or when moves=False.  With weak=True scores are only +1 / 0 / -1.
+ * The search runs without the GIL; a solver serves one search at a time (others wait).
+ */
+#include "state.h"
+
+#define NO_IMPORT_ARRAY
+#define PY_ARRAY_UNIQUE_SYMBOL MG_ARRAY_API
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+
+#include <limits.h>
+#include <math.h>
+#include <pythread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../games/connect_four.h"
+#include "../rng.h"
+#include "../search/c4_solver.h"
+
+typedef struct py_c4_solver {
+    PyObject_HEAD
+    mg_c4_solver *sv;
+    PyThread_type_lock lock;
+} py_c4_solver;
+
+static PyTypeObject py_c4_solver_type;
+
+static int c4s_init(py_c4_solver *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"tt_log2", NULL};
+    int tt_log2 = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|i:C4Solver", kwlist, &tt_log2))
+        return -1;
+    if (self->sv) {
+        PyErr_SetString(PyExc_RuntimeError, "C4Solver is already initialised");
+        return -1;
+    }
+    char err[MG_ERRLEN] = "";
+    mg_c4_solver *sv;
+    Py_BEGIN_ALLOW_THREADS
+    sv = mg_c4_solver_new(tt_log2, err, sizeof err);
+    Py_END_ALLOW_THREADS
+    if (!sv) {
+        PyErr_SetString(tt_log2 >= 10 && tt_log2 <= 30 ? PyExc_MemoryError : PyExc_ValueError, err);
+        return -1;
+    }
+    self->lock = PyThread_allocate_lock();
+    if (!self->lock) {
+        mg_c4_solver_free(sv);
+        PyErr_NoMemory();
+        return -1;
+    }
+    self->sv = sv;
+    return 0;
+}
+
+static void c4s_dealloc(py_c4_solver *self)
+{
+    mg_c4_solver_free(self->sv);
+    if (self->lock)
+        PyThread_free_lock(self->lock);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int c4s_ready(py_c4_solver *self)
+{
+    if (!self->sv) {
+        PyErr_SetString(PyExc_ValueError, "C4Solver is not initialised");
+        return 0;
+    }
+    return 1;
+}
+
+/* The Connect Four position behind a State argument, copied (the search runs without the GIL). */
+static int c4_state_arg(PyObject *o, mg_c4_state *out)
+{
+    mg_py_state *s = mg_py_state_arg(o, "state");
+    if (!s)
+        return 0;
+    if (s->game != &mg_connect_four) {
+        PyErr_Format(PyExc_TypeError, "the Connect Four solver needs a connect_four state, not '%s'", s->game->name);
+        return 0;
+    }
+    memcpy(out, s->state, sizeof *out);
+    return 1;
+}
+
+static PyObject *run_solve(py_c4_solver *solver, PyObject *state, unsigned long long max_nodes, double max_seconds,
+                           int weak, int moves)
+{
+    if (!c4s_ready(solver))
+        return NULL;
+    mg_c4_state pos;
+    if (!c4_state_arg(state, &pos))
+        return NULL;
+    if (!(max_seconds >= 0.0)) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "max_seconds must be >= 0 (0: no limit), got %g", max_seconds);
+        PyErr_SetString(PyExc_ValueError, msg);
+        return NULL;
+    }
+    mg_c4_limits lim = {(uint64_t)max_nodes, max_seconds, weak};
+    mg_c4_solution res;
+    Py_INCREF(solver);
+    Py_BEGIN_ALLOW_THREADS
+    PyThread_acquire_lock(solver->lock, WAIT_LOCK);
+    if (moves)
+        mg_c4_solve_moves(solver->sv, &pos, &lim, &res);
+    else
+        mg_c4_solve(solver->sv, &pos, &lim, &res);
+    PyThread_release_lock(solver->lock);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(solver);
+
+    npy_intp dim = MG_C4_WIDTH;
+    PyObject *arr = PyArray_SimpleNew(1, &dim, NPY_FLOAT64);
+    if (!arr)
+        return NULL;
+    double *d = (double *)PyArray_DATA((PyArrayObject *)arr);
+    for (int c = 0; c < MG_C4_WIDTH; c++)
+        d[c] = (moves && res.move_score[c] != MG_C4_NO_SCORE) ? (double)res.move_score[c] : NAN;
+    PyObject *score;
+    if (res.complete)
+        score = PyLong_FromLong(res.score);
+    else {
+        score = Py_None;
+        Py_INCREF(score);
+    }
+    if (!score) {
+        Py_DECREF(arr);
+        return NULL;
+    }
+    return Py_BuildValue("(NNKO)", score, arr, (unsigned long long)res.nodes, res.complete ? Py_True : Py_False);
+}
+
+static PyObject *c4s_solve(py_c4_solver *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"state", "max_nodes", "max_seconds", "weak", "moves", NULL};
+    PyObject *state;
+    unsigned long long max_nodes = 0;
+    double max_seconds = 0.0;
+    int weak = 0, moves = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|Kdpp:solve", kwlist, &state, &max_nodes, &max_seconds, &weak,
+                                     &moves))
+        return NULL;
+    return run_solve(self, state, max_nodes, max_seconds, weak, moves);
+}
+
+static PyObject *c4s_clear(py_c4_solver *self, PyObject *Py_UNUSED(ignored))
+{
+    if (!c4s_ready(self))
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    PyThread_acquire_lock(self->lock, WAIT_LOCK);
+    mg_c4_solver_clear(self->sv);
+    PyThread_release_lock(self->lock);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+static PyObject *c4s_tt_bytes(py_c4_solver *self, void *Py_UNUSED(closure))
+{
+    if (!c4s_ready(self))
+        return NULL;
+    return PyLong_FromSize_t(mg_c4_solver_tt_bytes(self->sv));
+}
+
+static PyMethodDef c4s_methods[] = {
+    {"solve", (PyCFunction)(void (*)(void))c4s_solve, METH_VARARGS | METH_KEYWORDS,
+     "solve(state, max_nodes=0, max_seconds=0.0, weak=False, moves=True) -> (score, move_scores, nodes, complete)\n\n"
+     "Exact score of a Connect Four state and of each column (see mavgame._core.c4_solve)."},
+    {"clear", (PyCFunction)c4s_clear, METH_NOARGS, "clear()\n\nEmpty the transposition table."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef c4s_getset[] = {
+    {"tt_bytes", (getter)c4s_tt_bytes, NULL, "Size of the transposition table in bytes.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject py_c4_solver_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "mavgame._core.C4Solver",
+    .tp_basicsize = sizeof(py_c4_solver),
+    .tp_dealloc = (destructor)c4s_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "C4Solver(tt_log2=0)\n\nPerfect Connect Four solver with a transposition table of 2^tt_log2 "
+              "8-byte entries (0: 2^23, 64 MiB), allocated once and reused across solves.",
+    .tp_methods = c4s_methods,
+    .tp_getset = c4s_getset,
+    .tp_init = (initproc)c4s_init,
+    .tp_new = PyType_GenericNew,
+};
+
+static PyObject *py_c4_solve(PyObject *mod, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"state", "max_nodes", "max_seconds", "weak", "moves", "solver", NULL};
+    PyObject *state, *solver = Py_None;
+    unsigned long long max_nodes = 0;
+    double max_seconds = 0.0;
+    int weak = 0, moves = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|KdppO:c4_solve", kwlist, &state, &max_nodes, &max_seconds, &weak,
+                                     &moves, &solver))
+        return NULL;
+    PyObject *owned = NULL;
+    if (solver == Py_None) {
+        owned = PyObject_GetAttrString(mod, "_c4_default_solver");
+        if (!owned) {
+            PyErr_Clear();
+            owned = PyObject_CallNoArgs((PyObject *)&py_c4_solver_type);
+            if (!owned || PyObject_SetAttrString(mod, "_c4_default_solver", owned) < 0) {
+                Py_XDECREF(owned);
+                return NULL;
+            }
+        }
+        solver = owned;
+    }
+    if (!PyObject_TypeCheck(solver, &py_c4_solver_type)) {
+        Py_XDECREF(owned);
+        PyErr_Format(PyExc_TypeError, "solver must be a mavgame._core.C4Solver, not %.100s", Py_TYPE(solver)->tp_name);
+        return NULL;
+    }
+    PyObject *r = run_solve((py_c4_solver *)solver, state, max_nodes, max_seconds, weak, moves);
+    Py_XDECREF(owned);
+    return r;
+}
+
+static PyObject *py_c4_from_moves(PyObject *Py_UNUSED(mod), PyObject *arg)
+{
+    const char *moves = PyUnicode_AsUTF8(arg);
+    if (!moves)
+        return NULL;
+    mg_c4_state s;
+    char err[MG_ERRLEN] = "";
+    if (mg_c4_from_moves(&s, moves, err, sizeof err) != MG_OK)
+        return mg_py_value_error(err);
+    char buf[MG_MAX_TEXT];
+    size_t n = mg_connect_four.to_text(&s, buf, sizeof buf);
+    return PyUnicode_FromStringAndSize(buf, (Py_ssize_t)n);
+}
+
+static PyObject *py_random_playouts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"state", "n", "seed", "max_plies", NULL};
+    PyObject *state;
+    long long n;
+    unsigned long long seed = 0;
+    int max_plies = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OL|Ki:random_playouts", kwlist, &state, &n, &seed, &max_plies))
+        return NULL;
+    mg_py_state *s = mg_py_state_arg(state, "state");
+    if (!s)
+        return NULL;
+    if (n < 0 || max_plies < 0) {
+        PyErr_Format(PyExc_ValueError, "random_playouts: n and max_plies must be >= 0, got n=%lld, max_plies=%d", n,
+                     max_plies);
+        return NULL;
+    }
+    const mg_game *g = s->game;
+    unsigned char *start = PyMem_Malloc(2 * g->state_size);
+    if (!start)
+        return PyErr_NoMemory();
+    unsigned char *work = start + g->state_size;
+    memcpy(start, s->state, g->state_size);
+    unsigned long long counts[4] = {0, 0, 0, 0}, plies = 0;
+    Py_BEGIN_ALLOW_THREADS
+    mg_rng rng;
+    mg_rng_seed(&rng, seed);
+    for (long long i = 0; i < n; i++) {
+        memcpy(work, start, g->state_size);
+        int p = 0;
+        int r = mg_random_playout(g, work, &rng, max_plies ? max_plies : INT_MAX, &p);
+        counts[r & 3]++;
+        plies += (unsigned long long)p;
+    }
+    Py_END_ALLOW_THREADS
+    PyMem_Free(start);
+    return Py_BuildValue("(KKKK)", counts[MG_P0_WINS], counts[MG_P1_WINS], counts[MG_DRAW], plies);
+}
+
+static PyMethodDef c4_methods[] = {
+    {"c4_solve", (PyCFunction)(void (*)(void))py_c4_solve, METH_VARARGS | METH_KEYWORDS,
+     "c4_solve(state, max_nodes=0, max_seconds=0.0, weak=False, moves=True, solver=None)\n"
+     "    -> (score, move_scores, nodes, complete)\n\n"
+     "Perfect solve of a Connect Four state, without the GIL.  score: positive = the side to move wins "
+     "(22 - its stone count at the win), 0 draw, negative = loss; None if the node/time budget ran out "
+     "(complete False).  move_scores: float64 array of 7 (columns 1..7), NaN for full or unsolved columns.  "
+     "solver: a C4Solver (default: one kept by the module, 64 MiB)."},
+    {"c4_from_moves", py_c4_from_moves, METH_O,
+     "c4_from_moves(moves) -> str\n\nBoard text of a Connect Four move sequence such as \"4453\"."},
+    {"random_playouts", (PyCFunction)(void (*)(void))py_random_playouts, METH_VARARGS | METH_KEYWORDS,
+     "random_playouts(state, n, seed=0, max_plies=0) -> (first_wins, second_wins, draws, plies)\n\n"
+     "n uniformly random playouts from a state of any game, in C without the GIL (the state is not "
+     "changed); plies is the total number of moves played."},
+    {NULL, NULL, 0, NULL},
+};
+
+int mg_bind_connect_four(PyObject *m)
+{
+    if (PyType_Ready(&py_c4_solver_type) < 0)
+        return -1;
+    Py_INCREF(&py_c4_solver_type);
+    if (PyModule_AddObject(m, "C4Solver", (PyObject *)&py_c4_solver_type) < 0) {
+        Py_DECREF(&py_c4_solver_type);
+        return -1;
+    }
+    return PyModule_AddFunctions(m, c4_methods);
+}
