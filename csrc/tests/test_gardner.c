@@ -3,6 +3,7 @@
 
 #include "../game.h"
 #include "../games/gardner.h"
+#include "../games/san.h"
 #include "../rng.h"
 #include "mgtest.h"
 
@@ -483,6 +484,48 @@ int main(void)
         MG_CHECK(g->action_to_str(&s, MG_GARDNER_NUM_ACTIONS, buf, sizeof buf) == 0);
         MG_CHECK(!g->is_legal(&s, -1) && !g->is_legal(&s, MG_GARDNER_NUM_ACTIONS) && !g->is_legal(&s, 1 << 30));
         MG_CHECK(g->action_from_str(&s, "b1c3", &a, err, sizeof err) == MG_OK && a == 1 + 25 * 12);
+    }
+
+    /* SAN through the generic san.c and the Gardner hooks. */
+    {
+        const mg_san_ops *ops = &mg_gardner_san_ops;
+        MG_CHECK(ops->game == g && ops->files == 5 && ops->ranks == 5);
+        MG_CHECK(mg_san_ops_for("gardner") == ops);
+        mg_gardner_state p;
+        int32_t a;
+        MG_CHECK(g->init(&p, NULL, err, sizeof err) == MG_OK);
+        MG_CHECK(mg_san_write(ops, &p, action(g, &p, "b1c3"), buf, sizeof buf) == 3 && !strcmp(buf, "Nc3"));
+        MG_CHECK(mg_san_write(ops, &p, action(g, &p, "e2e3"), buf, sizeof buf) == 2 && !strcmp(buf, "e3"));
+        MG_CHECK(mg_san_parse(ops, &p, "Na3", &a, err, sizeof err) == MG_OK && a == 1 + 25 * 10);
+        MG_CHECK(mg_san_parse(ops, &p, "Nf3", &a, err, sizeof err) == MG_ERR && strstr(err, "Nf3"));
+        MG_CHECK(mg_san_parse(ops, &p, "O-O", &a, err, sizeof err) == MG_ERR);
+        MG_CHECK(play(g, &p, "b1c3") == 1);
+        MG_CHECK(mg_san_write(ops, &p, action(g, &p, "d4c3"), buf, sizeof buf) && !strcmp(buf, "dxc3"));
+        MG_CHECK(load(g, &p, "k4/2P2/5/5/4K w - - 0 1", 0) == MG_OK);
+        MG_CHECK(mg_san_write(ops, &p, action(g, &p, "c4c5q"), buf, sizeof buf) && !strcmp(buf, "c5=Q+"));
+        MG_CHECK(mg_san_parse(ops, &p, "c5=N", &a, err, sizeof err) == MG_OK && a == 17 + 25 * 22 + 625);
+        MG_CHECK(mg_san_parse(ops, &p, "c5=B", &a, err, sizeof err) == MG_ERR);
+        MG_CHECK(load(g, &p, "k4/5/1K3/4Q/5 w - - 0 1", 0) == MG_OK);
+        MG_CHECK(mg_san_write(ops, &p, action(g, &p, "e2e5"), buf, sizeof buf) && !strcmp(buf, "Qe5#"));
+        /* Round trip over the moves of random positions. */
+        mg_rng rng;
+        mg_rng_seed(&rng, 5);
+        long checked = 0;
+        for (int gi = 0; gi < 20; gi++) {
+            MG_CHECK(load(g, &p, START, gi & 1 ? MG_FLAG_GARDNER_BISHOP : 0) == MG_OK);
+            while (g->outcome(&p, NULL) == MG_ONGOING) {
+                int32_t mv[MG_GARDNER_MAX_MOVES];
+                int n = g->legal_actions(&p, mv);
+                for (int i = 0; i < n; i++) {
+                    size_t k = mg_san_write(ops, &p, mv[i], buf, sizeof buf);
+                    MG_CHECK(k > 1 && mg_san_parse(ops, &p, buf, &a, err, sizeof err) == MG_OK && a == mv[i]);
+                    checked++;
+                }
+                mg_gardner_undo u;
+                g->make(&p, mv[mg_rng_below(&rng, (uint32_t)n)], &u);
+            }
+        }
+        MG_CHECK(checked > 5000);
     }
 
     /* Random games (both rule sets) and a long walk past the repetition ring. */
