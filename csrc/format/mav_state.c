@@ -7,6 +7,7 @@
  *
  *   chess, chess960  <side> <64 squares a1..h1,a2..h8> <4 castling> <ep> <3-digit halfmove> <4-digit fullmove>
  *   gardner          <side> <25 squares a1..e5> <3-digit halfmove> <4-digit fullmove>
+ *   connect_four     <side> <42 cells a1..g1, a2..g2, ..., a6..g6 (row 1 at the bottom)>
  *   tictactoe        <side> <9 cells a1..c3>
  *
  * Squares hold a piece letter (PNBRQK white, pnbrqk black) or '.', side is 'w'/'b' in the
@@ -606,6 +607,72 @@ static size_t ttt_from_state(const mg_config *cfg, const char *s, size_t n, char
     return r;
 }
 
+/* ---- Connect Four ------------------------------------------------------------------------- */
+
+static const grp C4_GROUPS[] = {
+    {G_CHARS, 1, 0, "xo", "side to move"},
+    {G_CHARS, 42, 7, "xo.", "board"},
+};
+
+static size_t c4_to_state(const mg_config *cfg, const char *text, char *out, size_t outlen, char *err,
+                          size_t errlen)
+{
+    (void)cfg;
+    /* six rows of seven from the top down, '/' separated, then " x" or " o" */
+    char q[48];
+    size_t n = strlen(text);
+    if (n != 6 * 8 + 1) {
+        mg_errf(err, errlen, "Connect Four text %s: expected 6 rows of 7 cells and the side to move",
+                mg_quote(text, n, q, sizeof q, 24));
+        return 0;
+    }
+    char side = text[48];
+    if (text[47] != ' ' || (side != 'x' && side != 'o')) {
+        mg_errf(err, errlen, "Connect Four text %s: expected ' x' or ' o' at the end", mg_quote(text, n, q, sizeof q, 24));
+        return 0;
+    }
+    mg_sbuf b;
+    mg_sb_init(&b, out, outlen);
+    mg_sb_putc(&b, side);
+    mg_sb_putc(&b, ' ');
+    for (int r = 0; r < 6; r++)
+        for (int f = 0; f < 7; f++) {
+            int at = (5 - r) * 8 + f;
+            char c = text[at];
+            if ((c != 'x' && c != 'o' && c != '.') || (f == 6 && r > 0 && text[at + 1] != '/')) {
+                mg_errf(err, errlen, "Connect Four text %s: bad row %d", mg_quote(text, n, q, sizeof q, 24), r + 1);
+                return 0;
+            }
+            mg_sb_putc(&b, c);
+        }
+    size_t len = mg_sb_finish(&b);
+    if (!len)
+        mg_errf(err, errlen, "%%state: output buffer too small (%zu bytes)", outlen);
+    return len;
+}
+
+static size_t c4_from_state(const mg_config *cfg, const char *s, size_t n, char *out, size_t outlen, char *err,
+                            size_t errlen)
+{
+    (void)cfg;
+    size_t pos[2], len[2];
+    if (read_groups(s, n, C4_GROUPS, 2, pos, len, err, errlen) != MG_OK)
+        return 0;
+    mg_sbuf b;
+    mg_sb_init(&b, out, outlen);
+    for (int r = 5; r >= 0; r--) {
+        mg_sb_put(&b, s + pos[1] + 7 * r, 7);
+        if (r)
+            mg_sb_putc(&b, '/');
+    }
+    mg_sb_putc(&b, ' ');
+    mg_sb_putc(&b, s[pos[0]]);
+    size_t r = mg_sb_finish(&b);
+    if (!r)
+        mg_errf(err, errlen, "%%state: output buffer too small (%zu bytes)", outlen);
+    return r;
+}
+
 /* ---- move tokens ------------------------------------------------------------------------- */
 
 typedef char tok8[MG_MAV_MOVE_TOKEN_LEN];
@@ -708,6 +775,21 @@ static int ttt_syntax(const mg_config *cfg, const char *s, size_t n)
     return n == 2 && s[0] >= 'a' && s[0] <= 'c' && s[1] >= '1' && s[1] <= '3';
 }
 
+static int c4_tokens(tok8 *out, int cap)
+{
+    int n = 0;
+    for (int c = 0; c < 7; c++) {
+        char s[2] = {(char)('1' + c), 0};
+        add_tok(out, cap, &n, s);
+    }
+    return n;
+}
+static int c4_syntax(const mg_config *cfg, const char *s, size_t n)
+{
+    (void)cfg;
+    return n == 1 && s[0] >= '1' && s[0] <= '7';
+}
+
 /* ---- the table of games ------------------------------------------------------------------ */
 
 typedef struct mav_fmt {
@@ -724,6 +806,7 @@ static const mav_fmt FORMATS[] = {
     {"chess", 1, chess_to_state_std, chess_from_state_std, chess_tokens, chess_syntax},
     {"chess960", 1, chess_to_state_960, chess_from_state_960, chess_tokens, chess_syntax},
     {"gardner", 1, gardner_to_state, gardner_from_state, gardner_tokens, gardner_syntax},
+    {"connect_four", 0, c4_to_state, c4_from_state, c4_tokens, c4_syntax},
     {"tictactoe", 0, ttt_to_state, ttt_from_state, ttt_tokens, ttt_syntax},
 };
 #define NFORMATS ((int)(sizeof FORMATS / sizeof FORMATS[0]))
