@@ -775,6 +775,15 @@ static int compute_prior(mg_mcts *m, int n, const float *values, const float *po
         top[s] = top[b];
         top[b] = t;
     }
+    /* Actions tied with the k-th value are among the top-k values too. */
+    float thr = values[top[k - 1]];
+    for (int j = k; j < nk; j++)
+        if (values[top[j]] >= thr) {
+            int32_t t = top[k];
+            top[k] = top[j];
+            top[j] = t;
+            k++;
+        }
     double tau = tau_at(m, ply);
     double qmax = values[top[0]], z = 0;
     for (int s = 0; s < k; s++)

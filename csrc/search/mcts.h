@@ -7,7 +7,8 @@
  *
  * Prior (the paper's equation 1): from the leaf's action values (win probabilities q in
  * [0, 1]), greedy(a) = exp(q_a / tau) / sum over the top-k actions of exp(q / tau) for the
- * k best actions (all of them if there are at most k), 0 otherwise;
+ * k best actions (all of them if there are at most k; actions tied with the k-th value count
+ * as top-k too), 0 otherwise; actions without a value get only the uniform part;
  * P(a) = (1 - eps) * greedy(a) + eps / |legal|.  tau can follow the move number (a
  * piecewise-constant schedule).  With prior = MG_MCTS_PRIOR_POLICY, P is the evaluator's
  * policy (normalised over the legal actions), mixed with eps uniform the same way.

@@ -48,6 +48,32 @@ static int negamax(mg_ttt_state *s)
     return best;
 }
 
+/* Negamax with a 0.9 discount per ply: faster wins (slower losses) score higher. */
+static double discounted(mg_ttt_state *s)
+{
+    int r = G->outcome(s, NULL);
+    if (r != MG_ONGOING)
+        return r == MG_DRAW ? 0.0 : -1.0; /* the side to move has lost */
+    int32_t moves[9];
+    int n = G->legal_actions(s, moves);
+    double best = -2;
+    for (int i = 0; i < n; i++) {
+        G->make(s, moves[i], NULL);
+        double v = -0.9 * discounted(s);
+        G->unmake(s, moves[i], NULL);
+        if (v > best)
+            best = v;
+    }
+    return best;
+}
+
+static double action_value_discounted(const mg_ttt_state *s0, int32_t a)
+{
+    mg_ttt_state s = *s0;
+    G->make(&s, a, NULL);
+    return -0.9 * discounted(&s);
+}
+
 static int action_value(const mg_ttt_state *s0, int32_t a)
 {
     mg_ttt_state s = *s0;
@@ -65,14 +91,14 @@ static void check_tree(mg_mcts *m, const char *what)
 
 /* ---- Test evaluators ---- */
 
-/* Perfect oracle: every legal action valued by negamax. */
+/* Perfect oracle: every legal action valued by discounted negamax. */
 static int oracle_eval(void *ctx, const mg_game *g, const mg_eval_request *req, mg_eval_result *res, int n,
                        double timeout, char *e, size_t el)
 {
     (void)ctx, (void)g, (void)timeout, (void)e, (void)el;
     for (int i = 0; i < n; i++) {
         for (int j = 0; j < req[i].num_legal; j++)
-            res[i].values[j] = (float)(0.5 + 0.5 * action_value(req[i].state, req[i].legal[j]));
+            res[i].values[j] = (float)(0.5 + 0.5 * action_value_discounted(req[i].state, req[i].legal[j]));
         res[i].status = MG_EVAL_OK;
     }
     return MG_OK;
@@ -475,7 +501,7 @@ static int st_eval(void *vctx, const mg_game *g, const mg_eval_request *req, mg_
         r->num_moves = k;
         for (int j = 0; j < k; j++) {
             G->action_to_str(&s, moves[j], r->moves[j], MG_MAX_MOVE_STR);
-            r->values[j] = (float)(0.5 + 0.5 * action_value(&s, moves[j]));
+            r->values[j] = (float)(0.5 + 0.5 * action_value_discounted(&s, moves[j]));
         }
         r->status = MG_EVAL_OK;
         if ((int)mg_rng_below(&c->rng, 16) >= c->garbage)

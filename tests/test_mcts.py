@@ -1,0 +1,449 @@
+"""MAV-guided MCTS from Python: playout baseline, Python evaluators (structured and MAV text),
+asynchronous batches with timeouts, state tracking with a hallucinating model, tree reuse,
+Stockfish and the Connect Four oracle.  Tree invariants are checked after every search."""
+import math
+import random
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import mavgame
+from mavgame import _core
+from mavgame.evaluators import StateOracle, ThreadPoolEvaluator
+from mavgame.mcts import MCTS, Request
+
+from conftest import scaled
+
+HAS_C4 = "connect_four" in _core.games()
+
+
+# ---- a perfect tic-tac-toe oracle ------------------------------------------------------------
+
+def negamax(s) -> int:
+    """+1 / 0 / -1 for the player to move."""
+    res = s.result()
+    if res != "*":
+        if res == "1/2-1/2":
+            return 0
+        return 1 if (res == "1-0") == (s.to_move == 0) else -1
+    best = -2
+    for a in s.legal_actions():
+        s.push(int(a))
+        best = max(best, -negamax(s))
+        s.pop()
+    return best
+
+
+def move_value(s, a) -> int:
+    s.push(int(a))
+    v = -negamax(s)
+    s.pop()
+    return v
+
+
+def discounted(s) -> float:
+    """Negamax with a discount per ply, so that faster wins (and slower losses) score higher."""
+    res = s.result()
+    if res != "*":
+        return 0.0 if res == "1/2-1/2" else -1.0  # the side to move has lost
+    best = -2.0
+    for a in s.legal_actions():
+        s.push(int(a))
+        best = max(best, -0.9 * discounted(s))
+        s.pop()
+    return best
+
+
+def ttt_values(s):
+    """Win probabilities of the legal moves for the player to move (perfect play, faster wins higher)."""
+    out = {}
+    for a in s.legal_actions():
+        mv = s.action_to_str(int(a))
+        s.push(int(a))
+        out[mv] = 0.5 + 0.5 * (-0.9 * discounted(s))
+        s.pop()
+    return out
+
+
+FORCED = [
+    "xx./oo./... x",   # win at once
+    "x.o/.o./x.. x",   # win at a2
+    "x../.../..o x",   # a forced win through a fork
+    "oo./xx./x.. o",   # o wins at c3
+    "x../.o./..x o",   # o must avoid losing lines
+]
+
+
+def search_checked(m, s, n=None):
+    r = m.search(s, n)
+    m.check()
+    assert int(r.visits.sum()) + 1 == r.root_visits or r.stats["depth_cutoffs"] > 0 or r.root_visits == 0
+    assert np.all(np.isnan(r.q) | ((r.q >= -1) & (r.q <= 1)))
+    assert abs(float(r.prior.sum()) - 1.0) < 1e-4 or r.prior.size == 0
+    return r
+
+
+@pytest.mark.parametrize("text", FORCED)
+@pytest.mark.parametrize("vc,batch", [("dynamic", 1), ("dynamic", 8), ("static", 8), ("none", 4)])
+def test_playout_finds_forced_results(text, vc, batch):
+    s = mavgame.State("tictactoe", text)
+    best = negamax(s)
+    m = MCTS("playout", num_simulations=3000, batch_size=batch, virtual_count=vc, c_puct=2.0, playouts=4,
+             seed=7)
+    r = search_checked(m, s)
+    assert r.best_move is not None
+    assert move_value(s, s.action_from_str(r.best_move)) == best
+    assert r.stats["simulations"] == 3000
+
+
+def test_python_evaluator_batches_and_prompts():
+    s = mavgame.State("tictactoe")
+    seen = []
+
+    def ev(reqs):
+        seen.append(len(reqs))
+        for r in reqs:
+            assert isinstance(r, Request)
+            assert r.prompt.startswith("<mav game=tictactoe> %state %top_all %best_action </mav>\n[%state ")
+            assert r.state.text() == r.text
+            assert list(r.legal_moves) == [r.state.action_to_str(int(a)) for a in r.legal_actions]
+        return [{"values": ttt_values(r.state)} for r in reqs]
+
+    m = MCTS(ev, num_simulations=60, batch_size=6, seed=3)
+    r = search_checked(m, s)
+    assert max(seen) <= 6 and seen[0] == 1  # the root alone first
+    assert len(seen) < 30  # batched
+    # values reported are the evaluator's; with all values tied every action is in the top k
+    assert np.allclose(r.values, [0.5] * 9)
+    assert np.allclose(r.prior, 1 / 9, atol=1e-6)
+
+
+def test_mav_text_outputs_are_parsed():
+    s = mavgame.State("tictactoe", "x.o/.o./x.. x")
+
+    def ev(reqs):
+        out = []
+        for r in reqs:
+            vals = ttt_values(r.state)
+            top = " ".join(f"{mv}:<ctrl{min(63, int(v * 64))}>" for mv, v in vals.items())
+            out.append(f"[%top_all {top}]\n[%best_action {max(vals, key=vals.get)}]\n")
+        return out
+
+    m = MCTS(ev, num_simulations=100, seed=1)
+    r = search_checked(m, s)
+    assert r.best_move == "a2"
+    want = ttt_values(s)["a2"]
+    assert r.values[r.moves.index("a2")] == pytest.approx((min(63, int(want * 64)) + 0.5) / 64)
+    assert r.stats["invalid"] == 0
+
+
+def test_garbage_text_in_engine_mode_marks_nodes_invalid():
+    s = mavgame.State("tictactoe")
+    rng = random.Random(5)
+
+    def ev(reqs):
+        out = []
+        for r in reqs:
+            c = rng.random()
+            if c < 0.3:
+                out.append("<mav game=chess> nonsense")
+            elif c < 0.5:
+                out.append("[%top_all zz:<ctrl3> b9:<ctrlX>]\n")
+            elif c < 0.6:
+                out.append(12345)
+            else:
+                out.append({"values": ttt_values(r.state)})
+        return out
+
+    m = MCTS(ev, num_simulations=300, batch_size=4, seed=2)
+    r = search_checked(m, s)
+    assert r.stats["invalid"] > 0
+    assert r.best_move is not None
+
+
+def test_timeout_drops_late_results():
+    s = mavgame.State("tictactoe")
+
+    def slow(req):
+        if req.depth >= 2 and req.index % 2 == 1:
+            time.sleep(0.2)  # late: dropped
+        return {"values": ttt_values(req.state)}
+
+    with ThreadPoolEvaluator(slow, max_workers=4) as pool:
+        m = MCTS(pool, num_simulations=60, batch_size=4, timeout=0.05, seed=1)
+        r = search_checked(m, s)
+    st = r.stats
+    assert st["dropped"] > 0
+    assert st["completed"] + st["dropped"] == st["simulations"]
+    assert r.root_visits == st["completed"]
+
+
+def test_arrival_order_and_iterator_outputs():
+    s = mavgame.State("tictactoe")
+
+    def ev(reqs):
+        for i in reversed(range(len(reqs))):
+            yield i, {"values": ttt_values(reqs[i].state)}
+
+    m = MCTS(ev, num_simulations=50, batch_size=5, seed=4)
+    search_checked(m, s)
+
+
+def test_evaluator_exception_propagates_and_tree_stays_consistent():
+    s = mavgame.State("tictactoe")
+    calls = []
+
+    def ev(reqs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise RuntimeError("model server down")
+        return [{"values": ttt_values(r.state)} for r in reqs]
+
+    m = MCTS(ev, num_simulations=100, batch_size=3)
+    with pytest.raises(RuntimeError, match="model server down"):
+        m.search(s)
+    m.check()
+
+    def wrong_len(reqs):
+        return []
+
+    with pytest.raises(ValueError, match="0 outputs"):
+        MCTS(wrong_len, num_simulations=5).search(s)
+
+
+def test_reentrant_call_is_refused():
+    s = mavgame.State("tictactoe")
+    holder = {}
+
+    def ev(reqs):
+        holder["m"].tree.check()
+        return [0.5 for _ in reqs]
+
+    holder["m"] = m = MCTS(ev, num_simulations=3)
+    with pytest.raises(RuntimeError, match="searching"):
+        m.search(s)
+
+
+def test_parameters_are_validated():
+    with pytest.raises(ValueError, match="virtual_count"):
+        MCTS(virtual_count="sometimes")
+    with pytest.raises(ValueError, match="eps"):
+        MCTS(eps=2.0)
+    with pytest.raises(ValueError, match="batch_size"):
+        MCTS(batch_size=0)
+    with pytest.raises(ValueError, match="n_min"):
+        MCTS(n_max=2, n_min=3)
+    with pytest.raises(ValueError, match="tau"):
+        MCTS(tau=[(0, 0.1), (0, 0.2)])
+    with pytest.raises(ValueError, match="unknown evaluator"):
+        MCTS("oracle").search(mavgame.State("tictactoe"))
+
+
+def test_tau_schedule_and_policy_prior():
+    s = mavgame.State("tictactoe")
+    vals = {"a1": 0.9, "b2": 0.8}
+
+    def ev(reqs):
+        return [{"values": vals, "policy": {"c3": 1.0}} for _ in reqs]
+
+    r = MCTS(ev, num_simulations=1, k=2, eps=0.2, tau=[(0, 0.1), (4, 0.5)]).search(s)
+    z = math.exp(9) + math.exp(8)
+    i = r.moves.index("a1")
+    assert r.prior[i] == pytest.approx(0.2 / 9 + 0.8 * math.exp(9) / z, rel=1e-5)
+    late = mavgame.State("tictactoe", "xox/o../... x")  # a1 and b2 free, five legal moves
+    r = MCTS(ev, num_simulations=1, k=2, eps=0.2, tau=[(0, 0.1), (4, 0.5)]).search(late, ply=4)
+    z = math.exp(1.8) + math.exp(1.6)
+    assert r.prior[r.moves.index("a1")] == pytest.approx(0.2 / 5 + 0.8 * math.exp(1.8) / z, rel=1e-5)
+    assert r.prior[r.moves.index("b2")] == pytest.approx(0.2 / 5 + 0.8 * math.exp(1.6) / z, rel=1e-5)
+    r = MCTS(ev, num_simulations=1, prior="policy", eps=0.1).search(s)
+    assert r.prior[r.moves.index("c3")] == pytest.approx(0.9 + 0.1 / 9, rel=1e-5)
+
+
+def test_reproducible_with_seed():
+    s = mavgame.State("tictactoe")
+    a = MCTS("playout", num_simulations=500, batch_size=3, seed=9).search(s)
+    b = MCTS("playout", num_simulations=500, batch_size=3, seed=9).search(s)
+    assert np.array_equal(a.visits, b.visits)
+
+
+def test_tree_reuse_keeps_the_subtree():
+    s = mavgame.State("tictactoe")
+    m = MCTS("playout", num_simulations=400, seed=1)
+    r = search_checked(m, s)
+    a = r.best_action
+    kept = int(r.visits[list(r.actions).index(a)])
+    s.push(a)
+    m.search(s, 0)  # no new simulations: just the re-rooted tree
+    assert m.tree.root_visits == kept
+    assert m.tree.stats()["reused_nodes"] > 1
+    opp = int(s.legal_actions()[0])
+    s.push(opp)
+    r2 = search_checked(m, s, 100)
+    assert r2.root_visits >= 100
+    # an unrelated position starts afresh
+    r3 = search_checked(m, mavgame.State("tictactoe", "x../.../... o"), 10)
+    assert r3.root_visits == 10
+
+
+# ---- state tracking ---------------------------------------------------------------------------
+
+def test_state_tracking_with_an_exact_model_finds_the_win():
+    s = mavgame.State("tictactoe", "x.o/.o./x.. x")
+    m = MCTS(StateOracle("tictactoe", ttt_values), num_simulations=200, batch_size=2, state_tracking=True,
+             seed=1)
+    r = search_checked(m, s)
+    assert r.best_move == "a2"
+    assert r.pv[0] == "a2"
+    assert m.tree.state_tracking
+
+
+def test_state_tracking_mav_text_model():
+    s = mavgame.State("tictactoe", "x.o/.o./x.. x")
+
+    def model(reqs):
+        out = []
+        for r in reqs:
+            assert r.prompt.startswith("<mav game=tictactoe>")
+            if r.parent_text is None:  # the root: state form, the state is an input
+                st = mavgame.State("tictactoe", r.text)
+                head = ""
+            else:  # transition form: the model writes the new state first
+                assert "[%prev_action " + r.move + "]" in r.prompt
+                st = mavgame.State("tictactoe", r.parent_text)
+                st.push_str(r.move)
+                head = _state_line(st)
+            if st.result() != "*":
+                tail = f'[%top_all invalid : "{st.result()}"]\n[%best_action invalid]\n'
+            else:
+                vals = ttt_values(st)
+                tail = "[%top_all " + " ".join(f"{mv}:<ctrl{min(63, int(v * 64))}>" for mv, v in vals.items())
+                tail += f"]\n[%best_action {max(vals, key=vals.get)}]\n"
+            out.append(head + tail)
+        return out
+
+    m = MCTS(model, num_simulations=150, state_tracking=True, seed=2)
+    r = search_checked(m, s)
+    assert r.best_move == "a2"
+    assert r.stats["invalid"] == 0
+
+
+def _state_line(st):
+    """The MAV [%state ...] line of a tic-tac-toe state: side to move, then cells a1..c3."""
+    rows = st.text().split()[0].split("/")  # rank 3 first
+    cells = "".join(rows[2 - r][c] for r in range(3) for c in range(3))
+    return f"[%state {st.text().split()[1]} {cells}]\n"
+
+
+def test_state_line_helper_matches_the_prompt_writer():
+    st = mavgame.State("tictactoe", "xx./oo./... x")
+    got = {}
+
+    def ev(reqs):
+        got["p"] = reqs[0].prompt
+        return [0.5]
+
+    MCTS(ev, num_simulations=1).search(st)
+    assert got["p"].split("\n", 1)[1] == _state_line(st)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_state_tracking_survives_garbage(seed):
+    rng = random.Random(seed)
+    s = mavgame.State("tictactoe")
+    oracle = StateOracle("tictactoe", ttt_values)
+
+    def model(reqs):
+        good = oracle(reqs)
+        out = []
+        for r, g in zip(reqs, good):
+            c = rng.random()
+            if c < 0.08:
+                out.append("".join(chr(rng.randrange(0, 0x250)) for _ in range(rng.randrange(0, 80))))
+            elif c < 0.14:
+                out.append({"state": "xxx/ooo/xxx x", "values": {"a1": 0.5}})   # wrong state, illegal move
+            elif c < 0.2:
+                out.append({"state": "x" * 5000, "values": {"a1": 0.5}})        # too long
+            elif c < 0.26:
+                out.append({"state": "...", "moves": ["a1", "a1", "q" * 40], "values": [0.1, 0.2, 0.3]})
+            elif c < 0.3:
+                out.append({"state": "x\x00y", "values": {"b2": float("nan")}})
+            elif c < 0.34:
+                out.append({"state": ".../.../... x", "values": {"a1": 7}})       # out of range
+            elif c < 0.38:
+                out.append({"state": ".../.../... x", "result": "2-0"})
+            elif c < 0.42:
+                out.append(None)
+            elif c < 0.46:
+                out.append([1, 2, 3])
+            elif c < 0.5 and isinstance(g, dict) and "values" in g:
+                bad = dict(g["values"])
+                bad["z9"] = 0.99                                                     # a hallucinated move
+                out.append({**g, "values": bad})
+            else:
+                out.append(g)
+        return out
+
+    m = MCTS(model, num_simulations=scaled(300), batch_size=1 + seed % 4, state_tracking=True, seed=seed,
+             virtual_count=["dynamic", "static", "none"][seed % 3])
+    r = search_checked(m, s)
+    assert r.stats["invalid"] > 0
+    # the hallucinated move may be in the tree, but it is never preferred over what the model values
+    if r.best_move is not None:
+        assert isinstance(r.best_move, str)
+    s.push_str(r.best_move or "b2")
+    search_checked(m, s, 50)
+
+
+# ---- Connect Four ------------------------------------------------------------------------------
+
+@pytest.mark.skipif(not HAS_C4, reason="connect_four not built")
+def test_playout_connect_four_immediate_win_and_block():
+    s = mavgame.State("connect_four", "445566")
+    r = search_checked(MCTS("playout", num_simulations=2000, c_puct=2.0, seed=1), s)
+    assert r.best_move in ("3", "7")
+    # o to move must block: x has 4 5 6 on the bottom row, o already holds 7, so only 3 saves o
+    s = mavgame.State("connect_four", "47516")
+    assert s.to_move == 1
+    r = search_checked(MCTS("playout", num_simulations=3000, c_puct=2.0, seed=2), s)
+    assert r.best_move == "3"
+
+
+@pytest.mark.skipif(not hasattr(_core, "mcts_c4_solver_evaluator"), reason="Connect Four solver evaluator not built")
+def test_c4_oracle_plays_solver_optimal_moves():
+    solve = _core.c4_solve_moves if hasattr(_core, "c4_solve_moves") else None
+    rng = random.Random(3)
+    for _ in range(scaled(6)):
+        s = mavgame.State("connect_four")
+        for _ in range(rng.randrange(4, 16)):
+            s.push(int(rng.choice(list(s.legal_actions()))))
+            if s.is_terminal():
+                break
+        if s.is_terminal():
+            continue
+        m = MCTS("c4_solver", num_simulations=200, seed=1)
+        r = search_checked(m, s)
+        best_val = max(r.values)
+        # the search plays a move the oracle values best (the fastest win / slowest loss)
+        assert r.values[r.moves.index(r.best_move)] == best_val
+        if solve is not None:
+            scores = solve(s)
+            assert scores[r.best_action] == max(v for v in scores if v is not None)
+
+
+# ---- chess with Stockfish --------------------------------------------------------------------
+
+@pytest.mark.skipif("chess" not in _core.games(), reason="chess not built")
+def test_stockfish_evaluator_finds_mate_in_one():
+    from mavgame import uci
+    from mavgame.evaluators import UCIEvaluator
+
+    if uci.find_stockfish() is None:
+        pytest.skip("stockfish not installed")
+    s = mavgame.State("chess", "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1")
+    with UCIEvaluator(nodes=500) as ev:
+        r = search_checked(MCTS(ev, num_simulations=20, seed=1), s)
+        assert r.best_move == "d1d8"
+        r = search_checked(MCTS(ev, num_simulations=20, state_tracking=True, seed=1), s)
+        assert r.best_move == "d1d8"
