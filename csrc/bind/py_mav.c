@@ -369,6 +369,9 @@ static PyObject *none_ref(void)
 
 static PyObject *tri(int v) { return v < 0 ? none_ref() : PyBool_FromLong(v); }
 
+/* Text that may hold arbitrary bytes copied from model output (invalid UTF-8 replaced). */
+static PyObject *ustr(const char *s) { return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace"); }
+
 static PyObject *result_dict(const mg_mav_result *r)
 {
     PyObject *d = PyDict_New();
@@ -390,7 +393,7 @@ static PyObject *result_dict(const mg_mav_result *r)
     SET("complete", PyBool_FromLong(r->complete));
     PyObject *issues = PyList_New(0);
     for (int i = 0; issues && i < r->n_issues && i < MG_MAV_MAX_ISSUES; i++) {
-        PyObject *t = Py_BuildValue("(iis)", r->issues[i].line, r->issues[i].col, r->issues[i].msg);
+        PyObject *t = Py_BuildValue("(iiN)", r->issues[i].line, r->issues[i].col, ustr(r->issues[i].msg));
         if (!t || PyList_Append(issues, t) < 0) {
             Py_XDECREF(t);
             Py_CLEAR(issues);
@@ -409,13 +412,13 @@ static PyObject *result_dict(const mg_mav_result *r)
     }
     for (int k = 0; k < MG_MAV_NSLOTS; k++) {
         const mg_mav_slot *s = &r->slot[k];
-        PyObject *sd = Py_BuildValue("{s:O,s:O,s:O,s:N,s:s,s:s}", "present", s->present ? Py_True : Py_False,
+        PyObject *sd = Py_BuildValue("{s:O,s:O,s:O,s:N,s:N,s:N}", "present", s->present ? Py_True : Py_False,
                                      "valid", s->valid ? Py_True : Py_False, "is_input",
                                      s->is_input ? Py_True : Py_False, "correct", tri(s->correct), "text",
-                                     s->valid ? s->text : "", "ref_text", s->ref_text);
+                                     ustr(s->valid ? s->text : ""), "ref_text", ustr(s->ref_text));
         SET(SLOT_NAMES[k], sd);
     }
-    SET("prev_action", PyUnicode_FromString(r->prev_action));
+    SET("prev_action", ustr(r->prev_action));
     SET("prev_action_id", PyLong_FromLong(r->prev_action_id));
     SET("top_present", PyBool_FromLong(r->top_present));
     SET("top_k", PyLong_FromLong(r->top_k));
@@ -425,7 +428,7 @@ static PyObject *result_dict(const mg_mav_result *r)
     PyObject *moves = PyList_New(r->n_moves);
     for (int i = 0; moves && i < r->n_moves; i++) {
         const mg_mav_move *mv = &r->moves[i];
-        PyObject *t = Py_BuildValue("(siisOii)", mv->move, (int)mv->action, (int)mv->bucket,
+        PyObject *t = Py_BuildValue("(NiisOii)", ustr(mv->move), (int)mv->action, (int)mv->bucket,
                                     STATUS_NAMES[mv->status], mv->duplicate ? Py_True : Py_False, mv->line, mv->col);
         if (!t) {
             Py_CLEAR(moves);
@@ -436,7 +439,7 @@ static PyObject *result_dict(const mg_mav_result *r)
     SET("moves", moves);
     SET("best_present", PyBool_FromLong(r->best_present));
     SET("best_invalid", PyBool_FromLong(r->best_invalid));
-    SET("best", PyUnicode_FromString(r->best));
+    SET("best", ustr(r->best));
     SET("best_id", PyLong_FromLong(r->best_id));
     SET("best_status", PyUnicode_FromString(r->best_present && !r->best_invalid ? STATUS_NAMES[r->best_status]
                                                                                  : ""));

@@ -1,0 +1,195 @@
+"""Parsing MAV model output: structured results, precise errors, hallucination reports, batch metrics."""
+import math
+
+import numpy as np
+import pytest
+
+from mavgame import _core, mav
+from conftest import scaled
+
+MAV_GAMES = [g for g in _core.games() if g in ("chess", "chess960", "gardner", "connect_four", "hex", "tictactoe")]
+START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+
+
+def annotated(state, rng):
+    return {m: float(rng.random()) for m in state.legal_moves()}
+
+
+def test_parse_clean_output_with_and_without_reference():
+    s = _core.State("chess")
+    vals = {m: 0.5 for m in s.legal_moves()}
+    vals["e2e4"] = 0.56
+    cmds = "%fen %state %top_all %best_action"
+    text = mav.prompt(s, cmds) + mav.target(s, vals, cmds)
+    for ref in (None, s):
+        r = mav.parse("chess", text, true_state=ref)
+        assert r.ok and r.complete and r.issues == [] and r.has_ref
+        assert r.cur.valid and r.cur.is_input and r.cur.text == START
+        assert len(r.top) == 20 and r.top[0].move == "e2e4" and r.top[0].bucket == mav.bucket(0.56)
+        assert r.top[0].status == "legal" and r.top[0].action == s.parse_move("e2e4")
+        assert r.best == "e2e4" and r.best_action == s.parse_move("e2e4")
+        assert r.n_correct == 20 and r.n_missing == 0 and r.missing == []
+        assert r.values()["e2e4"] == pytest.approx(mav.bucket_value(mav.bucket(0.56)))
+        assert r.state("cur").text() == START
+        assert not any(v for k, v in r.hallucinations.items() if k != "n_missing")
+    # the output alone, with the prompt given separately
+    r = mav.parse("chess", mav.target(s, vals, cmds), prompt=mav.prompt(s, cmds))
+    assert r.ok and len(r.top) == 20
+
+
+def test_hallucination_report():
+    s = _core.State("chess")
+    s.push("e2e4")
+    cmds = "%prev_fen %prev_action %state %top_all %best_action %state"
+    prompt = mav.prompt(s, cmds)
+    # wrong next state (the pawn is still on e2), an illegal move, a duplicate, a made-up move, bad bucket
+    wrong = mav.state_text(_core.State("chess")).replace("w ", "b ", 1)
+    out = (f"[%state {wrong}]\n"
+           "[%top_all e7e5:<ctrl31> e7e5:<ctrl30> e2e4:<ctrl20> q9q9:<ctrl2> c7c5:<ctrl99>]\n"
+           "[%best_action e7e5]\n"
+           f"[%state {mav.state_text(s)}]\n")
+    r = mav.parse("chess", out, prompt=prompt)
+    h = r.hallucinations
+    assert r.has_ref and r.ref_n_legal == 20
+    assert h["wrong_state"] and r.cur.correct is False and r.cur.ref_text == s.text()
+    assert h["illegal_moves"] == ["e2e4"] and h["duplicate_moves"] == ["e7e5"] and h["malformed_moves"] == ["q9q9"]
+    assert r.n_correct == 2 and r.n_missing == 18 and len(r.missing) == 18 and "e7e5" not in r.missing
+    assert sorted(r.missing_actions.tolist()) == sorted(s.parse_move(m) for m in r.missing)
+    assert h["wrong_state_after_best"] and r.after.correct is False
+    assert not r.ok
+    msgs = r.errors
+    assert any("line 5" in m and "q9q9" in m and "not a chess move" in m for m in msgs)
+    assert any("line 5" in m and "<ctrl99>" in m and "<ctrl0>..<ctrl63>" in m for m in msgs)
+    # bucket of the bad entry is -1, its value None
+    bad = [m for m in r.top if m.move == "c7c5"][0]
+    assert bad.bucket == -1 and bad.value is None and bad.status == "legal"
+
+
+@pytest.mark.parametrize("out,line,needle", [
+    ("", 4, "missing the [%top_all ...] line at the end"),
+    ("[%top_all e7e5:<ctrl3>]\n", 5, "missing the [%best_action"),
+    ("[%top_all e7e5:<ctrl3>\n[%best_action e7e5]\n", 4, "does not end with ']'"),
+    ("[%best_action e7e5]\n", 4, "missing the [%top_all ...] line before [%best_action ...]"),
+    ("[%top_all e7e5<ctrl3>]\n[%best_action e7e5]\n", 4, "no ':<ctrlN>' value"),
+    ("[%top_all e7e5:ctrl3]\n[%best_action e7e5]\n", 4, "expected a value token"),
+    ("[%top_all e7e5:<ctrl3>]\n[%best_action e7e5]\ntrailing words\n", 6, "after the last command"),
+    ("top_all e7e5:<ctrl3>]\n[%best_action e7e5]\n", 4, "expected a line '[%top_all ...]'"),
+    ("[%top_all invalid : \"2-2\"]\n[%best_action e7e5]\n", 4, "expected a result"),
+    ("[%top_allx e7e5:<ctrl3>]\n[%best_action e7e5]\n", 4, "expected a space after the command"),
+    ("[%fen e7e5]\n[%top_all e7e5:<ctrl3>]\n[%best_action e7e5]\n", 4, "expected [%top_all ...], got the command"),
+])
+def test_errors_have_line_and_expectation(out, line, needle):
+    s = _core.State("chess")
+    s.push("e2e4")
+    prompt = mav.prompt(s, "%fen %state %top_all %best_action")
+    r = mav.parse("chess", out, prompt=prompt)
+    assert not r.ok
+    assert any(i.line == line and needle in i.message for i in r.issues), r.errors
+
+
+def test_header_errors():
+    assert "expected 'chess'" in mav.parse("chess", "<mav game=hex> %state %top_1 </mav>\n").errors[0]
+    assert "unknown command" in mav.parse("chess", "<mav game=chess> %state %top_1 %x </mav>\n").errors[0]
+    assert "line 1" in mav.parse("chess", "nonsense").errors[0]
+    r = mav.parse("chess", b"")
+    assert not r.ok and r.errors == ["empty text"]
+    with pytest.raises(ValueError, match="unknown game 'nope'"):
+        mav.parse("nope", "x")
+    with pytest.raises(ValueError, match="malformed MAV text: line 1"):
+        mav.parse("chess", "nonsense").raise_for_errors()
+    with pytest.raises(ValueError, match="true_state is a tictactoe state"):
+        mav.parse("chess", "x", true_state=_core.State("tictactoe"))
+
+
+def test_terminal_states():
+    s = _core.State("tictactoe")
+    for m in ["b2", "a1", "c3", "a3", "c1", "b1", "c2"]:
+        s.push(m)
+    cmds = "%state %top_3 %best_action"
+    p = mav.prompt(s, cmds)
+    r = mav.parse("tictactoe", p + '[%top_3 invalid : "1-0"]\n[%best_action invalid]\n')
+    assert r.ok and r.outcome == "1-0" and r.outcome_correct is True and r.best_invalid and r.ref_result == "1-0"
+    r = mav.parse("tictactoe", p + '[%top_3 invalid : "0-1"]\n[%best_action invalid]\n')
+    assert r.ok and r.outcome_correct is False and r.hallucinations["wrong_outcome"]
+    r = mav.parse("tictactoe", p + '[%top_3 a2:<ctrl3>]\n[%best_action a2]\n')
+    assert r.outcome_correct is False and r.top[0].status == "illegal" and r.best_status == "illegal"
+    # a non-terminal state claimed terminal
+    s2 = _core.State("tictactoe")
+    r = mav.parse("tictactoe", mav.prompt(s2, cmds) + '[%top_3 invalid : "1-0"]\n[%best_action invalid]\n')
+    assert r.outcome_correct is False
+
+
+@pytest.mark.parametrize("game", MAV_GAMES)
+def test_roundtrip_and_metrics_every_game(game):
+    rng = np.random.default_rng(4)
+    b = mav.ExampleBuilder(seed=1, p_after=0.3)
+    texts, refs = [], []
+    for _ in range(scaled(8)):
+        s = _core.State(game)
+        for _ in range(int(rng.integers(1, 40))):
+            if s.is_terminal():
+                break
+            s.push(int(rng.choice(s.legal_actions())))
+        batch = b.build([(s, None if s.is_terminal() else annotated(s, rng))], return_text=True)
+        p, t = batch.texts[0]
+        texts.append(p + t)
+        refs.append(s)
+        r = mav.parse(game, p + t, true_state=s)
+        assert r.ok and r.complete, (p + t, r.errors)
+        assert r.n_illegal == r.n_malformed == r.n_duplicate == 0
+    m = mav.metrics(game, texts, refs)
+    assert m["examples"] == len(texts) and m["parsed_ok"] == len(texts)
+    for k in ("best_action_legal", "top_all_precision", "top_all_recall", "top_all_f1", "next_state_accuracy"):
+        assert math.isnan(m[k]) or m[k] == 1.0, (k, m)
+    # the C metrics and the Python ones over ParseResults agree
+    m2 = mav.metrics_from_results(mav.parse(game, t, s) for t, s in zip(texts, refs))
+    assert {k: v for k, v in m.items() if not (isinstance(v, float) and math.isnan(v))} == \
+           {k: v for k, v in m2.items() if not (isinstance(v, float) and math.isnan(v))}
+
+
+def test_metrics_values():
+    s = _core.State("chess")
+    cmds = "%state %top_all %best_action"
+    p = mav.prompt(s, cmds)
+    good = p + mav.target(s, {m: 0.5 for m in s.legal_moves()}, cmds)
+    half = p + "[%top_all e2e4:<ctrl3> d2d4:<ctrl3> e2e5:<ctrl3> e2e4:<ctrl1>]\n[%best_action e2e5]\n"
+    s2 = _core.State("chess")
+    s2.push("e2e4")
+    tcmds = "%prev_fen %prev_action %fen %top_1"
+    trans_ok = mav.prompt(s2, tcmds) + f"[%fen {s2.text()}]\n[%top_1 e7e5:<ctrl30>]\n"
+    trans_bad = mav.prompt(s2, tcmds) + f"[%fen {START}]\n[%top_1 e7e5:<ctrl30>]\n"
+    m = mav.metrics("chess", [good, half, trans_ok, trans_bad], [s, s, s2, s2])
+    assert m["best_total"] == 2 and m["best_legal"] == 1 and m["best_action_legal"] == 0.5
+    assert m["top_all_examples"] == 2 and m["top_listed"] == 24 and m["top_correct"] == 22 and m["top_legal"] == 40
+    assert m["top_all_precision"] == pytest.approx(22 / 24) and m["top_all_recall"] == pytest.approx(22 / 40)
+    p_, r_ = 22 / 24, 22 / 40
+    assert m["top_all_f1"] == pytest.approx(2 * p_ * r_ / (p_ + r_))
+    assert m["state_total"] == 2 and m["state_correct"] == 1 and m["next_state_accuracy"] == 0.5
+    # without true states the reference comes from the inputs: same here
+    m_noref = mav.metrics("chess", [good, half, trans_ok, trans_bad])
+    assert m_noref["top_correct"] == 22 and m_noref["state_correct"] == 1
+
+
+def test_random_garbage_never_crashes():
+    rng = np.random.default_rng(0)
+    s = _core.State("chess")
+    cmds = "%prev_fen %prev_action %state %fen %top_all %best_action %state"
+    s.push("g1f3")
+    base = (mav.prompt(s, cmds) + mav.target(s, {m: 0.5 for m in s.legal_moves()}, cmds)).encode()
+    for i in range(scaled(3000)):
+        b = bytearray(base)
+        for _ in range(int(rng.integers(1, 8))):
+            op = rng.integers(4)
+            at = int(rng.integers(0, max(1, len(b))))
+            if op == 0 and b:
+                b[at] = int(rng.integers(0, 256))
+            elif op == 1 and b:
+                del b[at]
+            elif op == 2:
+                b.insert(at, int(rng.choice(list(b"[]%:<> \n\"x0"))))
+            else:
+                del b[at:]
+        r = mav.parse("chess", bytes(b), true_state=s if i % 2 else None)
+        assert isinstance(r.ok, bool) and len(r.issues) <= 24 and r.n_issues >= len(r.issues)
+        for m in r.top:
+            assert m.status in ("legal", "illegal", "malformed", "unchecked")

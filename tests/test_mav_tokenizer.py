@@ -1,0 +1,147 @@
+"""The MAV tokenizer: the checked-in vocabulary file, exact round trips, token boundaries, batches."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from mavgame import _core, mav
+from conftest import REPO, scaled
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return mav.Tokenizer()
+
+
+def test_vocab_file_equals_c_vocabulary(tok):
+    path = mav.vocab_path(1)
+    assert path.exists(), "run tools/gen_vocab.py"
+    data = json.loads(path.read_text())
+    assert data["version"] == 1 and data["size"] == tok.size
+    assert data["tokens"] == tok.vocab
+    assert data["kinds"] == tok.kinds
+    assert data["special"] == {"pad": 0, "bos": 1, "eos": 2, "ctrl0": 3}
+    r = subprocess.run([sys.executable, str(REPO / "tools" / "gen_vocab.py"), "--check"], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_vocabulary_contents(tok):
+    v = tok.vocab
+    assert len(set(v)) == len(v), "token texts are unique"
+    assert v[:3] == ["<pad>", "<bos>", "<eos>"]
+    assert v[3:67] == [f"<ctrl{b}>" for b in range(64)]
+    assert (tok.bucket_ids == np.arange(3, 67)).all()
+    for w in ["<mav", "</mav>", "%prev_state", "%prev_fen", "%prev_action", "%state", "%fen", "%top_", "%top_all",
+              "%best_action", "game", "chess", "chess960", "gardner", "connect_four", "hex", "tictactoe", "invalid"]:
+        assert tok.token_to_id(w) >= 0
+    # every UCI move (1968 of them, computed independently here) is one token
+    files = "abcdefgh"
+    uci = set()
+    for f1 in range(8):
+        for r1 in range(8):
+            for f2 in range(8):
+                for r2 in range(8):
+                    if (f1, r1) == (f2, r2):
+                        continue
+                    df, dr = abs(f1 - f2), abs(r1 - r2)
+                    if df == 0 or dr == 0 or df == dr or {df, dr} == {1, 2}:
+                        uci.add(f"{files[f1]}{r1 + 1}{files[f2]}{r2 + 1}")
+                    if df <= 1 and ((r1, r2) == (6, 7) or (r1, r2) == (1, 0)):
+                        for p in "nbrq":
+                            uci.add(f"{files[f1]}{r1 + 1}{files[f2]}{r2 + 1}{p}")
+    assert len(uci) == 1968
+    assert set(mav.move_tokens("chess")) == uci
+    for m in uci:
+        assert len(tok.encode(m)) == 1, m
+    # every byte is covered: 256 single-byte tokens (char or byte kind)
+    single = [i for i, k in enumerate(tok.kinds) if k in ("char", "byte")]
+    assert len(single) == 256
+
+
+@pytest.mark.parametrize("game", [g for g in _core.games()
+                                  if g in ("chess", "chess960", "gardner", "connect_four", "hex", "tictactoe")])
+def test_every_played_move_is_one_token(tok, game):
+    rng = np.random.default_rng(2)
+    for _ in range(scaled(10)):
+        s = _core.State(game)
+        for _ in range(80):
+            if s.is_terminal():
+                break
+            for m in s.legal_moves():
+                ids = tok.encode(m)
+                assert len(ids) == 1 and tok.vocab[ids[0]] == m, (game, m)
+            acts = s.legal_actions()
+            s.push(int(acts[rng.integers(len(acts))]))
+
+
+def test_state_fields_are_one_token_each(tok):
+    s = _core.State("chess")
+    for m in ["e2e4", "c7c5", "e4e5", "d7d5"]:
+        s.push(m)
+    st = mav.state_text(s)
+    ids = tok.encode(st)
+    # side, 64 squares, castling 4, en passant 1 (a square token), 3 + 4 clock digits, 5 spaces
+    assert len(ids) == 1 + 64 + 4 + 1 + 3 + 4 + 5
+    assert tok.vocab[ids[2 + 64 + 1 + 4 + 1]] == "d6"
+    line = "[%top_3 e5d6:<ctrl40> g1f3:<ctrl33> a2a3:<ctrl20>]"
+    assert [tok.vocab[i] for i in tok.encode(line)] == [
+        "[", "%top_", "3", " ", "e5d6", ":", "<ctrl40>", " ", "g1f3", ":", "<ctrl33>", " ", "a2a3", ":", "<ctrl20>",
+        "]"]
+    assert [tok.vocab[i] for i in tok.encode("<mav game=connect_four> %state %top_all </mav>")] == [
+        "<mav", " ", "game", "=", "connect_four", ">", " ", "%state", " ", "%top_all", " ", "</mav>"]
+
+
+def test_round_trip_any_text(tok):
+    rng = np.random.default_rng(8)
+    alphabet = list("<ctrl>%top_all e2e4 a1 [] \"1-0\" x.o/\n") + ["é", "\x00", "\x7f", "☃"]
+    for _ in range(scaled(300)):
+        n = int(rng.integers(0, 80))
+        s = "".join(alphabet[int(i)] for i in rng.integers(0, len(alphabet), n))
+        ids = tok.encode(s)
+        assert ids.dtype == np.int32
+        assert tok.decode(ids) == s
+    raw = bytes(range(256)) * 2
+    assert tok.decode_bytes(tok.encode(raw)) == raw
+    # a whole MAV text
+    st = _core.State("chess")
+    text = mav.prompt(st, "%fen %state %top_all %best_action") + mav.target(
+        st, {m: 0.5 for m in st.legal_moves()}, "%fen %state %top_all %best_action")
+    assert tok.decode(tok.encode(text)) == text
+
+
+def test_control_tokens_and_bad_ids(tok):
+    assert tok.decode([tok.bos_id, tok.token_to_id("e2e4"), tok.eos_id, tok.pad_id]) == "e2e4"
+    assert tok.encode("<bos>").tolist() == [tok.token_to_id(c) for c in "<bos>"]
+    with pytest.raises(ValueError, match=r"token id 999999 at position 1"):
+        tok.decode([5, 999999])
+    with pytest.raises(ValueError, match=r"token id -1"):
+        tok.decode(np.array([-1], np.int64))
+    with pytest.raises(ValueError):
+        tok.decode([2**40])
+    with pytest.raises(TypeError, match="str or bytes"):
+        tok.encode(12)
+    with pytest.raises(KeyError, match="zzz"):
+        tok.token_to_id("zzz")
+    with pytest.raises(ValueError, match="unknown MAV vocabulary version 2"):
+        mav.Tokenizer(2)
+
+
+def test_batches(tok):
+    texts = ["[%best_action e2e4]", "", "a much longer text with words and e7e8q moves"]
+    ids, lens = tok.encode_batch(texts)
+    assert ids.dtype == np.int32 and ids.shape == (3, lens.max())
+    for i, t in enumerate(texts):
+        assert (ids[i, :lens[i]] == tok.encode(t)).all() and (ids[i, lens[i]:] == tok.pad_id).all()
+    assert tok.decode_batch(ids, lens) == texts
+    assert tok.decode_batch(ids) == texts  # padding decodes to nothing
+    ids2, _ = tok.encode_batch(texts, max_len=60)
+    assert ids2.shape == (3, 60)
+    with pytest.raises(ValueError, match=r"texts\[2\] has \d+ tokens, more than max_len=5"):
+        tok.encode_batch(texts, max_len=5)
+    with pytest.raises(ValueError, match="lengths"):
+        tok.decode_batch(ids, [1, 2])
+    with pytest.raises(ValueError, match=r"lengths\[0\]"):
+        tok.decode_batch(ids, [99, 0, 0])
