@@ -20,7 +20,9 @@
  * Text: FEN, with 4 to 6 fields (halfmove clock and fullmove number default to 0
  * and 1).  Castling rights may be given as KQkq, as X-FEN (KQkq for the outermost
  * rook, file letters otherwise) or as Shredder-FEN (file letters, e.g. HAha); in
- * standard chess a right needs the king on e1/e8 and the rook on a/h.  Output is
+ * standard chess a right needs the king on e1/e8 and the rook on a/h.  The field is
+ * '-' or up to two white letters followed by up to two black ones (python-chess's
+ * shape); a right whose king or rook is not in place is an error.  Output is
  * X-FEN, exactly as python-chess writes it (KQkq where the castling rook is the
  * outermost rook on its side, its file letter otherwise).  The en passant field is
  * validated (rank, the pawn that just moved, empty squares) and then kept only if
