@@ -9,9 +9,9 @@ from .games.chess import Chess, Chess960, ChessFamily
 
 __version__ = "0.1.0"
 
-__all__ = ["State", "games", "__version__"]
+__all__ = ["State", "Chess", "Chess960", "ChessFamily", "game_names", "__version__"]
 
 
-def games() -> list:
-    """Names of the games in the C registry."""
+def game_names() -> list:
+    """Names of the games in the C registry (``mavgame.State(name)`` builds any of them)."""
     return _core.games()
