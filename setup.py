@@ -7,6 +7,7 @@ Environment switches:
   MAVGAME_SANITIZE=1   build with AddressSanitizer + UBSan (load with LD_PRELOAD=libasan)
 """
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -75,6 +76,8 @@ if env_flag("MAVGAME_WERROR"):
     cflags.append("-Werror")
 if not env_flag("MAVGAME_PORTABLE"):
     cflags.append("-march=native")
+elif platform.machine() in ("x86_64", "AMD64"):
+    cflags.append("-march=x86-64-v2")  # popcnt for the bitboard games
 if env_flag("MAVGAME_SANITIZE"):
     cflags += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined", "-O1"]
     ldflags += ["-fsanitize=address,undefined"]
