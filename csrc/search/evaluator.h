@@ -52,6 +52,9 @@ enum mg_eval_status {
     MG_EVAL_INVALID = 2  /* unparseable output: the node is marked hallucinated */
 };
 
+/* The evaluator is so cheap that the search does not time its calls (stats.eval_seconds). */
+#define MG_EVAL_FLAG_CHEAP 1u
+
 typedef struct mg_eval_request {
     int index;               /* position in the batch */
     int mode;                /* enum mg_eval_mode */
@@ -91,6 +94,8 @@ typedef struct mg_evaluator {
     void *ctx;
     /* Which modes it supports (bit 1 << MG_EVAL_ENGINE, 1 << MG_EVAL_STATE_TRACKING). */
     unsigned modes;
+    /* MG_EVAL_FLAG_*. */
+    unsigned flags;
     /* Evaluate n requests into res[0..n).  Returns MG_OK, or MG_ERR with a message in
      * err, which aborts the search (the tree is left consistent). */
     int (*evaluate)(void *ctx, const mg_game *g, const mg_eval_request *req, mg_eval_result *res, int n,

@@ -36,9 +36,12 @@ typedef struct mcts_edge {
     float prior;
     float q_init;           /* [-1, 1]: Q before the first visit */
     float value;            /* the evaluator's value in [0, 1], NaN if none */
+    uint32_t dead;          /* the child is hallucinated (kept here so selection never reads it) */
 } mcts_edge;
 
 typedef char mcts_move[MG_MAX_MOVE_STR];
+
+#define MCTS_CTAB 4096
 
 /* One selection of a batch. */
 typedef struct mcts_slot {
@@ -85,6 +88,7 @@ struct mg_mcts {
     int *order;
     int *req_slot;
     /* Scratch for expansion. */
+    double ctab[MCTS_CTAB]; /* cscale() for small visit counts */
     int32_t *tmp_idx;       /* MG_MAX_MOVES */
     float *tmp_prior;       /* MG_MAX_MOVES */
     mg_mcts_stats stats;
@@ -247,6 +251,13 @@ static void node_init(mcts_node *nd, int to_move)
 /* ------------------------------------------------------------------------------------------ */
 /* Create / free                                                                               */
 
+/* c(N) * sqrt(N) of the PUCT exploration term. */
+static double cscale(const mg_mcts_config *c, double n)
+{
+    double cn = c->c_base > 0 ? log((1.0 + n + c->c_base) / c->c_base) + c->c_init : c->c_puct;
+    return cn * sqrt(n);
+}
+
 void mg_mcts_free(mg_mcts *m)
 {
     if (!m)
@@ -336,6 +347,8 @@ mg_mcts *mg_mcts_create(const mg_game *g, const mg_mcts_config *cfg, char *err, 
         }
     }
     mg_rng_seed(&m->rng, cfg->seed);
+    for (int i = 0; i < MCTS_CTAB; i++)
+        m->ctab[i] = cscale(&m->cfg, (double)i);
     return m;
 }
 
@@ -590,20 +603,17 @@ static inline uint32_t vcount(const mg_mcts *m, int d)
 static int64_t pick_edge(mg_mcts *m, const mcts_node *nd, uint32_t pn, uint32_t pv)
 {
     const mcts_edge *e = m->a.edges + nd->first_edge;
-    const mcts_node *nodes = m->a.nodes;
-    double ntot = (double)pn + (double)pv;
-    if (ntot < 1)
-        ntot = 1;
-    double c = m->cfg.c_base > 0 ? log((1.0 + ntot + m->cfg.c_base) / m->cfg.c_base) + m->cfg.c_init
-                                 : m->cfg.c_puct;
-    double cs = c * sqrt(ntot);
+    uint64_t nt = (uint64_t)pn + pv;
+    if (nt < 1)
+        nt = 1;
+    double cs = nt < MCTS_CTAB ? m->ctab[nt] : cscale(&m->cfg, (double)nt);
     int stat = m->cfg.virtual_count == MG_MCTS_VC_STATIC;
     double best = -INFINITY;
     int64_t bi = -1;
     uint32_t ties = 0;
     for (uint32_t j = 0; j < nd->num_edges; j++) {
         const mcts_edge *x = &e[j];
-        if (x->child >= 0 && (nodes[x->child].flags & NF_HALLU))
+        if (x->dead)
             continue;
         double nn = (double)x->n + (double)x->v;
         double q;
@@ -652,6 +662,8 @@ static int select_leaf(mg_mcts *m, mcts_slot *sl, unsigned char *state)
         int64_t ei = pick_edge(m, nd, pn, pv);
         if (ei < 0) {
             nd->flags |= NF_HALLU;
+            if (depth > 0)
+                m->a.edges[sl->edges[depth - 1]].dead = 1;
             return depth == 0 ? SEL_ROOT_DEAD : SEL_DEAD;
         }
         mcts_edge *e = &m->a.edges[ei];
@@ -764,34 +776,49 @@ static int compute_prior(mg_mcts *m, int n, const float *values, const float *po
             P[i] = (float)uni;
         return MG_OK;
     }
-    int k = m->cfg.k < nk ? m->cfg.k : nk;
-    /* Partial selection sort: the k best (first index wins ties) to the front. */
-    for (int s = 0; s < k; s++) {
-        int b = s;
-        for (int j = s + 1; j < nk; j++)
-            if (values[top[j]] > values[top[b]] || (values[top[j]] == values[top[b]] && top[j] < top[b]))
-                b = j;
-        int32_t t = top[s];
-        top[s] = top[b];
-        top[b] = t;
-    }
-    /* Actions tied with the k-th value are among the top-k values too. */
-    float thr = values[top[k - 1]];
-    for (int j = k; j < nk; j++)
-        if (values[top[j]] >= thr) {
-            int32_t t = top[k];
-            top[k] = top[j];
-            top[j] = t;
-            k++;
+    /* The k-th best value is the threshold; every action at or above it is in the top k
+     * (ties with the k-th value included). */
+    float thr, qmax = -INFINITY;
+    if (m->cfg.k >= nk) {
+        thr = INFINITY;
+        for (int s = 0; s < nk; s++) {
+            float v = values[top[s]];
+            thr = v < thr ? v : thr;
+            qmax = v > qmax ? v : qmax;
         }
+    } else {
+        float best[MG_MAX_MOVES]; /* descending, at most k entries */
+        int kk = m->cfg.k, cnt = 0;
+        for (int s = 0; s < nk; s++) {
+            float v = values[top[s]];
+            if (cnt == kk && v <= best[kk - 1])
+                continue;
+            int j = cnt < kk ? cnt++ : kk - 1;
+            while (j > 0 && best[j - 1] < v) {
+                best[j] = best[j - 1];
+                j--;
+            }
+            best[j] = v;
+        }
+        thr = best[kk - 1];
+        qmax = best[0];
+    }
+    int k = 0;
+    for (int s = 0; s < nk; s++)
+        if (values[top[s]] >= thr)
+            top[k++] = top[s];
     double tau = tau_at(m, ply);
-    double qmax = values[top[0]], z = 0;
-    for (int s = 0; s < k; s++)
-        z += exp((values[top[s]] - qmax) / tau);
+    double z = 0;
+    double ex[MG_MAX_MOVES];
+    for (int s = 0; s < k; s++) {
+        double d = values[top[s]] - qmax;
+        ex[s] = d == 0 ? 1.0 : exp(d / tau);
+        z += ex[s];
+    }
     for (int i = 0; i < n; i++)
         P[i] = (float)(eps * uni);
     for (int s = 0; s < k; s++)
-        P[top[s]] += (float)((1 - eps) * exp((values[top[s]] - qmax) / tau) / z);
+        P[top[s]] += (float)((1 - eps) * ex[s] / z);
     return MG_OK;
 }
 
@@ -902,6 +929,7 @@ static int expand_leaf(mg_mcts *m, const mcts_slot *sl, const mg_eval_result *r,
         e->w = 0;
         e->n = e->v = 0;
         e->child = -1;
+        e->dead = 0;
         e->prior = m->tmp_prior[i];
         e->value = vals[i];
         e->q_init = isnan(vals[i]) ? (float)fpu : (float)(2.0 * vals[i] - 1.0);
@@ -992,6 +1020,7 @@ static void abort_batch(mg_mcts *m, int nslots)
 
 static void mark_hallucinated(mg_mcts *m, const mcts_slot *sl)
 {
+    m->a.edges[sl->edges[sl->len - 1]].dead = 1;
     mcts_node *nd = &m->a.nodes[sl->nodes[sl->len]];
     nd->flags = NF_EXPANDED | NF_HALLU;
     nd->num_edges = 0;
@@ -1089,14 +1118,16 @@ int mg_mcts_search(mg_mcts *m, const mg_evaluator *ev, int num_simulations, char
         if (npend > 0) {
             S->batches++;
             S->evaluations += npend;
-            double te = now_seconds();
-            if (ev->evaluate(ev->ctx, m->g, m->reqs, m->res, npend, m->cfg.timeout, err, errlen) != MG_OK) {
-                abort_batch(m, nslots);
+            int timed = !(ev->flags & MG_EVAL_FLAG_CHEAP);
+            double te = timed ? now_seconds() : 0;
+            int erc = ev->evaluate(ev->ctx, m->g, m->reqs, m->res, npend, m->cfg.timeout, err, errlen);
+            if (timed)
                 S->eval_seconds += now_seconds() - te;
+            if (erc != MG_OK) {
+                abort_batch(m, nslots);
                 rc = MG_ERR;
                 break;
             }
-            S->eval_seconds += now_seconds() - te;
             /* Back up in arrival order (stable insertion sort on seq). */
             for (int i = 0; i < npend; i++) {
                 int j = i;
@@ -1206,7 +1237,7 @@ static int best_child(const mg_mcts *m, const mcts_node *nd)
     int best = -1;
     for (uint32_t j = 0; j < nd->num_edges; j++) {
         const mcts_edge *e = &m->a.edges[nd->first_edge + j];
-        if (e->child >= 0 && (m->a.nodes[e->child].flags & NF_HALLU))
+        if (e->dead)
             continue;
         if (best < 0) {
             best = (int)j;
@@ -1375,6 +1406,8 @@ int mg_mcts_check(const mg_mcts *m, char *err, size_t errlen)
                 FAIL("mcts check: unvisited edge %u of node %d has W %g", j, (int)ni, e->w);
             }
             sum += e->n;
+            if (!!e->dead != (e->child >= 0 && (m->a.nodes[e->child].flags & NF_HALLU)))
+                FAIL("mcts check: edge %u of node %d: dead flag %u disagrees with its child", j, (int)ni, e->dead);
             if (e->child >= 0) {
                 if ((size_t)e->child >= nn || e->child <= ni)
                     FAIL("mcts check: edge %u of node %d points to node %d", j, (int)ni, (int)e->child);

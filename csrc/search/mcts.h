@@ -115,7 +115,7 @@ typedef struct mg_mcts_stats {
     int64_t edges;            /* edges in the tree */
     int reused_nodes;         /* nodes kept from the previous search (tree reuse) */
     double elapsed;           /* seconds in the last mg_mcts_search */
-    double eval_seconds;      /* of which inside the evaluator */
+    double eval_seconds;      /* of which inside the evaluator (not timed for MG_EVAL_FLAG_CHEAP ones) */
 } mg_mcts_stats;
 
 /* New search object for game `g` (may be NULL in state-tracking mode: the tree then never

@@ -122,6 +122,7 @@ int mg_eval_constant_create(mg_evaluator *ev, double value, char *err, size_t er
     ev->name = "constant";
     ev->ctx = c;
     ev->modes = 1u << MG_EVAL_ENGINE;
+    ev->flags = MG_EVAL_FLAG_CHEAP;
     ev->evaluate = constant_evaluate;
     ev->destroy = free_ctx;
     return MG_OK;
