@@ -78,8 +78,12 @@ static int c4_from_board_text(mg_c4_state *out, const char *text, char *err, siz
             }
         }
         if (row > 0 && *p++ != '/') {
-            snprintf(err, errlen, "Connect Four text '%.80s': expected '/' after row %d (from the top) at "
-                     "offset %d", text, MG_C4_HEIGHT - row, (int)(p - 1 - text));
+            if (p[-1] && strchr(".xoXO", p[-1]))
+                snprintf(err, errlen, "Connect Four text '%.80s': row %d (from the top) has more than 7 cells",
+                         text, MG_C4_HEIGHT - row);
+            else
+                snprintf(err, errlen, "Connect Four text '%.80s': expected '/' after row %d (from the top) at "
+                         "offset %d", text, MG_C4_HEIGHT - row, (int)(p - 1 - text));
             return MG_ERR;
         }
     }

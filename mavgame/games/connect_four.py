@@ -1,0 +1,255 @@
+"""Connect Four (7 columns x 6 rows) on mavgame's C core, with a perfect solver.
+
+>>> from mavgame.games.connect_four import ConnectFour
+>>> board = ConnectFour.from_moves("4453")
+>>> board.text()
+'......./......./......./......./...o.../..oxx.. x'
+>>> board.push("4")
+3
+>>> board.legal_moves()
+['1', '2', '3', '4', '5', '6', '7']
+>>> ConnectFour(moves="44").solve(max_seconds=0.001).complete
+False
+
+Moves are columns: the move text is the column number ``"1"`` .. ``"7"`` (left to right) and
+the action is the column index 0..6, so ``push("4")`` and ``push(3)`` play the centre column.
+A position can be given as a move sequence in the convention of the public Connect Four solver
+test sets (``ConnectFour.from_moves("4453")`` or ``ConnectFour(moves="4453")``) or as board text:
+the six rows from the top down, separated by ``/``, each seven of ``x`` (first player), ``o``
+(second player) or ``.``, then a space and the side to move (``x`` or ``o``).  Text parsing checks
+gravity (no stone above an empty cell), the stone counts against the side to move and that play
+did not go on after a win; errors are ValueError naming the offending input.
+
+The C state is two bitboards (7 bits per column; see ``csrc/games/connect_four.h``) and the
+hash is the unique key ``position + mask`` mixed to 64 bits, so distinct positions never share
+a hash.
+
+Solver (``solve``; C code in ``csrc/search/c4_solver.c``): exact negamax with alpha-beta on
+bitboards, a transposition table, threat-count move ordering, null-window searches and pruning of
+moves that lose at once.  Scores are from the point of view of the side to move: positive = it
+wins, ``22 - its stone count when it completes four`` (a quicker win scores more, at most 18);
+``0`` = draw; negative = it loses, ``-(22 - the opponent's stone count at its win)``.  The empty
+board scores +1 and only the centre column wins.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Union
+
+from .. import _core
+from .chess import Outcome
+
+Move = Union[str, int]
+
+WIDTH = 7
+HEIGHT = 6
+START_TEXT = "/".join(["......."] * HEIGHT) + " x"
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    """Result of :meth:`ConnectFour.solve`.
+
+    ``score``: exact score of the position for the side to move (None if the budget ran out);
+    ``move_scores``: {column "1".."7": score of playing it} for every legal move solved (all of
+    them when complete); ``nodes``: search nodes; ``complete``: False if the node or time budget
+    ran out first.  With ``weak=True`` scores are only +1 (win), 0 (draw), -1 (loss).
+    """
+
+    score: Optional[int]
+    move_scores: Dict[str, int] = field(default_factory=dict)
+    nodes: int = 0
+    complete: bool = True
+
+    def best_moves(self) -> List[str]:
+        """The columns with the highest score (all optimal moves)."""
+        if not self.move_scores:
+            return []
+        best = max(self.move_scores.values())
+        return [m for m, v in self.move_scores.items() if v == best]
+
+    def outcome(self) -> Optional[str]:
+        """"win", "draw" or "loss" for the side to move (None if incomplete)."""
+        if self.score is None:
+            return None
+        return "win" if self.score > 0 else "loss" if self.score < 0 else "draw"
+
+
+def moves_to_end(stones: int, score: int) -> int:
+    """Moves left to the end of the game under perfect play, from a position with ``stones``
+    stones and solver score ``score`` (a draw fills the board)."""
+    if score == 0:
+        return WIDTH * HEIGHT - stones
+    k = 22 - abs(score)                      # the winner's stones at its win
+    winner_first = (stones % 2 == 0) == (score > 0)
+    return (2 * k - 1 if winner_first else 2 * k) - stones
+
+
+class ConnectFour(_core.State):
+    """Connect Four.  ``ConnectFour()`` is the empty board; ``ConnectFour(text)`` takes board text
+    (or a move sequence such as ``"4453"``); ``ConnectFour(moves="4453")`` a move sequence.
+
+    The hot methods (push, pop, legal_actions, legal_moves, copy, perft) are the C methods of
+    mavgame._core.State; ``push`` takes a column string ``"1"``..``"7"`` or an action 0..6 and
+    raises ValueError (state unchanged) for a full column, a bad column or a finished game.
+    """
+
+    GAME = "connect_four"
+
+    def __init__(self, text: Optional[str] = None, moves: Optional[str] = None):
+        if moves is not None:
+            if text is not None:
+                raise ValueError("give either text or moves, not both")
+            if not isinstance(moves, str):
+                raise TypeError(f"moves must be a string of columns such as '4453', not {type(moves).__name__}")
+            text = _core.c4_from_moves(moves)   # validates with a message naming the move
+        super().__init__(self.GAME, text)
+
+    @classmethod
+    def from_moves(cls, moves: str) -> "ConnectFour":
+        """The position after a sequence of columns 1..7 ("" = the empty board)."""
+        return cls(moves=moves)
+
+    # --- text ---------------------------------------------------------------------------
+
+    def board_rows(self) -> List[str]:
+        """The six rows, top row first, as strings of 'x', 'o', '.'."""
+        return self.text().split(" ", 1)[0].split("/")
+
+    def cell(self, column: int, row: int) -> Optional[str]:
+        """'x', 'o' or None at column 0..6 (left to right) and row 0..5 (bottom up)."""
+        if not (0 <= column < WIDTH and 0 <= row < HEIGHT):
+            raise ValueError(f"cell ({column}, {row}) is off the 7x6 board")
+        ch = self.board_rows()[HEIGHT - 1 - row][column]
+        return None if ch == "." else ch
+
+    def heights(self) -> List[int]:
+        """Stones in each column, left to right."""
+        rows = self.board_rows()
+        return [sum(rows[r][c] != "." for r in range(HEIGHT)) for c in range(WIDTH)]
+
+    @property
+    def stones(self) -> int:
+        """Stones on the board."""
+        return sum(self.heights())
+
+    def __str__(self) -> str:
+        """ASCII board, top row first, with the column numbers underneath."""
+        return "\n".join(" ".join(row) for row in self.board_rows()) + "\n" + " ".join("1234567")
+
+    def __repr__(self) -> str:
+        return f"ConnectFour({self.text()!r})"
+
+    # --- moves and status ---------------------------------------------------------------
+
+    @property
+    def turn(self) -> bool:
+        """True if the first player ('x') is to move."""
+        return self.to_move == 0
+
+    def move_stack(self) -> List[str]:
+        """Columns ("1".."7") pushed since construction, oldest first."""
+        return [str(int(a) + 1) for a in self.history()]
+
+    def peek(self) -> Optional[str]:
+        """The last pushed column, None if there is none."""
+        h = self.history()
+        return str(int(h[-1]) + 1) if len(h) else None
+
+    def outcome(self) -> Optional[Outcome]:  # type: ignore[override]
+        """Outcome(termination, winner) if the game is over, else None: termination "connected"
+        (four in a row) or "board_full"; winner True for the first player ('x'), False for the
+        second, None for a draw."""
+        result, termination = _core.State.outcome(self)
+        if result == 0:
+            return None
+        return Outcome(termination, {1: True, 2: False}.get(result))
+
+    def is_game_over(self) -> bool:
+        return self.is_terminal()
+
+    # --- solver -------------------------------------------------------------------------
+
+    def solve(self, max_nodes: int = 0, max_seconds: float = 0.0, weak: bool = False, moves: bool = True,
+              solver: Optional["_core.C4Solver"] = None) -> SolveResult:
+        """Perfect solve: the exact score of the position and of every legal column.
+
+        ``max_nodes`` / ``max_seconds`` (0 = no limit) bound the search; when either runs out the
+        result has ``complete=False``, ``score=None`` and the columns solved so far.  ``weak``
+        only tells win/draw/loss (much faster).  ``moves=False`` solves the position only.
+        ``solver`` is a :class:`mavgame._core.C4Solver` (its transposition table is reused across
+        calls); by default one kept by the module (64 MiB) is used.  The GIL is released
+        during the search.
+        """
+        score, arr, nodes, complete = _core.c4_solve(self, max_nodes=int(max_nodes), max_seconds=float(max_seconds),
+                                                     weak=bool(weak), moves=bool(moves), solver=solver)
+        scores = {str(c + 1): int(v) for c, v in enumerate(arr) if not math.isnan(v)}
+        return SolveResult(score, scores, int(nodes), bool(complete))
+
+    # --- pictures -----------------------------------------------------------------------
+
+    def _repr_svg_(self) -> str:
+        return self.svg()
+
+    def svg(self, size: int = 350, coordinates: bool = True) -> str:
+        """An SVG picture: blue frame, red stones for 'x', yellow for 'o', the last move ringed
+        and the winning fours (if any) marked."""
+        cell = size / WIDTH
+        margin = cell * 0.45 if coordinates else 0.0
+        width, height = WIDTH * cell, HEIGHT * cell + margin
+        rows = self.board_rows()
+        last = None
+        h = self.history()
+        if len(h):
+            col = int(h[-1])
+            row = self.heights()[col] - 1
+            last = (col, row)
+        winning = _winning_cells(rows)
+        out = [
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
+            f'viewBox="0 0 {width:.2f} {height:.2f}">',
+            f'<rect width="{width:.2f}" height="{HEIGHT * cell:.2f}" rx="{cell * 0.15:.2f}" fill="#1d4fc4"/>',
+        ]
+        colors = {"x": "#d62828", "o": "#f4d03f", ".": "#ffffff"}
+        for r, line in enumerate(rows):
+            for c, ch in enumerate(line):
+                cx, cy = (c + 0.5) * cell, (r + 0.5) * cell
+                out.append(f'<circle cx="{cx:.2f}" cy="{cy:.2f}" r="{cell * 0.4:.2f}" fill="{colors[ch]}" '
+                           f'stroke="#123a99" stroke-width="{cell * 0.03:.2f}" class="cell {ch}"/>')
+                board_row = HEIGHT - 1 - r
+                if (c, board_row) in winning:
+                    out.append(f'<circle cx="{cx:.2f}" cy="{cy:.2f}" r="{cell * 0.15:.2f}" fill="#ffffff" '
+                               f'fill-opacity="0.8" class="win"/>')
+                if last == (c, board_row):
+                    out.append(f'<circle cx="{cx:.2f}" cy="{cy:.2f}" r="{cell * 0.44:.2f}" fill="none" '
+                               f'stroke="#00e070" stroke-width="{cell * 0.06:.2f}" class="last"/>')
+        if coordinates:
+            for c in range(WIDTH):
+                out.append(f'<text x="{(c + 0.5) * cell:.2f}" y="{HEIGHT * cell + margin * 0.75:.2f}" '
+                           f'font-size="{margin * 0.7:.2f}" text-anchor="middle" fill="#333333" '
+                           f'font-family="sans-serif">{c + 1}</text>')
+        out.append("</svg>")
+        return "\n".join(out)
+
+
+def _winning_cells(rows: List[str]) -> set:
+    """(column, row-from-bottom) of every stone in a four in a row."""
+    cells = set()
+    grid = {(c, HEIGHT - 1 - r): ch for r, line in enumerate(rows) for c, ch in enumerate(line)}
+    for (c, r), ch in grid.items():
+        if ch == ".":
+            continue
+        for dc, dr in ((1, 0), (0, 1), (1, 1), (1, -1)):
+            line = [(c + k * dc, r + k * dr) for k in range(4)]
+            if all(grid.get(p) == ch for p in line):
+                cells.update(line)
+    return cells
+
+
+def solver(tt_log2: int = 0) -> "_core.C4Solver":
+    """A new solver with its own transposition table of 2^tt_log2 8-byte entries (0: 2^23)."""
+    return _core.C4Solver(tt_log2)
+
+
+__all__ = ["ConnectFour", "SolveResult", "Outcome", "moves_to_end", "solver", "WIDTH", "HEIGHT", "START_TEXT"]
