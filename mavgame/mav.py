@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -346,8 +346,7 @@ def move_tokens(game: str) -> List[str]:
 
 # ---- parsing ----------------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Issue:
+class Issue(NamedTuple):
     """A format error: 1-based line and byte column (0: the whole line / text) and what was expected."""
     line: int
     col: int
@@ -361,8 +360,7 @@ class Issue:
         return f"line {self.line}, col {self.col}: {self.message}"
 
 
-@dataclass(frozen=True)
-class MoveEntry:
+class MoveEntry(NamedTuple):
     """One ``move:<ctrlN>`` entry of a %top line.
 
     status: 'legal' (in the reference state), 'illegal' (a move of the game, not legal there),
@@ -381,8 +379,7 @@ class MoveEntry:
         return (self.bucket + 0.5) / BUCKETS if self.bucket >= 0 else None
 
 
-@dataclass(frozen=True)
-class StateSlot:
+class StateSlot(NamedTuple):
     """A state in the text: 'prev' (%prev_state/%prev_fen), 'cur' (%state/%fen), 'after' (after the best
     action). ``correct`` compares with the reference (None: no reference or not present)."""
     present: bool
@@ -434,10 +431,10 @@ class ParseResult:
 
     @classmethod
     def _from_dict(cls, d: dict, board_size: int = 0, flags: int = 0) -> "ParseResult":
-        slots = {k: StateSlot(**d[k]) for k in ("prev", "cur", "after")}
-        top = [MoveEntry(*m) for m in d["moves"]]
+        slots = {k: StateSlot._make(d[k]) for k in ("prev", "cur", "after")}
+        top = list(map(MoveEntry._make, d["moves"]))
         r = cls(game=d["game"], ok=d["ok"], complete=d["complete"], header=d.get("header"),
-                transition=d.get("transition", False), issues=[Issue(*i) for i in d["issues"]],
+                transition=d.get("transition", False), issues=list(map(Issue._make, d["issues"])),
                 n_issues=d["n_issues"], prev=slots["prev"], cur=slots["cur"], after=slots["after"],
                 prev_action=d["prev_action"], top_present=d["top_present"], top_k=d["top_k"], top=top,
                 outcome=d["top_outcome"], best_present=d["best_present"], best_invalid=d["best_invalid"],

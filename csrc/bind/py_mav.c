@@ -412,10 +412,10 @@ static PyObject *result_dict(const mg_mav_result *r)
     }
     for (int k = 0; k < MG_MAV_NSLOTS; k++) {
         const mg_mav_slot *s = &r->slot[k];
-        PyObject *sd = Py_BuildValue("{s:O,s:O,s:O,s:N,s:N,s:N}", "present", s->present ? Py_True : Py_False,
-                                     "valid", s->valid ? Py_True : Py_False, "is_input",
-                                     s->is_input ? Py_True : Py_False, "correct", tri(s->correct), "text",
-                                     ustr(s->valid ? s->text : ""), "ref_text", ustr(s->ref_text));
+        /* (present, valid, is_input, correct, text, ref_text) */
+        PyObject *sd = Py_BuildValue("(OOONNN)", s->present ? Py_True : Py_False, s->valid ? Py_True : Py_False,
+                                     s->is_input ? Py_True : Py_False, tri(s->correct), ustr(s->valid ? s->text : ""),
+                                     ustr(s->ref_text));
         SET(SLOT_NAMES[k], sd);
     }
     SET("prev_action", ustr(r->prev_action));
@@ -1093,16 +1093,13 @@ static PyObject *py_mav_prompt_tokens(PyObject *Py_UNUSED(m), PyObject *args)
     if (!seq)
         return NULL;
     Py_ssize_t B = PySequence_Fast_GET_SIZE(seq);
-    const size_t W = 4096;
-    int32_t *buf = PyMem_Malloc((size_t)(B ? B : 1) * W * sizeof(int32_t));
+    int32_t *buf = NULL;
+    size_t cap = 0, used = 0;
     npy_intp dimb = B;
     PyObject *lens = PyArray_SimpleNew(1, &dimb, NPY_INT32);
     PyObject *res = NULL;
-    if (!buf || !lens) {
-        if (!buf)
-            PyErr_NoMemory();
+    if (!lens)
         goto done;
-    }
     int32_t *L = PyArray_DATA((PyArrayObject *)lens);
     const mg_game *g = NULL;
     mg_mav_spec spec;
@@ -1131,25 +1128,36 @@ static PyObject *py_mav_prompt_tokens(PyObject *Py_UNUSED(m), PyObject *args)
             PyErr_Format(PyExc_ValueError, "states[%zd]: %s", i, err);
             goto done;
         }
-        int32_t *row = buf + (size_t)i * W;
-        row[0] = MG_TOK_BOS;
-        size_t k = 1 + mg_tok_encode(tk->t, text, (size_t)len, row + 1, W - 1);
-        if (k > W) {
-            PyErr_Format(PyExc_ValueError, "states[%zd]: prompt of %zu tokens is too long", i, k);
-            goto done;
+        if (used + (size_t)len + 1 > cap) {
+            size_t nc = (cap ? cap * 2 : 65536) + (size_t)len + 1;
+            int32_t *nb = PyMem_Realloc(buf, nc * sizeof(int32_t));
+            if (!nb) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            buf = nb;
+            cap = nc;
         }
+        buf[used] = MG_TOK_BOS;
+        size_t k = 1 + mg_tok_encode(tk->t, text, (size_t)len, buf + used + 1, (size_t)len);
+        used += k;
         L[i] = (int32_t)k;
         if (k > longest)
             longest = k;
     }
-    npy_intp dims[2] = {B, (npy_intp)longest};
-    PyObject *ids = PyArray_ZEROS(2, dims, NPY_INT32, 0);
-    if (!ids)
-        goto done;
-    int32_t *D = PyArray_DATA((PyArrayObject *)ids);
-    for (Py_ssize_t i = 0; i < B; i++)
-        memcpy(D + (size_t)i * longest, buf + (size_t)i * W, (size_t)L[i] * sizeof(int32_t));
-    res = Py_BuildValue("(NO)", ids, lens);
+    {
+        npy_intp dims[2] = {B, (npy_intp)longest};
+        PyObject *ids = PyArray_ZEROS(2, dims, NPY_INT32, 0);
+        if (!ids)
+            goto done;
+        int32_t *D = PyArray_DATA((PyArrayObject *)ids);
+        size_t off = 0;
+        for (Py_ssize_t i = 0; i < B; i++) {
+            memcpy(D + (size_t)i * longest, buf + off, (size_t)L[i] * sizeof(int32_t));
+            off += (size_t)L[i];
+        }
+        res = Py_BuildValue("(NO)", ids, lens);
+    }
 done:
     PyMem_Free(buf);
     Py_XDECREF(lens);

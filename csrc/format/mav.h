@@ -92,8 +92,14 @@ size_t mg_mav_state_from_game_text(const mg_game *g, const char *text, char *out
  * text conversion: mg_mav_state_read also checks the position with the game. */
 size_t mg_mav_state_to_game_text(const mg_game *g, const mg_config *cfg, const char *st, size_t len, char *out,
                                  size_t outlen, char *err, size_t errlen);
-/* %state value of a state; returns the length or 0 with err. */
+/* %state value of a state; returns the length or 0 with err.  Chess, Chess960 and Gardner are
+ * written straight from the state bytes; mg_mav_state_write_via_text always goes through the
+ * game's own text (the reference the fast paths are tested against). */
 size_t mg_mav_state_write(const mg_game *g, const void *state, char *out, size_t outlen, char *err, size_t errlen);
+size_t mg_mav_state_write_via_text(const mg_game *g, const void *state, char *out, size_t outlen, char *err,
+                                   size_t errlen);
+/* Non-zero if mg_mav_state_write has a fast path for the game. */
+int mg_mav_has_direct_state(const mg_game *g);
 /* Read a %state value into `state` (game->state_size bytes); MG_OK or MG_ERR with err. */
 int mg_mav_state_read(const mg_game *g, const mg_config *cfg, const char *st, size_t len, void *state, char *err,
                       size_t errlen);

@@ -18,6 +18,8 @@
 
 #include <stdlib.h>
 
+#include "../games/chess.h"
+#include "../games/gardner.h"
 #include "mav_util.h"
 
 /* ---- generic %state layout reader ------------------------------------------------------ */
@@ -131,6 +133,17 @@ static unsigned long read_fixed(const char *s, size_t n)
 
 #define PIECES "PNBRQKpnbrqk"
 
+static int is_piece(char c)
+{
+    switch (c) {
+    case 'P': case 'N': case 'B': case 'R': case 'Q': case 'K':
+    case 'p': case 'n': case 'b': case 'r': case 'q': case 'k':
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 /* Parse a FEN board of files x ranks (ranks from the top, '/' separated, digit runs) into
  * board[file + files * rank] ('.' empty).  *p advances past the board. */
 static int fen_board(const char **pp, int files, int ranks, char *board, char *err, size_t errlen)
@@ -149,7 +162,7 @@ static int fen_board(const char **pp, int files, int ranks, char *board, char *e
                     break;
                 for (int i = 0; i < k; i++)
                     board[f++ + files * r] = '.';
-            } else if (strchr(PIECES, c)) {
+            } else if (is_piece(c)) {
                 if (f >= files) {
                     f++;
                     break;
@@ -673,6 +686,87 @@ static size_t c4_from_state(const mg_config *cfg, const char *s, size_t n, char 
     return r;
 }
 
+/* ---- direct writers from the state bytes (fast paths; tests check them against the text path) ---- */
+
+static const char BOARD_CHARS[16] = {'.', 'P', 'N', 'B', 'R', 'Q', 'K', '?', '.', 'p', 'n', 'b', 'r', 'q', 'k', '?'};
+
+static size_t put_fixed_raw(char *o, unsigned long v, int width)
+{
+    for (int i = width - 1; i >= 0; i--) {
+        o[i] = (char)('0' + v % 10);
+        v /= 10;
+    }
+    return v ? 0 : (size_t)width;
+}
+
+static size_t clocks_direct(char *o, unsigned long hm, unsigned long fm, char *err, size_t errlen)
+{
+    if (!put_fixed_raw(o, hm, 3) || !put_fixed_raw(o + 4, fm, 4)) {
+        mg_errf(err, errlen, "%%state: clocks %lu %lu do not fit the fixed-width fields (3 and 4 digits)", hm, fm);
+        return 0;
+    }
+    o[3] = ' ';
+    return 8;
+}
+
+static size_t chess_direct(const void *st, char *out, size_t outlen, char *err, size_t errlen)
+{
+    const mg_chess_state *s = st;
+    if (outlen < 88) {
+        mg_errf(err, errlen, "%%state: output buffer too small (%zu bytes)", outlen);
+        return 0;
+    }
+    char *o = out;
+    *o++ = s->stm ? 'b' : 'w';
+    *o++ = ' ';
+    for (int i = 0; i < 64; i++)
+        o[i] = BOARD_CHARS[s->board[i] & 15];
+    o += 64;
+    *o++ = ' ';
+    for (int i = 0; i < 4; i++) {
+        char c = '.';
+        if (s->castling & (1u << i))
+            c = s->chess960 ? (char)((i < 2 ? 'A' : 'a') + (s->castle_rook[i] & 7)) : "KQkq"[i];
+        *o++ = c;
+    }
+    *o++ = ' ';
+    if (s->ep != MG_CH_NO_SQ) {
+        *o++ = (char)('a' + (s->ep & 7));
+        *o++ = (char)('1' + (s->ep >> 3));
+    } else {
+        *o++ = '.';
+    }
+    *o++ = ' ';
+    size_t c = clocks_direct(o, s->halfmove, s->fullmove, err, errlen);
+    if (!c)
+        return 0;
+    o += c;
+    *o = '\0';
+    return (size_t)(o - out);
+}
+
+static size_t gardner_direct(const void *st, char *out, size_t outlen, char *err, size_t errlen)
+{
+    const mg_gardner_state *s = st;
+    if (outlen < 48) {
+        mg_errf(err, errlen, "%%state: output buffer too small (%zu bytes)", outlen);
+        return 0;
+    }
+    char *o = out;
+    *o++ = s->side ? 'b' : 'w';
+    *o++ = ' ';
+    for (int i = 0; i < 25; i++)
+        o[i] = BOARD_CHARS[s->board[i] & 15];
+    o += 25;
+    *o++ = ' ';
+    size_t c = clocks_direct(o, s->halfmove, s->fullmove, err, errlen);
+    if (!c)
+        return 0;
+    o += c;
+    *o = '\0';
+    return (size_t)(o - out);
+}
+
 /* ---- move tokens ------------------------------------------------------------------------- */
 
 typedef char tok8[MG_MAV_MOVE_TOKEN_LEN];
@@ -800,14 +894,16 @@ typedef struct mav_fmt {
                          size_t errlen);
     int (*tokens)(tok8 *out, int cap);
     int (*syntax)(const mg_config *cfg, const char *s, size_t n);
+    /* optional: %state straight from the state bytes (must equal to_state(to_text(st))) */
+    size_t (*direct)(const void *st, char *out, size_t outlen, char *err, size_t errlen);
 } mav_fmt;
 
 static const mav_fmt FORMATS[] = {
-    {"chess", 1, chess_to_state_std, chess_from_state_std, chess_tokens, chess_syntax},
-    {"chess960", 1, chess_to_state_960, chess_from_state_960, chess_tokens, chess_syntax},
-    {"gardner", 1, gardner_to_state, gardner_from_state, gardner_tokens, gardner_syntax},
-    {"connect_four", 0, c4_to_state, c4_from_state, c4_tokens, c4_syntax},
-    {"tictactoe", 0, ttt_to_state, ttt_from_state, ttt_tokens, ttt_syntax},
+    {"chess", 1, chess_to_state_std, chess_from_state_std, chess_tokens, chess_syntax, chess_direct},
+    {"chess960", 1, chess_to_state_960, chess_from_state_960, chess_tokens, chess_syntax, chess_direct},
+    {"gardner", 1, gardner_to_state, gardner_from_state, gardner_tokens, gardner_syntax, gardner_direct},
+    {"connect_four", 0, c4_to_state, c4_from_state, c4_tokens, c4_syntax, NULL},
+    {"tictactoe", 0, ttt_to_state, ttt_from_state, ttt_tokens, ttt_syntax, NULL},
 };
 #define NFORMATS ((int)(sizeof FORMATS / sizeof FORMATS[0]))
 
@@ -851,9 +947,26 @@ size_t mg_mav_state_to_game_text(const mg_game *g, const mg_config *cfg, const c
 
 size_t mg_mav_state_write(const mg_game *g, const void *state, char *out, size_t outlen, char *err, size_t errlen)
 {
+    const mav_fmt *f = fmt_by_name(g->name);
+    if (f && f->direct)
+        return f->direct(state, out, outlen, err, errlen);
     char text[MG_MAX_TEXT];
     g->to_text(state, text, sizeof text);
     return mg_mav_state_from_game_text(g, text, out, outlen, err, errlen);
+}
+
+size_t mg_mav_state_write_via_text(const mg_game *g, const void *state, char *out, size_t outlen, char *err,
+                                   size_t errlen)
+{
+    char text[MG_MAX_TEXT];
+    g->to_text(state, text, sizeof text);
+    return mg_mav_state_from_game_text(g, text, out, outlen, err, errlen);
+}
+
+int mg_mav_has_direct_state(const mg_game *g)
+{
+    const mav_fmt *f = fmt_by_name(g->name);
+    return f && f->direct;
 }
 
 int mg_mav_state_read(const mg_game *g, const mg_config *cfg, const char *st, size_t len, void *state, char *err,

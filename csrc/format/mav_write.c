@@ -205,20 +205,30 @@ int mg_mav_spec_parse(const mg_game *g, const char *cmds, mg_mav_spec *spec, cha
     return mg_mav_spec_check(g, spec, err, errlen);
 }
 
+static void put_header(mg_sbuf *b, const mg_game *g, const mg_mav_spec *spec)
+{
+    mg_sb_puts(b, "<mav game=");
+    mg_sb_puts(b, g->name);
+    mg_sb_putc(b, '>');
+    for (int i = 0; i < spec->n; i++) {
+        int c = spec->cmd[i];
+        mg_sb_putc(b, ' ');
+        mg_sb_puts(b, mg_mav_cmd_name(c));
+        if (c == MG_MAV_TOP) {
+            if (spec->top_k > 0)
+                mg_sb_putu(b, (unsigned long)spec->top_k);
+            else
+                mg_sb_puts(b, "all");
+        }
+    }
+    mg_sb_puts(b, " </mav>\n");
+}
+
 size_t mg_mav_header(const mg_game *g, const mg_mav_spec *spec, char *buf, size_t buflen)
 {
     mg_sbuf b;
     mg_sb_init(&b, buf, buflen);
-    mg_sb_puts(&b, "<mav game=");
-    mg_sb_puts(&b, g->name);
-    mg_sb_putc(&b, '>');
-    for (int i = 0; i < spec->n; i++) {
-        char name[24];
-        spec_cmd_text(spec, i, name, sizeof name);
-        mg_sb_putc(&b, ' ');
-        mg_sb_puts(&b, name);
-    }
-    mg_sb_puts(&b, " </mav>\n");
+    put_header(&b, g, spec);
     return mg_sb_finish(&b);
 }
 
@@ -231,20 +241,41 @@ int mg_mav_top_count(const mg_mav_spec *spec, int n_legal)
 
 /* ---- writing ------------------------------------------------------------------------------ */
 
-static int put_state_line(mg_sbuf *b, const mg_game *g, int cmd, const void *st, char *err, size_t errlen)
-{
+/* The game text of a state, computed once per state and written by both %fen and %state. */
+typedef struct text_cache {
+    const void *st;
+    size_t len;
     char text[MG_MAX_TEXT];
+} text_cache;
+
+static const char *cached_text(text_cache *c, const mg_game *g, const void *st, size_t *len)
+{
+    if (c->st != st) {
+        c->len = g->to_text(st, c->text, sizeof c->text);
+        c->st = st;
+    }
+    *len = c->len;
+    return c->text;
+}
+
+static int put_state_line(mg_sbuf *b, const mg_game *g, int cmd, const void *st, text_cache *tc, char *err,
+                          size_t errlen)
+{
+    size_t tl;
     mg_sb_putc(b, '[');
     mg_sb_puts(b, mg_mav_cmd_name(cmd));
     mg_sb_putc(b, ' ');
     if (cmd == MG_MAV_FEN || cmd == MG_MAV_PREV_FEN) {
-        size_t n = g->to_text(st, text, sizeof text);
-        mg_sb_put(b, text, n);
+        const char *text = cached_text(tc, g, st, &tl);
+        mg_sb_put(b, text, tl);
     } else {
-        size_t n = mg_mav_state_write(g, st, text, sizeof text, err, errlen);
+        char out[MG_MAV_MAX_STATE_TEXT];
+        size_t n = mg_mav_has_direct_state(g)
+                       ? mg_mav_state_write(g, st, out, sizeof out, err, errlen)
+                       : mg_mav_state_from_game_text(g, cached_text(tc, g, st, &tl), out, sizeof out, err, errlen);
         if (!n)
             return MG_ERR;
-        mg_sb_put(b, text, n);
+        mg_sb_put(b, out, n);
     }
     mg_sb_puts(b, "]\n");
     return MG_OK;
@@ -367,10 +398,12 @@ long mg_mav_write(const mg_game *g, const mg_mav_spec *spec, const mg_mav_input 
             return -1;
         }
     }
+    text_cache tc;
+    tc.st = NULL;
+    _Alignas(16) unsigned char after[MG_MAX_STATE];
+    int after_ready = 0;
     if (parts & MG_MAV_PART_PROMPT) {
-        char h[256];
-        size_t hn = mg_mav_header(g, spec, h, sizeof h);
-        mg_sb_put(&b, h, hn);
+        put_header(&b, g, spec);
         for (int i = 0; i < spec->n_inputs; i++) {
             int c = spec->cmd[i];
             if (c == MG_MAV_PREV_ACTION) {
@@ -380,7 +413,7 @@ long mg_mav_write(const mg_game *g, const mg_mav_spec *spec, const mg_mav_input 
                 mg_sb_puts(&b, "]\n");
             } else {
                 int sc = c == MG_MAV_PREV_STATE ? MG_MAV_PREV_STATE : c == MG_MAV_PREV_FEN ? MG_MAV_PREV_FEN : c;
-                if (put_state_line(&b, g, sc, spec->transition ? in->prev : cur, err, errlen) != MG_OK)
+                if (put_state_line(&b, g, sc, spec->transition ? in->prev : cur, &tc, err, errlen) != MG_OK)
                     return -1;
             }
         }
@@ -458,14 +491,16 @@ long mg_mav_write(const mg_game *g, const mg_mav_spec *spec, const mg_mav_input 
                     mg_errf(err, errlen, "the position is terminal: no state after the best action");
                     return -1;
                 }
-                _Alignas(16) unsigned char after[MG_MAX_STATE];
-                unsigned char undo[MG_MAX_UNDO];
-                memcpy(after, cur, g->state_size);
-                g->make(after, best, undo);
-                if (put_state_line(&b, g, c, after, err, errlen) != MG_OK)
+                if (!after_ready) {
+                    unsigned char undo[MG_MAX_UNDO];
+                    memcpy(after, cur, g->state_size);
+                    g->make(after, best, undo);
+                    after_ready = 1;
+                }
+                if (put_state_line(&b, g, c, after, &tc, err, errlen) != MG_OK)
                     return -1;
             } else {
-                if (put_state_line(&b, g, c, cur, err, errlen) != MG_OK)
+                if (put_state_line(&b, g, c, cur, &tc, err, errlen) != MG_OK)
                     return -1;
             }
         }

@@ -114,14 +114,23 @@ int mg_tok_init(mg_tokenizer *t, int version, char *err, size_t errlen)
     /* markup */
     static const char *const markup[] = {"<mav",     "</mav>", "%prev_state", "%prev_fen", "%prev_action",
                                          "%state",   "%fen",   "%top_",       "%top_all",  "%best_action"};
+    t->n_markup = 0;
     for (size_t i = 0; i < sizeof markup / sizeof markup[0]; i++) {
         size_t n = strlen(markup[i]);
-        ok &= add(t, markup[i], n, MG_TOK_MARKUP, 1) >= 0;
+        int id = add(t, markup[i], n, MG_TOK_MARKUP, 1);
+        ok &= id >= 0;
+        if (id >= 0 && t->n_markup < MG_TOK_MAX_MARKUP)
+            t->markup[t->n_markup++] = (int16_t)id;
         if ((int)n > t->max_markup_len)
             t->max_markup_len = (int)n;
     }
-    if (t->max_markup_len < 8) /* <ctrl63> */
-        t->max_markup_len = 8;
+    /* longest first, so that %top_all wins over %top_ */
+    for (int a = 1; a < t->n_markup; a++)
+        for (int b = a; b > 0 && t->len[t->markup[b]] > t->len[t->markup[b - 1]]; b--) {
+            int16_t tmp = t->markup[b];
+            t->markup[b] = t->markup[b - 1];
+            t->markup[b - 1] = tmp;
+        }
     /* words */
     static const char *const words[] = {"game", "chess", "chess960", "gardner", "connect_four",
                                         "hex",  "tictactoe", "invalid"};
@@ -188,17 +197,30 @@ size_t mg_tok_encode(const mg_tokenizer *t, const char *s, size_t n, int32_t *id
     while (i < n) {
         unsigned char c = (unsigned char)s[i];
         if (c == '<' || c == '%') {
-            size_t maxl = (size_t)t->max_markup_len;
-            if (maxl > n - i)
-                maxl = n - i;
+            size_t rest = n - i;
+            const char *p = s + i;
             int found = -1;
             size_t fl = 0;
-            for (size_t l = maxl; l >= 2; l--) {
-                int id = mg_tok_lookup(t, s + i, l);
-                if (id >= 0 && (t->kind[id] == MG_TOK_MARKUP || t->kind[id] == MG_TOK_VALUE)) {
-                    found = id;
-                    fl = l;
-                    break;
+            if (c == '<' && rest >= 7 && memcmp(p, "<ctrl", 5) == 0) {
+                /* <ctrlN> with N in 0..63 written without leading zeros */
+                size_t d = 5;
+                int v = 0;
+                while (d < rest && d < 8 && p[d] >= '0' && p[d] <= '9')
+                    v = v * 10 + (p[d++] - '0');
+                if (d > 5 && d < rest && p[d] == '>' && v < 64 && !(d == 7 && p[5] == '0')) {
+                    found = MG_TOK_CTRL0 + v;
+                    fl = d + 1;
+                }
+            } else {
+                /* markup tokens, longest first */
+                for (int m = 0; m < t->n_markup; m++) {
+                    int id = t->markup[m];
+                    size_t l = t->len[id];
+                    if (l <= rest && memcmp(p, t->pool + t->off[id], l) == 0) {
+                        found = id;
+                        fl = l;
+                        break;
+                    }
                 }
             }
             if (found >= 0) {

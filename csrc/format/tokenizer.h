@@ -34,6 +34,7 @@ extern "C" {
 #define MG_TOK_POOL 40960
 #define MG_TOK_HASH 8192
 #define MG_TOK_MAX_LEN 16   /* longest token text */
+#define MG_TOK_MAX_MARKUP 16
 
 enum mg_tok_kind {
     MG_TOK_CONTROL = 0,
@@ -62,6 +63,8 @@ typedef struct mg_tokenizer {
     int16_t hash[MG_TOK_HASH];           /* markup, value, word and move tokens by text */
     int16_t byte_tok[256];               /* token for a single byte (char or byte kind) */
     int max_markup_len;
+    int n_markup;                        /* markup token ids, longest first */
+    int16_t markup[MG_TOK_MAX_MARKUP];
 } mg_tokenizer;
 
 /* Build vocabulary `version` (only 1 exists) into t; MG_OK or MG_ERR with a message. */

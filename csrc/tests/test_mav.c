@@ -11,6 +11,7 @@
 #include "../format/tokenizer.h"
 #include "../format/values.h"
 #include "../game.h"
+#include "../games/chess.h"
 #include "../rng.h"
 #include "mgtest.h"
 
@@ -206,6 +207,12 @@ static void test_state_roundtrips(void)
             for (int ply = 0; ply < 200; ply++) {
                 size_t n = mg_mav_state_write(g, st, out, sizeof out, err, sizeof err);
                 CHECK_MSG(n > 0, "%s: %%state write failed: %s", g->name, err);
+                {
+                    char via[MG_MAX_TEXT];
+                    size_t n2 = mg_mav_state_write_via_text(g, st, via, sizeof via, err, sizeof err);
+                    CHECK_MSG(n2 == n && strcmp(via, out) == 0, "%s: direct %%state '%s' != via text '%s'", g->name,
+                              out, via);
+                }
                 if (n == 0)
                     break;
                 int rc = mg_mav_state_read(g, NULL, out, n, st2, err, sizeof err);
@@ -236,6 +243,37 @@ static void test_state_roundtrips(void)
         }
         MG_CHECK(checked > 30);
     }
+}
+
+/* Chess960 from many start positions: direct and text %state agree and round-trip. */
+static void test_chess960_positions(void)
+{
+    const mg_game *g = mg_game_by_name("chess960");
+    mg_rng rng;
+    mg_rng_seed(&rng, 960);
+    long checked = 0;
+    for (int n = 0; n < 960; n += 7) {
+        char fen[128], err[MG_ERRLEN], a[MG_MAX_TEXT], b[MG_MAX_TEXT], t1[MG_MAX_TEXT], t2[MG_MAX_TEXT];
+        _Alignas(16) unsigned char st[MG_MAX_STATE], st2[MG_MAX_STATE];
+        MG_CHECK(mg_chess960_start_fen(n, fen, sizeof fen) > 0);
+        MG_CHECK(g->from_text(st, NULL, fen, err, sizeof err) == MG_OK);
+        for (int ply = 0; ply < 60 && g->outcome(st, NULL) == MG_ONGOING; ply++) {
+            size_t na = mg_mav_state_write(g, st, a, sizeof a, err, sizeof err);
+            size_t nb = mg_mav_state_write_via_text(g, st, b, sizeof b, err, sizeof err);
+            CHECK_MSG(na > 0 && na == nb && strcmp(a, b) == 0, "chess960 %d: '%s' vs '%s'", n, a, b);
+            MG_CHECK(mg_mav_state_read(g, NULL, a, na, st2, err, sizeof err) == MG_OK);
+            g->to_text(st, t1, sizeof t1);
+            g->to_text(st2, t2, sizeof t2);
+            CHECK_MSG(strcmp(t1, t2) == 0, "chess960: %s -> %s -> %s", t1, a, t2);
+            checked++;
+            int32_t moves[MG_MAX_MOVES];
+            int nm = g->legal_actions(st, moves);
+            int32_t pick = moves[mg_rng_below(&rng, (uint32_t)nm)];
+            unsigned char undo[MG_MAX_UNDO];
+            g->make(st, pick, undo);
+        }
+    }
+    MG_CHECK(checked > 5000);
 }
 
 /* ---- writing and parsing ------------------------------------------------------------------------ */
@@ -679,6 +717,7 @@ int main(void)
     test_specs();
     test_state_text();
     test_state_roundtrips();
+    test_chess960_positions();
     test_write_parse_roundtrip();
     test_hallucinations();
     test_parse_mutations();

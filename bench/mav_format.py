@@ -1,0 +1,219 @@
+"""Speed of the MAV format in C against a straightforward pure-Python implementation (same run).
+
+    python bench/mav_format.py             # 20000 chess positions, median of 3 runs
+    python bench/mav_format.py --quick     # 2000 positions, one run
+    python bench/mav_format.py --json out.json
+
+Measured on chess, single thread, as CPU time of the measuring thread (time.thread_time):
+  prompts   "%state %fen %top_all %best_action" prompts (header, %state line, %fen line):
+            C: mav.prompts(states) -> list[str] (FEN written by the C game, %state derived from it);
+               _core.mav_prompt_tokens(...) -> token ids directly (prompt + tokenizer, no Python str);
+            Python: the same text from the FEN strings (given for free, precomputed).
+  parse     full texts (prompt + "%top_all" with every legal move + "%best_action"):
+            C: mav.metrics(texts, true_states): parse + legality + hallucination counts in C, no Python
+               object per result; mav.parse(...) per text: the same plus a ParseResult object;
+            Python: header and line structure, %state -> FEN, entries and bucket tokens checked with
+               regular expressions, legality against the set of legal moves (given for free, precomputed).
+The two implementations' outputs are compared before timing.
+"""
+import argparse
+import json
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from mavgame import _core, mav  # noqa: E402
+
+PROMPT_CMDS = "%state %fen %top_all %best_action"
+PARSE_CMDS = "%state %top_all %best_action"
+
+
+# ---- the pure-Python reference implementation ------------------------------------------------------------------
+
+def py_state_from_fen(fen: str) -> str:
+    parts = fen.split()
+    board, side, castling, ep = parts[:4]
+    hm = int(parts[4]) if len(parts) > 4 else 0
+    fm = int(parts[5]) if len(parts) > 5 else 1
+    squares = []
+    for row in reversed(board.split("/")):
+        for ch in row:
+            if ch.isdigit():
+                squares.append("." * int(ch))
+            else:
+                squares.append(ch)
+    cast = "".join(c if c in castling else "." for c in "KQkq")
+    return f"{side} {''.join(squares)} {cast} {'.' if ep == '-' else ep} {hm:03d} {fm:04d}"
+
+
+def py_fen_from_state(st: str) -> str:
+    side, board, cast, ep, hm, fm = st.split(" ")
+    if len(board) != 64 or len(cast) != 4 or len(hm) != 3 or len(fm) != 4:
+        raise ValueError("bad %state")
+    rows = []
+    for r in range(7, -1, -1):
+        row, empty = "", 0
+        for c in board[8 * r:8 * r + 8]:
+            if c == ".":
+                empty += 1
+            else:
+                if empty:
+                    row += str(empty)
+                empty = 0
+                row += c
+        rows.append(row + (str(empty) if empty else ""))
+    castling = "".join(c for c in cast if c != ".") or "-"
+    return f"{'/'.join(rows)} {side} {castling} {'-' if ep == '.' else ep} {int(hm)} {int(fm)}"
+
+
+def py_prompt(fen: str, cmds: str) -> str:
+    out = [f"<mav game=chess> {cmds} </mav>"]
+    for c in cmds.split():
+        if c == "%state":
+            out.append(f"[%state {py_state_from_fen(fen)}]")
+        elif c == "%fen":
+            out.append(f"[%fen {fen}]")
+        else:
+            break
+    return "\n".join(out) + "\n"
+
+
+LINE = re.compile(r"\[(%[a-z_0-9]+) (.*)\]$")
+ENTRY = re.compile(r"([a-h][1-8][a-h][1-8][nbrq]?):<ctrl(\d{1,2})>$")
+
+
+def py_parse(text: str, legal: frozenset) -> dict:
+    """Structure, states and moves of a chess MAV text; issues as strings."""
+    lines = text.split("\n")
+    issues = []
+    head = lines[0]
+    if not (head.startswith("<mav game=chess> ") and head.endswith(" </mav>")):
+        return {"issues": ["line 1: bad header"]}
+    cmds = head[len("<mav game=chess> "):-len(" </mav>")].split()
+    body = [ln for ln in lines[1:] if ln.strip()]
+    res = {"moves": [], "best": None, "state": None, "issues": issues}
+    seen = set()
+    for i, cmd in enumerate(cmds):
+        if i >= len(body):
+            issues.append(f"missing {cmd}")
+            continue
+        m = LINE.match(body[i])
+        if not m or m.group(1) != cmd:
+            issues.append(f"line {i + 2}: expected {cmd}")
+            continue
+        val = m.group(2)
+        if cmd == "%state":
+            try:
+                res["state"] = py_fen_from_state(val)
+            except ValueError as e:
+                issues.append(f"line {i + 2}: {e}")
+        elif cmd.startswith("%top_"):
+            for e in val.split(" "):
+                em = ENTRY.match(e)
+                if not em or int(em.group(2)) > 63:
+                    issues.append(f"line {i + 2}: bad entry {e}")
+                    continue
+                mv = em.group(1)
+                res["moves"].append((mv, int(em.group(2)), mv in legal, mv in seen))
+                seen.add(mv)
+        elif cmd == "%best_action":
+            res["best"] = (val, val in legal)
+    return res
+
+
+# ---- timing -----------------------------------------------------------------------------------------------------
+
+def timed(fn, runs):
+    """(median seconds, result): CPU time of this thread (the machine may be shared: wall-clock time would
+    count the time other processes hold the core; everything measured here runs on this one thread)."""
+    times, result = [], None
+    for _ in range(runs):
+        t = time.thread_time()
+        result = fn()
+        times.append(time.thread_time() - t)
+    return statistics.median(times), result
+
+
+def positions(n, seed=1):
+    rng = np.random.default_rng(seed)
+    out = []
+    while len(out) < n:
+        s = _core.State("chess")
+        for _ in range(int(rng.integers(0, 80))):
+            if s.is_terminal():
+                break
+            s.push(int(rng.choice(s.legal_actions())))
+        if not s.is_terminal():
+            out.append(s.copy(stack=False))
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n", type=int, default=20000, help="chess positions")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--json")
+    args = ap.parse_args(argv)
+    n = 2000 if args.quick else args.n
+    runs = 1 if args.quick else args.runs
+
+    states = positions(n)
+    fens = [s.text() for s in states]
+    tok = mav.Tokenizer()
+    rng = np.random.default_rng(2)
+    texts, legal_sets = [], []
+    for s in states:
+        vals = {m: float(rng.random()) for m in s.legal_moves()}
+        texts.append(mav.prompt(s, PARSE_CMDS) + mav.target(s, vals, PARSE_CMDS))
+        legal_sets.append(frozenset(s.legal_moves()))
+
+    # same outputs
+    c_prompts = mav.prompts(states, PROMPT_CMDS)
+    assert c_prompts == [py_prompt(f, PROMPT_CMDS) for f in fens], "C and Python prompts differ"
+    for t, s, lg in zip(texts[:500], states, legal_sets):
+        pr, cr = py_parse(t, lg), mav.parse("chess", t, true_state=s)
+        assert not pr["issues"] and cr.ok
+        assert [(m.move, m.bucket) for m in cr.top] == [(m, b) for m, b, _, _ in pr["moves"]]
+        assert pr["state"] == s.text() == cr.cur.text
+
+    res = {"positions": n, "runs": runs}
+    t_cp, _ = timed(lambda: mav.prompts(states, PROMPT_CMDS), runs)
+    t_ct, _ = timed(lambda: _core.mav_prompt_tokens(tok._tok, states, PROMPT_CMDS), runs)
+    t_pp, _ = timed(lambda: [py_prompt(f, PROMPT_CMDS) for f in fens], runs)
+    res["prompts_per_s_c_str"] = n / t_cp
+    res["prompts_per_s_c_tokens"] = n / t_ct
+    res["prompts_per_s_python"] = n / t_pp
+    t_cm, m = timed(lambda: mav.metrics("chess", texts, states), runs)
+    assert m["parsed_ok"] == n and m["top_all_f1"] == 1.0
+    t_co, _ = timed(lambda: [mav.parse("chess", t, true_state=s) for t, s in zip(texts, states)], runs)
+    t_pyp, _ = timed(lambda: [py_parse(t, lg) for t, lg in zip(texts, legal_sets)], runs)
+    res["parses_per_s_c_batch"] = n / t_cm
+    res["parses_per_s_c_objects"] = n / t_co
+    res["parses_per_s_python"] = n / t_pyp
+    res["mean_text_bytes"] = sum(map(len, texts)) / n
+
+    print(f"MAV format, chess, {n} positions, single thread (thread CPU time), median of {runs} run(s)")
+    print(f"  prompts '{PROMPT_CMDS}'")
+    print(f"    C  -> list[str]     {res['prompts_per_s_c_str']:12,.0f} /s   "
+          f"({res['prompts_per_s_c_str'] / res['prompts_per_s_python']:.1f}x Python)")
+    print(f"    C  -> token ids     {res['prompts_per_s_c_tokens']:12,.0f} /s")
+    print(f"    pure Python         {res['prompts_per_s_python']:12,.0f} /s")
+    print(f"  parse '{PARSE_CMDS}' outputs (%top_all: every legal move), mean {res['mean_text_bytes']:.0f} bytes")
+    print(f"    C  batch metrics    {res['parses_per_s_c_batch']:12,.0f} /s   "
+          f"({res['parses_per_s_c_batch'] / res['parses_per_s_python']:.1f}x Python)")
+    print(f"    C  -> ParseResult   {res['parses_per_s_c_objects']:12,.0f} /s")
+    print(f"    pure Python         {res['parses_per_s_python']:12,.0f} /s")
+    if args.json:
+        Path(args.json).write_text(json.dumps(res, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
