@@ -14,11 +14,16 @@ Perft from the start position (no bishop promotion / with bishop promotion):
     8      79966054       83342395       C only: fast perft (bulk counting) = generic make/unmake perft
     9      1015577185     1075789051     C only: fast perft
 
-The one-off cross-checks (not run here; the commands are in the report of the commit that added
-this file): the python-chess embedding is the same as ``_embedded_moves`` below run to depth 7;
-pgx 2.6.0 (``pgx.gardner_chess``, which allows bishop promotion) gave perft 1..5 = 7, 53, 506,
-4775, 52512 by batched stepping from ``_from_fen(START)``, and the same legal move sets as the C
-generator (with bishop promotion) in all of 2115 positions sampled from 150 random games.
+How the figures were cross-checked (one-off runs, outside the test suite):
+- reference: ``gardner_reference.Position.from_fen(START_FEN).perft(d)`` for d <= 7 (depth 7 takes
+  about a minute of pure Python; depths <= 6 also run below, depth 7 under ``-m slow``);
+- python-chess embedding: the perft of ``_embedded_moves``/``_embedded_play`` below (python-chess
+  1.11.2 legal moves on the a1..e5 corner of an empty board), to depth 7 for both rule sets;
+- pgx 2.6.0 (``pgx.gardner_chess``, jax CPU, installed in a scratch venv; it allows bishop
+  promotion): perft 1..5 = 7, 53, 506, 4775, 52512 by batched ``env.step`` from
+  ``_from_fen(START_FEN)``, and the same legal move sets as the C generator with bishop promotion in
+  all of 2115 positions sampled from 150 random games (pgx actions mapped to UCI via
+  ``Action._from_label``).
 """
 import doctest
 import pickle

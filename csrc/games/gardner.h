@@ -41,7 +41,9 @@
 #define MG_GARDNER_SQUARES 25
 #define MG_GARDNER_NUM_ACTIONS 3125
 #define MG_GARDNER_MAX_MOVES 256
-/* Length of the repetition ring (positions remembered since the last irreversible move). */
+/* Length of the repetition ring: the hashes of the last (at most) 128 positions since the last
+ * capture or pawn move.  Repetitions further back than 127 plies are not seen, which never
+ * matters: by then the fifty-move rule has ended the game. */
 #define MG_GARDNER_HIST 128
 
 /* Piece codes on the board: 0 empty, colour * 8 + type, type 1..6 = P N B R Q K. */
