@@ -724,7 +724,7 @@ static int g_action_from_str(const void *st, const char *str, int32_t *a, char *
     int promo = 0;
     if (ok && str[4] != '\0') {
         const char *q = strchr("nbrqNBRQ", str[4]);
-        if (q && str[4] != '\0' && str[5] == '\0')
+        if (q && str[5] == '\0')
             promo = (int)((q - "nbrqNBRQ") % 4) + 1;
         else
             ok = 0;
