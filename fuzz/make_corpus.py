@@ -1,0 +1,53 @@
+#!/usr/bin/env python
+"""Write the seed corpora of the fuzz targets (fuzz/corpus/{fen,state,parse}) from random positions.
+
+    python fuzz/make_corpus.py
+
+Each seed is one selector byte (the game, as the targets read it) followed by a valid text."""
+import hashlib
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from mavgame import _core, mav  # noqa: E402
+
+MAV_GAMES = [g for g in _core.games() if g in ("chess", "chess960", "gardner", "connect_four", "hex", "tictactoe")]
+
+
+def states(game, n, rng):
+    for _ in range(n):
+        s = _core.State(game)
+        for _ in range(int(rng.integers(0, 60))):
+            if s.is_terminal():
+                break
+            s.push(int(rng.choice(s.legal_actions())))
+        yield s
+
+
+def write(d: Path, data: bytes):
+    d.mkdir(parents=True, exist_ok=True)
+    (d / hashlib.sha1(data).hexdigest()[:16]).write_bytes(data)
+
+
+def main():
+    rng = np.random.default_rng(0)
+    out = ROOT / "fuzz" / "corpus"
+    for i, game in enumerate(["chess", "chess960", "gardner"]):
+        for s in states(game, 6, rng):
+            write(out / "fen", bytes([i]) + s.text().encode())
+    b = mav.ExampleBuilder(seed=0, p_after=0.3)
+    for i, game in enumerate(MAV_GAMES):
+        for s in states(game, 4, rng):
+            write(out / "state", bytes([i]) + mav.state_text(s).encode())
+            ann = None if s.is_terminal() else {m: float(rng.random()) for m in s.legal_moves()}
+            p, t = b.build([(s, ann)], return_text=True).texts[0]
+            write(out / "parse", bytes([i | 0x40]) + (p + t).encode())
+    print(f"seeds in {out}: " + ", ".join(f"{d.name} {len(list(d.iterdir()))}" for d in sorted(out.iterdir())))
+
+
+if __name__ == "__main__":
+    main()
