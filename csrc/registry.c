@@ -6,12 +6,14 @@
 #include "games/gardner.h"
 #include "games/chess.h"
 #include "games/connect_four.h"
+#include "games/hex.h"
 
 static const mg_game *const GAMES[] = {
     &mg_tictactoe,
     &mg_gardner,
     &mg_chess, &mg_chess960,
     &mg_connect_four,
+    &mg_hex,
 };
 
 #define NGAMES ((int)(sizeof GAMES / sizeof GAMES[0]))
