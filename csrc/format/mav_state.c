@@ -8,6 +8,7 @@
  *   chess, chess960  <side> <64 squares a1..h1,a2..h8> <4 castling> <ep> <3-digit halfmove> <4-digit fullmove>
  *   gardner          <side> <25 squares a1..e5> <3-digit halfmove> <4-digit fullmove>
  *   connect_four     <side> <42 cells a1..g1, a2..g2, ..., a6..g6 (row 1 at the bottom)>
+ *   hex              <side> <n*n cells a1..n1, a2..n2, ... (row 1 at the top, as the game names cells)>
  *   tictactoe        <side> <9 cells a1..c3>
  *
  * Squares hold a piece letter (PNBRQK white, pnbrqk black) or '.', side is 'w'/'b' in the
@@ -686,6 +687,115 @@ static size_t c4_from_state(const mg_config *cfg, const char *s, size_t n, char 
     return r;
 }
 
+/* ---- Hex ------------------------------------------------------------------------------------ */
+
+#define HEX_MAX_N 19
+
+static int hex_cfg_size(const mg_config *cfg) { return cfg && cfg->board_size > 0 ? cfg->board_size : 0; }
+
+static size_t hex_to_state(const mg_config *cfg, const char *text, char *out, size_t outlen, char *err,
+                           size_t errlen)
+{
+    (void)cfg;
+    /* rows 1..n from the top, '/' separated, then " x" or " o" */
+    char q[48];
+    size_t len = strlen(text);
+    int n = 0;
+    while ((size_t)n < len && text[n] != '/' && text[n] != ' ')
+        n++;
+    if (n < 1 || n > HEX_MAX_N || len != (size_t)(n * (n + 1) + 1)) {
+        mg_errf(err, errlen, "Hex text %s: expected n rows of n cells (n <= 19) and the side to move",
+                mg_quote(text, len, q, sizeof q, 24));
+        return 0;
+    }
+    char side = text[len - 1];
+    if (text[len - 2] != ' ' || (side != 'x' && side != 'o')) {
+        mg_errf(err, errlen, "Hex text %s: expected ' x' or ' o' at the end", mg_quote(text, len, q, sizeof q, 24));
+        return 0;
+    }
+    mg_sbuf b;
+    mg_sb_init(&b, out, outlen);
+    mg_sb_putc(&b, side);
+    mg_sb_putc(&b, ' ');
+    for (int r = 0; r < n; r++) {
+        for (int c = 0; c < n; c++) {
+            char ch = text[r * (n + 1) + c];
+            if (ch == 'X' || ch == 'O')
+                ch = (char)(ch + 32);
+            if (ch != 'x' && ch != 'o' && ch != '.') {
+                mg_errf(err, errlen, "Hex text %s: bad cell in row %d", mg_quote(text, len, q, sizeof q, 24), r + 1);
+                return 0;
+            }
+            mg_sb_putc(&b, ch);
+        }
+        if (r < n - 1 && text[r * (n + 1) + n] != '/') {
+            mg_errf(err, errlen, "Hex text %s: expected '/' after row %d", mg_quote(text, len, q, sizeof q, 24), r + 1);
+            return 0;
+        }
+    }
+    size_t r = mg_sb_finish(&b);
+    if (!r)
+        mg_errf(err, errlen, "%%state: output buffer too small (%zu bytes)", outlen);
+    return r;
+}
+
+static size_t hex_from_state(const mg_config *cfg, const char *s, size_t n, char *out, size_t outlen, char *err,
+                             size_t errlen)
+{
+    char q[48];
+    if (n < 1 || (s[0] != 'x' && s[0] != 'o')) {
+        mg_errf(err, errlen, "%%state: the side to move is %s, expected one of xo", mg_quote(s, n ? 1 : 0, q, sizeof q, 1));
+        return 0;
+    }
+    if (n < 2 || s[1] != ' ') {
+        mg_errf(err, errlen, "%%state: expected a space before the board at character 2");
+        return 0;
+    }
+    size_t cells = 0;
+    while (2 + cells < n && s[2 + cells] != ' ')
+        cells++;
+    if (2 + cells != n) {
+        mg_errf(err, errlen, "%%state: unexpected text after the board at character %zu: %s", 3 + cells,
+                mg_quote(s + 2 + cells, n - 2 - cells, q, sizeof q, 16));
+        return 0;
+    }
+    int want = hex_cfg_size(cfg);
+    int size = 0;
+    while (size < HEX_MAX_N && (size_t)((size + 1) * (size + 1)) <= cells)
+        size++;
+    if ((size_t)(size * size) != cells || size == 0 || (want && size != want)) {
+        if (want)
+            mg_errf(err, errlen, "%%state: the board has %zu cells, expected %d for a %dx%d board", cells, want * want,
+                    want, want);
+        else
+            mg_errf(err, errlen, "%%state: the board has %zu cells, not n*n for a board size n in 1..19", cells);
+        return 0;
+    }
+    for (size_t i = 0; i < cells; i++) {
+        char c = s[2 + i];
+        if (c != 'x' && c != 'o' && c != '.') {
+            char sq[8];
+            square_name((int)i, size, sq);
+            mg_errf(err, errlen, "%%state: character %zu (cell %s) in the board is %s, expected one of xo.", 3 + i, sq,
+                    mg_quote(&s[2 + i], 1, q, sizeof q, 1));
+            return 0;
+        }
+    }
+    mg_sbuf b;
+    mg_sb_init(&b, out, outlen);
+    for (int r = 0; r < size; r++) {
+        mg_sb_put(&b, s + 2 + r * size, (size_t)size);
+        if (r < size - 1)
+            mg_sb_putc(&b, '/');
+    }
+    mg_sb_putc(&b, ' ');
+    mg_sb_putc(&b, s[0]);
+    size_t r = mg_sb_finish(&b);
+    if (!r)
+        mg_errf(err, errlen, "%%state: output buffer too small (%zu bytes)", outlen);
+    return r;
+}
+
 /* ---- direct writers from the state bytes (fast paths; tests check them against the text path) ---- */
 
 static const char BOARD_CHARS[16] = {'.', 'P', 'N', 'B', 'R', 'Q', 'K', '?', '.', 'p', 'n', 'b', 'r', 'q', 'k', '?'};
@@ -884,6 +994,34 @@ static int c4_syntax(const mg_config *cfg, const char *s, size_t n)
     return n == 1 && s[0] >= '1' && s[0] <= '7';
 }
 
+static int hex_tokens(tok8 *out, int cap)
+{
+    int n = 0;
+    for (int r = 1; r <= HEX_MAX_N; r++)
+        for (int c = 0; c < HEX_MAX_N; c++) {
+            char s[8];
+            snprintf(s, sizeof s, "%c%d", 'a' + c, r);
+            add_tok(out, cap, &n, s);
+        }
+    add_tok(out, cap, &n, "swap");
+    return n;
+}
+static int hex_syntax(const mg_config *cfg, const char *s, size_t n)
+{
+    int size = hex_cfg_size(cfg) ? hex_cfg_size(cfg) : HEX_MAX_N;
+    if (n == 4 && memcmp(s, "swap", 4) == 0)
+        return 1;
+    if (n < 2 || n > 3 || s[0] < 'a' || s[0] >= 'a' + size || s[1] < '1' || s[1] > '9')
+        return 0;
+    int row = s[1] - '0';
+    if (n == 3) {
+        if (s[2] < '0' || s[2] > '9')
+            return 0;
+        row = row * 10 + (s[2] - '0');
+    }
+    return row >= 1 && row <= size;
+}
+
 /* ---- the table of games ------------------------------------------------------------------ */
 
 typedef struct mav_fmt {
@@ -903,6 +1041,7 @@ static const mav_fmt FORMATS[] = {
     {"chess960", 1, chess_to_state_960, chess_from_state_960, chess_tokens, chess_syntax, chess_direct},
     {"gardner", 1, gardner_to_state, gardner_from_state, gardner_tokens, gardner_syntax, gardner_direct},
     {"connect_four", 0, c4_to_state, c4_from_state, c4_tokens, c4_syntax, NULL},
+    {"hex", 0, hex_to_state, hex_from_state, hex_tokens, hex_syntax, NULL},
     {"tictactoe", 0, ttt_to_state, ttt_from_state, ttt_tokens, ttt_syntax, NULL},
 };
 #define NFORMATS ((int)(sizeof FORMATS / sizeof FORMATS[0]))

@@ -276,6 +276,69 @@ static void test_chess960_positions(void)
     MG_CHECK(checked > 5000);
 }
 
+/* Hex on every board size, with the swap rule: %state round trips with the config. */
+static void test_hex_sizes(void)
+{
+    const mg_game *g = mg_game_by_name("hex");
+    if (!g)
+        return;
+    mg_rng rng;
+    mg_rng_seed(&rng, 19);
+    static mg_mav_result r;
+    static char text[65536];
+    long checked = 0, swaps = 0;
+    for (int n = 1; n <= 19; n++) {
+        for (int game = 0; game < 4; game++) {
+            mg_config cfg = {n, (game & 1) ? MG_FLAG_HEX_SWAP : 0};
+            _Alignas(16) unsigned char st[MG_MAX_STATE], st2[MG_MAX_STATE];
+            char err[MG_ERRLEN], out[MG_MAX_TEXT], t1[MG_MAX_TEXT], t2[MG_MAX_TEXT];
+            MG_CHECK(g->init(st, &cfg, err, sizeof err) == MG_OK);
+            for (int ply = 0; ply < 3 * n && g->outcome(st, NULL) == MG_ONGOING; ply++) {
+                size_t k = mg_mav_state_write(g, st, out, sizeof out, err, sizeof err);
+                MG_CHECK(k == 2 + (size_t)(n * n));
+                int rc = mg_mav_state_read(g, &cfg, out, k, st2, err, sizeof err);
+                CHECK_MSG(rc == MG_OK, "hex %d: %s: %s", n, out, err);
+                g->to_text(st, t1, sizeof t1);
+                g->to_text(st2, t2, sizeof t2);
+                MG_CHECK(rc != MG_OK || strcmp(t1, t2) == 0);
+                /* a wrong size is named */
+                if (n > 1) {
+                    mg_config other = {n - 1, cfg.flags};
+                    MG_CHECK(mg_mav_state_read(g, &other, out, k, st2, err, sizeof err) == MG_ERR &&
+                             strstr(err, "cells"));
+                }
+                int32_t moves[MG_MAX_MOVES];
+                int nm = g->legal_actions(st, moves);
+                /* write and parse a full example with the config */
+                double vals[MG_MAX_MOVES];
+                for (int i = 0; i < nm; i++)
+                    vals[i] = mg_rng_double(&rng);
+                mg_mav_spec spec;
+                MG_CHECK(mg_mav_spec_parse(g, "%state %top_all %best_action", &spec, err, sizeof err) == MG_OK);
+                mg_mav_input in = {st, NULL, -1, nm, moves, vals, -1, NULL, 0};
+                long len = mg_mav_write(g, &spec, &in, MG_MAV_PART_ALL, text, sizeof text, err, sizeof err);
+                MG_CHECK(len > 0);
+                mg_mav_parse(g, &cfg, text, (size_t)len, NULL, &r);
+                CHECK_MSG(r.ok && r.n_correct == nm && r.n_missing == 0, "hex %d: %s\n%s", n,
+                          r.n_issues ? r.issues[0].msg : "", text);
+                checked++;
+                int32_t pick = moves[mg_rng_below(&rng, (uint32_t)nm)];
+                for (int i = 0; i < nm; i++)
+                    if (moves[i] == n * n) /* play the swap whenever it is legal */
+                        pick = moves[i], swaps++;
+                unsigned char undo[MG_MAX_UNDO];
+                g->make(st, pick, undo);
+            }
+        }
+    }
+    MG_CHECK(checked > 300 && swaps > 10);
+    /* cell names and the swap move are move tokens; cells beyond the board are not moves */
+    mg_config c5 = {5, MG_FLAG_HEX_SWAP};
+    MG_CHECK(mg_mav_move_syntax(g, &c5, "e5", 2) && mg_mav_move_syntax(g, &c5, "swap", 4));
+    MG_CHECK(!mg_mav_move_syntax(g, &c5, "f1", 2) && !mg_mav_move_syntax(g, &c5, "a6", 2));
+    MG_CHECK(mg_tok_lookup(&TOK, "s19", 3) >= 0 && mg_tok_lookup(&TOK, "swap", 4) >= 0);
+}
+
 /* ---- writing and parsing ------------------------------------------------------------------------ */
 
 /* A random annotation of all legal moves (values in [0, 1]). */
@@ -718,6 +781,7 @@ int main(void)
     test_state_text();
     test_state_roundtrips();
     test_chess960_positions();
+    test_hex_sizes();
     test_write_parse_roundtrip();
     test_hallucinations();
     test_parse_mutations();
