@@ -8,6 +8,8 @@
  */
 #include "mav.h"
 
+#include <stdlib.h>
+
 #include "mav_util.h"
 #include "values.h"
 
@@ -139,7 +141,18 @@ static void parse_state_value(pctx *c, int slot, int cmd, const span *v)
         ok = mg_mav_state_read(g, &c->cfg, v->p, v->n, st, err, sizeof err) == MG_OK;
     }
     if (!ok) {
-        issue(r, v->line, v->col, "%s: %s", mg_mav_cmd_name(cmd), err);
+        /* point at the offending character when the reader names it ("character N") */
+        const char *msg = err;
+        int col = v->col;
+        if (strncmp(msg, "%state: ", 8) == 0)
+            msg += 8;
+        const char *ch = strstr(msg, "character ");
+        if (ch) {
+            long k = strtol(ch + 10, NULL, 10);
+            if (k >= 1 && (size_t)k <= v->n + 1)
+                col = v->col + (int)k - 1;
+        }
+        issue(r, v->line, col, "%s: %s", mg_mav_cmd_name(cmd), msg);
         s->valid = 0;
         return;
     }
