@@ -1,0 +1,172 @@
+/*
+ * py_hex.c - Python bindings of the Hex solver and of the generic playout MCTS.
+ *
+ *   hex_solve(state, max_nodes=0) -> (value, move_values, complete)
+ *       Exact solve of a Hex state (board size <= 7; 5x5 from the empty board takes tens
+ *       of seconds, 4x4 milliseconds).  value: +1 the player to move wins, -1 it loses,
+ *       None if the node budget ran out before it was known.  move_values: int8 array
+ *       indexed by action id (n*n entries, plus one for "swap" at index n*n when the swap
+ *       rule is on): +1 winning move, -1 losing move, 0 illegal or not solved (only when
+ *       complete is False).
+ *
+ *   playout_mcts(state, simulations, seed=0, c=sqrt(2), max_playout_plies=0) -> dict
+ *       UCT with uniformly random playouts from a state of any game (csrc/search/
+ *       playout_mcts.h).  Keys: "actions" (int32, legal_actions() order), "visits" (int64),
+ *       "q" (float64, mean score in [0, 1] for the player to move, NaN if unvisited),
+ *       "value" (float, mean score of all simulations), "best_action" (int, most visited),
+ *       "nodes" (tree nodes), "playout_plies" (moves played in playouts).
+ *
+ * Both copy the position and run without the GIL.
+ */
+#include "state.h"
+
+#define NO_IMPORT_ARRAY
+#define PY_ARRAY_UNIQUE_SYMBOL MG_ARRAY_API
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+
+#include <string.h>
+
+#include "../games/hex.h"
+#include "../search/hex_solver.h"
+#include "../search/playout_mcts.h"
+
+static PyObject *py_hex_solve(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"state", "max_nodes", NULL};
+    PyObject *state;
+    long long max_nodes = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|L:hex_solve", kwlist, &state, &max_nodes))
+        return NULL;
+    mg_py_state *s = mg_py_state_arg(state, "state");
+    if (!s)
+        return NULL;
+    if (s->game != &mg_hex) {
+        PyErr_Format(PyExc_ValueError, "hex_solve needs a hex state, got a %s state", s->game->name);
+        return NULL;
+    }
+    if (max_nodes < 0) {
+        PyErr_Format(PyExc_ValueError, "hex_solve: max_nodes must be >= 0, got %lld", max_nodes);
+        return NULL;
+    }
+    mg_hex_state pos;
+    memcpy(&pos, s->state, sizeof pos);
+    mg_hex_solution *sol = PyMem_Malloc(sizeof *sol);
+    if (!sol)
+        return PyErr_NoMemory();
+    char err[MG_ERRLEN] = "";
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = mg_hex_solve(&pos, (uint64_t)max_nodes, sol, err, sizeof err);
+    Py_END_ALLOW_THREADS
+    if (rc != MG_OK) {
+        PyMem_Free(sol);
+        return mg_py_value_error(err);
+    }
+    npy_intp len = pos.n * pos.n + (pos.swap_rule ? 1 : 0);
+    PyObject *arr = PyArray_SimpleNew(1, &len, NPY_INT8);
+    if (!arr) {
+        PyMem_Free(sol);
+        return NULL;
+    }
+    memcpy(PyArray_DATA((PyArrayObject *)arr), sol->move_value, (size_t)len);
+    PyObject *value;
+    if (sol->value) {
+        value = PyLong_FromLong(sol->value);
+    } else {
+        Py_INCREF(Py_None);
+        value = Py_None;
+    }
+    int complete = sol->complete;
+    PyMem_Free(sol);
+    if (!value) {
+        Py_DECREF(arr);
+        return NULL;
+    }
+    return Py_BuildValue("(NNO)", value, arr, complete ? Py_True : Py_False);
+}
+
+static PyObject *py_playout_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"state", "simulations", "seed", "c", "max_playout_plies", NULL};
+    PyObject *state;
+    long long sims;
+    unsigned long long seed = 0;
+    mg_pmcts_config cfg;
+    mg_pmcts_config_default(&cfg);
+    double c = cfg.c;
+    int max_plies = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OL|Kdi:playout_mcts", kwlist, &state, &sims, &seed, &c, &max_plies))
+        return NULL;
+    mg_py_state *s = mg_py_state_arg(state, "state");
+    if (!s)
+        return NULL;
+    if (sims < 1 || sims > MG_PMCTS_MAX_SIMULATIONS) {
+        PyErr_Format(PyExc_ValueError, "playout_mcts: simulations must be in 1..%d, got %lld",
+                     MG_PMCTS_MAX_SIMULATIONS, sims);
+        return NULL;
+    }
+    cfg.simulations = (int)sims;
+    cfg.seed = seed;
+    cfg.c = c;
+    cfg.max_playout_plies = max_plies;
+    const mg_game *g = s->game;
+    unsigned char *pos = PyMem_Malloc(g->state_size);
+    mg_pmcts_result *r = PyMem_Malloc(sizeof *r);
+    if (!pos || !r) {
+        PyMem_Free(pos);
+        PyMem_Free(r);
+        return PyErr_NoMemory();
+    }
+    memcpy(pos, s->state, g->state_size);
+    char err[MG_ERRLEN] = "";
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = mg_playout_mcts(g, pos, &cfg, r, err, sizeof err);
+    Py_END_ALLOW_THREADS
+    PyMem_Free(pos);
+    if (rc != MG_OK) {
+        PyMem_Free(r);
+        return mg_py_value_error(err);
+    }
+    npy_intp n = r->nmoves;
+    PyObject *acts = PyArray_SimpleNew(1, &n, NPY_INT32);
+    PyObject *visits = PyArray_SimpleNew(1, &n, NPY_INT64);
+    PyObject *q = PyArray_SimpleNew(1, &n, NPY_FLOAT64);
+    PyObject *out = NULL;
+    if (acts && visits && q) {
+        memcpy(PyArray_DATA((PyArrayObject *)acts), r->actions, (size_t)n * sizeof(int32_t));
+        memcpy(PyArray_DATA((PyArrayObject *)q), r->q, (size_t)n * sizeof(double));
+        int64_t *v = PyArray_DATA((PyArrayObject *)visits);
+        for (npy_intp i = 0; i < n; i++)
+            v[i] = r->visits[i];
+        out = Py_BuildValue("{sOsOsOsdsisIsK}", "actions", acts, "visits", visits, "q", q, "value", r->value,
+                            "best_action", (int)r->actions[r->best], "nodes", (unsigned)r->nodes, "playout_plies",
+                            (unsigned long long)r->playout_plies);
+    }
+    Py_XDECREF(acts);
+    Py_XDECREF(visits);
+    Py_XDECREF(q);
+    PyMem_Free(r);
+    return out;
+}
+
+static PyMethodDef hex_methods[] = {
+    {"hex_solve", (PyCFunction)(void (*)(void))py_hex_solve, METH_VARARGS | METH_KEYWORDS,
+     "hex_solve(state, max_nodes=0) -> (value, move_values, complete)\n\n"
+     "Exact solve of a Hex state (board size <= 7), without the GIL.  value: +1 the player to move "
+     "wins, -1 it loses, None if unknown within max_nodes (0 = no limit).  move_values: int8 array "
+     "indexed by action (n*n cells, plus index n*n for 'swap' with the swap rule): +1 win, -1 loss, "
+     "0 illegal or unsolved."},
+    {"playout_mcts", (PyCFunction)(void (*)(void))py_playout_mcts, METH_VARARGS | METH_KEYWORDS,
+     "playout_mcts(state, simulations, seed=0, c=sqrt(2), max_playout_plies=0) -> dict\n\n"
+     "UCT with uniformly random playouts from a state of any game, without the GIL.  Returns "
+     "{'actions': int32 array (legal_actions() order), 'visits': int64 array, 'q': float64 array "
+     "(mean score in [0, 1] for the player to move; NaN if unvisited), 'value': mean score of all "
+     "simulations, 'best_action': most visited action, 'nodes': tree nodes, 'playout_plies': moves "
+     "played in playouts}.  Scores: win 1, draw 0.5, loss 0 (a playout cut off at max_playout_plies "
+     "counts as a draw).  The same seed gives the same result."},
+    {NULL, NULL, 0, NULL},
+};
+
+int mg_bind_hex(PyObject *m) { return PyModule_AddFunctions(m, hex_methods); }
