@@ -35,10 +35,10 @@ typedef struct grp {
     const char *name;
 } grp;
 
-static void square_name(int idx, int files, char out[8])
+static void square_name(int idx, int files, char out[16])
 {
     int f = idx % files, r = idx / files + 1;
-    snprintf(out, 8, "%c%d", 'a' + f, r);
+    snprintf(out, 16, "%c%d", 'a' + f, r);
 }
 
 /* Split s[0..n) into groups; pos[i] = offset of group i, len[i] its length. */
@@ -89,7 +89,7 @@ static int read_groups(const char *s, size_t n, const grp *g, int ng, size_t *po
             }
             char where[40] = "";
             if (g[i].files) {
-                char sq[8];
+                char sq[16];
                 square_name((int)k, g[i].files, sq);
                 snprintf(where, sizeof where, " (square %s)", sq);
             }
@@ -774,7 +774,7 @@ static size_t hex_from_state(const mg_config *cfg, const char *s, size_t n, char
     for (size_t i = 0; i < cells; i++) {
         char c = s[2 + i];
         if (c != 'x' && c != 'o' && c != '.') {
-            char sq[8];
+            char sq[16];
             square_name((int)i, size, sq);
             mg_errf(err, errlen, "%%state: character %zu (cell %s) in the board is %s, expected one of xo.", 3 + i, sq,
                     mg_quote(&s[2 + i], 1, q, sizeof q, 1));
@@ -921,7 +921,7 @@ static int chess_like_tokens(int files, int ranks, tok8 *out, int cap)
                 int ff = from % files, fr = from / files, tf = to % files, tr = to / files;
                 if (!chess_like(files, ranks, ff, fr, tf, tr, promos[p]))
                     continue;
-                char s[8];
+                char s[64];
                 snprintf(s, sizeof s, "%c%d%c%d", 'a' + ff, fr + 1, 'a' + tf, tr + 1);
                 if (promos[p]) {
                     size_t l = strlen(s);
@@ -999,7 +999,7 @@ static int hex_tokens(tok8 *out, int cap)
     int n = 0;
     for (int r = 1; r <= HEX_MAX_N; r++)
         for (int c = 0; c < HEX_MAX_N; c++) {
-            char s[8];
+            char s[32];
             snprintf(s, sizeof s, "%c%d", 'a' + c, r);
             add_tok(out, cap, &n, s);
         }
