@@ -193,3 +193,26 @@ def test_random_garbage_never_crashes():
         assert isinstance(r.ok, bool) and len(r.issues) <= 24 and r.n_issues >= len(r.issues)
         for m in r.top:
             assert m.status in ("legal", "illegal", "malformed", "unchecked")
+
+
+@pytest.mark.skipif("hex" not in MAV_GAMES, reason="hex not registered")
+def test_hex_config_and_swap():
+    s = _core.State("hex", board_size=5, flags=4)  # MG_FLAG_HEX_SWAP
+    s.push("c2")
+    vals = {m: 0.4 for m in s.legal_moves()}
+    vals["swap"] = 0.6
+    cmds = "%prev_state %prev_action %state %top_2 %best_action %state"
+    text = mav.prompt(s, cmds) + mav.target(s, vals, cmds)
+    assert "[%top_2 swap:<ctrl38>" in text
+    # the position after the swap needs the swap flag to be read
+    r = mav.parse("hex", text, board_size=5, flags=4)
+    assert r.ok and r.after.valid and r.after.correct is True and r.best == "swap"
+    r = mav.parse("hex", text, true_state=s)
+    assert r.ok and r.after.correct is True
+    r = mav.parse("hex", text)  # no flag: the swapped position is not a legal Hex position
+    assert not r.ok and any("line 7" in e and "swap" in e for e in r.errors)
+    # a %state of the wrong size is named
+    st = mav.state_text(s)
+    with pytest.raises(ValueError, match="25 cells, expected 49"):
+        mav.state_from_text("hex", st, board_size=7, flags=4)
+    assert mav.state_from_text("hex", st, flags=4).text() == s.text()
