@@ -19,7 +19,8 @@
  *   .stats() -> dict, .check() (ValueError on a broken invariant), .root_visits, .root_value,
  *   .root_text, .root_to_move, .root_result
  *
- *   mcts_playout_evaluator(playouts=1, max_plies=0, seed=0), mcts_constant_evaluator(value=0.5):
+ *   mcts_playout_evaluator(playouts=1, max_plies=0, seed=0), mcts_constant_evaluator(value=0.5),
+ *   mcts_c4_solver_evaluator(tt_log2=20, max_nodes=0):
  *   capsules named "mavgame.mcts_evaluator" holding an mg_evaluator (search/evaluator.h).  A
  *   native evaluator (the model engine) plugs in by returning such a capsule.
  */
@@ -91,6 +92,20 @@ static PyObject *py_constant_evaluator(PyObject *Py_UNUSED(mod), PyObject *args,
     mg_evaluator ev;
     char err[MG_ERRLEN];
     if (mg_eval_constant_create(&ev, value, err, sizeof err) != MG_OK)
+        return mg_py_value_error(err);
+    return capsule_from(&ev);
+}
+
+static PyObject *py_c4_solver_evaluator(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"tt_log2", "max_nodes", NULL};
+    int tt_log2 = 20;
+    unsigned long long max_nodes = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|iK:mcts_c4_solver_evaluator", kwlist, &tt_log2, &max_nodes))
+        return NULL;
+    mg_evaluator ev;
+    char err[MG_ERRLEN];
+    if (mg_eval_c4_solver_create(&ev, tt_log2, max_nodes, err, sizeof err) != MG_OK)
         return mg_py_value_error(err);
     return capsule_from(&ev);
 }
@@ -956,6 +971,8 @@ static PyTypeObject py_mcts_type = {
 static PyMethodDef mcts_module_methods[] = {
     {"mcts_playout_evaluator", (PyCFunction)(void (*)(void))py_playout_evaluator, METH_VARARGS | METH_KEYWORDS,
      "mcts_playout_evaluator(playouts=1, max_plies=0, seed=0): uniform prior + random playouts (C)."},
+    {"mcts_c4_solver_evaluator", (PyCFunction)(void (*)(void))py_c4_solver_evaluator, METH_VARARGS | METH_KEYWORDS,
+     "mcts_c4_solver_evaluator(tt_log2=20, max_nodes=0): the perfect Connect Four oracle (C)."},
     {"mcts_constant_evaluator", (PyCFunction)(void (*)(void))py_constant_evaluator, METH_VARARGS | METH_KEYWORDS,
      "mcts_constant_evaluator(value=0.5): every action valued `value` (C; for timing the tree)."},
     {NULL, NULL, 0, NULL},

@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "../game.h"
+#include "../games/connect_four.h"
 #include "../games/tictactoe.h"
+#include "../search/c4_solver.h"
 #include "../rng.h"
 #include "../search/evaluator.h"
 #include "../search/mcts.h"
@@ -604,6 +606,49 @@ static void test_state_tracking(void)
     }
 }
 
+/* With the perfect Connect Four oracle the search plays a move of the best solver score. */
+static void test_c4_oracle(void)
+{
+    /* Mid-game positions (fast to solve) where the columns differ in score. */
+    static const char *const seqs[] = {"757744575227546572143", "1576615446656251", "112251743457252",
+                                       "411761221446441562", "313314712261115537", "21377531224756511224"};
+    mg_c4_solver *sv = mg_c4_solver_new(18, err, sizeof err);
+    MG_CHECK(sv != NULL);
+    for (size_t i = 0; i < sizeof seqs / sizeof seqs[0]; i++) {
+        mg_c4_state s;
+        if (mg_connect_four.from_text(&s, NULL, seqs[i], err, sizeof err) != MG_OK) {
+            fprintf(stderr, "bad sequence %s: %s\n", seqs[i], err);
+            T.failed++;
+            continue;
+        }
+        mg_c4_solution sol;
+        mg_c4_solve_moves(sv, &s, NULL, &sol);
+        int best = -1000;
+        for (int c = 0; c < MG_C4_WIDTH; c++)
+            if (mg_connect_four.is_legal(&s, c) && sol.move_score[c] > best)
+                best = sol.move_score[c];
+        for (int bs = 1; bs <= 4; bs *= 4) {
+            mg_mcts_config c;
+            mg_mcts_config_default(&c);
+            c.batch_size = bs;
+            mg_mcts *m = mg_mcts_create(&mg_connect_four, &c, err, sizeof err);
+            mg_evaluator ev;
+            MG_CHECK(mg_eval_c4_solver_create(&ev, 16, 0, err, sizeof err) == MG_OK);
+            mg_mcts_set_root(m, &s, (int)s.nmoves, err, sizeof err);
+            MG_CHECK(mg_mcts_search(m, &ev, 100, err, sizeof err) == MG_OK);
+            check_tree(m, seqs[i]);
+            int32_t a = mg_mcts_best_action(m);
+            MG_CHECK(a >= 0 && a < MG_C4_WIDTH && sol.move_score[a] == best);
+            mg_evaluator_free(&ev);
+            mg_mcts_free(m);
+        }
+    }
+    MG_CHECK(mg_eval_c4_score_value(0) == 0.5 && mg_eval_c4_score_value(18) == 1.0 &&
+             mg_eval_c4_score_value(-18) == 0.0 && mg_eval_c4_score_value(1) > 0.75 - 1e-9 &&
+             mg_eval_c4_score_value(-1) < 0.25);
+    mg_c4_solver_free(sv);
+}
+
 int main(void)
 {
     mg_games_init();
@@ -616,5 +661,6 @@ int main(void)
     test_evaluator_error();
     test_reproducible();
     test_state_tracking();
+    test_c4_oracle();
     MG_TEST_MAIN_END("test_mcts");
 }
