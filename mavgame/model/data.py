@@ -262,6 +262,61 @@ def pad_batch(examples: Sequence[Tuple[Sequence[int], Sequence[int]]], pad_id: i
     return toks, mask
 
 
+class MAVEncoder:
+    """Records -> randomised MAV training examples with loss masks (mavgame.mav.ExampleBuilder).
+
+    Each batch gets a fresh builder seeded with the batch seed, so an example depends only on
+    (seed, batch index, record). ``options`` are ExampleBuilder's randomisation probabilities
+    (p_transition, p_top_all, k_slack, p_best, p_after, p_shuffle, ...). Picklable (DataLoader workers).
+    """
+
+    def __init__(self, game: str, **options):
+        self.game = game
+        self.options = dict(options)
+        self._tok = None
+        self.board_size = int(self.options.pop("board_size", 0))
+
+    def __getstate__(self):
+        d = dict(self.__dict__)
+        d["_tok"] = None
+        return d
+
+    def tokenizer(self):
+        if self._tok is None:
+            from ..mav import Tokenizer
+            self._tok = Tokenizer()
+        return self._tok
+
+    def items(self, records: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
+        out = []
+        for r in records:
+            st = _new_state(self.game, self.board_size, r["state"])
+            it: Dict[str, Any] = {"state": st, "annotation": None}
+            if r.get("values"):
+                it["annotation"] = {"values": r["values"], "best": r.get("best")}
+            if r.get("prev_state") is not None:
+                it["prev_state"] = _new_state(self.game, self.board_size, r["prev_state"])
+                it["prev_action"] = r["prev_action"]
+            out.append(it)
+        return out
+
+    def __call__(self, records: Sequence[Dict[str, Any]], seed: int) -> List[Tuple[np.ndarray, np.ndarray]]:
+        from ..mav import ExampleBuilder
+        b = ExampleBuilder(seed=int(seed), tokenizer=self.tokenizer(), **self.options)
+        batch = b.build(self.items(records))
+        return [(batch.tokens[i, :n], batch.loss_mask[i, :n].astype(np.uint8))
+                for i, n in enumerate(batch.lengths.tolist())]
+
+
+def mav_encoder(game: str, **options) -> Tuple[MAVEncoder, Dict[str, Any]]:
+    """(encoder, tokenizer info {vocab_size, pad_id, bos_id, eos_id, vocab_version}) for a game."""
+    enc = MAVEncoder(game, **options)
+    tok = enc.tokenizer()
+    from .inference import vocab_fingerprint
+    return enc, {"vocab_size": tok.size, "pad_id": tok.pad_id, "bos_id": tok.bos_id, "eos_id": tok.eos_id,
+                 "vocab_version": str(tok.version), "vocab_fingerprint": vocab_fingerprint(tok)}
+
+
 class MAVDataset(IterableDataset):
     """Streams batches ``{"tokens": LongTensor[B, T], "mask": uint8 Tensor[B, T], "index": LongTensor[B],
     "epoch": LongTensor[B], "batch": int}`` (use ``DataLoader(ds, batch_size=None, num_workers=W)``).
@@ -333,9 +388,37 @@ def _chess_annotator(options: Dict[str, Any]):
 
 
 def _connect_four_annotator(options: Dict[str, Any]):
-    """The perfect Connect Four solver (mavgame.games.connect_four)."""
-    from ..games import connect_four as c4
-    return c4.make_annotator(**options)
+    """The perfect Connect Four solver (mavgame._core.C4Solver): values 1 / 0.5 / 0 for a won / drawn / lost
+    move, the best move the fastest win (slowest loss), ties to the most central column.
+
+    Options: ``max_seconds`` / ``max_nodes`` per position (0: no limit); a position whose solve does not
+    finish within the budget gets no annotation (None) and is left out of the data; ``tt_log2``.
+    """
+    from .. import _core
+    solver = _core.C4Solver(tt_log2=int(options.get("tt_log2", 22)))
+    max_s = float(options.get("max_seconds", 0.0))
+    max_n = int(options.get("max_nodes", 0))
+    centre = [3, 2, 4, 1, 5, 0, 6]
+
+    def annotate(state):
+        score, move_scores, _, complete = solver.solve(state, max_nodes=max_n, max_seconds=max_s)
+        if not complete:
+            return None
+        legal = set(state.legal_actions().tolist())
+        vals: Dict[str, float] = {}
+        best, best_s = None, None
+        for c in centre:
+            if c not in legal:
+                continue
+            sc = float(move_scores[c])
+            if sc != sc:
+                return None
+            mv = state.action_to_str(c)
+            vals[mv] = 1.0 if sc > 0 else 0.0 if sc < 0 else 0.5
+            if best_s is None or sc > best_s:
+                best, best_s = mv, sc
+        return {m: vals[m] for m in sorted(vals)}, best
+    return annotate
 
 
 def _exhaustive_annotator(options: Dict[str, Any]):
@@ -401,7 +484,8 @@ def play_annotated_game(game: str, annotate, rng: np.random.Generator, epsilon: 
                         board_size: int = 0, cache: Optional[Dict[str, Any]] = None, random_opening: int = 0):
     """One epsilon-greedy game: every position annotated; greedy moves are drawn uniformly among the moves
     of maximal value, a uniformly random legal move with probability epsilon (and for the first
-    ``random_opening`` plies). Returns the list of records, terminal position included."""
+    ``random_opening`` plies). Returns the list of records, terminal position included, with None for
+    positions the annotator gave up on (``annotate`` returned None; a random move is played there)."""
     st = _new_state(game, board_size)
     recs = []
     prev: Optional[Tuple[str, str]] = None
@@ -415,14 +499,21 @@ def play_annotated_game(game: str, annotate, rng: np.random.Generator, epsilon: 
                 recs.append(rec)
             break
         if cache is not None and text in cache:
-            values, best = cache[text]
+            ann = cache[text]
         else:
-            values, best = annotate(st)
+            ann = annotate(st)
             if cache is not None:
-                cache[text] = (values, best)
+                cache[text] = ann
+        moves = st.legal_moves()
+        if ann is None:  # the engine could not annotate it within its budget: left out, random move
+            recs.append(None)
+            mv = moves[int(rng.integers(len(moves)))]
+            prev = (text, mv)
+            st.push(mv)
+            continue
+        values, best = ann
         rec.update(values=values, best=best, result="*")
         recs.append(rec)
-        moves = st.legal_moves()
         if len(recs) <= random_opening or rng.random() < epsilon:
             mv = moves[int(rng.integers(len(moves)))]
         else:
@@ -479,7 +570,7 @@ def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: flo
     stats: Dict[str, Any] = {"game": game, "games": n_games, "seed": seed, "epsilon": epsilon,
                              "random_opening": random_opening, "max_plies": max_plies,
                              "annotator": opts, "positions_seen": 0, "results": {},
-                             "unique_by_ply": {}, "terminal": 0, "moves_annotated": 0,
+                             "unique_by_ply": {}, "unannotated_by_ply": {}, "terminal": 0, "moves_annotated": 0,
                              "value_histogram": [0] * 8, "game_length_mean": 0.0}
     t0 = time.perf_counter()
     writer = PositionWriter(out, game, shard_size=shard_size, val_fraction=val_fraction)
@@ -493,11 +584,14 @@ def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: flo
     def consume(games):
         nonlocal lengths
         for recs in games:
-            res = recs[-1]["result"]
+            res = recs[-1]["result"] if recs[-1] is not None else "*"
             stats["results"][res] = stats["results"].get(res, 0) + 1
             lengths += len(recs) - (1 if res != "*" else 0)
-            for r in recs:
+            for ply, r in enumerate(recs):
                 stats["positions_seen"] += 1
+                if r is None:
+                    stats["unannotated_by_ply"][str(ply)] = stats["unannotated_by_ply"].get(str(ply), 0) + 1
+                    continue
                 key = r["state"]
                 if key in seen:
                     continue

@@ -259,3 +259,203 @@ def max_value(p: np.ndarray) -> np.ndarray:
     """Max scoring: the midpoint of the most likely bucket."""
     p = np.asarray(p)
     return bucket_midpoints(p.shape[-1])[np.argmax(p, axis=-1)]
+
+
+# ---- MAV models on text ----------------------------------------------------------------------------------
+
+def vocab_fingerprint(tokenizer) -> str:
+    """A short hash of the vocabulary's token texts (detects a vocabulary changed under the same version)."""
+    import hashlib
+    h = hashlib.sha256("\n".join(tokenizer.vocab).encode("utf-8", "surrogateescape")).hexdigest()
+    return h[:16]
+
+
+@dataclass
+class MAVOutput:
+    """One generated MAV output: ``text`` (the output lines), its token ids, ``finished`` (ended with
+    <eos>), and ``value_dists``: {move: 64-way bucket distribution} for every ``move:<ctrlN>`` entry the
+    model wrote (first occurrence of a move)."""
+
+    text: str
+    ids: List[int]
+    finished: bool
+    value_dists: Dict[str, np.ndarray] = field(default_factory=dict)
+
+    def values(self, scoring: str = "mean") -> Dict[str, float]:
+        """{move: win probability} by mean scoring (expectation) or max scoring (the mode's midpoint)."""
+        if scoring not in ("mean", "max"):
+            raise ValueError(f"scoring must be 'mean' or 'max', not {scoring!r}")
+        f = mean_value if scoring == "mean" else max_value
+        return {m: float(f(p)) for m, p in self.value_dists.items()}
+
+
+class MAVModel:
+    """A trained MAV model on MAV text: ``MAVModel.load(path)`` then :meth:`generate` / :meth:`analyse`.
+
+    ``backend``: ``"numpy"``, ``"torch"`` or ``"auto"`` (torch when installed). The vocabulary version and
+    fingerprint stored in the file must match the installed tokenizer (``mavgame.mav``).
+    """
+
+    def __init__(self, backend, cfg: MAVConfig, vocab_version: str = "", info: Optional[dict] = None,
+                 tokenizer=None, path: Optional[str] = None):
+        from .. import mav
+        self.backend = backend
+        self.cfg = cfg
+        self.info = dict(info or {})
+        self.path = path
+        self.tokenizer = tokenizer or mav.Tokenizer()
+        tok = self.tokenizer
+        if vocab_version and str(vocab_version) != str(tok.version):
+            raise ValueError(f"model {path or ''} uses MAV vocabulary v{vocab_version}, this mavgame has "
+                             f"v{tok.version}")
+        fp = self.info.get("vocab_fingerprint")
+        if fp and fp != vocab_fingerprint(tok):
+            raise ValueError(f"model {path or ''} was trained with a different MAV vocabulary v{tok.version} "
+                             f"(fingerprint {fp}, installed {vocab_fingerprint(tok)})")
+        if cfg.vocab_size != tok.size:
+            raise ValueError(f"model vocabulary size {cfg.vocab_size} != tokenizer size {tok.size}")
+        self.game = self.info.get("game")
+        self._colon = tok.token_to_id(":")
+
+    @classmethod
+    def load(cls, path=None, backend: str = "auto", device: str = "cpu", threads: int = 0) -> "MAVModel":
+        """Load an exported model (``path``; None: the Connect Four model shipped in ``mavgame/data``)."""
+        if path is None:
+            path = shipped_model_path("connect_four")
+        weights, cfg, vv, info = load_exported(path)
+        if backend == "auto":
+            try:
+                import torch  # noqa: F401
+                backend = "torch"
+            except ImportError:
+                backend = "numpy"
+        if backend == "torch":
+            be = _TorchBackend(weights, cfg, device, threads)
+        elif backend == "numpy":
+            be = NumpyTransformer(weights, cfg)
+        else:
+            raise ValueError(f"backend must be 'auto', 'torch' or 'numpy', not {backend!r}")
+        return cls(be, cfg, vv, info, path=str(path))
+
+    @classmethod
+    def from_module(cls, module, game: Optional[str] = None, tokenizer=None) -> "MAVModel":
+        """Wrap a torch MAVTransformer (e.g. during training) without exporting it."""
+        return cls(_TorchBackend.from_module(module), module.cfg, "", {"game": game}, tokenizer)
+
+    def encode_prompt(self, prompt: str) -> List[int]:
+        return [self.tokenizer.bos_id] + self.tokenizer.encode(prompt).tolist()
+
+    def generate(self, prompts: Sequence[str], max_new_tokens: int = 0, batch_size: int = 64) -> List[MAVOutput]:
+        """Greedy outputs for MAV prompts (header + input lines), in batches of ``batch_size``."""
+        outs: List[MAVOutput] = []
+        tok = self.tokenizer
+        bucket_ids = tok.bucket_ids.tolist()
+        for s in range(0, len(prompts), batch_size):
+            chunk = [self.encode_prompt(p) for p in prompts[s:s + batch_size]]
+            longest = max(len(c) for c in chunk)
+            budget = max_new_tokens or (self.cfg.max_seq_len - longest)
+            budget = min(budget, self.cfg.max_seq_len - longest)
+            if budget <= 0:
+                raise ValueError(f"a prompt of {longest} tokens leaves no room in max_seq_len {self.cfg.max_seq_len}")
+            gens = generate_ids(self.backend, chunk, budget, stop_ids=[tok.eos_id], pad_id=tok.pad_id,
+                                bucket_ids=bucket_ids)
+            for g in gens:
+                ids = g.ids[:-1] if g.finished else g.ids
+                dists: Dict[str, np.ndarray] = {}
+                for k, step in enumerate(g.value_steps):
+                    if step >= 2 and g.ids[step - 1] == self._colon:
+                        mv = tok.decode([g.ids[step - 2]])
+                        if mv not in dists:
+                            dists[mv] = g.value_probs[k]
+                outs.append(MAVOutput(tok.decode(ids), list(ids), g.finished, dists))
+        return outs
+
+    def analyse(self, states: Sequence[Any], commands: str = "%state %top_all %best_action",
+                batch_size: int = 64) -> List[Tuple[Any, MAVOutput]]:
+        """Prompt the model with each state; returns (mavgame.mav.ParseResult, MAVOutput) pairs."""
+        from .. import mav
+        prompts = [mav.prompt(s, commands) for s in states]
+        outs = self.generate(prompts, batch_size=batch_size)
+        return [(mav.parse(s.game, p + o.text, true_state=s), o) for s, p, o in zip(states, prompts, outs)]
+
+
+def shipped_model_path(game: str = "connect_four") -> Path:
+    """Path of the model shipped with mavgame for `game` (FileNotFoundError if there is none)."""
+    p = Path(__file__).resolve().parent.parent / "data" / f"mav_{game}.safetensors"
+    if not p.exists():
+        raise FileNotFoundError(f"no MAV model for {game!r} shipped with this mavgame (looked for {p})")
+    return p
+
+
+PLAIN = "%state %top_all %best_action"
+TRANSITION = "%prev_state %prev_action %state %top_all %best_action"
+
+
+def evaluate_records(model: MAVModel, game: str, records: Sequence[Dict[str, Any]], batch_size: int = 64,
+                     board_size: int = 0) -> Dict[str, Any]:
+    """The paper's metrics (Table 2) on annotated positions (records of mavgame.model.data).
+
+    Every position is asked in the plain form (``%state %top_all %best_action``) and, when it has a
+    previous position, in the transition form (``%prev_state %prev_action %state %top_all %best_action``).
+    Returns the mavgame.mav.metrics rates over all of them (best_action_legal, top_all_precision /
+    recall / f1, next_state_accuracy, outcome_accuracy, parsed_ok_rate) plus value quality against the
+    annotation: ``best_action_optimal`` (the %best_action has the annotation's best value) and
+    ``value_mae_mean`` / ``value_mae_max`` (mean absolute error of mean / max scored values of the legal
+    moves listed).
+    """
+    from .. import _core, mav
+    prompts, states, recs = [], [], []
+    for r in records:
+        st = _core.State(game, r["state"], board_size, 0)
+        prompts.append(mav.prompt(st, PLAIN))
+        states.append(st)
+        recs.append(r)
+        if r.get("prev_state") is not None:
+            prev = _core.State(game, r["prev_state"], board_size, 0)
+            prompts.append(mav.prompt(st, TRANSITION, prev_state=prev, prev_action=r["prev_action"]))
+            states.append(st)
+            recs.append(r)
+    outs = model.generate(prompts, batch_size=batch_size)
+    texts = [p + o.text for p, o in zip(prompts, outs)]
+    m = mav.metrics(game, texts, states)
+    opt_n = opt_ok = 0
+    err = {"mean": [], "max": []}
+    for st, r, t, o in zip(states, recs, texts, outs):
+        vals = r.get("values") or {}
+        if not vals:
+            continue
+        pr = mav.parse(game, t, true_state=st)
+        if pr.best_present and pr.best in vals:
+            opt_n += 1
+            opt_ok += int(vals[pr.best] >= max(vals.values()) - 1e-9)
+        elif pr.best_present:
+            opt_n += 1
+        for scoring in ("mean", "max"):
+            for mv, v in o.values(scoring).items():
+                if mv in vals:
+                    err[scoring].append(abs(v - vals[mv]))
+    m["best_action_optimal"] = opt_ok / opt_n if opt_n else float("nan")
+    m["value_mae_mean"] = float(np.mean(err["mean"])) if err["mean"] else float("nan")
+    m["value_mae_max"] = float(np.mean(err["max"])) if err["max"] else float("nan")
+    m["positions"] = len(records)
+    m["prompts"] = len(prompts)
+    return m
+
+
+def trainer_metrics(trainer, n_positions: Optional[int] = None) -> Dict[str, float]:
+    """Generation metrics of a training run's current model on its first held-out positions."""
+    n = trainer.cfg.gen_eval_positions if n_positions is None else n_positions
+    store = trainer.val_store
+    if store is None or n <= 0:
+        return {}
+    recs = [store.record(i) for i in range(min(n, len(store)))]
+    model = MAVModel.from_module(trainer.model, trainer.game)
+    was_training = trainer.model.training
+    trainer.model.eval()
+    try:
+        m = evaluate_records(model, trainer.game, recs)
+    finally:
+        trainer.model.train(was_training)
+    keys = ("parsed_ok_rate", "best_action_legal", "top_all_precision", "top_all_recall", "top_all_f1",
+            "next_state_accuracy", "outcome_accuracy", "best_action_optimal", "value_mae_mean")
+    return {k: float(m[k]) for k in keys if k in m}

@@ -295,6 +295,8 @@ class Trainer:
         path = Path(path) if path else self.out / EXPORT
         meta = {"game": self.game, "steps": self.step, "tokens_seen": self.tokens_seen,
                 "train_config": dataclasses.asdict(self.cfg)}
+        if self.tok.get("vocab_fingerprint"):
+            meta["vocab_fingerprint"] = self.tok["vocab_fingerprint"]
         meta.update(info or {})
         export_model(path, {k: v for k, v in self.model.state_dict().items()}, self.model_cfg,
                      str(self.tok.get("vocab_version", "")), info=meta, dtype=self.cfg.export_dtype)

@@ -1,0 +1,133 @@
+"""``mavgame train``: generate annotated positions, train a MAV model, export it, report metrics.
+
+The argument definitions live here (imported by mavgame.cli without PyTorch); the work imports torch
+only when the command runs.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Dict
+
+
+def _kv(text: str):
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    k, v = text.split("=", 1)
+    try:
+        return k, json.loads(v)
+    except json.JSONDecodeError:
+        return k, v
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.formatter_class = argparse.ArgumentDefaultsHelpFormatter
+    g = p.add_argument_group("data (generated into --data unless it already holds a position set)")
+    g.add_argument("--game", default="connect_four", help="game to generate positions for")
+    g.add_argument("--data", required=True, help="directory of the position set (train/ and val/)")
+    g.add_argument("--games", type=int, default=0,
+                   help="epsilon-greedy games to play and annotate when --data has no position set")
+    g.add_argument("--epsilon", type=float, default=0.2, help="probability of a random move in those games")
+    g.add_argument("--random-opening", type=int, default=0, help="plies played at random at the start of each game")
+    g.add_argument("--data-seed", type=int, default=0, help="seed of the generated games")
+    g.add_argument("--gen-workers", type=int, default=1, help="processes for game generation and annotation")
+    g.add_argument("--val-fraction", type=float, default=0.02,
+                   help="share of distinct positions held out for validation (split by position)")
+    g.add_argument("--annotator-option", type=_kv, action="append", default=[], metavar="KEY=VALUE",
+                   help="annotator option, e.g. nodes=20000 for Stockfish (repeatable)")
+    g.add_argument("--generate-only", action="store_true", help="stop after writing the position set")
+
+    m = p.add_argument_group("model")
+    m.add_argument("--preset", default="small", help="model size preset: tiny, small or base")
+    m.add_argument("--d-model", type=int, help="override the preset's width")
+    m.add_argument("--layers", type=int, help="override the preset's number of layers")
+    m.add_argument("--heads", type=int, help="override the preset's attention heads")
+    m.add_argument("--kv-heads", type=int, help="override the preset's key/value heads (1: multi-query)")
+    m.add_argument("--d-ff", type=int, help="override the preset's gated MLP width")
+    m.add_argument("--mlp", choices=["swiglu", "geglu"], help="gated MLP kind")
+    m.add_argument("--untied", action="store_true", help="separate output layer (default: tied to the embedding)")
+    m.add_argument("--max-seq-len", type=int, default=512, help="longest sequence in tokens")
+
+    t = p.add_argument_group("training")
+    t.add_argument("--out", required=True, help="run directory (checkpoint.pt, log.jsonl, model.safetensors)")
+    t.add_argument("--steps", type=int, default=10000, help="optimiser steps")
+    t.add_argument("--batch-size", type=int, default=64, help="examples per micro-batch")
+    t.add_argument("--grad-accum", type=int, default=1, help="micro-batches per optimiser step")
+    t.add_argument("--lr", type=float, default=1e-3, help="peak learning rate")
+    t.add_argument("--min-lr-ratio", type=float, default=0.1, help="final learning rate as a share of --lr")
+    t.add_argument("--warmup", type=int, default=200, help="linear warmup steps")
+    t.add_argument("--weight-decay", type=float, default=0.1, help="AdamW weight decay (weight matrices only)")
+    t.add_argument("--grad-clip", type=float, default=1.0, help="gradient norm clip")
+    t.add_argument("--seed", type=int, default=0, help="seed of initialisation, example order and randomisation")
+    t.add_argument("--workers", type=int, default=1, help="DataLoader worker processes")
+    t.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    t.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
+    t.add_argument("--precision", default="auto", choices=["auto", "fp32", "bf16", "fp16"],
+                   help="auto: bf16 (or fp16) autocast on GPUs, fp32 on CPU")
+    t.add_argument("--eval-every", type=int, default=1000, help="steps between validations")
+    t.add_argument("--eval-batches", type=int, default=8, help="held-out batches for the validation loss")
+    t.add_argument("--gen-eval-positions", type=int, default=256,
+                   help="held-out positions decoded at each validation for the paper's metrics (0: off)")
+    t.add_argument("--checkpoint-every", type=int, default=500, help="steps between checkpoints")
+    t.add_argument("--stop-after", type=int, default=0,
+                   help="stop after this many steps of this invocation (resume later with the same command)")
+    t.add_argument("--export", default=None, help="path of the exported model (default: OUT/model.safetensors)")
+    t.add_argument("--export-dtype", default="float32", choices=["float32", "float16", "bfloat16"])
+    t.add_argument("--final-eval-positions", type=int, default=2000,
+                   help="held-out positions for the final metrics report (0: skip)")
+    t.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def run(args: argparse.Namespace) -> int:
+    from .data import MANIFEST, generate_positions
+    data = Path(args.data)
+    if not (data / "train" / MANIFEST).exists():
+        if args.games <= 0:
+            raise SystemExit(f"mavgame train: {data} holds no position set; pass --games N to generate one")
+        stats = generate_positions(args.game, data, args.games, seed=args.data_seed, epsilon=args.epsilon,
+                                   workers=args.gen_workers, val_fraction=args.val_fraction,
+                                   random_opening=args.random_opening,
+                                   annotator_options=dict(args.annotator_option), progress=not args.no_progress)
+        print(json.dumps({"data": stats}, sort_keys=True))
+    elif args.games:
+        print(f"mavgame train: using the existing position set in {data} (--games ignored)", file=sys.stderr)
+    if args.generate_only:
+        return 0
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise SystemExit("mavgame train needs PyTorch: pip install torch") from None
+    from .train import TrainConfig, Trainer
+    overrides: Dict[str, Any] = {}
+    for name, key in (("d_model", "d_model"), ("layers", "n_layers"), ("heads", "n_heads"),
+                      ("kv_heads", "n_kv_heads"), ("d_ff", "d_ff"), ("mlp", "mlp")):
+        v = getattr(args, name)
+        if v is not None:
+            overrides[key] = v
+    if args.untied:
+        overrides["tie_embeddings"] = False
+    cfg = TrainConfig(data=str(data), out=args.out, steps=args.steps, batch_size=args.batch_size,
+                      grad_accum=args.grad_accum, lr=args.lr, min_lr_ratio=args.min_lr_ratio, warmup=args.warmup,
+                      weight_decay=args.weight_decay, grad_clip=args.grad_clip, seed=args.seed,
+                      workers=args.workers, threads=args.threads, device=args.device, precision=args.precision,
+                      preset=args.preset, model=overrides, max_seq_len=args.max_seq_len,
+                      eval_every=args.eval_every, eval_batches=args.eval_batches,
+                      gen_eval_positions=args.gen_eval_positions, checkpoint_every=args.checkpoint_every,
+                      progress=not args.no_progress, export_dtype=args.export_dtype)
+    from .inference import trainer_metrics
+    tr = Trainer(cfg, evaluate_fn=trainer_metrics)
+    print(f"mavgame train: {tr.model_cfg.num_parameters():,} parameters, {len(tr.train_store):,} training "
+          f"positions, device {tr.device}, precision {tr.precision}, from step {tr.step}", file=sys.stderr)
+    last = tr.run(args.stop_after or None)
+    if tr.step < cfg.steps:
+        print(json.dumps({"stopped_at_step": tr.step, **last}, sort_keys=True))
+        return 0
+    report: Dict[str, Any] = {"train": last}
+    if args.final_eval_positions and tr.val_store is not None:
+        report["heldout"] = trainer_metrics(tr, n_positions=args.final_eval_positions)
+    path = tr.export(args.export, info={"metrics": report, "command": " ".join(sys.argv)})
+    report["exported"] = str(path)
+    print(json.dumps(report, sort_keys=True))
+    return 0
