@@ -1,0 +1,224 @@
+"""Agents that play with a MAV model (on the agent interface of :mod:`mavgame.agents`).
+
+- :class:`MAVGreedyAgent` ("MAV" in the paper): one model call per move with
+  ``%state %top_all %best_action``; plays the legal move with the highest value by mean scoring (the
+  expectation of the 64-way bucket distribution) or max scoring (its mode). When several moves are
+  within ``tie`` of the best value, the model's ``%best_action`` decides if it is one of them (the
+  paper's reason for %best_action: finishing won games instead of wandering among equally winning moves).
+- :class:`MAVEvaluator`: the model as the evaluator of :class:`mavgame.mcts.MCTS` (prior and values
+  from its action values, mean or max scoring), in engine mode or in the paper's engine-free state
+  tracking mode (the model also predicts the child states, legal moves and terminal results).
+- :func:`mav_mcts_agent` ("MAV-MCTS"): :class:`mavgame.agents.MCTSAgent` with that evaluator.
+
+Importing this module registers the agent kinds ``mav`` and ``mav_mcts`` for agent specs, e.g.
+``mav:scoring=max`` or ``mav_mcts:sims=64,batch=16`` (``model=PATH`` for another model than the shipped one).
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+
+from ..agents import Agent, AgentError, MCTSAgent, _mix, register_agent
+from .inference import MAVModel
+
+PLAIN = "%state %top_all %best_action"
+
+_MODELS: Dict[Any, MAVModel] = {}
+
+
+def get_model(model=None, backend: str = "auto") -> MAVModel:
+    """A MAVModel from an instance, a path, or None (the shipped Connect Four model); loaded once per path."""
+    if isinstance(model, MAVModel):
+        return model
+    key = (str(model) if model is not None else None, backend)
+    if key not in _MODELS:
+        _MODELS[key] = MAVModel.load(model, backend=backend)
+    return _MODELS[key]
+
+
+def choose_move(values: Dict[str, float], best: Optional[str], tie: float, use_best: bool) -> Optional[str]:
+    """The move with the highest value; ``best`` wins among moves within ``tie`` of the top value."""
+    if not values:
+        return None
+    top = max(values.values())
+    near = sorted(m for m, v in values.items() if v >= top - tie)
+    if use_best and best in near:
+        return best
+    return max(near, key=lambda m: values[m])
+
+
+class MAVGreedyAgent(Agent):
+    """Searchless play from the model's action values (see the module docstring).
+
+    If the model's output lists no legal move with a value (a hallucination), the agent plays its
+    ``%best_action`` when legal, else a random legal move; ``stats`` counts how often.
+    """
+
+    def __init__(self, model=None, *, scoring: str = "mean", use_best_action: bool = True, tie: float = 0.02,
+                 commands: str = PLAIN, backend: str = "auto", seed: Optional[int] = None,
+                 name: Optional[str] = None):
+        if scoring not in ("mean", "max"):
+            raise ValueError(f"scoring must be 'mean' or 'max', not {scoring!r}")
+        self.model = get_model(model, backend)
+        self.scoring = scoring
+        self.use_best_action = bool(use_best_action)
+        self.tie = float(tie)
+        self.commands = commands
+        self.name = name or f"mav-{scoring}"
+        game = self.model.game
+        self.games = (game,) if game else None
+        self._seed = seed
+        self._rng = np.random.default_rng(seed)
+        self.stats = {"moves": 0, "from_values": 0, "from_best_action": 0, "random_fallback": 0}
+
+    def setup(self, game, *, seed=None, player=None):
+        self.check_game(game)
+        self._rng = np.random.default_rng(_mix(self._seed, seed))
+
+    def decide(self, state):
+        """(move, parse result, output) for a state."""
+        (pr, out), = self.model.analyse([state], self.commands)
+        legal = set(state.legal_moves())
+        vals = {m: v for m, v in out.values(self.scoring).items() if m in legal}
+        best = pr.best if pr.best_present and pr.best in legal else None
+        mv = choose_move(vals, best, self.tie, self.use_best_action)
+        return mv, pr, out
+
+    def act(self, state):
+        if state.is_terminal():
+            raise AgentError(f"{self.name}: asked to move in a finished game {state.text()!r}")
+        mv, pr, out = self.decide(state)
+        self.stats["moves"] += 1
+        if mv is not None:
+            self.stats["from_values"] += 1
+            return mv
+        legal = state.legal_moves()
+        if pr.best_present and pr.best in legal:
+            self.stats["from_best_action"] += 1
+            return pr.best
+        self.stats["random_fallback"] += 1
+        return legal[int(self._rng.integers(len(legal)))]
+
+    def __getstate__(self):
+        d = dict(self.__dict__)
+        d["model"] = self.model.path  # reloaded in the receiving process
+        return d
+
+    def __setstate__(self, d):
+        self.__dict__.update(d)
+        if not isinstance(self.model, MAVModel):
+            self.model = get_model(self.model)
+
+
+class MAVEvaluator:
+    """MCTS evaluator: one batched model call per batch of leaves.
+
+    Engine mode: returns each leaf's legal-move values (mean or max scored); output with no usable value
+    is handed to the search as text, whose parser marks the leaf hallucinated. State tracking: returns
+    the predicted state (converted to the game's text), the predicted moves with values and the
+    predicted result of terminal states; unusable output marks the leaf hallucinated.
+    """
+
+    def __init__(self, model=None, *, scoring: str = "mean", backend: str = "auto", batch_size: int = 64):
+        if scoring not in ("mean", "max"):
+            raise ValueError(f"scoring must be 'mean' or 'max', not {scoring!r}")
+        self.model = get_model(model, backend)
+        self.scoring = scoring
+        self.batch_size = batch_size
+        self.name = f"mav-{scoring}"
+        self.calls = 0
+        self.evaluations = 0
+
+    def __call__(self, requests: Sequence[Any]) -> List[Any]:
+        from .. import mav
+        prompts = [r.prompt for r in requests]
+        if any(p is None for p in prompts):
+            raise ValueError("the MAV evaluator needs MAV prompts (this game has no MAV format)")
+        outs = self.model.generate(prompts, batch_size=self.batch_size)
+        self.calls += 1
+        self.evaluations += len(requests)
+        results: List[Any] = []
+        for r, p, o in zip(requests, prompts, outs):
+            vals = o.values(self.scoring)
+            if r.parent_text is None and r.legal_actions is not None:   # engine mode
+                legal = set(r.legal_moves)
+                vals = {m: v for m, v in vals.items() if m in legal}
+                results.append({"values": vals} if vals else o.text)
+                continue
+            game = self.model.game or _game_of(p)
+            pr = mav.parse(game, p + o.text)
+            if pr.outcome is not None:
+                results.append({"result": pr.outcome, "state": pr.cur.text or r.parent_text or "", "moves": []})
+                continue
+            if not pr.cur.valid or not pr.top:
+                results.append(False)
+                continue
+            moves = [m.move for m in pr.top if m.status != "malformed" and not m.duplicate]
+            results.append({"state": pr.cur.text, "moves": moves,
+                            "values": {m: vals[m] for m in moves if m in vals}})
+        return results
+
+
+def _game_of(prompt: str) -> str:
+    head = prompt.split("\n", 1)[0]
+    for part in head.split():
+        if part.startswith("game="):
+            return part[5:].rstrip(">")
+    raise ValueError(f"no game in MAV header {head!r}")
+
+
+class MAVMCTSAgent(MCTSAgent):
+    """MCTSAgent whose search may find no move when the model never answers usably for the root (an
+    untrained or badly hallucinating model): it then plays a random legal move and counts it in
+    ``stats['random_fallback']``."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.stats = {"moves": 0, "random_fallback": 0}
+        self._rng = np.random.default_rng(self._seed)
+
+    def setup(self, game, *, seed=None, player=None):
+        super().setup(game, seed=seed, player=player)
+        self._rng = np.random.default_rng(_mix(self._seed, seed))
+
+    def act(self, state):
+        self.stats["moves"] += 1
+        try:
+            return super().act(state)
+        except AgentError:
+            self.stats["random_fallback"] += 1
+            legal = state.legal_moves()
+            if self._mcts is not None:
+                self._mcts.reset()
+            return legal[int(self._rng.integers(len(legal)))]
+
+
+def mav_mcts_agent(model=None, sims: int = 64, *, scoring: str = "mean", batch_size: int = 16,
+                   state_tracking: bool = False, backend: str = "auto", name: Optional[str] = None,
+                   **mcts_kwargs) -> MAVMCTSAgent:
+    """MAV-MCTS: MCTS with the model as prior, value function (and, with state_tracking, world model)."""
+    ev = MAVEvaluator(model, scoring=scoring, backend=backend, batch_size=max(batch_size, 1))
+    game = ev.model.game
+    kw = dict(batch_size=batch_size, state_tracking=bool(state_tracking))
+    if state_tracking and game:
+        kw["game"] = game
+    kw.update(mcts_kwargs)
+    st = "-st" if state_tracking else ""
+    return MAVMCTSAgent(ev, sims, name=name or f"mav-mcts{st}-{scoring}-{sims}", games=(game,) if game else None,
+                        **kw)
+
+
+def _make_mav(model: Optional[str] = None, scoring: str = "mean", best: int = 1, tie: float = 0.02,
+              backend: str = "auto", **kw) -> MAVGreedyAgent:
+    return MAVGreedyAgent(model, scoring=scoring, use_best_action=bool(best), tie=tie, backend=backend, **kw)
+
+
+def _make_mav_mcts(model: Optional[str] = None, sims: int = 64, scoring: str = "mean", batch: int = 16,
+                   state_tracking: int = 0, backend: str = "auto", **kw) -> MCTSAgent:
+    return mav_mcts_agent(model, sims, scoring=scoring, batch_size=batch, state_tracking=bool(state_tracking),
+                          backend=backend, **kw)
+
+
+register_agent("mav", _make_mav)
+register_agent("mav_mcts", _make_mav_mcts)
