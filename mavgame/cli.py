@@ -46,6 +46,11 @@ def cmd_perft(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_train(args: argparse.Namespace) -> int:
+    from .model import command
+    return command.run(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mavgame", description="Planning with language models in board games.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -61,6 +66,14 @@ def build_parser() -> argparse.ArgumentParser:
     pf.add_argument("--board-size", type=int, default=0, help="board size for sized games such as hex")
     pf.add_argument("--divide", action="store_true", help="print the count below each legal move")
     pf.set_defaults(func=cmd_perft)
+
+    from .model import command as _train_command
+    tr = sub.add_parser("train", help="generate annotated positions and train a MAV model (needs PyTorch)",
+                        description="Generate engine-annotated positions (epsilon-greedy games), train a MAV "
+                        "transformer on them, export it (safetensors) and report the held-out metrics. "
+                        "Resumes from OUT/checkpoint.pt when it exists.")
+    _train_command.add_arguments(tr)
+    tr.set_defaults(func=cmd_train)
     return p
 
 
