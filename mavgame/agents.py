@@ -1,0 +1,658 @@
+"""Agents: anything that picks a move in a game state.
+
+The interface is small::
+
+    class Agent:
+        name: str
+        def setup(self, game, *, seed=None, player=None): ...   # optional, before each game
+        def act(self, state) -> move                              # an int action or a move string
+        def close(self): ...                                      # optional, release engines
+
+``state`` is a :class:`mavgame.State` (or one of the game classes) that the agent must not keep
+modified: it may push and pop, but must leave it as it found it.  Built-in agents:
+
+======================  =====================================================================
+spec                    agent
+======================  =====================================================================
+``random``              uniformly random legal moves (``seed``)
+``stockfish``           Stockfish (chess, Chess960): ``skill`` (Skill Level 0..20), ``elo``
+                        (UCI_LimitStrength), ``movetime`` ms (default 100), ``nodes``, ``depth``,
+                        ``threads``, ``hash``, ``path``
+``uci``                 any UCI engine: ``path`` and the same options as ``stockfish``
+``mcts``                :class:`mavgame.MCTS` with an evaluator: ``sims`` (default 200),
+                        ``evaluator`` (playout, c4_solver, stockfish, constant), ``batch``, ``c_puct``,
+                        ``k``, ``eps``, ``tau``, ``playouts``, ``nodes`` (stockfish evaluator)
+``uct``                 the basic random-playout UCT baseline: ``sims`` (default 200), ``c``
+``solver_mcts``         MCTS guided by the perfect Connect Four solver (``sims``, default 50)
+``perfect``             perfect play: the Connect Four solver, the Hex solver (boards up to
+                        7x7), exact minimax for tic-tac-toe
+``minimax``             exact memoized minimax (small games only: tic-tac-toe, tiny Hex)
+``python``              a Python callable ``fn(state) -> move``: ``fn=package.module:function``
+======================  =====================================================================
+
+A spec is ``kind`` or ``kind:key=value,key=value`` (e.g. ``stockfish:skill=3,movetime=50``);
+:func:`make_agent` builds an agent from it, :func:`register_agent` adds kinds (the MAV model agents
+register themselves this way).  :class:`CallableAgent` wraps any Python function.
+"""
+from __future__ import annotations
+
+import importlib
+import random as _random
+from typing import Any, Callable, Dict, Optional, Union
+
+import numpy as np
+
+from . import _core
+
+__all__ = [
+    "Agent", "RandomAgent", "CallableAgent", "UCIAgent", "StockfishAgent", "MCTSAgent", "UCTAgent",
+    "PerfectConnectFourAgent", "PerfectHexAgent", "MinimaxAgent", "make_agent", "register_agent", "agent_kinds", "parse_spec",
+    "resolve_move", "AgentError",
+]
+
+Move = Union[int, str]
+
+
+def _mix(a: Optional[int], b: Optional[int]) -> int:
+    """A deterministic 31-bit seed from two optional seeds."""
+    return ((int(a or 0) * 1_000_003) ^ (int(b or 0) * 7_919 + 12_345)) & 0x7FFFFFFF
+
+
+class AgentError(RuntimeError):
+    """An agent could not produce a legal move (the message names the agent and the position)."""
+
+
+def resolve_move(state, move: Any, who: str = "agent") -> int:
+    """An agent's answer (int action, numpy int or move string) as a legal action of ``state``."""
+    if isinstance(move, (bool, np.bool_)):
+        raise AgentError(f"{who} returned {move!r}, not a move, in position {state.text()!r}")
+    if isinstance(move, (int, np.integer)):
+        a = int(move)
+        if not state.is_legal(a):
+            raise AgentError(f"{who} returned the illegal action {a} in position {state.text()!r}")
+        return a
+    if isinstance(move, str):
+        try:
+            return int(state.action_from_str(move))
+        except ValueError as e:
+            raise AgentError(f"{who} returned the illegal move {move!r} in position {state.text()!r}: {e}") from None
+    raise AgentError(f"{who} returned {move!r} ({type(move).__name__}), not a move, in position {state.text()!r}")
+
+
+class Agent:
+    """Base class; subclasses override :meth:`act` (and :meth:`setup` / :meth:`close` if needed).
+
+    ``games``: the games the agent can play (None: any)."""
+
+    name: str = "agent"
+    games: Optional[tuple] = None
+    spec: Optional[str] = None  # the spec string that rebuilds this agent, when built from one
+
+    def setup(self, game: str, *, seed: Optional[int] = None, player: Optional[int] = None) -> None:
+        """Called before each game with its name, a per-game seed and the player (0 or 1)."""
+
+    def act(self, state) -> Move:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release resources (engine processes)."""
+
+    def check_game(self, game: str) -> None:
+        if self.games is not None and game not in self.games:
+            raise AgentError(f"agent {self.name!r} cannot play {game!r} (it plays {', '.join(self.games)})")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+class RandomAgent(Agent):
+    """Uniformly random legal moves."""
+
+    def __init__(self, seed: Optional[int] = None, name: str = "random"):
+        self.name = name
+        self._seed = seed
+        self._rng = np.random.default_rng(seed)
+
+    def setup(self, game, *, seed=None, player=None):
+        if seed is not None:
+            self._rng = np.random.default_rng(seed if self._seed is None else (self._seed, seed))
+
+    def act(self, state) -> int:
+        acts = state.legal_actions()
+        if acts.size == 0:
+            raise AgentError(f"no legal move in position {state.text()!r}")
+        return int(acts[self._rng.integers(acts.size)])
+
+
+class CallableAgent(Agent):
+    """Any Python callable ``fn(state) -> move`` as an agent.
+
+    ``setup`` (optional) is called as ``setup(game, seed=..., player=...)`` before each game."""
+
+    def __init__(self, fn: Callable[[Any], Move], name: Optional[str] = None,
+                 setup: Optional[Callable[..., None]] = None, games: Optional[tuple] = None):
+        if not callable(fn):
+            raise TypeError(f"CallableAgent needs a callable, not {type(fn).__name__}")
+        self.fn = fn
+        self._setup = setup
+        self.games = games
+        self.name = name or getattr(fn, "__name__", "callable")
+
+    def setup(self, game, *, seed=None, player=None):
+        if self._setup is not None:
+            self._setup(game, seed=seed, player=player)
+
+    def act(self, state) -> Move:
+        return self.fn(state)
+
+
+# ---------------------------------------------------------------------------------------------
+# UCI engines
+
+
+class UCIAgent(Agent):
+    """A UCI engine playing chess or Chess960 (Stockfish by default).
+
+    The engine process starts on first use (so an agent can be built in one process and play in
+    another) and gets the game's full move history, so it sees repetitions.  ``skill`` sets
+    Stockfish's Skill Level (0..20), ``elo`` its UCI_LimitStrength/UCI_Elo; the search limit is
+    ``movetime`` (ms), ``nodes`` or ``depth`` (default: movetime 100)."""
+
+    games = ("chess", "chess960")
+
+    def __init__(self, path: str = "stockfish", *, skill: Optional[int] = None, elo: Optional[int] = None,
+                 movetime: Optional[int] = None, nodes: Optional[int] = None, depth: Optional[int] = None,
+                 threads: int = 1, hash: int = 16, options: Optional[Dict[str, Any]] = None,
+                 name: Optional[str] = None, timeout: float = 10.0):
+        self.path = path
+        self.skill = skill
+        self.elo = elo
+        if movetime is None and nodes is None and depth is None:
+            movetime = 100
+        self.limits = {k: int(v) for k, v in (("movetime", movetime), ("nodes", nodes), ("depth", depth))
+                       if v is not None}
+        self.options: Dict[str, Any] = {"Threads": threads, "Hash": hash}
+        if skill is not None:
+            if not 0 <= int(skill) <= 20:
+                raise ValueError(f"Stockfish skill level must lie in 0..20, not {skill}")
+            self.options["Skill Level"] = int(skill)
+        if elo is not None:
+            self.options["UCI_LimitStrength"] = True
+            self.options["UCI_Elo"] = int(elo)
+        if options:
+            self.options.update(options)
+        self.timeout = timeout
+        if name is None:
+            base = "stockfish" if path == "stockfish" else path.rsplit("/", 1)[-1]
+            name = base + (f"-skill{skill}" if skill is not None else "") + (f"-elo{elo}" if elo is not None else "")
+        self.name = name
+        self._engine = None
+        self._game = None
+
+    @property
+    def engine(self):
+        if self._engine is None or self._engine.closed:
+            from .uci import UCIEngine
+            opts = {k: v for k, v in self.options.items()}
+            eng = UCIEngine(self.path, timeout=self.timeout)
+            for k in ("Threads", "Hash"):  # tolerate engines without these
+                if k.lower() not in eng.options:
+                    opts.pop(k, None)
+            try:
+                eng.configure(opts)
+            except BaseException:
+                eng.close()
+                raise
+            self._engine = eng
+            self._chess960 = None
+        return self._engine
+
+    def setup(self, game, *, seed=None, player=None):
+        self.check_game(game)
+        eng = self.engine
+        c960 = game == "chess960"
+        if "uci_chess960" in eng.options and self._chess960 != c960:
+            eng.set_option("UCI_Chess960", c960)
+            self._chess960 = c960
+        eng.new_game()
+        self._game = game
+
+    def act(self, state) -> int:
+        if self._game != state.game:
+            self.setup(state.game)
+        root = _core.State(state.game, state.root_text(), state.board_size, state.flags)
+        moves = []
+        for a in state.history():
+            moves.append(root.action_to_str(int(a)))
+            root.push(int(a))
+        best = self.engine.play(state.root_text(), moves, **self.limits)
+        if best is None:
+            raise AgentError(f"engine {self.name!r} found no move in position {state.text()!r}")
+        try:
+            return int(state.action_from_str(best))
+        except ValueError as e:
+            raise AgentError(f"engine {self.name!r} played the illegal move {best!r} in position "
+                             f"{state.text()!r}: {e}") from None
+
+    def close(self) -> None:
+        if self._engine is not None:
+            self._engine.close()
+            self._engine = None
+
+    def __getstate__(self):
+        d = dict(self.__dict__)
+        d["_engine"] = None  # engines do not travel between processes; a new one starts on use
+        return d
+
+
+class StockfishAgent(UCIAgent):
+    """Stockfish at a skill level (see :class:`UCIAgent`)."""
+
+    def __init__(self, skill: Optional[int] = None, *, path: str = "stockfish", **kwargs):
+        super().__init__(path, skill=skill, **kwargs)
+
+
+# ---------------------------------------------------------------------------------------------
+# search agents
+
+
+class MCTSAgent(Agent):
+    """:class:`mavgame.MCTS` with any evaluator (a name, a capsule or a Python callable).
+
+    The tree is rebuilt before each game (``seed`` per game) and reused between the agent's moves."""
+
+    def __init__(self, evaluator: Any = "playout", sims: int = 200, *, name: Optional[str] = None,
+                 games: Optional[tuple] = None, **mcts_kwargs):
+        self.evaluator = evaluator
+        self.sims = int(sims)
+        self.kwargs = mcts_kwargs
+        self.games = games
+        ev_name = evaluator if isinstance(evaluator, str) else getattr(evaluator, "name", type(evaluator).__name__)
+        self.name = name or f"mcts-{ev_name}-{self.sims}"
+        self._mcts = None
+        self._seed = mcts_kwargs.pop("seed", 0)
+
+    def _new(self, seed):
+        from .mcts import MCTS
+        ev = self.evaluator
+        if callable(ev) and getattr(ev, "_agent_factory", False):
+            ev = ev()
+        self._mcts = MCTS(ev, num_simulations=self.sims, seed=int(seed) & 0x7FFFFFFF, **self.kwargs)
+
+    def setup(self, game, *, seed=None, player=None):
+        self.check_game(game)
+        self._new(_mix(self._seed, seed))
+
+    def act(self, state) -> Move:
+        if self._mcts is None:
+            self._new(self._seed)
+        res = self._mcts.search(state)
+        if res.best_action is not None:
+            return int(res.best_action)
+        if res.best_move is None:
+            raise AgentError(f"MCTS agent {self.name!r} found no move in position {state.text()!r}")
+        return res.best_move
+
+    def __getstate__(self):
+        d = dict(self.__dict__)
+        d["_mcts"] = None
+        return d
+
+
+class UCTAgent(Agent):
+    """The basic MCTS baseline: UCT with uniformly random playouts.
+
+    Uses the C implementation ``mavgame._core.playout_mcts`` when the core has it, else
+    :class:`mavgame.MCTS` with its playout evaluator (uniform prior)."""
+
+    def __init__(self, sims: int = 200, *, c: float = 2 ** 0.5, name: Optional[str] = None, seed: int = 0):
+        self.sims = int(sims)
+        self.c = float(c)
+        self.name = name or f"uct-{self.sims}"
+        self._seed = seed
+        self._rng = _random.Random(seed)
+        self._fallback = None
+
+    def setup(self, game, *, seed=None, player=None):
+        self._rng = _random.Random(_mix(self._seed, seed))
+        self._fallback = None
+
+    def act(self, state) -> Move:
+        fn = getattr(_core, "playout_mcts", None)
+        if fn is not None:
+            return int(_playout_mcts_call(fn, state, self.sims, self.c, self._rng.getrandbits(31)))
+        if self._fallback is None:
+            self._fallback = MCTSAgent("playout", self.sims, seed=self._rng.getrandbits(31))
+        return self._fallback.act(state)
+
+
+def _playout_mcts_call(fn, state, sims, c, seed):
+    """The core's playout UCT: its most visited action."""
+    r = fn(state, sims, seed=seed, c=c)
+    return r["best_action"] if isinstance(r, dict) else r
+
+
+class PerfectConnectFourAgent(Agent):
+    """Perfect Connect Four play with the core's solver: the fastest win, else a draw, else the
+    slowest loss; ties broken at random (``seed``) or towards the centre (``tiebreak="center"``).
+
+    ``max_seconds`` caps each solve (then the best of the moves solved so far is played, which is
+    no longer guaranteed perfect); 0 means no cap."""
+
+    games = ("connect_four",)
+
+    def __init__(self, *, seed: Optional[int] = None, tiebreak: str = "random", max_seconds: float = 0.0,
+                 tt_log2: int = 0, name: str = "perfect"):
+        if tiebreak not in ("random", "center"):
+            raise ValueError(f"tiebreak must be 'random' or 'center', not {tiebreak!r}")
+        self.name = name
+        self.tiebreak = tiebreak
+        self.max_seconds = float(max_seconds)
+        self.tt_log2 = int(tt_log2)
+        self._seed = seed
+        self._rng = np.random.default_rng(seed)
+        self._solver = None
+
+    def setup(self, game, *, seed=None, player=None):
+        self.check_game(game)
+        if seed is not None:
+            self._rng = np.random.default_rng(seed if self._seed is None else (self._seed, seed))
+
+    def move_scores(self, state) -> np.ndarray:
+        """Solver score of each column (NaN: full)."""
+        if self._solver is None:
+            self._solver = _core.C4Solver(self.tt_log2)
+        _, scores, _, _ = _core.c4_solve(state, max_seconds=self.max_seconds, moves=True, solver=self._solver)
+        return np.asarray(scores, dtype=float)
+
+    def act(self, state) -> Move:
+        scores = self.move_scores(state)
+        legal = [int(a) for a in state.legal_actions()]
+        cols = {int(state.action_from_str(str(c + 1))): c for c in range(7) if str(c + 1) in state.legal_moves()}
+        vals = {a: scores[cols[a]] for a in legal if a in cols and not np.isnan(scores[cols[a]])}
+        if not vals:
+            if not legal:
+                raise AgentError(f"no legal move in position {state.text()!r}")
+            return legal[int(self._rng.integers(len(legal)))]
+        best = max(vals.values())
+        cands = sorted(a for a, v in vals.items() if v == best)
+        if self.tiebreak == "center":
+            return min(cands, key=lambda a: abs(cols[a] - 3))
+        return cands[int(self._rng.integers(len(cands)))]
+
+    def __getstate__(self):
+        d = dict(self.__dict__)
+        d["_solver"] = None
+        return d
+
+
+class PerfectHexAgent(Agent):
+    """Perfect Hex play on small boards (up to 7x7) with the core's exact solver: a winning move
+    if there is one (at random among them, ``seed``), else a random move (every move loses)."""
+
+    games = ("hex",)
+
+    def __init__(self, *, seed: Optional[int] = None, max_nodes: int = 0, name: str = "perfect"):
+        self.name = name
+        self._seed = seed
+        self.max_nodes = int(max_nodes)
+        self._rng = np.random.default_rng(seed)
+
+    def setup(self, game, *, seed=None, player=None):
+        self.check_game(game)
+        if seed is not None:
+            self._rng = np.random.default_rng(seed if self._seed is None else (self._seed, seed))
+
+    def act(self, state) -> int:
+        value, move_values, complete = _core.hex_solve(state, max_nodes=self.max_nodes)
+        legal = [int(a) for a in state.legal_actions()]
+        if not legal:
+            raise AgentError(f"no legal move in position {state.text()!r}")
+        wins = [a for a in legal if a < len(move_values) and move_values[a] > 0]
+        pool = wins or legal
+        return pool[int(self._rng.integers(len(pool)))]
+
+
+class MinimaxAgent(Agent):
+    """Exact minimax with memoization, for small games (tic-tac-toe, tiny Hex boards).
+
+    Prefers the fastest win and the slowest loss; ties broken at random (``seed``).  ``max_nodes``
+    guards against games that are too large."""
+
+    def __init__(self, *, seed: Optional[int] = None, max_nodes: int = 5_000_000, name: str = "minimax"):
+        self.name = name
+        self._seed = seed
+        self._rng = np.random.default_rng(seed)
+        self.max_nodes = max_nodes
+        self._memo: Dict[tuple, int] = {}
+        self._nodes = 0
+
+    def setup(self, game, *, seed=None, player=None):
+        if seed is not None:
+            self._rng = np.random.default_rng(seed if self._seed is None else (self._seed, seed))
+
+    def _value(self, s) -> int:
+        """Value for the side to move: +(1000 - plies) win, 0 draw, -(1000 - plies) loss."""
+        key = (s.hash, s.to_move, s.text())
+        v = self._memo.get(key)
+        if v is not None:
+            return v
+        self._nodes += 1
+        if self._nodes > self.max_nodes:
+            raise AgentError(f"minimax agent {self.name!r}: game {s.game!r} is too large "
+                             f"(more than {self.max_nodes} positions)")
+        res, _ = s.outcome()
+        if res != 0:
+            if res == 3:
+                v = 0
+            else:
+                # the player who just moved won: the side to move lost
+                v = -1000
+        else:
+            best = -10**9
+            for a in s.legal_actions():
+                s.push(int(a))
+                val = -self._value(s)
+                s.pop()
+                # prefer shorter wins / longer losses
+                val = val - 1 if val > 0 else (val + 1 if val < 0 else 0)
+                if val > best:
+                    best = val
+            v = best
+        self._memo[key] = v
+        return v
+
+    def action_values(self, state) -> Dict[int, int]:
+        s = state.copy()
+        out = {}
+        for a in s.legal_actions():
+            s.push(int(a))
+            out[int(a)] = -self._value(s)
+            s.pop()
+        return out
+
+    def act(self, state) -> int:
+        vals = self.action_values(state)
+        if not vals:
+            raise AgentError(f"no legal move in position {state.text()!r}")
+        best = max(vals.values())
+        cands = sorted(a for a, v in vals.items() if v == best)
+        return cands[int(self._rng.integers(len(cands)))]
+
+
+# ---------------------------------------------------------------------------------------------
+# specs
+
+
+def _parse_value(v: str) -> Any:
+    low = v.lower()
+    if low in ("true", "yes", "on"):
+        return True
+    if low in ("false", "no", "off"):
+        return False
+    if low in ("none", "null"):
+        return None
+    try:
+        return int(v)
+    except ValueError:
+        pass
+    try:
+        return float(v)
+    except ValueError:
+        return v
+
+
+def parse_spec(spec: str):
+    """``"kind:key=value,key=value"`` -> (kind, {key: value}) with numbers and booleans parsed."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"empty agent spec {spec!r}")
+    kind, _, rest = spec.strip().partition(":")
+    kwargs: Dict[str, Any] = {}
+    if rest:
+        for part in rest.split(","):
+            if not part.strip():
+                continue
+            k, eq, v = part.partition("=")
+            if not eq or not k.strip():
+                raise ValueError(f"agent spec {spec!r}: expected key=value, got {part!r}")
+            kwargs[k.strip()] = _parse_value(v.strip())
+    return kind.strip(), kwargs
+
+
+def _make_stockfish(**kw):
+    return StockfishAgent(**kw)
+
+
+def _make_uci(path: Optional[str] = None, **kw):
+    if not path:
+        raise ValueError("the uci agent needs path=<engine binary>")
+    return UCIAgent(path, **kw)
+
+
+def _make_mcts(sims: int = 200, evaluator: str = "playout", batch: int = 1, nodes: int = 2000, **kw):
+    games = None
+    ev: Any = evaluator
+    if evaluator in ("stockfish", "uci"):
+        path = kw.pop("path", "stockfish")
+
+        def factory(path=path, nodes=nodes):
+            from .evaluators import UCIEvaluator
+            return UCIEvaluator(path, nodes=nodes)
+        factory._agent_factory = True  # type: ignore[attr-defined]
+        ev = factory
+        games = ("chess",)
+    elif evaluator in ("c4_solver", "solver"):
+        games = ("connect_four",)
+    name = kw.pop("name", None) or f"mcts-{evaluator}-{sims}"
+    return MCTSAgent(ev, sims, batch_size=batch, name=name, games=games, **kw)
+
+
+def _make_solver_mcts(sims: int = 50, **kw):
+    name = kw.pop("name", None) or f"solver-mcts-{sims}"
+    return MCTSAgent("c4_solver", sims, name=name, games=("connect_four",), **kw)
+
+
+class _PerfectAny(Agent):
+    """``perfect``: the Connect Four solver in Connect Four, exact minimax in other (small) games."""
+
+    def __init__(self, **kw):
+        self.kw = kw
+        self.name = kw.get("name", "perfect")
+        self._c4: Optional[PerfectConnectFourAgent] = None
+        self._mm: Optional[MinimaxAgent] = None
+        self._hex: Optional[PerfectHexAgent] = None
+        self._cur: Optional[Agent] = None
+
+    def _pick(self, game):
+        if game == "connect_four":
+            if self._c4 is None:
+                self._c4 = PerfectConnectFourAgent(**self.kw)
+            return self._c4
+        if game in ("chess", "chess960", "gardner"):
+            raise AgentError(f"agent {self.name!r}: no perfect player for {game!r}")
+        if game == "hex":
+            if self._hex is None:
+                kw = {k: v for k, v in self.kw.items() if k in ("seed", "name", "max_nodes")}
+                self._hex = PerfectHexAgent(**kw)
+            return self._hex
+        if self._mm is None:
+            kw = {k: v for k, v in self.kw.items() if k in ("seed", "name", "max_nodes")}
+            self._mm = MinimaxAgent(**kw)
+        return self._mm
+
+    def setup(self, game, *, seed=None, player=None):
+        self._cur = self._pick(game)
+        self._cur.setup(game, seed=seed, player=player)
+
+    def act(self, state):
+        if self._cur is None:
+            self._cur = self._pick(state.game)
+        return self._cur.act(state)
+
+
+def _make_python(fn: Optional[str] = None, name: Optional[str] = None, **kw):
+    if not fn or ":" not in str(fn):
+        raise ValueError("the python agent needs fn=package.module:function")
+    mod, _, attr = str(fn).partition(":")
+    try:
+        obj = getattr(importlib.import_module(mod), attr)
+    except (ImportError, AttributeError) as e:
+        raise ValueError(f"cannot load agent function {fn!r}: {e}") from None
+    if isinstance(obj, type) and issubclass(obj, Agent):
+        return obj(**kw)
+    if kw:
+        base = obj
+        obj = lambda state, _b=base, _kw=kw: _b(state, **_kw)  # noqa: E731
+    return CallableAgent(obj, name=name or attr)
+
+
+_KINDS: Dict[str, Callable[..., Agent]] = {
+    "random": lambda **kw: RandomAgent(**kw),
+    "stockfish": _make_stockfish,
+    "uci": _make_uci,
+    "mcts": _make_mcts,
+    "uct": lambda **kw: UCTAgent(**kw),
+    "solver_mcts": _make_solver_mcts,
+    "perfect": lambda **kw: _PerfectAny(**kw),
+    "minimax": lambda **kw: MinimaxAgent(**kw),
+    "python": _make_python,
+}
+
+
+def register_agent(kind: str, factory: Callable[..., Agent]) -> None:
+    """Make ``kind`` available in specs: ``factory(**kwargs)`` builds the agent."""
+    if not kind or ":" in kind or "=" in kind or "," in kind:
+        raise ValueError(f"invalid agent kind {kind!r}")
+    _KINDS[kind] = factory
+
+
+def agent_kinds() -> list:
+    return sorted(_KINDS)
+
+
+def make_agent(spec: Union[str, Agent, Callable], name: Optional[str] = None) -> Agent:
+    """An agent from a spec string (see the module docstring), an Agent, or a callable."""
+    if isinstance(spec, Agent):
+        if name:
+            spec.name = name
+        return spec
+    if callable(spec) and not isinstance(spec, str):
+        return CallableAgent(spec, name=name)
+    kind, kwargs = parse_spec(spec)
+    factory = _KINDS.get(kind)
+    if factory is None:
+        raise ValueError(f"unknown agent kind {kind!r} in spec {spec!r} (known: {', '.join(agent_kinds())})")
+    try:
+        agent = factory(**kwargs)
+    except TypeError as e:
+        raise ValueError(f"agent spec {spec!r}: {e}") from None
+    agent.spec = spec
+    if name:
+        agent.name = name
+    return agent
