@@ -43,8 +43,18 @@ def move_value(s, a) -> int:
     return v
 
 
+_DISCOUNTED = {}
+
+
 def discounted(s) -> float:
     """Negamax with a discount per ply, so that faster wins (and slower losses) score higher."""
+    key = s.text()
+    if key not in _DISCOUNTED:
+        _DISCOUNTED[key] = _discounted(s)
+    return _DISCOUNTED[key]
+
+
+def _discounted(s) -> float:
     res = s.result()
     if res != "*":
         return 0.0 if res == "1/2-1/2" else -1.0  # the side to move has lost
