@@ -383,7 +383,8 @@ int mg_mcts_set_root(mg_mcts *m, const void *state, int ply, char *err, size_t e
         return MG_ERR;
     }
     tree_clear(m);
-    memcpy(m->root_state, state, m->ss);
+    if (state != m->root_state)
+        memcpy(m->root_state, state, m->ss);
     m->root_ply = ply;
     mcts_node *nd = &m->a.nodes[0];
     node_init(nd, m->g->to_move(state));
