@@ -60,7 +60,7 @@ def test_chess_state_matches_python_chess(game):
         back = mav.state_from_text(game, st)
         assert back.text() == s.text()
         n += 1
-    assert n > 10
+    assert n == scaled(40)
 
 
 def test_state_texts_fixed_layout():
