@@ -6,10 +6,17 @@ wraps them in Python classes in the style of python-chess and OpenSpiel.
 from . import _core
 from ._core import State
 from .games.chess import Chess, Chess960, ChessFamily
+from .games.connect_four import ConnectFour
+from .games.gardner import Gardner
+from .games.tictactoe import TicTacToe
+from .mcts import MCTS
 
 __version__ = "0.1.0"
 
-__all__ = ["State", "Chess", "Chess960", "ChessFamily", "game_names", "__version__"]
+__all__ = [
+    "State", "Chess", "Chess960", "ChessFamily", "Gardner", "ConnectFour", "TicTacToe", "MCTS",
+    "game_names", "__version__",
+]
 
 
 def game_names() -> list:
