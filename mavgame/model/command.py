@@ -126,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     report: Dict[str, Any] = {"train": last}
     if args.final_eval_positions and tr.val_store is not None:
-        report["heldout"] = trainer_metrics(tr, n_positions=args.final_eval_positions)
+        report["heldout"] = trainer_metrics(tr, n_positions=args.final_eval_positions, full=True)
     path = tr.export(args.export, info={"metrics": report, "command": " ".join(sys.argv)})
     report["exported"] = str(path)
     print(json.dumps(report, sort_keys=True))

@@ -483,17 +483,23 @@ def _new_state(game: str, board_size: int = 0, text: Optional[str] = None):
 def play_annotated_game(game: str, annotate, rng: np.random.Generator, epsilon: float, max_plies: int = 0,
                         board_size: int = 0, cache: Optional[Dict[str, Any]] = None, random_opening: int = 0):
     """One epsilon-greedy game: every position annotated; greedy moves are drawn uniformly among the moves
-    of maximal value, a uniformly random legal move with probability epsilon (and for the first
-    ``random_opening`` plies). Returns the list of records, terminal position included, with None for
-    positions the annotator gave up on (``annotate`` returned None; a random move is played there)."""
+    of maximal value, a uniformly random legal move with probability epsilon. The first ``random_opening``
+    plies are random moves, neither annotated nor recorded. Returns the records from there on, terminal
+    position included, with ``{"skipped": True, "ply": n}`` for positions the annotator gave up on
+    (``annotate`` returned None; a random move is played there)."""
     st = _new_state(game, board_size)
-    recs = []
+    recs: List[Optional[Dict[str, Any]]] = []
     prev: Optional[Tuple[str, str]] = None
+    while st.ply < random_opening and not st.is_terminal():
+        moves = st.legal_moves()
+        mv = moves[int(rng.integers(len(moves)))]
+        prev = (st.text(), mv)
+        st.push(mv)
     while True:
         text = st.text()
         rec: Dict[str, Any] = {"state": text, "prev_state": prev[0] if prev else None,
-                               "prev_action": prev[1] if prev else None, "ply": len(recs)}
-        if st.is_terminal() or (max_plies and len(recs) >= max_plies):
+                               "prev_action": prev[1] if prev else None, "ply": st.ply}
+        if st.is_terminal() or (max_plies and st.ply >= max_plies):
             if st.is_terminal():
                 rec.update(values={}, best=None, result=st.result())
                 recs.append(rec)
@@ -506,7 +512,7 @@ def play_annotated_game(game: str, annotate, rng: np.random.Generator, epsilon: 
                 cache[text] = ann
         moves = st.legal_moves()
         if ann is None:  # the engine could not annotate it within its budget: left out, random move
-            recs.append(None)
+            recs.append({"skipped": True, "ply": st.ply})
             mv = moves[int(rng.integers(len(moves)))]
             prev = (text, mv)
             st.push(mv)
@@ -514,7 +520,7 @@ def play_annotated_game(game: str, annotate, rng: np.random.Generator, epsilon: 
         values, best = ann
         rec.update(values=values, best=best, result="*")
         recs.append(rec)
-        if len(recs) <= random_opening or rng.random() < epsilon:
+        if rng.random() < epsilon:
             mv = moves[int(rng.integers(len(moves)))]
         else:
             top = max(values.values())
@@ -571,7 +577,7 @@ def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: flo
                              "random_opening": random_opening, "max_plies": max_plies,
                              "annotator": opts, "positions_seen": 0, "results": {},
                              "unique_by_ply": {}, "unannotated_by_ply": {}, "terminal": 0, "moves_annotated": 0,
-                             "value_histogram": [0] * 8, "game_length_mean": 0.0}
+                             "value_histogram": [0] * 8}
     t0 = time.perf_counter()
     writer = PositionWriter(out, game, shard_size=shard_size, val_fraction=val_fraction)
     counts = {"train": 0, "val": 0}
@@ -584,13 +590,14 @@ def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: flo
     def consume(games):
         nonlocal lengths
         for recs in games:
-            res = recs[-1]["result"] if recs[-1] is not None else "*"
+            res = recs[-1].get("result", "*")
             stats["results"][res] = stats["results"].get(res, 0) + 1
             lengths += len(recs) - (1 if res != "*" else 0)
-            for ply, r in enumerate(recs):
+            for r in recs:
                 stats["positions_seen"] += 1
-                if r is None:
-                    stats["unannotated_by_ply"][str(ply)] = stats["unannotated_by_ply"].get(str(ply), 0) + 1
+                if r.get("skipped"):
+                    ply = str(r["ply"])
+                    stats["unannotated_by_ply"][ply] = stats["unannotated_by_ply"].get(ply, 0) + 1
                     continue
                 key = r["state"]
                 if key in seen:
@@ -634,7 +641,7 @@ def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: flo
             bar.close()
     stats["positions_unique"] = len(seen)
     stats["train"], stats["val"] = counts["train"], counts["val"]
-    stats["game_length_mean"] = lengths / n_games
+    stats["recorded_plies_per_game"] = lengths / n_games
     stats["seconds"] = round(time.perf_counter() - t0, 1)
     writer.info = {"stats": stats}
     writer.close()

@@ -442,8 +442,9 @@ def evaluate_records(model: MAVModel, game: str, records: Sequence[Dict[str, Any
     return m
 
 
-def trainer_metrics(trainer, n_positions: Optional[int] = None) -> Dict[str, float]:
-    """Generation metrics of a training run's current model on its first held-out positions."""
+def trainer_metrics(trainer, n_positions: Optional[int] = None, full: bool = False) -> Dict[str, Any]:
+    """Generation metrics of a training run's current model on its first held-out positions (the main
+    rates; ``full``: everything :func:`evaluate_records` returns)."""
     n = trainer.cfg.gen_eval_positions if n_positions is None else n_positions
     store = trainer.val_store
     if store is None or n <= 0:
@@ -456,6 +457,8 @@ def trainer_metrics(trainer, n_positions: Optional[int] = None) -> Dict[str, flo
         m = evaluate_records(model, trainer.game, recs)
     finally:
         trainer.model.train(was_training)
+    if full:
+        return m
     keys = ("parsed_ok_rate", "best_action_legal", "top_all_precision", "top_all_recall", "top_all_f1",
             "next_state_accuracy", "outcome_accuracy", "best_action_optimal", "value_mae_mean")
     return {k: float(m[k]) for k in keys if k in m}
