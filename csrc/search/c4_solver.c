@@ -127,6 +127,20 @@ static inline void tt_store(search *sr, uint64_t key, int lb, int ub, int best_c
     *e = v;
 }
 
+/* Positions with fewer stones share a table entry with their mirror image (this pays in
+ * the opening, where mirrored lines meet; later it would rarely hit). */
+#define SYM_MAX_STONES 12
+
+/* The key of the mirrored position (columns reversed; the per-column sums do not carry). */
+static inline uint64_t mirror_key(uint64_t k)
+{
+    const uint64_t c = 0x7f;
+    return ((k & c) << 42) | ((k & (c << 7)) << 28) | ((k & (c << 14)) << 14) | (k & (c << 21)) |
+           ((k >> 14) & (c << 14)) | ((k >> 28) & (c << 7)) | (k >> 42);
+}
+
+static inline int flip_col(int col, int flip) { return (flip && col >= 0) ? MG_C4_WIDTH - 1 - col : col; }
+
 static void check_budget(search *sr)
 {
     sr->next_check = sr->nodes + 4096;
@@ -181,6 +195,14 @@ static int negamax(search *sr, uint64_t cur, uint64_t mask, int n, int alpha, in
     }
 
     uint64_t key = cur + mask;
+    int flip = 0;
+    if (n < SYM_MAX_STONES) {
+        uint64_t mk = mirror_key(key);
+        if (mk < key) {
+            key = mk; /* mirrored positions share one entry */
+            flip = 1;
+        }
+    }
     uint64_t e = sr->tt[tt_index(sr, key)];
     int tt_col = -1;
     if ((e >> TT_KEY_SHIFT) == key) {
@@ -195,7 +217,7 @@ static int negamax(search *sr, uint64_t cur, uint64_t mask, int n, int alpha, in
             if (alpha >= beta)
                 return beta;
         }
-        tt_col = (int)(e & 7) - 1;
+        tt_col = flip_col((int)(e & 7) - 1, flip);
     }
 
     /* Order the candidate moves: table move first, then by threats created, centre first on ties. */
@@ -226,7 +248,7 @@ static int negamax(search *sr, uint64_t cur, uint64_t mask, int n, int alpha, in
         if (sr->aborted)
             return 0;
         if (v >= beta) {
-            tt_store(sr, key, v, NO_UB, mg_c4_col_of(m));
+            tt_store(sr, key, v, NO_UB, flip_col(mg_c4_col_of(m), flip));
             return v;
         }
         if (v > alpha) {
@@ -235,7 +257,7 @@ static int negamax(search *sr, uint64_t cur, uint64_t mask, int n, int alpha, in
         }
     }
     if (alpha > alpha0)
-        tt_store(sr, key, alpha, alpha, best_col); /* exact */
+        tt_store(sr, key, alpha, alpha, flip_col(best_col, flip)); /* exact */
     else
         tt_store(sr, key, NO_LB, alpha, -1);
     return alpha;

@@ -20,7 +20,7 @@
  * Algorithm: negamax with alpha-beta on bitboards; a transposition table keeping
  * both bounds and the best move, allocated once per solver object and kept across
  * calls (entries hold the full position key, so they stay valid for any later
- * position); move ordering by the number of threats a move creates, centre columns
+ * position; in the opening a position and its mirror image share an entry); move ordering by the number of threats a move creates, centre columns
  * first on ties, the table's best move before all; pruning of moves that lose at
  * once (playing below an opponent's winning cell, ignoring a single forced block,
  * facing two threats); null-window searches that narrow the score interval

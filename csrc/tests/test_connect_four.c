@@ -426,6 +426,39 @@ static void test_solver(mg_test_counts *t)
     MG_CHECK_T(t, res.score == 18 && res.move_score[3] == 18 && res.move_score[0] < 18);
     MG_CHECK_EQ_U64_T(t, mg_c4_moves_to_end(6, 18), 1);
 
+    /* The two examples of the public test protocol's score definition. */
+    mg_c4_from_moves(&s, "4455", err, sizeof err);
+    mg_c4_solve(sv, &s, NULL, &res);
+    MG_CHECK_T(t, res.complete && res.score == 18);
+    mg_c4_from_moves(&s, "44455554221", err, sizeof err);
+    mg_c4_solve_moves(sv, &s, NULL, &res);
+    MG_CHECK_T(t, res.complete && res.score == -15);
+
+    /* Mirror images have the same scores, column for column (the table shares their entries
+     * below 12 stones: solve both with one table, each move from the other side first). */
+    mg_c4_solver_clear(sv);
+    for (int i = 0, done = 0; i < 50 && done < 2; i++) {
+        char moves[64], mirrored[64];
+        int stones = 9 + (int)mg_rng_below(&rng, 3);
+        if (!random_position(&rng, stones, &rb, &s, moves))
+            continue;
+        for (int k = 0; k < stones; k++)
+            mirrored[k] = (char)('1' + '7' - moves[k]);
+        mirrored[stones] = '\0';
+        mg_c4_state ms;
+        MG_CHECK_T(t, mg_c4_from_moves(&ms, mirrored, err, sizeof err) == MG_OK);
+        mg_c4_solution a, b;
+        mg_c4_limits lim = {20000000, 0.0, 0};
+        mg_c4_solve_moves(sv, &s, &lim, &a);
+        if (!a.complete)
+            continue;
+        mg_c4_solve_moves(sv, &ms, NULL, &b);
+        MG_CHECK_T(t, b.complete && a.score == b.score);
+        for (int c = 0; c < 7; c++)
+            MG_CHECK_T(t, a.move_score[c] == b.move_score[6 - c]);
+        done++;
+    }
+
     /* Budget: a hard early position stops and says so. */
     mg_c4_solver_clear(sv);
     mg_c4_from_moves(&s, "44", err, sizeof err);
