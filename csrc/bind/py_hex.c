@@ -9,14 +9,22 @@
  *       rule is on): +1 winning move, -1 losing move, 0 illegal or not solved (only when
  *       complete is False).
  *
- *   playout_mcts(state, simulations, seed=0, c=sqrt(2), max_playout_plies=0) -> dict
+ *   playout_mcts(state, simulations, seed=0, c=sqrt(2), max_playout_plies=0,
+ *                fast_playout=True) -> dict
  *       UCT with uniformly random playouts from a state of any game (csrc/search/
- *       playout_mcts.h).  Keys: "actions" (int32, legal_actions() order), "visits" (int64),
+ *       playout_mcts.h); for Hex with fast_playout the playouts fill the board
+ *       (mg_hex_fill_playout: the same outcome distribution, about 10x faster).
+ *       Keys: "actions" (int32, legal_actions() order), "visits" (int64),
  *       "q" (float64, mean score in [0, 1] for the player to move, NaN if unvisited),
  *       "value" (float, mean score of all simulations), "best_action" (int, most visited),
  *       "nodes" (tree nodes), "playout_plies" (moves played in playouts).
  *
- * Both copy the position and run without the GIL.
+ *   hex_random_playouts(state, n, seed=0) -> (first_wins, second_wins, draws, plies)
+ *       n uniformly random playouts of a Hex state by filling (mg_hex_fill_playout); the
+ *       same result tuple as random_playouts() (draws is always 0, plies counts the cells
+ *       filled, i.e. games played to a full board).
+ *
+ * All copy the position and run without the GIL.
  */
 #include "state.h"
 
@@ -25,9 +33,11 @@
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
 
+#include <limits.h>
 #include <string.h>
 
 #include "../games/hex.h"
+#include "../rng.h"
 #include "../search/hex_solver.h"
 #include "../search/playout_mcts.h"
 
@@ -88,15 +98,16 @@ static PyObject *py_hex_solve(PyObject *Py_UNUSED(mod), PyObject *args, PyObject
 
 static PyObject *py_playout_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"state", "simulations", "seed", "c", "max_playout_plies", NULL};
+    static char *kwlist[] = {"state", "simulations", "seed", "c", "max_playout_plies", "fast_playout", NULL};
     PyObject *state;
     long long sims;
     unsigned long long seed = 0;
     mg_pmcts_config cfg;
     mg_pmcts_config_default(&cfg);
     double c = cfg.c;
-    int max_plies = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OL|Kdi:playout_mcts", kwlist, &state, &sims, &seed, &c, &max_plies))
+    int max_plies = 0, fast = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OL|Kdip:playout_mcts", kwlist, &state, &sims, &seed, &c, &max_plies,
+                                     &fast))
         return NULL;
     mg_py_state *s = mg_py_state_arg(state, "state");
     if (!s)
@@ -111,6 +122,8 @@ static PyObject *py_playout_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObj
     cfg.c = c;
     cfg.max_playout_plies = max_plies;
     const mg_game *g = s->game;
+    if (fast && g == &mg_hex)
+        cfg.playout = mg_hex_fill_playout;
     unsigned char *pos = PyMem_Malloc(g->state_size);
     mg_pmcts_result *r = PyMem_Malloc(sizeof *r);
     if (!pos || !r) {
@@ -151,6 +164,41 @@ static PyObject *py_playout_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObj
     return out;
 }
 
+static PyObject *py_hex_random_playouts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"state", "n", "seed", NULL};
+    PyObject *state;
+    long long n;
+    unsigned long long seed = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OL|K:hex_random_playouts", kwlist, &state, &n, &seed))
+        return NULL;
+    mg_py_state *s = mg_py_state_arg(state, "state");
+    if (!s)
+        return NULL;
+    if (s->game != &mg_hex) {
+        PyErr_Format(PyExc_ValueError, "hex_random_playouts needs a hex state, got a %s state", s->game->name);
+        return NULL;
+    }
+    if (n < 0) {
+        PyErr_Format(PyExc_ValueError, "hex_random_playouts: n must be >= 0, got %lld", n);
+        return NULL;
+    }
+    mg_hex_state pos;
+    memcpy(&pos, s->state, sizeof pos);
+    unsigned long long counts[4] = {0, 0, 0, 0}, plies = 0;
+    Py_BEGIN_ALLOW_THREADS
+    mg_rng rng;
+    mg_rng_seed(&rng, seed);
+    for (long long i = 0; i < n; i++) {
+        int p = 0;
+        int r = mg_hex_fill_playout(&mg_hex, &pos, &rng, INT_MAX, &p);
+        counts[r & 3]++;
+        plies += (unsigned long long)p;
+    }
+    Py_END_ALLOW_THREADS
+    return Py_BuildValue("(KKKK)", counts[MG_P0_WINS], counts[MG_P1_WINS], counts[MG_DRAW], plies);
+}
+
 static PyMethodDef hex_methods[] = {
     {"hex_solve", (PyCFunction)(void (*)(void))py_hex_solve, METH_VARARGS | METH_KEYWORDS,
      "hex_solve(state, max_nodes=0) -> (value, move_values, complete)\n\n"
@@ -159,13 +207,18 @@ static PyMethodDef hex_methods[] = {
      "indexed by action (n*n cells, plus index n*n for 'swap' with the swap rule): +1 win, -1 loss, "
      "0 illegal or unsolved."},
     {"playout_mcts", (PyCFunction)(void (*)(void))py_playout_mcts, METH_VARARGS | METH_KEYWORDS,
-     "playout_mcts(state, simulations, seed=0, c=sqrt(2), max_playout_plies=0) -> dict\n\n"
-     "UCT with uniformly random playouts from a state of any game, without the GIL.  Returns "
+     "playout_mcts(state, simulations, seed=0, c=sqrt(2), max_playout_plies=0, fast_playout=True) -> dict\n\n"
+     "UCT with uniformly random playouts from a state of any game, without the GIL (Hex with "
+     "fast_playout: playouts by filling the board, the same outcome distribution).  Returns "
      "{'actions': int32 array (legal_actions() order), 'visits': int64 array, 'q': float64 array "
      "(mean score in [0, 1] for the player to move; NaN if unvisited), 'value': mean score of all "
      "simulations, 'best_action': most visited action, 'nodes': tree nodes, 'playout_plies': moves "
      "played in playouts}.  Scores: win 1, draw 0.5, loss 0 (a playout cut off at max_playout_plies "
      "counts as a draw).  The same seed gives the same result."},
+    {"hex_random_playouts", (PyCFunction)(void (*)(void))py_hex_random_playouts, METH_VARARGS | METH_KEYWORDS,
+     "hex_random_playouts(state, n, seed=0) -> (first_wins, second_wins, draws, plies)\n\n"
+     "n uniformly random playouts of a Hex state by filling the board (the outcome distribution of "
+     "move-by-move random play), in C without the GIL; plies counts the cells filled."},
     {NULL, NULL, 0, NULL},
 };
 

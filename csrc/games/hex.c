@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../rng.h"
+
 #define S MG_HEX_STRIDE
 
 /* Neighbour offsets on the padded board: (r, c-1), (r, c+1), (r-1, c), (r-1, c+1), (r+1, c-1), (r+1, c). */
@@ -485,6 +487,104 @@ static int hex_action_from_str(const void *st, const char *str, int32_t *a, char
     }
     *a = m;
     return MG_OK;
+}
+
+int mg_hex_fill_playout(const mg_game *g, void *st, mg_rng *rng, int max_plies, int *plies)
+{
+    const mg_hex_state *s = st;
+    mg_hex_state tmp;
+    int swapped_now = 0; /* moves made before the fill (first stone, swap) */
+    if (s->winner) {
+        if (plies)
+            *plies = 0;
+        return s->winner == MG_HEX_BLACK ? MG_P0_WINS : MG_P1_WINS;
+    }
+    int nempty = s->n * s->n - s->nstones;
+    int avail = mg_hex_swap_available(s);
+    /* With the swap rule on an empty board, swap becomes available after black's first stone. */
+    int first = s->swap_rule && !s->swapped && s->nstones == 0;
+    if (max_plies < nempty + avail + first) {
+        memcpy(&tmp, s, sizeof tmp);
+        return mg_random_playout(g, &tmp, rng, max_plies, plies);
+    }
+    if (first) {
+        /* play black's first stone move by move; then swap may be taken */
+        hex_undo u;
+        memcpy(&tmp, s, sizeof tmp);
+        hex_make(&tmp, (int32_t)mg_rng_below(rng, (uint32_t)nempty), &u);
+        s = &tmp;
+        swapped_now = 1;
+        if (s->winner) { /* 1x1 */
+            if (plies)
+                *plies = 1;
+            return s->winner == MG_HEX_BLACK ? MG_P0_WINS : MG_P1_WINS;
+        }
+        nempty--;
+        avail = mg_hex_swap_available(s);
+    }
+    if (avail && mg_rng_below(rng, (uint32_t)(nempty + 1)) == (uint32_t)nempty) {
+        /* the random mover picked "swap" among its nempty + 1 moves */
+        hex_undo u;
+        if (s != &tmp)
+            memcpy(&tmp, s, sizeof tmp);
+        hex_make(&tmp, tmp.n * tmp.n, &u);
+        s = &tmp;
+        swapped_now++;
+    }
+    /* Empty cells, then a partial Fisher-Yates shuffle choosing the side to move's cells. */
+    uint16_t cells[MG_HEX_MAX_N * MG_HEX_MAX_N];
+    int k = 0;
+    for (int w = 0; w < MG_HEX_WORDS; w++) {
+        uint64_t b = s->empty[w];
+        while (b) {
+            cells[k++] = (uint16_t)(w * 64 + __builtin_ctzll(b));
+            b &= b - 1;
+        }
+    }
+    int mine = (k + 1) / 2; /* the side to move places first */
+    for (int i = 0; i < mine; i++) {
+        int j = i + (int)mg_rng_below(rng, (uint32_t)(k - i));
+        uint16_t t = cells[i];
+        cells[i] = cells[j];
+        cells[j] = t;
+    }
+    /* The black cells of the full board as flags on the padded grid. */
+    uint8_t black[MG_HEX_PADDED];
+    for (int p = 0; p < MG_HEX_PADDED; p++)
+        black[p] = s->cell[p] == MG_HEX_BLACK;
+    int black_moves_first = s->to_move == 0;
+    for (int i = 0; i < k; i++) {
+        int is_black = (i < mine) == black_moves_first;
+        black[pad_of(s, cells[i])] = (uint8_t)is_black;
+    }
+    /* Black connects top to bottom on the full board iff black wins. */
+    uint16_t stack[MG_HEX_MAX_N * MG_HEX_MAX_N];
+    int top = 0, n = s->n, win = 0;
+    for (int c = 0; c < n; c++) {
+        int p = S + c + 1;
+        if (black[p]) {
+            black[p] = 0;
+            stack[top++] = (uint16_t)p;
+        }
+    }
+    int bottom = n * S; /* padded index of the last row starts above n * S + 1 */
+    while (top > 0 && !win) {
+        int p = stack[--top];
+        if (p > bottom) {
+            win = 1;
+            break;
+        }
+        for (int i = 0; i < 6; i++) {
+            int q = p + NB[i];
+            if (black[q]) {
+                black[q] = 0;
+                stack[top++] = (uint16_t)q;
+            }
+        }
+    }
+    if (plies)
+        *plies = k + swapped_now;
+    return win ? MG_P0_WINS : MG_P1_WINS;
 }
 
 const mg_game mg_hex = {

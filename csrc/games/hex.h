@@ -74,6 +74,21 @@ _Static_assert(sizeof(mg_hex_state) == 2272, "mg_hex_state must have no padding"
 
 extern const mg_game mg_hex;
 
+struct mg_rng;
+/* A uniformly random playout by filling: the empty cells are shuffled and taken in turn
+ * from the side to move on (with the swap rule, swap is taken first with the probability
+ * the uniform random mover would give it), and the winner is read off the full board.
+ * A random game stopped at the first connection has the same winner (the connected
+ * player stays connected as the board fills and a full board has exactly one winner), so
+ * the result has exactly the distribution of mg_random_playout(), at the cost of one
+ * shuffle and one flood fill instead of a move generation and a make per ply.  The
+ * signature matches mg_random_playout (g must be &mg_hex); `st` is not modified.
+ * Returns MG_P0_WINS or MG_P1_WINS (the finished state's result if `st` is over);
+ * *plies receives the number of moves (cells filled, swap included), i.e. the game
+ * played to a full board, not to the first connection.  If max_plies is smaller than
+ * that it falls back to mg_random_playout on a copy (the cut-off is then exact). */
+int mg_hex_fill_playout(const mg_game *g, void *st, struct mg_rng *rng, int max_plies, int *plies);
+
 /* Helpers for tools and tests. */
 /* Board size of a Hex state. */
 static inline int mg_hex_size(const mg_hex_state *s) { return s->n; }

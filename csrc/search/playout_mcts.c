@@ -27,6 +27,7 @@ void mg_pmcts_config_default(mg_pmcts_config *c)
     c->c = 1.4142135623730951;
     c->seed = 0;
     c->max_playout_plies = 0;
+    c->playout = NULL;
 }
 
 /* Score of a result for player 0. */
@@ -85,6 +86,8 @@ int mg_playout_mcts(const mg_game *g, const void *root, const mg_pmcts_config *c
     mg_rng_seed(&rng, cfg->seed);
     int max_plies = cfg->max_playout_plies ? cfg->max_playout_plies : INT_MAX;
     int root_mover = g->to_move(root);
+    int (*playout)(const mg_game *, void *, struct mg_rng *, int, int *) =
+        cfg->playout ? cfg->playout : mg_random_playout;
 
     uint32_t used = 1;
     nodes[0] = (pnode){0.0, 0, -1, -1, -1, (int16_t)nroot, 0, (int8_t)(root_mover ^ 1), MG_ONGOING};
@@ -138,7 +141,7 @@ int mg_playout_mcts(const mg_game *g, const void *root, const mg_pmcts_config *c
                     result = r;
                 } else {
                     int plies = 0;
-                    result = mg_random_playout(g, work, &rng, max_plies, &plies);
+                    result = playout(g, work, &rng, max_plies, &plies);
                     plies_total += (uint64_t)plies;
                 }
                 break;

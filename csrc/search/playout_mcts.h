@@ -7,7 +7,8 @@
  *
  * Each simulation descends from the root: at a node with untried legal moves it expands
  * one of them, chosen uniformly at random, plays a uniformly random playout from the new
- * node to the end of the game (mg_random_playout), and backs the result up; at a fully
+ * node to the end of the game (mg_random_playout, or the configured playout), and backs
+ * the result up; at a fully
  * expanded node it follows the child maximising UCB1,
  *     q(child) + c * sqrt(ln N(node) / N(child)),
  * q being the mean score of the child for the player who moved into it.  Scores are
@@ -35,6 +36,10 @@ typedef struct mg_pmcts_config {
     double c;                 /* UCB1 exploration constant, >= 0 (default sqrt(2)) */
     uint64_t seed;            /* random generator seed */
     int max_playout_plies;    /* 0: play every playout to the end */
+    /* The playout (NULL: mg_random_playout).  It gets a scratch copy of the state and may
+     * modify it; it must return the result with the distribution of a uniformly random
+     * playout, e.g. mg_hex_fill_playout for Hex (the same outcomes, about 10x faster). */
+    int (*playout)(const mg_game *g, void *st, struct mg_rng *rng, int max_plies, int *plies);
 } mg_pmcts_config;
 
 typedef struct mg_pmcts_result {
@@ -50,7 +55,7 @@ typedef struct mg_pmcts_result {
     uint64_t playout_plies;           /* moves played in playouts */
 } mg_pmcts_result;
 
-/* simulations 1000, c sqrt(2), seed 0, max_playout_plies 0. */
+/* simulations 1000, c sqrt(2), seed 0, max_playout_plies 0, playout NULL. */
 void mg_pmcts_config_default(mg_pmcts_config *c);
 
 /* Search from `root` (not modified).  MG_ERR with a message for a bad configuration, a

@@ -1,5 +1,6 @@
 /* test_hex.c - Hex rules (against a plain flood-fill reference), text, swap, and the exact solver
  * (against a brute-force negamax over the game interface). */
+#include <math.h>
 #include <string.h>
 
 #include "../game.h"
@@ -418,6 +419,71 @@ static void test_solver(mg_test_counts *t)
     MG_CHECK_T(t, mg_hex_solve(&s, 0, &sol, err, sizeof err) == MG_ERR && strstr(err, "too large"));
 }
 
+/* Exact probability that the first player wins under uniformly random play. */
+static double random_play_value(const mg_game *g, void *st)
+{
+    int r = g->outcome(st, NULL);
+    if (r != MG_ONGOING)
+        return r == MG_P0_WINS ? 1.0 : 0.0;
+    int32_t moves[MG_MAX_MOVES];
+    unsigned char undo[MG_MAX_UNDO];
+    int k = g->legal_actions(st, moves);
+    double sum = 0.0;
+    for (int i = 0; i < k; i++) {
+        g->make(st, moves[i], undo);
+        sum += random_play_value(g, st);
+        g->unmake(st, moves[i], undo);
+    }
+    return sum / k;
+}
+
+/* The fill playout has the exact outcome distribution of the move-by-move random playout. */
+static void test_fill_playout(mg_test_counts *t)
+{
+    const mg_game *g = &mg_hex;
+    char err[MG_ERRLEN];
+    struct {
+        const char *text;
+        int swap;
+    } pos[] = {
+        {".../.../... x", 0}, {".../.../... x", 1}, {".x./.../... o", 1}, {"x../.../.o. x", 0},
+        {"xo../.xo./o.x./.x.. o", 0}, {"../.. x", 1}, {". x", 1},
+    };
+    mg_rng rng;
+    mg_rng_seed(&rng, 99);
+    for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++) {
+        mg_config cfg = {0, pos[i].swap ? MG_FLAG_HEX_SWAP : 0};
+        mg_hex_state s, copy, w;
+        MG_CHECK_T(t, g->from_text(&s, &cfg, pos[i].text, err, sizeof err) == MG_OK);
+        double exact = random_play_value(g, &s);
+        const int N = 100000;
+        long fill_wins = 0, move_wins = 0;
+        copy = s;
+        for (int k = 0; k < N; k++) {
+            int plies = -1;
+            int r = mg_hex_fill_playout(g, &s, &rng, 1 << 30, &plies);
+            MG_CHECK_T(t, (r == MG_P0_WINS || r == MG_P1_WINS) && plies >= 0);
+            fill_wins += r == MG_P0_WINS;
+            w = s;
+            move_wins += mg_random_playout(g, &w, &rng, 1 << 30, NULL) == MG_P0_WINS;
+        }
+        MG_CHECK_T(t, memcmp(&copy, &s, sizeof s) == 0); /* not modified */
+        double tol = 4.5 * sqrt(exact * (1 - exact) / N) + 1e-12;
+        double pf = (double)fill_wins / N, pm = (double)move_wins / N;
+        MG_CHECK_T(t, fabs(pf - exact) <= tol && fabs(pm - exact) <= tol);
+        if (!(fabs(pf - exact) <= tol && fabs(pm - exact) <= tol))
+            fprintf(stderr, "  %s: exact %.4f, fill %.4f, move-by-move %.4f\n", pos[i].text, exact, pf, pm);
+    }
+    /* a cut-off below the cells left falls back to the move-by-move playout */
+    mg_hex_state s;
+    mg_config cfg = {5, 0};
+    g->init(&s, &cfg, err, sizeof err);
+    int plies = -1;
+    MG_CHECK_T(t, mg_hex_fill_playout(g, &s, &rng, 3, &plies) == MG_ONGOING && plies == 3);
+    MG_CHECK_T(t, g->from_text(&s, NULL, "x o", err, sizeof err) == MG_OK);
+    MG_CHECK_T(t, mg_hex_fill_playout(g, &s, &rng, 100, &plies) == MG_P0_WINS && plies == 0);
+}
+
 int main(void)
 {
     mg_test_counts T = {0, 0};
@@ -436,5 +502,6 @@ int main(void)
     random_games(&T, 13, 1, 5, 7);
     random_games(&T, 19, 0, 3, 8);
     test_solver(&T);
+    test_fill_playout(&T);
     MG_TEST_MAIN_END("test_hex");
 }

@@ -155,8 +155,8 @@ static void test_tictactoe_exact(mg_test_counts *t)
     }
 }
 
-/* Hex: UCT against the exact solver. */
-static void test_hex_vs_solver(mg_test_counts *t)
+/* Hex: UCT against the exact solver (with the move-by-move and the fill playout). */
+static void test_hex_vs_solver(mg_test_counts *t, int fill)
 {
     const mg_game *g = &mg_hex;
     char err[MG_ERRLEN];
@@ -179,6 +179,7 @@ static void test_hex_vs_solver(mg_test_counts *t)
         mg_pmcts_config_default(&cfg);
         cfg.simulations = pos[i].sims;
         cfg.seed = 3;
+        cfg.playout = fill ? mg_hex_fill_playout : NULL;
         MG_CHECK_T(t, mg_playout_mcts(g, &s, &cfg, &R1, err, sizeof err) == MG_OK);
         check_result(t, g, &s, &cfg, &R1);
         double qw = 0, ql = 0;
@@ -199,7 +200,7 @@ static void test_hex_vs_solver(mg_test_counts *t)
         if (nw && nl)
             MG_CHECK_T(t, qw / nw > ql / nl);
         if (!best_wins)
-            fprintf(stderr, "  %s: UCT's best move %d loses\n", pos[i].text, best_action(&R1));
+            fprintf(stderr, "  %s (fill %d): UCT's best move %d loses\n", pos[i].text, fill, best_action(&R1));
     }
     MG_CHECK_T(t, wins_best == (int)(sizeof pos / sizeof pos[0]));
 }
@@ -211,6 +212,7 @@ int main(void)
     test_every_game(&T);
     test_tictactoe(&T);
     test_tictactoe_exact(&T);
-    test_hex_vs_solver(&T);
+    test_hex_vs_solver(&T, 0);
+    test_hex_vs_solver(&T, 1);
     MG_TEST_MAIN_END("test_playout_mcts");
 }
