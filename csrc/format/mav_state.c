@@ -1048,8 +1048,9 @@ static const mav_fmt FORMATS[] = {
 
 static const mav_fmt *fmt_by_name(const char *name)
 {
+    /* called on every write: compare the first character before the names */
     for (int i = 0; i < NFORMATS; i++)
-        if (strcmp(FORMATS[i].name, name) == 0)
+        if (FORMATS[i].name[0] == name[0] && strcmp(FORMATS[i].name, name) == 0)
             return &FORMATS[i];
     return NULL;
 }

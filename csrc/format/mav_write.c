@@ -243,6 +243,7 @@ int mg_mav_top_count(const mg_mav_spec *spec, int n_legal)
 
 /* The game text of a state, computed once per state and written by both %fen and %state. */
 typedef struct text_cache {
+    int direct;       /* the game writes %state straight from the state bytes */
     const void *st;
     size_t len;
     char text[MG_MAX_TEXT];
@@ -270,9 +271,9 @@ static int put_state_line(mg_sbuf *b, const mg_game *g, int cmd, const void *st,
         mg_sb_put(b, text, tl);
     } else {
         char out[MG_MAV_MAX_STATE_TEXT];
-        size_t n = mg_mav_has_direct_state(g)
-                       ? mg_mav_state_write(g, st, out, sizeof out, err, errlen)
-                       : mg_mav_state_from_game_text(g, cached_text(tc, g, st, &tl), out, sizeof out, err, errlen);
+        size_t n = tc->direct ? mg_mav_state_write(g, st, out, sizeof out, err, errlen)
+                              : mg_mav_state_from_game_text(g, cached_text(tc, g, st, &tl), out, sizeof out, err,
+                                                            errlen);
         if (!n)
             return MG_ERR;
         mg_sb_put(b, out, n);
@@ -400,6 +401,7 @@ long mg_mav_write(const mg_game *g, const mg_mav_spec *spec, const mg_mav_input 
     }
     text_cache tc;
     tc.st = NULL;
+    tc.direct = mg_mav_has_direct_state(g);
     _Alignas(16) unsigned char after[MG_MAX_STATE];
     int after_ready = 0;
     if (parts & MG_MAV_PART_PROMPT) {
