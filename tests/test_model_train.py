@@ -1,7 +1,6 @@
 """Training: schedule, exact resume, and a tiny Connect Four MAV end to end (data, training, export,
 inference on both backends, parsing, metrics, agents, MAV-MCTS)."""
 import json
-import math
 
 import numpy as np
 import pytest
