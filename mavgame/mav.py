@@ -430,22 +430,18 @@ class ParseResult:
     _outcome_line: bool = False
 
     @classmethod
-    def _from_dict(cls, d: dict, board_size: int = 0, flags: int = 0) -> "ParseResult":
-        slots = {k: StateSlot._make(d[k]) for k in ("prev", "cur", "after")}
-        top = list(map(MoveEntry._make, d["moves"]))
-        r = cls(game=d["game"], ok=d["ok"], complete=d["complete"], header=d.get("header"),
-                transition=d.get("transition", False), issues=list(map(Issue._make, d["issues"])),
-                n_issues=d["n_issues"], prev=slots["prev"], cur=slots["cur"], after=slots["after"],
-                prev_action=d["prev_action"], top_present=d["top_present"], top_k=d["top_k"], top=top,
-                outcome=d["top_outcome"], best_present=d["best_present"], best_invalid=d["best_invalid"],
-                best=d["best"], best_action=d["best_id"], best_status=d["best_status"], has_ref=d["has_ref"],
-                _board_size=board_size, _flags=flags, _outcome_line=d["top_outcome_line"])
-        if r.has_ref:
-            for k in ("ref_n_legal", "ref_result", "n_illegal", "n_malformed", "n_duplicate", "n_missing",
-                      "n_correct", "count_expected", "outcome_correct"):
-                setattr(r, k, d[k])
-            r.missing = d["missing_moves"]
-            r.missing_actions = d["missing"]
+    def _from_tuple(cls, t: tuple, board_size: int = 0, flags: int = 0) -> "ParseResult":
+        # the order of csrc/bind/py_mav.c result_tuple()
+        (game, ok, _header_ok, complete, issues, n_issues, header, _n_inputs, transition, prev, cur, after,
+         prev_action, _prev_action_id, top_present, top_k, top_outcome, outcome_line, moves, best_present,
+         best_invalid, best, best_id, best_status, ref) = t
+        r = cls(game, ok, complete, header, transition, list(map(Issue._make, issues)), n_issues,
+                StateSlot._make(prev), StateSlot._make(cur), StateSlot._make(after), prev_action, top_present,
+                top_k, list(map(MoveEntry._make, moves)), top_outcome, best_present, best_invalid, best, best_id,
+                best_status, ref is not None, _board_size=board_size, _flags=flags, _outcome_line=outcome_line)
+        if ref is not None:
+            (r.ref_n_legal, r.ref_result, r.n_illegal, r.n_malformed, r.n_duplicate, r.n_missing, r.n_correct,
+             r.count_expected, r.outcome_correct, r.missing_actions, r.missing) = ref
         return r
 
     # convenience
@@ -509,7 +505,7 @@ def parse(game: Union[str, StateLike], text: Union[str, bytes], true_state: Opti
         _check_state(true_state, "true_state")
         board_size, flags = true_state.board_size, true_state.flags
     d = _core.mav_parse(game, text, true_state, board_size, flags)
-    return ParseResult._from_dict(d, board_size, flags)
+    return ParseResult._from_tuple(d, board_size, flags)
 
 
 def _rates(c: Dict[str, int]) -> Dict[str, Any]:

@@ -359,7 +359,6 @@ static PyObject *py_mav_move_tokens(PyObject *Py_UNUSED(m), PyObject *arg)
 /* ---- parsing --------------------------------------------------------------------------------- */
 
 static const char *const STATUS_NAMES[] = {"legal", "illegal", "malformed", "unchecked"};
-static const char *const SLOT_NAMES[MG_MAV_NSLOTS] = {"prev", "cur", "after"};
 
 static PyObject *none_ref(void)
 {
@@ -372,25 +371,50 @@ static PyObject *tri(int v) { return v < 0 ? none_ref() : PyBool_FromLong(v); }
 /* Text that may hold arbitrary bytes copied from model output (invalid UTF-8 replaced). */
 static PyObject *ustr(const char *s) { return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace"); }
 
-static PyObject *result_dict(const mg_mav_result *r)
+static PyObject *slot_tuple(const mg_mav_slot *s)
 {
-    PyObject *d = PyDict_New();
-    if (!d)
+    /* (present, valid, is_input, correct, text, ref_text) */
+    return Py_BuildValue("(OOONNN)", s->present ? Py_True : Py_False, s->valid ? Py_True : Py_False,
+                         s->is_input ? Py_True : Py_False, tri(s->correct), ustr(s->valid ? s->text : ""),
+                         ustr(s->ref_text));
+}
+
+static PyObject *move_tuple(const mg_mav_move *mv)
+{
+    /* (move, action, bucket, status, duplicate, line, col) */
+    PyObject *t = PyTuple_New(7);
+    if (!t)
         return NULL;
-#define SET(key, val)                                                                          \
-    do {                                                                                       \
-        PyObject *v_ = (val);                                                                  \
-        if (!v_ || PyDict_SetItemString(d, key, v_) < 0) {                                     \
-            Py_XDECREF(v_);                                                                    \
-            Py_DECREF(d);                                                                      \
-            return NULL;                                                                       \
-        }                                                                                      \
-        Py_DECREF(v_);                                                                         \
-    } while (0)
-    SET("game", PyUnicode_FromString(r->game ? r->game->name : ""));
-    SET("ok", PyBool_FromLong(r->ok));
-    SET("header_ok", PyBool_FromLong(r->header_ok));
-    SET("complete", PyBool_FromLong(r->complete));
+    PyObject *items[7] = {ustr(mv->move),
+                          PyLong_FromLong(mv->action),
+                          PyLong_FromLong(mv->bucket),
+                          PyUnicode_FromString(STATUS_NAMES[mv->status]),
+                          PyBool_FromLong(mv->duplicate),
+                          PyLong_FromLong(mv->line),
+                          PyLong_FromLong(mv->col)};
+    for (int i = 0; i < 7; i++) {
+        if (!items[i]) {
+            for (int j = 0; j < 7; j++)
+                Py_XDECREF(items[j]);
+            Py_DECREF(t);
+            return NULL;
+        }
+    }
+    for (int i = 0; i < 7; i++)
+        PyTuple_SET_ITEM(t, i, items[i]);
+    return t;
+}
+
+/* The parse result as a flat tuple (mavgame/mav.py ParseResult._from_tuple documents the order). */
+static PyObject *result_tuple(const mg_mav_result *r)
+{
+    enum { N = 25 };
+    PyObject *it[N] = {NULL};
+    int k = 0;
+    it[k++] = PyUnicode_FromString(r->game ? r->game->name : "");
+    it[k++] = PyBool_FromLong(r->ok);
+    it[k++] = PyBool_FromLong(r->header_ok);
+    it[k++] = PyBool_FromLong(r->complete);
     PyObject *issues = PyList_New(0);
     for (int i = 0; issues && i < r->n_issues && i < MG_MAV_MAX_ISSUES; i++) {
         PyObject *t = Py_BuildValue("(iiN)", r->issues[i].line, r->issues[i].col, ustr(r->issues[i].msg));
@@ -401,80 +425,85 @@ static PyObject *result_dict(const mg_mav_result *r)
         }
         Py_DECREF(t);
     }
-    SET("issues", issues);
-    SET("n_issues", PyLong_FromLong(r->n_issues));
+    it[k++] = issues;
+    it[k++] = PyLong_FromLong(r->n_issues);
     if (r->header_ok) {
         char h[512];
         mg_mav_header(r->game, &r->spec, h, sizeof h);
-        SET("header", PyUnicode_FromString(h));
-        SET("n_inputs", PyLong_FromLong(r->spec.n_inputs));
-        SET("transition", PyBool_FromLong(r->spec.transition));
+        it[k++] = PyUnicode_FromString(h);
+    } else {
+        it[k++] = none_ref();
     }
-    for (int k = 0; k < MG_MAV_NSLOTS; k++) {
-        const mg_mav_slot *s = &r->slot[k];
-        /* (present, valid, is_input, correct, text, ref_text) */
-        PyObject *sd = Py_BuildValue("(OOONNN)", s->present ? Py_True : Py_False, s->valid ? Py_True : Py_False,
-                                     s->is_input ? Py_True : Py_False, tri(s->correct), ustr(s->valid ? s->text : ""),
-                                     ustr(s->ref_text));
-        SET(SLOT_NAMES[k], sd);
-    }
-    SET("prev_action", ustr(r->prev_action));
-    SET("prev_action_id", PyLong_FromLong(r->prev_action_id));
-    SET("top_present", PyBool_FromLong(r->top_present));
-    SET("top_k", PyLong_FromLong(r->top_k));
-    SET("top_outcome", r->top_outcome && r->outcome != MG_ONGOING ? PyUnicode_FromString(mg_result_string(r->outcome))
-                                                                  : none_ref());
-    SET("top_outcome_line", PyBool_FromLong(r->top_outcome));
+    it[k++] = PyLong_FromLong(r->header_ok ? r->spec.n_inputs : 0);
+    it[k++] = PyBool_FromLong(r->header_ok && r->spec.transition);
+    for (int i = 0; i < MG_MAV_NSLOTS; i++)
+        it[k++] = slot_tuple(&r->slot[i]);
+    it[k++] = ustr(r->prev_action);
+    it[k++] = PyLong_FromLong(r->prev_action_id);
+    it[k++] = PyBool_FromLong(r->top_present);
+    it[k++] = PyLong_FromLong(r->top_k);
+    it[k++] = r->top_outcome && r->outcome != MG_ONGOING ? PyUnicode_FromString(mg_result_string(r->outcome))
+                                                         : none_ref();
+    it[k++] = PyBool_FromLong(r->top_outcome);
     PyObject *moves = PyList_New(r->n_moves);
     for (int i = 0; moves && i < r->n_moves; i++) {
-        const mg_mav_move *mv = &r->moves[i];
-        PyObject *t = Py_BuildValue("(NiisOii)", ustr(mv->move), (int)mv->action, (int)mv->bucket,
-                                    STATUS_NAMES[mv->status], mv->duplicate ? Py_True : Py_False, mv->line, mv->col);
+        PyObject *t = move_tuple(&r->moves[i]);
         if (!t) {
             Py_CLEAR(moves);
             break;
         }
         PyList_SET_ITEM(moves, i, t);
     }
-    SET("moves", moves);
-    SET("best_present", PyBool_FromLong(r->best_present));
-    SET("best_invalid", PyBool_FromLong(r->best_invalid));
-    SET("best", ustr(r->best));
-    SET("best_id", PyLong_FromLong(r->best_id));
-    SET("best_status", PyUnicode_FromString(r->best_present && !r->best_invalid ? STATUS_NAMES[r->best_status]
-                                                                                 : ""));
-    SET("has_ref", PyBool_FromLong(r->has_ref));
+    it[k++] = moves;
+    it[k++] = PyBool_FromLong(r->best_present);
+    it[k++] = PyBool_FromLong(r->best_invalid);
+    it[k++] = ustr(r->best);
+    it[k++] = PyLong_FromLong(r->best_id);
+    it[k++] = PyUnicode_FromString(r->best_present && !r->best_invalid ? STATUS_NAMES[r->best_status] : "");
     if (r->has_ref) {
-        SET("ref_n_legal", PyLong_FromLong(r->ref_n_legal));
-        SET("ref_result", PyUnicode_FromString(mg_result_string(r->ref_outcome)));
-        SET("n_illegal", PyLong_FromLong(r->n_illegal));
-        SET("n_malformed", PyLong_FromLong(r->n_malformed));
-        SET("n_duplicate", PyLong_FromLong(r->n_duplicate));
-        SET("n_missing", PyLong_FromLong(r->n_missing));
-        SET("n_correct", PyLong_FromLong(r->n_correct));
-        SET("count_expected", PyLong_FromLong(r->count_expected));
-        SET("outcome_correct", tri(r->outcome_correct));
         int listed = r->count_expected == r->ref_n_legal && r->ref_outcome == MG_ONGOING;
         npy_intp nm = listed ? r->n_missing : 0;
         PyObject *miss = PyArray_SimpleNew(1, &nm, NPY_INT32);
         if (miss && nm)
             memcpy(PyArray_DATA((PyArrayObject *)miss), r->missing, (size_t)nm * sizeof(int32_t));
-        SET("missing", miss);
         PyObject *mstr = PyList_New(nm);
         for (npy_intp i = 0; mstr && i < nm; i++) {
             char b[MG_MAX_MOVE_STR];
             size_t l = r->game->action_to_str(r->ref, r->missing[i], b, sizeof b);
-            PyObject *s = PyUnicode_FromStringAndSize(b, (Py_ssize_t)l);
-            if (!s) {
+            PyObject *u = PyUnicode_FromStringAndSize(b, (Py_ssize_t)l);
+            if (!u) {
                 Py_CLEAR(mstr);
                 break;
             }
-            PyList_SET_ITEM(mstr, i, s);
+            PyList_SET_ITEM(mstr, i, u);
         }
-        SET("missing_moves", mstr);
+        /* (ref_n_legal, ref_result, n_illegal, n_malformed, n_duplicate, n_missing, n_correct,
+         *  count_expected, outcome_correct, missing actions, missing moves) */
+        it[k++] = (miss && mstr) ? Py_BuildValue("(isiiiiiiNNN)", r->ref_n_legal, mg_result_string(r->ref_outcome),
+                                                 r->n_illegal, r->n_malformed, r->n_duplicate, r->n_missing,
+                                                 r->n_correct, r->count_expected, tri(r->outcome_correct), miss, mstr)
+                                 : NULL;
+        if (!(miss && mstr)) {
+            Py_XDECREF(miss);
+            Py_XDECREF(mstr);
+        }
+    } else {
+        it[k++] = none_ref();
     }
-#undef SET
-    return d;
+    PyObject *t = k == N ? PyTuple_New(N) : NULL;
+    for (int i = 0; i < N; i++) {
+        if (!it[i] || !t) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_SystemError, "mav_parse: result tuple has the wrong size");
+            for (int j = 0; j < N; j++)
+                Py_XDECREF(it[j]);
+            Py_XDECREF(t);
+            return NULL;
+        }
+    }
+    for (int i = 0; i < N; i++)
+        PyTuple_SET_ITEM(t, i, it[i]);
+    return t;
 }
 
 /* Reference state argument: None or a State of game g. */
@@ -495,7 +524,7 @@ static int ref_arg(PyObject *o, const mg_game *g, const void **ref, mg_config *c
     return 0;
 }
 
-/* mav_parse(game, text, true_state=None, board_size=0, flags=0) -> dict */
+/* mav_parse(game, text, true_state=None, board_size=0, flags=0) -> tuple */
 static PyObject *py_mav_parse(PyObject *Py_UNUSED(m), PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"game", "text", "true_state", "board_size", "flags", NULL};
@@ -515,13 +544,11 @@ static PyObject *py_mav_parse(PyObject *Py_UNUSED(m), PyObject *args, PyObject *
     const void *ref;
     if (ref_arg(ro, g, &ref, &cfg, "true_state") < 0)
         return NULL;
-    mg_mav_result *r = PyMem_Malloc(sizeof *r);
-    if (!r)
-        return PyErr_NoMemory();
-    mg_mav_parse(g, &cfg, t, (size_t)n, ref, r);
-    PyObject *d = result_dict(r);
-    PyMem_Free(r);
-    return d;
+    /* on the stack (about 50 KB): a heap block this size is returned to the system and faulted
+     * in again on every call */
+    mg_mav_result res;
+    mg_mav_parse(g, &cfg, t, (size_t)n, ref, &res);
+    return result_tuple(&res);
 }
 
 static PyObject *metrics_dict(const mg_mav_metrics *m)
@@ -1422,7 +1449,7 @@ static PyMethodDef mav_functions[] = {
     {"mav_spec", py_mav_spec, METH_VARARGS, "mav_spec(game, commands) -> dict (header, n_inputs, ...)"},
     {"mav_move_tokens", py_mav_move_tokens, METH_O, "mav_move_tokens(game) -> list[str]"},
     {"mav_parse", (PyCFunction)(void (*)(void))py_mav_parse, METH_VARARGS | METH_KEYWORDS,
-     "mav_parse(game, text, true_state=None, board_size=0, flags=0) -> dict"},
+     "mav_parse(game, text, true_state=None, board_size=0, flags=0) -> tuple (see mavgame.mav.ParseResult)"},
     {"mav_metrics", py_mav_metrics, METH_VARARGS, "mav_metrics(game, texts, true_states=None) -> dict of counts"},
     {"mav_win_prob_cp", py_win_prob_cp, METH_O, "mav_win_prob_cp(cp) -> float64 array"},
     {"mav_bucket", py_bucket, METH_O, "mav_bucket(p) -> int32 array"},
