@@ -406,7 +406,8 @@ class ParseResult:
     prev_action: str
     top_present: bool
     top_k: int                      # 0 for %top_all
-    top: List[MoveEntry]
+    top_moves: List[str]            # the %top entries' move texts
+    top_table: np.ndarray           # int32 [n, 6]: action, bucket, status code, duplicate, line, col
     outcome: Optional[str]          # "1-0", "0-1", "1/2-1/2" for an `invalid : "..."` %top line
     best_present: bool
     best_invalid: bool              # written as `invalid` (terminal state)
@@ -428,6 +429,25 @@ class ParseResult:
     _board_size: int = 0
     _flags: int = 0
     _outcome_line: bool = False
+    _top: Optional[List[MoveEntry]] = None
+
+    @property
+    def top(self) -> List[MoveEntry]:
+        """The %top entries (built on first use from ``top_moves`` and ``top_table``)."""
+        if self._top is None:
+            self._top = [MoveEntry(m, a, b, _STATUS[s], bool(d), ln, col)
+                         for m, (a, b, s, d, ln, col) in zip(self.top_moves, self.top_table.tolist())]
+        return self._top
+
+    @property
+    def top_actions(self) -> np.ndarray:
+        """Action ids of the %top entries (-1 where not legal / unchecked)."""
+        return self.top_table[:, 0]
+
+    @property
+    def top_buckets(self) -> np.ndarray:
+        """Buckets of the %top entries (-1 where the value token is malformed)."""
+        return self.top_table[:, 1]
 
     @classmethod
     def _from_tuple(cls, t: tuple, board_size: int = 0, flags: int = 0) -> "ParseResult":
@@ -437,7 +457,7 @@ class ParseResult:
          best_invalid, best, best_id, best_status, ref) = t
         r = cls(game, ok, complete, header, transition, list(map(Issue._make, issues)), n_issues,
                 StateSlot._make(prev), StateSlot._make(cur), StateSlot._make(after), prev_action, top_present,
-                top_k, list(map(MoveEntry._make, moves)), top_outcome, best_present, best_invalid, best, best_id,
+                top_k, moves[0], moves[1], top_outcome, best_present, best_invalid, best, best_id,
                 best_status, ref is not None, _board_size=board_size, _flags=flags, _outcome_line=outcome_line)
         if ref is not None:
             (r.ref_n_legal, r.ref_result, r.n_illegal, r.n_malformed, r.n_duplicate, r.n_missing, r.n_correct,
@@ -487,6 +507,9 @@ class ParseResult:
             "wrong_state_after_best": self.after.correct is False,
             "wrong_outcome": self.outcome_correct is False,
         }
+
+
+_STATUS = ("legal", "illegal", "malformed", "unchecked")
 
 
 def parse(game: Union[str, StateLike], text: Union[str, bytes], true_state: Optional[StateLike] = None,
@@ -560,7 +583,7 @@ def metrics_from_results(results: Iterable[ParseResult]) -> Dict[str, Any]:
         if top_all and not terminal:
             c["top_all_examples"] += 1
             if r.top_present and not r._outcome_line:
-                c["top_listed"] += len(r.top)
+                c["top_listed"] += len(r.top_moves)
                 c["top_correct"] += r.n_correct
             c["top_legal"] += r.ref_n_legal
         if r.transition:

@@ -29,6 +29,8 @@ def test_parse_clean_output_with_and_without_reference():
         assert r.top[0].status == "legal" and r.top[0].action == s.parse_move("e2e4")
         assert r.best == "e2e4" and r.best_action == s.parse_move("e2e4")
         assert r.n_correct == 20 and r.n_missing == 0 and r.missing == []
+        assert r.top_actions.tolist() == [m.action for m in r.top]
+        assert r.top_buckets.tolist() == [m.bucket for m in r.top] and r.top_moves == [m.move for m in r.top]
         assert r.values()["e2e4"] == pytest.approx(mav.bucket_value(mav.bucket(0.56)))
         assert r.state("cur").text() == START
         assert not any(v for k, v in r.hallucinations.items() if k != "n_missing")

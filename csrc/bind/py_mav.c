@@ -379,30 +379,37 @@ static PyObject *slot_tuple(const mg_mav_slot *s)
                          ustr(s->ref_text));
 }
 
-static PyObject *move_tuple(const mg_mav_move *mv)
+/* The %top entries as (list of move strings, int32 array [n, 6] of action, bucket, status code,
+ * duplicate, line, col). */
+static PyObject *moves_columns(const mg_mav_result *r)
 {
-    /* (move, action, bucket, status, duplicate, line, col) */
-    PyObject *t = PyTuple_New(7);
-    if (!t)
+    npy_intp dims[2] = {r->n_moves, 6};
+    PyObject *arr = PyArray_SimpleNew(2, dims, NPY_INT32);
+    PyObject *names = PyList_New(r->n_moves);
+    if (!arr || !names) {
+        Py_XDECREF(arr);
+        Py_XDECREF(names);
         return NULL;
-    PyObject *items[7] = {ustr(mv->move),
-                          PyLong_FromLong(mv->action),
-                          PyLong_FromLong(mv->bucket),
-                          PyUnicode_FromString(STATUS_NAMES[mv->status]),
-                          PyBool_FromLong(mv->duplicate),
-                          PyLong_FromLong(mv->line),
-                          PyLong_FromLong(mv->col)};
-    for (int i = 0; i < 7; i++) {
-        if (!items[i]) {
-            for (int j = 0; j < 7; j++)
-                Py_XDECREF(items[j]);
-            Py_DECREF(t);
+    }
+    int32_t *d = PyArray_DATA((PyArrayObject *)arr);
+    for (int i = 0; i < r->n_moves; i++) {
+        const mg_mav_move *mv = &r->moves[i];
+        PyObject *u = ustr(mv->move);
+        if (!u) {
+            Py_DECREF(arr);
+            Py_DECREF(names);
             return NULL;
         }
+        PyList_SET_ITEM(names, i, u);
+        int32_t *row = d + 6 * i;
+        row[0] = mv->action;
+        row[1] = mv->bucket;
+        row[2] = mv->status;
+        row[3] = mv->duplicate;
+        row[4] = mv->line;
+        row[5] = mv->col;
     }
-    for (int i = 0; i < 7; i++)
-        PyTuple_SET_ITEM(t, i, items[i]);
-    return t;
+    return Py_BuildValue("(NN)", names, arr);
 }
 
 /* The parse result as a flat tuple (mavgame/mav.py ParseResult._from_tuple documents the order). */
@@ -445,15 +452,7 @@ static PyObject *result_tuple(const mg_mav_result *r)
     it[k++] = r->top_outcome && r->outcome != MG_ONGOING ? PyUnicode_FromString(mg_result_string(r->outcome))
                                                          : none_ref();
     it[k++] = PyBool_FromLong(r->top_outcome);
-    PyObject *moves = PyList_New(r->n_moves);
-    for (int i = 0; moves && i < r->n_moves; i++) {
-        PyObject *t = move_tuple(&r->moves[i]);
-        if (!t) {
-            Py_CLEAR(moves);
-            break;
-        }
-        PyList_SET_ITEM(moves, i, t);
-    }
+    PyObject *moves = moves_columns(r);
     it[k++] = moves;
     it[k++] = PyBool_FromLong(r->best_present);
     it[k++] = PyBool_FromLong(r->best_invalid);
