@@ -8,6 +8,9 @@
  *   C4Solver.solve(state, max_nodes=0, max_seconds=0.0, weak=False, moves=True)
  *       -> (score, move_scores, nodes, complete)
  *   C4Solver.clear()                           empty the table (for cold timings)
+ *   C4Solver.solve_sequences(seqs, clear=True, weak=False) -> (scores, nodes, seconds)
+ *                                              benchmark helper: score-only solves of move
+ *                                              sequences, each timed in C
  *   C4Solver.tt_bytes                          size of the table
  *   c4_solve(state, max_nodes=0, max_seconds=0.0, weak=False, moves=True, solver=None)
  *       the same with `solver` or the module's default solver (created on first use as the
@@ -36,6 +39,7 @@
 #include <pythread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "../games/connect_four.h"
 #include "../rng.h"
@@ -170,6 +174,80 @@ static PyObject *c4s_solve(py_c4_solver *self, PyObject *args, PyObject *kw)
     return run_solve(self, state, max_nodes, max_seconds, weak, moves);
 }
 
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Benchmark helper: solve move sequences one by one (score only), timing each solve in C. */
+static PyObject *c4s_solve_sequences(py_c4_solver *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"sequences", "clear", "weak", NULL};
+    PyObject *seqs;
+    int clear = 1, weak = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|pp:solve_sequences", kwlist, &seqs, &clear, &weak))
+        return NULL;
+    if (!c4s_ready(self))
+        return NULL;
+    PyObject *fast = PySequence_Fast(seqs, "sequences must be a list of move strings such as '4453'");
+    if (!fast)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    mg_c4_state *pos = PyMem_Malloc((size_t)(n ? n : 1) * sizeof *pos);
+    npy_intp dim = n;
+    PyObject *scores = PyArray_SimpleNew(1, &dim, NPY_INT32);
+    PyObject *nodes = PyArray_SimpleNew(1, &dim, NPY_UINT64);
+    PyObject *secs = PyArray_SimpleNew(1, &dim, NPY_FLOAT64);
+    if (!pos || !scores || !nodes || !secs) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(fast, i);
+        const char *mv = PyUnicode_Check(item) ? PyUnicode_AsUTF8(item) : NULL;
+        if (!mv) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_TypeError, "sequences[%zd] must be a str, not %.100s", i, Py_TYPE(item)->tp_name);
+            goto fail;
+        }
+        char err[MG_ERRLEN] = "";
+        if (mg_c4_from_moves(&pos[i], mv, err, sizeof err) != MG_OK) {
+            PyErr_Format(PyExc_ValueError, "sequences[%zd]: %s", i, err);
+            goto fail;
+        }
+    }
+    int32_t *sc = PyArray_DATA((PyArrayObject *)scores);
+    uint64_t *nd = PyArray_DATA((PyArrayObject *)nodes);
+    double *tm = PyArray_DATA((PyArrayObject *)secs);
+    Py_BEGIN_ALLOW_THREADS
+    PyThread_acquire_lock(self->lock, WAIT_LOCK);
+    mg_c4_limits lim = {0, 0.0, weak};
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (clear)
+            mg_c4_solver_clear(self->sv);
+        mg_c4_solution r;
+        double t0 = now_seconds();
+        mg_c4_solve(self->sv, &pos[i], &lim, &r);
+        tm[i] = now_seconds() - t0;
+        sc[i] = r.score;
+        nd[i] = r.nodes;
+    }
+    PyThread_release_lock(self->lock);
+    Py_END_ALLOW_THREADS
+    PyMem_Free(pos);
+    Py_DECREF(fast);
+    return Py_BuildValue("(NNN)", scores, nodes, secs);
+fail:
+    PyMem_Free(pos);
+    Py_DECREF(fast);
+    Py_XDECREF(scores);
+    Py_XDECREF(nodes);
+    Py_XDECREF(secs);
+    return NULL;
+}
+
 static PyObject *c4s_clear(py_c4_solver *self, PyObject *Py_UNUSED(ignored))
 {
     if (!c4s_ready(self))
@@ -194,6 +272,10 @@ static PyMethodDef c4s_methods[] = {
      "solve(state, max_nodes=0, max_seconds=0.0, weak=False, moves=True) -> (score, move_scores, nodes, complete)\n\n"
      "Exact score of a Connect Four state and of each column (see mavgame._core.c4_solve)."},
     {"clear", (PyCFunction)c4s_clear, METH_NOARGS, "clear()\n\nEmpty the transposition table."},
+    {"solve_sequences", (PyCFunction)(void (*)(void))c4s_solve_sequences, METH_VARARGS | METH_KEYWORDS,
+     "solve_sequences(sequences, clear=True, weak=False) -> (scores, nodes, seconds)\n\n"
+     "Benchmark helper: solve each move sequence (score only, no budget), timing each solve in C; "
+     "clear=True empties the table before each position (outside the timing)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -11,7 +11,7 @@ static inline uint64_t c4_last_mover(const mg_c4_state *s) { return s->cur ^ s->
 
 int mg_c4_outcome(const mg_c4_state *s)
 {
-    if (mg_c4_has_four(c4_last_mover(s)))
+    if (s->won)
         return (s->nmoves & 1) ? MG_P0_WINS : MG_P1_WINS;
     if (s->nmoves >= MG_C4_CELLS)
         return MG_DRAW;
@@ -30,7 +30,7 @@ int mg_c4_from_moves(mg_c4_state *out, const char *moves, char *err, size_t errl
             return MG_ERR;
         }
         int col = c - '1';
-        if (mg_c4_has_four(c4_last_mover(&s))) {
+        if (s.won) {
             snprintf(err, errlen, "Connect Four move sequence '%.60s': move %zu ('%c') is played after the "
                      "game was won", moves, i + 1, c);
             return MG_ERR;
@@ -146,6 +146,7 @@ static int c4_from_board_text(mg_c4_state *out, const char *text, char *err, siz
     out->cur = mover;
     out->mask = mask;
     out->nmoves = (uint32_t)(nx + no);
+    out->won = (uint32_t)mg_c4_has_four(last);
     return MG_OK;
 }
 
@@ -191,7 +192,7 @@ static size_t c4_to_text(const void *st, char *buf, size_t buflen)
 static int c4_legal_actions(const void *st, int32_t *out)
 {
     const mg_c4_state *s = st;
-    if (mg_c4_has_four(c4_last_mover(s)))
+    if (s->won)
         return 0;
     int n = 0;
     for (int col = 0; col < MG_C4_WIDTH; col++)
@@ -203,7 +204,7 @@ static int c4_legal_actions(const void *st, int32_t *out)
 static int c4_is_legal(const void *st, int32_t a)
 {
     const mg_c4_state *s = st;
-    return a >= 0 && a < MG_C4_WIDTH && !(s->mask & mg_c4_top_col(a)) && !mg_c4_has_four(c4_last_mover(s));
+    return a >= 0 && a < MG_C4_WIDTH && !(s->mask & mg_c4_top_col(a)) && !s->won;
 }
 
 static void c4_make(void *st, int32_t a, void *undo)
@@ -220,6 +221,7 @@ static void c4_unmake(void *st, int32_t a, const void *undo)
     s->mask ^= top;
     s->cur ^= s->mask;
     s->nmoves--;
+    s->won = 0; /* a move was made from it, so the game was not over */
 }
 
 static int c4_to_move(const void *st) { return (int)(((const mg_c4_state *)st)->nmoves & 1); }
@@ -262,7 +264,7 @@ static int c4_action_from_str(const void *st, const char *s, int32_t *a, char *e
     int32_t col = s[0] - '1';
     if (!c4_is_legal(st, col)) {
         snprintf(err, errlen, "illegal Connect Four move '%s': %s", s,
-                 mg_c4_has_four(c4_last_mover(st)) ? "the game is over" : "the column is full");
+                 ((const mg_c4_state *)st)->won ? "the game is over" : "the column is full");
         return MG_ERR;
     }
     *a = col;

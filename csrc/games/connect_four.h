@@ -35,7 +35,7 @@ typedef struct mg_c4_state {
     uint64_t cur;     /* stones of the side to move */
     uint64_t mask;    /* all stones */
     uint32_t nmoves;  /* stones on the board */
-    uint32_t zero;    /* always 0 (keeps the state free of padding garbage) */
+    uint32_t won;     /* 1 if the last move made four in a row (the game is over), else 0 */
 } mg_c4_state;
 
 extern const mg_game mg_connect_four;
@@ -98,6 +98,7 @@ static inline void mg_c4_play(mg_c4_state *s, int col)
     s->cur ^= s->mask;
     s->mask |= s->mask + mg_c4_bottom_col(col);
     s->nmoves++;
+    s->won = (uint32_t)mg_c4_has_four(s->cur ^ s->mask);
 }
 
 /* Column (0..6) of a single-bit cell. */

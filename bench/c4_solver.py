@@ -1,0 +1,204 @@
+"""Connect Four solver benchmark: mean time per position by game phase, and the empty board.
+
+    python bench/c4_solver.py                    # all sets, then the empty board (weak, all moves)
+    python bench/c4_solver.py --sets end_easy,middle_easy --limit 200
+    python bench/c4_solver.py --empty strong      # exact score of the empty board and of each move
+    python bench/c4_solver.py --generate --count 1000 --seed 1   # rebuild bench/data/connect_four/*.txt
+
+Position sets (bench/data/connect_four/<set>.txt, one "moves score" line each, moves in the
+column convention "4453") follow the categories of the well-known public Connect Four solver
+test sets: the number of stones already played (End: 29..41, Middle: 15..28, Begin: 8..14) and the
+number of moves left to the end of the game under perfect play (Easy: < 14, Medium: 14..27,
+Hard: >= 28; a drawn game ends with the 42nd stone).  Those data sets cannot be downloaded here, so
+the positions are generated (``--generate``): a game of uniformly random legal moves is stopped after
+a number of stones drawn uniformly from the phase's range; positions where the game is over or the
+side to move can win at once are skipped, as are repeats; the position is solved exactly and kept if
+its distance to the end falls in the set's range, until the set has ``--count`` positions.  Begin
+positions start at 8 stones: earlier ones take from seconds to minutes each (the empty board is
+timed on its own).  The stored score is checked on every run.
+
+Timing: each position is solved for its score only (as the public benchmark does) by
+``C4Solver.solve_sequences``, timed in C around the solve, with the transposition table (2^23
+entries, 64 MiB) emptied before each position outside the timing (``--warm`` keeps it).  The
+reference column gives the published figures of a strong reference solver without opening book
+(4.6 us, 37 us, 3.2 ms, 255 us, 97 ms, 5.5 s per position).
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from mavgame import _core  # noqa: E402
+from mavgame.games.connect_four import ConnectFour, moves_to_end  # noqa: E402
+
+DATA = ROOT / "bench" / "data" / "connect_four"
+
+# name: (label, stones played (lo, hi), moves left (lo, hi) inclusive, reference seconds)
+SETS = {
+    "end_easy": ("End-Easy", (29, 41), (1, 13), 4.6e-6),
+    "middle_easy": ("Middle-Easy", (15, 28), (1, 13), 37e-6),
+    "middle_medium": ("Middle-Medium", (15, 28), (14, 27), 3.2e-3),
+    "begin_easy": ("Begin-Easy", (8, 14), (1, 13), 255e-6),
+    "begin_medium": ("Begin-Medium", (8, 14), (14, 27), 97e-3),
+    "begin_hard": ("Begin-Hard", (8, 14), (28, 42), 5.5),
+}
+
+
+def fmt_time(s: float) -> str:
+    if s < 1e-3:
+        return f"{s * 1e6:.1f} us"
+    if s < 1.0:
+        return f"{s * 1e3:.1f} ms"
+    return f"{s:.2f} s"
+
+
+def random_candidate(rng: random.Random, stones: int):
+    """A random game stopped after `stones` stones, or None if it ended earlier, the side to move
+    can win at once, or a column filled such that the game cannot go on."""
+    b = ConnectFour()
+    moves = []
+    for _ in range(stones):
+        legal = b.legal_moves()
+        if not legal:
+            return None
+        m = rng.choice(legal)
+        b.push(m)
+        moves.append(m)
+        if b.is_terminal():
+            return None
+    for m in b.legal_moves():
+        c = b.copy()
+        c.push(m)
+        if c.is_terminal() and c.outcome().winner is not None:
+            return None          # the side to move wins at once: trivial
+    return "".join(moves)
+
+
+def generate(names, count: int, seed: int, tt_log2: int, max_minutes: float) -> None:
+    """Builds the sets phase by phase: each candidate of a phase is solved once and goes to
+    whichever of the phase's sets its distance to the end selects (until that set is full)."""
+    DATA.mkdir(parents=True, exist_ok=True)
+    sv = _core.C4Solver(tt_log2)
+    phases = {}
+    for name in names:
+        phases.setdefault(SETS[name][1], []).append(name)
+    for (slo, shi), members in phases.items():
+        rng = random.Random(f"{seed}-{slo}-{shi}")
+        kept = {name: [] for name in members}
+        seen = set()
+        tried = 0
+        t0 = time.time()
+        while any(len(v) < count for v in kept.values()) and time.time() - t0 < max_minutes * 60:
+            moves = random_candidate(rng, rng.randint(slo, shi))
+            if moves is None or moves in seen:
+                continue
+            seen.add(moves)
+            tried += 1
+            scores, _, _ = sv.solve_sequences([moves], clear=False)
+            score = int(scores[0])
+            left = moves_to_end(len(moves), score)
+            for name in members:
+                rlo, rhi = SETS[name][2]
+                if rlo <= left <= rhi and len(kept[name]) < count:
+                    kept[name].append((moves, score))
+        for name in members:
+            path = DATA / f"{name}.txt"
+            with path.open("w") as f:
+                for moves, score in kept[name]:
+                    f.write(f"{moves} {score}\n")
+            print(f"{SETS[name][0]}: {len(kept[name])} positions (from {tried} solved candidates of "
+                  f"{slo}..{shi} stones, {time.time() - t0:.0f} s) -> {path.relative_to(ROOT)}", flush=True)
+
+
+def load(name: str, limit: int):
+    path = DATA / f"{name}.txt"
+    if not path.exists():
+        return None
+    rows = [line.split() for line in path.read_text().splitlines() if line.strip()]
+    if limit:
+        rows = rows[:limit]
+    return [r[0] for r in rows], np.array([int(r[1]) for r in rows], dtype=np.int32)
+
+
+def run_sets(names, limit: int, tt_log2: int, warm: bool) -> bool:
+    sv = _core.C4Solver(tt_log2)
+    ok = True
+    print(f"{'set':<14} {'positions':>9} {'mean time':>10} {'mean nodes':>11} {'Mnodes/s':>8} "
+          f"{'reference':>10} {'ratio':>6}")
+    for name in names:
+        label, _, _, ref = SETS[name]
+        got = load(name, limit)
+        if got is None:
+            print(f"{label:<14} (no data: run with --generate)")
+            continue
+        seqs, expect = got
+        sv.clear()
+        scores, nodes, secs = sv.solve_sequences(seqs, clear=not warm)
+        bad = np.nonzero(scores != expect)[0]
+        if len(bad):
+            ok = False
+            for i in bad[:5]:
+                print(f"  MISMATCH {seqs[i]}: solver {scores[i]}, stored {expect[i]}")
+        mean = float(secs.mean())
+        rate = float(nodes.sum()) / max(float(secs.sum()), 1e-12) / 1e6
+        print(f"{label:<14} {len(seqs):>9} {fmt_time(mean):>10} {float(nodes.mean()):>11.0f} {rate:>8.2f} "
+              f"{fmt_time(ref):>10} {mean / ref:>6.2f}", flush=True)
+    return ok
+
+
+def run_empty(mode: str, tt_log2: int) -> bool:
+    sv = _core.C4Solver(tt_log2)
+    b = ConnectFour()
+    t0 = time.perf_counter()
+    if mode == "root":
+        r = b.solve(moves=False, solver=sv)
+    else:
+        r = b.solve(weak=(mode == "weak"), solver=sv)
+    dt = time.perf_counter() - t0
+    what = {"root": "exact score", "weak": "win/draw/loss of every first move",
+            "strong": "exact score of every first move"}[mode]
+    print(f"empty board ({what}): score {r.score}, moves {r.move_scores}, {r.nodes} nodes, {dt:.1f} s")
+    good = r.complete and r.score == 1
+    if r.move_scores:
+        good = good and r.best_moves() == ["4"]
+    print("empty board: first-player win, only the centre column wins" if good else "empty board: UNEXPECTED")
+    return good
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sets", default=",".join(SETS), help="comma-separated set names (default: all)")
+    ap.add_argument("--limit", type=int, default=0, help="positions per set (0: all)")
+    ap.add_argument("--tt-log2", type=int, default=23, help="transposition table size (2^n entries of 8 bytes)")
+    ap.add_argument("--warm", action="store_true", help="keep the table between positions")
+    ap.add_argument("--empty", choices=["none", "root", "weak", "strong"], default="weak",
+                    help="solve the empty board: root = exact score only, weak = win/draw/loss of every "
+                         "move, strong = exact score of every move (long)")
+    ap.add_argument("--generate", action="store_true", help="(re)build the position sets")
+    ap.add_argument("--count", type=int, default=1000, help="positions per generated set")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--max-minutes", type=float, default=60.0, help="generation time limit per phase")
+    args = ap.parse_args()
+    names = [n for n in args.sets.split(",") if n]
+    for n in names:
+        if n not in SETS:
+            ap.error(f"unknown set {n!r} (expected some of {', '.join(SETS)})")
+    if args.generate:
+        generate(names, args.count, args.seed, args.tt_log2, args.max_minutes)
+        return 0
+    ok = run_sets(names, args.limit, args.tt_log2, args.warm)
+    if args.empty != "none":
+        ok = run_empty(args.empty, max(args.tt_log2, 24)) and ok
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

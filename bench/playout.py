@@ -1,0 +1,126 @@
+"""Random-playout throughput (games per second, one core): mavgame against OpenSpiel, same run.
+
+    python bench/playout.py                      # every game in the table
+    python bench/playout.py --games connect_four --seconds 3
+
+For each game three figures are measured on the same machine in the same run:
+  - mavgame C: ``mavgame._core.random_playouts(state, n, seed)``, uniformly random legal moves to
+    the end of the game in C (the kind of playout MCTS uses), one thread;
+  - mavgame Python loop: the same playouts driven from Python (``legal_actions`` + ``push``), for
+    a like-for-like comparison with the OpenSpiel loop;
+  - OpenSpiel: ``pyspiel`` (``pip install open_spiel``), ``state.legal_actions()`` +
+    ``state.apply_action(...)`` from Python (pyspiel has no bulk playout call).
+The ratio printed is mavgame C / OpenSpiel (goal: > 100x) and Python loop / OpenSpiel.
+
+To add a game, add one entry to GAMES: a factory for the mavgame start state, and the
+pyspiel.load_game() string of the same game.
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from mavgame import _core  # noqa: E402
+
+
+def _connect_four():
+    from mavgame.games.connect_four import ConnectFour
+    return ConnectFour()
+
+
+# name: (mavgame start-state factory, pyspiel.load_game string)
+GAMES = {
+    "connect_four": (_connect_four, "connect_four"),
+}
+
+
+def timed(fn, seconds: float):
+    """Calls fn() (returning games played) until `seconds` have passed; returns games/s."""
+    games, t0 = 0, time.perf_counter()
+    while True:
+        games += fn()
+        dt = time.perf_counter() - t0
+        if dt >= seconds:
+            return games / dt
+
+
+def mavgame_c(factory, seconds: float) -> float:
+    state = factory()
+    seed = [0]
+    batch = [1000]
+
+    def run():
+        seed[0] += 1
+        t = time.perf_counter()
+        w0, w1, d, _ = _core.random_playouts(state, batch[0], seed=seed[0])
+        n = batch[0]
+        if time.perf_counter() - t < 0.05:
+            batch[0] *= 2
+        assert w0 + w1 + d == n
+        return n
+
+    return timed(run, seconds)
+
+
+def mavgame_python(factory, seconds: float) -> float:
+    rng = random.Random(1)
+    start = factory()
+
+    def run():
+        s = start.copy()
+        while not s.is_terminal():
+            acts = s.legal_actions()
+            s.push(int(acts[rng.randrange(len(acts))]))
+        return 1
+
+    return timed(run, seconds)
+
+
+def openspiel(name: str, seconds: float):
+    try:
+        import pyspiel
+    except ImportError:
+        return None
+    game = pyspiel.load_game(name)
+    rng = random.Random(1)
+
+    def run():
+        s = game.new_initial_state()
+        while not s.is_terminal():
+            acts = s.legal_actions()
+            s.apply_action(acts[rng.randrange(len(acts))])
+        return 1
+
+    return timed(run, seconds)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--games", default=",".join(GAMES), help="comma-separated games (default: all)")
+    ap.add_argument("--seconds", type=float, default=2.0, help="measuring time per figure")
+    args = ap.parse_args()
+    print(f"{'game':<14} {'mavgame C':>14} {'mavgame py':>14} {'OpenSpiel':>14} {'C/OpenSpiel':>12} "
+          f"{'py/OpenSpiel':>13}   (games/s, one core)")
+    for name in [g for g in args.games.split(",") if g]:
+        if name not in GAMES:
+            ap.error(f"unknown game {name!r} (expected some of {', '.join(GAMES)})")
+        factory, spiel_name = GAMES[name]
+        c = mavgame_c(factory, args.seconds)
+        py = mavgame_python(factory, args.seconds)
+        os_rate = openspiel(spiel_name, args.seconds)
+        if os_rate is None:
+            print(f"{name:<14} {c:>14,.0f} {py:>14,.0f} {'(no pyspiel)':>14}")
+            continue
+        print(f"{name:<14} {c:>14,.0f} {py:>14,.0f} {os_rate:>14,.0f} {c / os_rate:>11.0f}x {py / os_rate:>12.1f}x",
+              flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
