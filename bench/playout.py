@@ -13,7 +13,12 @@ For each game three figures are measured on the same machine in the same run:
 The ratio printed is mavgame C / OpenSpiel (goal: > 100x) and Python loop / OpenSpiel.
 
 To add a game, add one entry to GAMES: a factory for the mavgame start state, and the
-pyspiel.load_game() string of the same game.
+pyspiel.load_game() string of the same game; an optional third element replaces
+``random_playouts`` for the mavgame C figure by another bulk playout function of the same
+signature.  ``hex_fill`` uses ``mavgame._core.hex_random_playouts``: each playout fills the board
+at random and reads the winner off the full board, which has exactly the outcome distribution of
+move-by-move random play (the connected player stays connected; a full Hex board has one winner)
+but does not stop at the first connection; ``hex`` is the move-by-move playout.
 """
 from __future__ import annotations
 
@@ -34,9 +39,16 @@ def _connect_four():
     return ConnectFour()
 
 
-# name: (mavgame start-state factory, pyspiel.load_game string)
+def _hex11():
+    from mavgame.games.hex import Hex
+    return Hex(11)
+
+
+# name: (mavgame start-state factory, pyspiel.load_game string[, C bulk playout function])
 GAMES = {
     "connect_four": (_connect_four, "connect_four"),
+    "hex": (_hex11, "hex(board_size=11)"),
+    "hex_fill": (_hex11, "hex(board_size=11)", _core.hex_random_playouts),
 }
 
 
@@ -50,7 +62,7 @@ def timed(fn, seconds: float):
             return games / dt
 
 
-def mavgame_c(factory, seconds: float) -> float:
+def mavgame_c(factory, seconds: float, playouts=_core.random_playouts) -> float:
     state = factory()
     seed = [0]
     batch = [1000]
@@ -58,7 +70,7 @@ def mavgame_c(factory, seconds: float) -> float:
     def run():
         seed[0] += 1
         t = time.perf_counter()
-        w0, w1, d, _ = _core.random_playouts(state, batch[0], seed=seed[0])
+        w0, w1, d, _ = playouts(state, batch[0], seed=seed[0])
         n = batch[0]
         if time.perf_counter() - t < 0.05:
             batch[0] *= 2
@@ -110,8 +122,8 @@ def main() -> int:
     for name in [g for g in args.games.split(",") if g]:
         if name not in GAMES:
             ap.error(f"unknown game {name!r} (expected some of {', '.join(GAMES)})")
-        factory, spiel_name = GAMES[name]
-        c = mavgame_c(factory, args.seconds)
+        factory, spiel_name, *playouts = GAMES[name]
+        c = mavgame_c(factory, args.seconds, *playouts)
         py = mavgame_python(factory, args.seconds)
         os_rate = openspiel(spiel_name, args.seconds)
         if os_rate is None:
