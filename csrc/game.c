@@ -43,6 +43,13 @@ int mg_perft_divide(const mg_game *g, void *st, int depth, int32_t *moves, uint6
 
 int mg_random_playout(const mg_game *g, void *st, mg_rng *rng, int max_plies, int *plies)
 {
+    if (g->random_playout)
+        return g->random_playout(g, st, rng, max_plies, plies);
+    return mg_random_playout_moves(g, st, rng, max_plies, plies);
+}
+
+int mg_random_playout_moves(const mg_game *g, void *st, mg_rng *rng, int max_plies, int *plies)
+{
     int32_t moves[MG_MAX_MOVES];
     _Alignas(16) unsigned char undo[MG_MAX_UNDO];
     int n = 0, r;

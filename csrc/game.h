@@ -82,6 +82,8 @@ typedef struct mg_config {
 #define MG_MAX_UNDO 256       /* >= every game's undo_size */
 #define MG_MAX_STATE 4096     /* >= every game's state_size */
 
+struct mg_rng;
+
 typedef struct mg_game {
     const char *name;        /* "chess", "chess960", "gardner", "connect_four", "hex", "tictactoe" */
     size_t state_size;       /* bytes of a state */
@@ -122,6 +124,9 @@ typedef struct mg_game {
 
     /* Optional fast perft (NULL: the generic one in game.c). */
     uint64_t (*perft)(void *st, int depth);
+    /* Optional specialised uniformly random playout with the outcome distribution of
+     * move-by-move random play (NULL: mg_random_playout_moves); see mg_random_playout. */
+    int (*random_playout)(const struct mg_game *g, void *st, struct mg_rng *rng, int max_plies, int *plies);
 } mg_game;
 
 /* The registry (registry.c). */
@@ -140,11 +145,14 @@ uint64_t mg_perft(const mg_game *g, void *st, int depth);
  * (depth-1) to `counts` (both with max_moves entries); returns the move count. */
 int mg_perft_divide(const mg_game *g, void *st, int depth, int32_t *moves, uint64_t *counts);
 
-struct mg_rng;
 /* Play uniformly random legal moves from `st` (modified in place, no undo) until the game
  * ends or `max_plies` moves were made; returns the enum mg_result reached (MG_ONGOING if
- * cut off) and, if plies != NULL, the number of moves made. */
+ * cut off) and, if plies != NULL, the number of moves made.  mg_random_playout uses the
+ * game's specialised playout when it has one (Hex fills the board: same outcomes, faster;
+ * the state it leaves may differ from move-by-move play); mg_random_playout_moves always
+ * plays move by move through the interface. */
 int mg_random_playout(const mg_game *g, void *st, struct mg_rng *rng, int max_plies, int *plies);
+int mg_random_playout_moves(const mg_game *g, void *st, struct mg_rng *rng, int max_plies, int *plies);
 
 const char *mg_result_string(int result);       /* "1-0", "0-1", "1/2-1/2", "*" */
 const char *mg_termination_name(int reason);    /* "checkmate", ... */

@@ -8,13 +8,14 @@ from ._core import State
 from .games.chess import Chess, Chess960, ChessFamily
 from .games.connect_four import ConnectFour
 from .games.gardner import Gardner
+from .games.hex import Hex
 from .games.tictactoe import TicTacToe
 from .mcts import MCTS
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "State", "Chess", "Chess960", "ChessFamily", "Gardner", "ConnectFour", "TicTacToe", "MCTS",
+    "State", "Chess", "Chess960", "ChessFamily", "Gardner", "ConnectFour", "Hex", "TicTacToe", "MCTS",
     "game_names", "__version__",
 ]
 

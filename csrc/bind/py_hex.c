@@ -122,8 +122,8 @@ static PyObject *py_playout_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObj
     cfg.c = c;
     cfg.max_playout_plies = max_plies;
     const mg_game *g = s->game;
-    if (fast && g == &mg_hex)
-        cfg.playout = mg_hex_fill_playout;
+    if (!fast)
+        cfg.playout = mg_random_playout_moves; /* NULL: mg_random_playout, the game's fastest */
     unsigned char *pos = PyMem_Malloc(g->state_size);
     mg_pmcts_result *r = PyMem_Malloc(sizeof *r);
     if (!pos || !r) {

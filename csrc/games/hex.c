@@ -505,7 +505,7 @@ int mg_hex_fill_playout(const mg_game *g, void *st, mg_rng *rng, int max_plies, 
     int first = s->swap_rule && !s->swapped && s->nstones == 0;
     if (max_plies < nempty + avail + first) {
         memcpy(&tmp, s, sizeof tmp);
-        return mg_random_playout(g, &tmp, rng, max_plies, plies);
+        return mg_random_playout_moves(g, &tmp, rng, max_plies, plies);
     }
     if (first) {
         /* play black's first stone move by move; then swap may be taken */
@@ -606,4 +606,5 @@ const mg_game mg_hex = {
     .action_to_str = hex_action_to_str,
     .action_from_str = hex_action_from_str,
     .perft = NULL,
+    .random_playout = mg_hex_fill_playout,
 };

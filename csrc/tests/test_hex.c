@@ -465,7 +465,7 @@ static void test_fill_playout(mg_test_counts *t)
             MG_CHECK_T(t, (r == MG_P0_WINS || r == MG_P1_WINS) && plies >= 0);
             fill_wins += r == MG_P0_WINS;
             w = s;
-            move_wins += mg_random_playout(g, &w, &rng, 1 << 30, NULL) == MG_P0_WINS;
+            move_wins += mg_random_playout_moves(g, &w, &rng, 1 << 30, NULL) == MG_P0_WINS;
         }
         MG_CHECK_T(t, memcmp(&copy, &s, sizeof s) == 0); /* not modified */
         double tol = 4.5 * sqrt(exact * (1 - exact) / N) + 1e-12;
