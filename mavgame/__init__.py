@@ -10,6 +10,7 @@ from .games.connect_four import ConnectFour
 from .games.gardner import Gardner
 from .games.hex import Hex
 from .games.tictactoe import TicTacToe
+from . import mav
 from .mcts import MCTS
 
 __version__ = "0.1.0"
