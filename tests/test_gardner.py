@@ -11,12 +11,15 @@ Perft from the start position (no bishop promotion / with bishop promotion):
     5      52184          52512          reference, python-chess embedding, pgx (bishop column)
     6      564565         572874         reference, python-chess embedding
     7      6762386        6947252        reference (no bishop), python-chess embedding (both)
-    8      79966054       83342395       C only: fast perft (bulk counting) = generic make/unmake perft
+    8      79966054       83342395       reference (no bishop, also per first move); C generic perft (both)
     9      1015577185     1075789051     C only: fast perft
 
 How the figures were cross-checked (one-off runs, outside the test suite):
-- reference: ``gardner_reference.Position.from_fen(START_FEN).perft(d)`` for d <= 7 (depth 7 takes
-  about a minute of pure Python; depths <= 6 also run below, depth 7 under ``-m slow``);
+- reference: ``gardner_reference.Position.from_fen(START_FEN).perft(d)`` for d <= 8 (depth 7 takes
+  about a minute of pure Python, depth 8 about 40 minutes on a loaded machine, where the counts per
+  first move b1c3 9816796, b1a3 5952582, a2a3 7891030, b2b3 12791375, c2c3 14984309, d2d3 19877220,
+  e2e3 8652742 equal the C perft_divide; depths <= 6 also run below, depth 7 under ``-m slow``);
+- C generic perft (make/unmake at every leaf, game.c) = the fast bulk-counting perft at depth 8;
 - python-chess embedding: the perft of ``_embedded_moves``/``_embedded_play`` below (python-chess
   1.11.2 legal moves on the a1..e5 corner of an empty board), to depth 7 for both rule sets;
 - pgx 2.6.0 (``pgx.gardner_chess``, jax CPU, installed in a scratch venv; it allows bishop
