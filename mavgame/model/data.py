@@ -394,26 +394,23 @@ def _connect_four_annotator(options: Dict[str, Any]):
     Options: ``max_seconds`` / ``max_nodes`` per position (0: no limit); a position whose solve does not
     finish within the budget gets no annotation (None) and is left out of the data; ``tt_log2``.
     """
-    from .. import _core
-    solver = _core.C4Solver(tt_log2=int(options.get("tt_log2", 22)))
+    from ..games.connect_four import ConnectFour, solver as new_solver
+    solver = new_solver(int(options.get("tt_log2", 22)))
     max_s = float(options.get("max_seconds", 0.0))
     max_n = int(options.get("max_nodes", 0))
-    centre = [3, 2, 4, 1, 5, 0, 6]
+    centre = ["4", "3", "5", "2", "6", "1", "7"]
 
     def annotate(state):
-        score, move_scores, _, complete = solver.solve(state, max_nodes=max_n, max_seconds=max_s)
-        if not complete:
+        res = ConnectFour(state.text()).solve(max_nodes=max_n, max_seconds=max_s, solver=solver)
+        legal = state.legal_moves()
+        if not res.complete or sorted(res.move_scores) != sorted(legal):
             return None
-        legal = set(state.legal_actions().tolist())
         vals: Dict[str, float] = {}
         best, best_s = None, None
-        for c in centre:
-            if c not in legal:
+        for mv in centre:
+            if mv not in res.move_scores:
                 continue
-            sc = float(move_scores[c])
-            if sc != sc:
-                return None
-            mv = state.action_to_str(c)
+            sc = res.move_scores[mv]
             vals[mv] = 1.0 if sc > 0 else 0.0 if sc < 0 else 0.5
             if best_s is None or sc > best_s:
                 best, best_s = mv, sc

@@ -391,7 +391,7 @@ TRANSITION = "%prev_state %prev_action %state %top_all %best_action"
 
 
 def evaluate_records(model: MAVModel, game: str, records: Sequence[Dict[str, Any]], batch_size: int = 64,
-                     board_size: int = 0) -> Dict[str, Any]:
+                     board_size: int = 0, max_new_tokens: int = 384) -> Dict[str, Any]:
     """The paper's metrics (Table 2) on annotated positions (records of mavgame.model.data).
 
     Every position is asked in the plain form (``%state %top_all %best_action``) and, when it has a
@@ -414,7 +414,7 @@ def evaluate_records(model: MAVModel, game: str, records: Sequence[Dict[str, Any
             prompts.append(mav.prompt(st, TRANSITION, prev_state=prev, prev_action=r["prev_action"]))
             states.append(st)
             recs.append(r)
-    outs = model.generate(prompts, batch_size=batch_size)
+    outs = model.generate(prompts, max_new_tokens=max_new_tokens, batch_size=batch_size)
     texts = [p + o.text for p, o in zip(prompts, outs)]
     m = mav.metrics(game, texts, states)
     opt_n = opt_ok = 0
