@@ -147,6 +147,11 @@ static inline void tt_store(search *sr, uint64_t key, int lb, int ub, int best_c
 /* Positions with fewer stones share a table entry with their mirror image (this pays in
  * the opening, where mirrored lines meet; later it would rarely hit). */
 #define SYM_MAX_STONES 12
+/* Enhanced transposition cutoffs (probing the children's entries) below this many stones. */
+#define ETC_MAX_STONES 30
+/* From this many stones on, moves are tried centre first without counting threats (the count
+ * costs more than it saves near the end). */
+#define ORDER_MAX_STONES 32
 
 /* The key of the mirrored position (columns reversed; the per-column sums do not carry). */
 static inline uint64_t mirror_key(uint64_t k)
@@ -241,12 +246,14 @@ static int negamax(search *sr, uint64_t cur, uint64_t mask, int n, int alpha, in
     uint64_t mv[MG_C4_WIDTH];
     int sc[MG_C4_WIDTH];
     int nm = 0;
+    int single = (possible & (possible - 1)) == 0;
     for (int i = 0; i < MG_C4_WIDTH; i++) {
         int col = ORDER[i];
         uint64_t m = possible & mg_c4_col_mask(col);
         if (!m)
             continue;
-        int s = col == tt_col ? 1000 : __builtin_popcountll(mg_c4_winning_cells(cur | m, mask));
+        int s = col == tt_col ? 1000 : (single || n >= ORDER_MAX_STONES) ? 0
+                                     : __builtin_popcountll(mg_c4_winning_cells(cur | m, mask));
         int j = nm++;
         while (j > 0 && sc[j - 1] < s) {
             mv[j] = mv[j - 1];
@@ -255,6 +262,25 @@ static int negamax(search *sr, uint64_t cur, uint64_t mask, int n, int alpha, in
         }
         mv[j] = m;
         sc[j] = s;
+    }
+
+    /* Enhanced transposition cutoff: a child whose table upper bound already refutes beta. */
+    if (n < ETC_MAX_STONES) {
+        for (int i = 0; i < nm; i++) {
+            uint64_t ck = opp + (mask | mv[i]);
+            if (n + 1 < SYM_MAX_STONES) {
+                uint64_t mk = mirror_key(ck);
+                if (mk < ck)
+                    ck = mk;
+            }
+            uint64_t ce = sr->tt[tt_index(sr, ck)];
+            int cub = (int)((ce >> 3) & 63);
+            if ((ce >> TT_KEY_SHIFT) == ck && cub && TT_BOUND_OFF - cub >= beta) {
+                int v = TT_BOUND_OFF - cub;
+                tt_store(sr, key, v, NO_UB, flip_col(mg_c4_col_of(mv[i]), flip));
+                return v;
+            }
+        }
     }
 
     int alpha0 = alpha;

@@ -18,13 +18,14 @@
  * with its 21st stone).
  *
  * Algorithm: negamax with alpha-beta on bitboards; a transposition table keeping
- * both bounds and the best move, allocated once per solver object and kept across
- * calls (entries hold the full position key, so they stay valid for any later
- * position; in the opening a position and its mirror image share an entry); move ordering by the number of threats a move creates, centre columns
- * first on ties, the table's best move before all; pruning of moves that lose at
- * once (playing below an opponent's winning cell, ignoring a single forced block,
- * facing two threats); null-window searches that narrow the score interval
- * (binary search biased towards 0) at the root.
+ * both bounds and the best move, allocated once per solver object (2 MiB aligned, huge
+ * pages where available) and kept across calls: entries hold the full position key, so
+ * they stay valid for any later position; in the opening a position and its mirror
+ * image share an entry.  Enhanced transposition cutoffs; move ordering by the number of
+ * threats a move creates, centre columns first on ties, the table's best move before
+ * all; pruning of moves that lose at once (playing below an opponent's winning cell,
+ * ignoring a single forced block, facing two threats); null-window searches that narrow
+ * the score interval (binary search biased towards 0) at the root.
  *
  * A solver object is not thread-safe: use one per thread.  Searches never allocate.
  */
