@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../rng.h"
+
 void mg_c4_init(mg_c4_state *s) { memset(s, 0, sizeof *s); }
 
 /* Stones of the player who made the last move. */
@@ -295,6 +297,36 @@ static uint64_t c4_perft(void *st, int depth)
     return c4_perft_rec(s->cur, s->mask, depth);
 }
 
+/* Uniformly random playout on the bitboards: the same column choices (and so the same
+ * games, seed for seed) as move-by-move play over legal_actions, without the indirection. */
+static int c4_random_playout(const mg_game *g, void *st, mg_rng *rng, int max_plies, int *plies)
+{
+    (void)g;
+    mg_c4_state *s = st;
+    uint64_t cur = s->cur, mask = s->mask;
+    uint32_t nm = s->nmoves, won = s->won;
+    int n = 0;
+    while (!won && nm < MG_C4_CELLS && n < max_plies) {
+        uint64_t open = ~mask & (MG_C4_BOTTOM << 5); /* free top cells = playable columns */
+        uint32_t pick = mg_rng_below(rng, (uint32_t)__builtin_popcountll(open));
+        while (pick--)
+            open &= open - 1;
+        int col = __builtin_ctzll(open) / 7;
+        cur ^= mask;
+        mask |= mask + mg_c4_bottom_col(col);
+        nm++;
+        won = (uint32_t)mg_c4_has_four(cur ^ mask);
+        n++;
+    }
+    s->cur = cur;
+    s->mask = mask;
+    s->nmoves = nm;
+    s->won = won;
+    if (plies)
+        *plies = n;
+    return mg_c4_outcome(s);
+}
+
 const mg_game mg_connect_four = {
     .name = "connect_four",
     .state_size = sizeof(mg_c4_state),
@@ -314,4 +346,5 @@ const mg_game mg_connect_four = {
     .action_to_str = c4_action_to_str,
     .action_from_str = c4_action_from_str,
     .perft = c4_perft,
+    .random_playout = c4_random_playout,
 };

@@ -269,6 +269,24 @@ static void test_rules(mg_test_counts *t, const mg_game *g)
         MG_CHECK_T(t, !bad);
     }
 
+    /* The specialised random playout plays the same games as move-by-move play. */
+    {
+        int same = 1;
+        for (int i = 0; i < 300; i++) {
+            mg_rng r1, r2;
+            mg_rng_seed(&r1, (uint64_t)i);
+            mg_rng_seed(&r2, (uint64_t)i);
+            g->from_text(st, NULL, i % 2 ? "4453" : "11223", err, sizeof err);
+            memcpy(st2, st, sizeof(mg_c4_state));
+            int p1 = -1, p2 = -2, lim = i % 3 ? 1000 : 5;
+            int a1 = mg_random_playout(g, st, &r1, lim, &p1);
+            int a2 = mg_random_playout_moves(g, st2, &r2, lim, &p2);
+            same &= a1 == a2 && p1 == p2 && memcmp(st, st2, sizeof(mg_c4_state)) == 0;
+            same &= (lim == 5 && p1 == 5) ? a1 == MG_ONGOING || g->outcome(st, NULL) == a1 : a1 != MG_ONGOING;
+        }
+        MG_CHECK_T(t, same);
+    }
+
     /* Bad inputs: each fails with a message and leaves the state unchanged. */
     const char *bad[] = {
         "",                                                     /* empty */
