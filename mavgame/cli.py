@@ -1,14 +1,23 @@
 """The ``mavgame`` command line.
 
-    mavgame games                         list the games of the C core
-    mavgame perft --game chess --depth 5  count leaf nodes (with --divide per move)
+    mavgame games                              list the games of the C core
+    mavgame perft --game chess --depth 5       count leaf nodes (with --divide per move)
+    mavgame play --game connect_four           play against an agent in the terminal
+    mavgame match uct:sims=100 perfect         two agents, every opening with both colours
+    mavgame league                             a round robin with Elo (default: a Connect Four league)
+    mavgame annotate positions.txt -o out.jsonl  Stockfish values for every legal move
+    mavgame bench                              speed of the C core (perft, playouts, MCTS)
+    mavgame train ...                          train a MAV model (needs PyTorch)
+
+Every subcommand explains its options with ``--help``.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
-from typing import List, Optional
+from typing import Dict, List, Optional, Sequence
 
 from . import _core
 
@@ -51,6 +60,441 @@ def cmd_train(args: argparse.Namespace) -> int:
     return command.run(args)
 
 
+# ---------------------------------------------------------------------------------------------
+# shared helpers for play / match / league
+
+
+DEFAULT_LEAGUE = {
+    # The README's main command: a small Connect Four league that runs in a few minutes on two cores.
+    "game": "connect_four",
+    "agents": [
+        "random=random",
+        "uct-100=uct:sims=100",
+        "uct-400=uct:sims=400",
+        "uct-1600=uct:sims=1600",
+        "solver-mcts-50=solver_mcts:sims=50",
+        "perfect=perfect",
+    ],
+    # openings the solver handles quickly (see mavgame/data/openings_connect_four.txt)
+    "openings": "c4-1,c4-2,c4-12,c4-16,c4-18,c4-20",
+}
+
+
+def _fail(msg: str) -> "SystemExit":
+    return SystemExit(f"mavgame: {msg}")
+
+
+def _parse_agents(items: Sequence[str]) -> Dict[str, str]:
+    """``name=spec`` or ``spec`` items -> {name: spec} (a bare spec is named after itself)."""
+    from .agents import make_agent
+
+    out: Dict[str, str] = {}
+    for it in items:
+        name, spec = None, it
+        head = it.split(":", 1)[0]
+        if "=" in head:  # name=spec (the '=' comes before any ':')
+            name, spec = it.split("=", 1)
+        try:
+            ag = make_agent(spec)
+        except ValueError as e:
+            raise _fail(str(e))
+        name = name or (spec if ":" not in spec else ag.name)
+        ag.close()
+        if name in out:
+            raise _fail(f"two agents are named {name!r}: name them with NAME=SPEC")
+        out[name] = spec
+    return out
+
+
+def _parse_anchors(items: Optional[Sequence[str]]) -> Dict[str, float]:
+    out: Dict[str, float] = {}
+    for it in items or []:
+        name, eq, val = it.rpartition("=")
+        if not eq or not name:
+            raise _fail(f"--anchor takes NAME=RATING, not {it!r}")
+        try:
+            out[name] = float(val)
+        except ValueError:
+            raise _fail(f"--anchor {it!r}: {val!r} is not a number")
+    return out
+
+
+def _resolve_openings(arg: Optional[str], game: str, board_size: int, seed: int):
+    """--openings: a number, comma-separated names of the shipped openings, a file, or random:PLIES:N."""
+    from .league import League
+    from .openings import load_openings, random_openings
+
+    if arg is None:
+        return None
+    try:
+        if arg.isdigit():
+            return int(arg)
+        if arg.startswith("random:"):
+            parts = arg.split(":")
+            if len(parts) != 3 or not parts[1].isdigit() or not parts[2].isdigit():
+                raise _fail(f"--openings random:PLIES:N expected, not {arg!r}")
+            return random_openings(game, int(parts[1]), int(parts[2]), seed=seed, board_size=board_size)
+        if os.path.exists(arg):
+            return load_openings(game, board_size=board_size, path=arg)
+        if game == "chess960" and arg.startswith("960-"):
+            from . import _core
+            from .league import Opening
+            return [Opening(n, (), _core.chess960_fen(int(n[4:]))) for n in arg.split(",")]
+        shipped = {o.name: o for o in load_openings(game, board_size=board_size)}
+        names = [n.strip() for n in arg.split(",") if n.strip()]
+        missing = [n for n in names if n not in shipped]
+        if missing:
+            raise _fail(f"unknown opening(s) {missing} for {game} (shipped: {', '.join(list(shipped)[:8])}...; "
+                        "or give a number, a file or random:PLIES:N)")
+        return [shipped[n] for n in names]
+    except (ValueError, FileNotFoundError) as e:
+        raise _fail(str(e))
+
+
+def _adjudicator(args):
+    if not getattr(args, "adjudicate", None):
+        return None
+    from .league import Adjudicator
+    return Adjudicator(args.adjudicate, plies=args.adjudicate_plies, nodes=args.adjudicate_nodes)
+
+
+def _add_game_options(p: argparse.ArgumentParser, default_game: str) -> None:
+    p.add_argument("--game", default=default_game, help=f"game name (see `mavgame games`; default: {default_game})")
+    p.add_argument("--board-size", type=int, default=0, help="board size for Hex (default: 11)")
+
+
+def _add_league_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--openings", default=None,
+                   help="openings: N (the first N shipped for the game; N random start positions for chess960), "
+                        "comma-separated names of shipped openings, a file in the openings format, or "
+                        "random:PLIES:N (N random openings of PLIES moves); default: all shipped openings")
+    p.add_argument("--rounds", type=int, default=1, help="times each (pair, opening, colour) game is played (default: 1)")
+    p.add_argument("--workers", type=int, default=max(1, min(os.cpu_count() or 1, 2)),
+                   help="processes playing games in parallel (default: min(2, CPUs))")
+    p.add_argument("--max-plies", type=int, default=None,
+                   help="moves after the opening before a game is scored a draw (default: play to the end)")
+    p.add_argument("--adjudicate", type=int, default=None, metavar="CP",
+                   help="chess: end a game once Stockfish's evaluation reaches CP centipawns for one side "
+                        "(the MAV paper used 1200 for some runs)")
+    p.add_argument("--adjudicate-plies", type=int, default=1,
+                   help="consecutive decisive evaluations needed to adjudicate (default: 1)")
+    p.add_argument("--adjudicate-nodes", type=int, default=20000,
+                   help="Stockfish nodes per adjudication evaluation (default: 20000)")
+    p.add_argument("--seed", type=int, default=0, help="seed for per-game agent seeds and random openings (default: 0)")
+    p.add_argument("--games-out", "--pgn", dest="games_out", default=None, metavar="FILE",
+                   help="write all games: PGN for the chess family, one move list per line for other games")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--prior", type=float, default=1.0,
+                   help="virtual draws added to each pair in the Elo fit (keeps perfect scores finite; 0: plain "
+                        "maximum likelihood; default: 1)")
+    p.add_argument("--ci", choices=["hessian", "bootstrap"], default="hessian",
+                   help="confidence intervals: normal approximation from the Hessian, or bootstrap over games "
+                        "(default: hessian)")
+    p.add_argument("--anchor", action="append", metavar="NAME=RATING",
+                   help="calibrate to an external scale: an agent with a known rating (repeat; two or more fit "
+                        "slope and offset, one only the offset)")
+    p.add_argument("--plot", default=None, metavar="FILE", help="save a plot of the ratings (needs matplotlib)")
+
+
+def _run_league(args, agents: Dict[str, str], out: Optional[str]) -> int:
+    from .league import League, LeagueError
+
+    openings = _resolve_openings(args.openings, args.game, args.board_size, args.seed)
+    try:
+        lg = League(agents, args.game, openings, rounds=args.rounds, path=out, workers=args.workers,
+                    board_size=args.board_size, adjudicate=_adjudicator(args), max_plies=args.max_plies,
+                    seed=args.seed)
+    except ValueError as e:
+        raise _fail(str(e))
+    todo = len(lg.schedule())
+    done = len(lg.finished()) if out and os.path.exists(out) else 0
+    where = f"; results in {out}" + (f" ({done} game(s) there already: resuming)" if done else "") if out else ""
+    print(f"{args.game}: {len(agents)} agents, {len(lg.openings)} opening(s), {todo} games{where}", file=sys.stderr)
+    t0 = time.perf_counter()
+    try:
+        res = lg.run(progress=not args.no_progress, max_games=getattr(args, "max_games", None))
+    except LeagueError as e:
+        print(f"mavgame: {e}", file=sys.stderr)
+        return 2
+    except ValueError as e:
+        raise _fail(str(e))
+    dt = time.perf_counter() - t0
+    print(f"\n{len(res)} games ({dt:.0f} s)\n")
+    print(res.matrix_table())
+    print()
+    anchors = _parse_anchors(args.anchor)
+    try:
+        elo = res.elo(anchors=anchors or None, prior_draws=args.prior, ci=args.ci)
+    except ValueError as e:
+        print(f"mavgame: no Elo table: {e}", file=sys.stderr)
+        return 1
+    print(elo.table())
+    if args.games_out:
+        n = res.write_games(args.games_out)
+        print(f"\n{n} games written to {args.games_out}", file=sys.stderr)
+    if args.plot:
+        elo.plot(args.plot, title=f"{args.game} league ({len(res)} games)")
+        print(f"plot saved to {args.plot}", file=sys.stderr)
+    return 0
+
+
+def cmd_league(args: argparse.Namespace) -> int:
+    if args.agent:
+        agents = _parse_agents(args.agent)
+    else:
+        if args.game != DEFAULT_LEAGUE["game"]:
+            raise _fail(f"give the agents of a {args.game} league with --agent (the default agents are for "
+                        f"{DEFAULT_LEAGUE['game']})")
+        agents = _parse_agents(DEFAULT_LEAGUE["agents"])
+        if args.openings is None:
+            args.openings = DEFAULT_LEAGUE["openings"]
+    if len(agents) < 2:
+        raise _fail("a league needs at least two agents")
+    out = None if args.out in ("", "-", "none") else (args.out or f"league-{args.game}.jsonl")
+    if out and args.fresh and os.path.exists(out):
+        os.remove(out)
+    return _run_league(args, agents, out)
+
+
+def cmd_match(args: argparse.Namespace) -> int:
+    agents = _parse_agents([args.first, args.second])
+    if len(agents) != 2:
+        raise _fail("match needs two distinct agents")
+    return _run_league(args, agents, args.out)
+
+
+# ---- play --------------------------------------------------------------------------------------
+
+
+def _display(state) -> str:
+    """The board as the game's Python class prints it (plain text as a fallback)."""
+    g, text = state.game, state.text()
+    try:
+        if g == "chess":
+            from .games.chess import Chess
+            return str(Chess(text))
+        if g == "chess960":
+            from .games.chess import Chess960
+            return str(Chess960(fen=text))
+        if g == "gardner":
+            from .games.gardner import Gardner
+            return str(Gardner(text))
+        if g == "connect_four":
+            from .games.connect_four import ConnectFour
+            return str(ConnectFour(text))
+        if g == "hex":
+            from .games.hex import Hex
+            return str(Hex(state.board_size or None, swap=bool(state.flags), text=text))
+        if g == "tictactoe":
+            from .games.tictactoe import TicTacToe
+            return str(TicTacToe(text))
+    except Exception:  # noqa: BLE001 - fall back to the text
+        pass
+    return "\n".join(text.split(" ")[0].split("/")) + f"\n({text})"
+
+
+def _parse_human_move(state, s: str) -> int:
+    try:
+        return int(state.action_from_str(s))
+    except ValueError as e:
+        if state.game in ("chess", "chess960", "gardner"):
+            from . import _core
+            try:
+                return int(_core.parse_san(state, s))
+            except (ValueError, AttributeError):
+                pass
+        raise ValueError(str(e))
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    from . import _core
+    from .agents import AgentError, make_agent, resolve_move
+
+    try:
+        agent = make_agent(args.agent)
+        agent.check_game(args.game)
+        state = _core.State(args.game, args.fen, args.board_size, 1 if args.swap else 0)
+    except (ValueError, AgentError) as e:
+        raise _fail(str(e))
+    for m in (args.moves or "").split():
+        try:
+            state.push_str(m)
+        except ValueError as e:
+            raise _fail(f"--moves: {e}")
+    human = 0 if args.color in ("first", "white", "x") else 1
+    agent.setup(args.game, seed=args.seed, player=1 - human)
+    names = {human: "you", 1 - human: agent.name}
+    out = sys.stdout
+    print(f"{args.game}: you play {'first' if human == 0 else 'second'} against {agent.name}. "
+          "Type a move, 'moves' for the legal moves, 'undo', 'hint' or 'quit'.", file=out)
+    hint_agent = None
+    while True:
+        print("\n" + _display(state), file=out)
+        res, why = state.outcome()
+        if res != 0:
+            print(f"\nGame over: {state.result()} ({why})", file=out)
+            return 0
+        if state.to_move != human:
+            t = time.perf_counter()
+            try:
+                a = resolve_move(state, agent.act(state.copy()), agent.name)
+            except (AgentError, Exception) as e:  # noqa: BLE001 - report any agent failure
+                print(f"mavgame: {agent.name} failed: {e}", file=sys.stderr)
+                return 2
+            mv = state.action_to_str(a)
+            state.push(a)
+            print(f"\n{agent.name} plays {mv} ({time.perf_counter() - t:.1f} s)", file=out)
+            continue
+        try:
+            line = input(f"{names[human]} ({'first' if human == 0 else 'second'}) > ").strip()
+        except EOFError:
+            print("\n(end of input: quitting)", file=out)
+            agent.close()
+            return 0
+        if not line:
+            continue
+        cmd = line.lower()
+        if cmd in ("quit", "exit", "resign", "q"):
+            agent.close()
+            return 0
+        if cmd in ("moves", "legal", "?"):
+            print(" ".join(state.legal_moves()), file=out)
+            continue
+        if cmd == "undo":
+            if len(state.history()) >= 2:
+                state.pop()
+                state.pop()
+                agent.setup(args.game, seed=args.seed, player=1 - human)
+            else:
+                print("nothing to undo", file=out)
+            continue
+        if cmd == "hint":
+            if hint_agent is None:
+                hint_agent = make_agent(args.hint)
+                hint_agent.setup(args.game, seed=args.seed, player=human)
+            try:
+                a = resolve_move(state, hint_agent.act(state.copy()), hint_agent.name)
+                print(f"hint ({hint_agent.name}): {state.action_to_str(a)}", file=out)
+            except (AgentError, Exception) as e:  # noqa: BLE001
+                print(f"no hint: {e}", file=out)
+            continue
+        try:
+            a = _parse_human_move(state, line)
+        except ValueError as e:
+            print(f"illegal move: {e}", file=out)
+            continue
+        state.push(a)
+
+
+# ---- annotate -----------------------------------------------------------------------------------
+
+
+def cmd_annotate(args: argparse.Namespace) -> int:
+    from .annotate import annotate_file, read_positions
+    from .uci import EngineError, find_stockfish
+
+    engine = args.engine
+    if engine == "stockfish" and find_stockfish() is None:
+        raise _fail("Stockfish not found (apt-get install stockfish, or --engine PATH)")
+    inp = args.input
+    tmp = None
+    if inp == "-":
+        import tempfile
+        tmp = tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False)
+        tmp.write(sys.stdin.read())
+        tmp.close()
+        inp = tmp.name
+    if not os.path.exists(inp):
+        raise _fail(f"input file {inp} not found")
+    out = args.output or (os.path.splitext(args.input)[0] + ".annotated.jsonl" if args.input != "-" else None)
+    if out is None:
+        raise _fail("give -o OUTPUT when reading positions from stdin")
+    n_in = len(read_positions(inp))
+    limits = {"nodes": args.nodes, "movetime": args.movetime, "depth": args.depth}
+    limits = {k: v for k, v in limits.items() if v is not None}
+    t0 = time.perf_counter()
+    try:
+        n = annotate_file(inp, out, workers=args.workers, progress=not args.no_progress, resume=not args.fresh,
+                          engine=engine, chess960=args.chess960, hash_mb=args.hash, **limits)
+    except (EngineError, ValueError) as e:
+        raise _fail(f"{e} (annotations finished so far are kept in {out}; run again to resume)")
+    finally:
+        if tmp is not None:
+            os.unlink(tmp.name)
+    dt = time.perf_counter() - t0
+    print(f"{n} position(s) annotated in {dt:.1f} s ({n_in} in {args.input}); results in {out}", file=sys.stderr)
+    return 0
+
+
+# ---- bench ---------------------------------------------------------------------------------------
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from . import _core
+
+    games = args.game or [g for g in _core.games()]
+    rows = []
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover - tqdm is a dependency
+        tqdm = None
+    items = [(g, k) for g in games for k in ("perft", "playouts", "uct", "mcts")]
+    bar = tqdm(items, desc="bench", unit="test", disable=args.no_progress) if tqdm else items
+    for g, kind in bar:
+        try:
+            s = _core.State(g, None, args.board_size if g == "hex" else 0)
+        except ValueError as e:
+            raise _fail(str(e))
+        budget = args.seconds
+        if kind == "perft":
+            depth, n, dt = 1, 0, 0.0
+            while True:  # deepen until one perft takes at least the budget / 4
+                t = time.perf_counter()
+                n = s.perft(depth)
+                dt = time.perf_counter() - t
+                if dt >= budget / 4 or depth >= 12 or n == 0:
+                    break
+                depth += 1
+            rows.append((g, f"perft({depth})", n, dt, "nodes"))
+        elif kind == "playouts":
+            n, dt, k = 0, 0.0, 64
+            while dt < budget:
+                t = time.perf_counter()
+                _core.random_playouts(s, k, seed=n)
+                dt += time.perf_counter() - t
+                n += k
+                k = min(k * 2, 1 << 16)
+            rows.append((g, "random playouts", n, dt, "playouts"))
+        elif kind == "uct":
+            n, dt = 0, 0.0
+            while dt < budget:
+                t = time.perf_counter()
+                _core.playout_mcts(s, 1000, seed=n)
+                dt += time.perf_counter() - t
+                n += 1000
+            rows.append((g, "playout UCT (1000 sims)", n, dt, "sims"))
+        else:
+            from .mcts import MCTS
+            n, dt = 0, 0.0
+            while dt < budget:
+                m = MCTS("playout", num_simulations=1000, seed=n, reuse_tree=False)
+                t = time.perf_counter()
+                m.search(s)
+                dt += time.perf_counter() - t
+                n += 1000
+            rows.append((g, "MAV-MCTS, playout evaluator (1000 sims)", n, dt, "sims"))
+    if hasattr(bar, "close"):
+        bar.close()
+    w = max(len(r[1]) for r in rows)
+    gw = max(len(r[0]) for r in rows)
+    print(f"{'game':<{gw}}  {'test':<{w}}  {'count':>12}  {'seconds':>8}  {'rate':>16}")
+    for g, name, n, dt, unit in rows:
+        rate = n / dt if dt > 0 else float("inf")
+        print(f"{g:<{gw}}  {name:<{w}}  {n:>12}  {dt:>8.3f}  {rate:>11.3g} {unit}/s")
+    print(f"(one thread; {os.cpu_count()} CPUs on this machine)", file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mavgame", description="Planning with language models in board games.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -66,6 +510,89 @@ def build_parser() -> argparse.ArgumentParser:
     pf.add_argument("--board-size", type=int, default=0, help="board size for sized games such as hex")
     pf.add_argument("--divide", action="store_true", help="print the count below each legal move")
     pf.set_defaults(func=cmd_perft)
+
+    pl = sub.add_parser("play", help="play against an agent in the terminal",
+                        description="Play a game against an agent in the terminal.  Enter moves in the game's "
+                        "notation (UCI or SAN for chess, a column 1..7 for Connect Four, a cell such as c3 for Hex "
+                        "and tic-tac-toe); 'moves' lists the legal moves, 'undo' takes back your last move and the "
+                        "agent's reply, 'hint' asks the --hint agent, 'quit' ends the game.")
+    _add_game_options(pl, "connect_four")
+    pl.add_argument("--agent", default="uct:sims=2000",
+                    help="the opponent as an agent spec, e.g. perfect, uct:sims=2000, stockfish:skill=3,movetime=200 "
+                         "(default: uct:sims=2000)")
+    pl.add_argument("--color", choices=["first", "second", "white", "black", "x", "o"], default="first",
+                    help="your side: first (White, x) or second (default: first)")
+    pl.add_argument("--fen", default=None, help="start position in the game's own text (FEN for chess)")
+    pl.add_argument("--moves", default=None, help="moves to play from the start position first (space-separated)")
+    pl.add_argument("--swap", action="store_true", help="Hex: play with the swap (pie) rule")
+    pl.add_argument("--hint", default="uct:sims=2000", help="agent that answers 'hint' (default: uct:sims=2000)")
+    pl.add_argument("--seed", type=int, default=0, help="seed of the agent (default: 0)")
+    pl.set_defaults(func=cmd_play)
+
+    ma = sub.add_parser("match", help="two agents play every opening with both colours",
+                        description="A match between two agents: each opening is played twice, colours swapped. "
+                        "Prints the W/D/L and the Elo difference with its confidence interval.  Agents are specs "
+                        "(random, uct:sims=400, mcts:sims=200,evaluator=playout, solver_mcts, perfect, "
+                        "stockfish:skill=5,movetime=100, uci:path=ENGINE, python:fn=module:function, mav, mav_mcts), "
+                        "optionally named NAME=SPEC.")
+    ma.add_argument("first", help="first agent spec (NAME=SPEC to name it)")
+    ma.add_argument("second", help="second agent spec (NAME=SPEC to name it)")
+    _add_game_options(ma, "connect_four")
+    _add_league_options(ma)
+    ma.add_argument("--out", default=None, metavar="FILE.jsonl",
+                    help="store the games in this JSON-lines file (rerun to resume; default: not stored)")
+    ma.set_defaults(func=cmd_match)
+
+    lg = sub.add_parser("league", help="round robin between agents with an Elo table",
+                        description="Every pair of agents plays every opening with both colours; games run in "
+                        "parallel and are stored one by one in a JSON-lines file, so an interrupted league resumes "
+                        "when run again.  Prints the W/D/L matrix and a maximum-likelihood Elo table with "
+                        "confidence intervals.  Without --agent: a Connect Four league of random, playout UCT at "
+                        "100/400/1600 simulations, MCTS guided by the perfect solver and the perfect player, from "
+                        "six shipped openings (a few minutes on two cores).")
+    _add_game_options(lg, "connect_four")
+    lg.add_argument("--agent", action="append", metavar="[NAME=]SPEC",
+                    help="an agent (repeat for each): a spec such as uct:sims=400 or stockfish:skill=3,movetime=100, "
+                         "optionally named NAME=SPEC (see `mavgame match --help` for the kinds)")
+    _add_league_options(lg)
+    lg.add_argument("--out", default=None, metavar="FILE.jsonl",
+                    help="results file, reused to resume (default: league-GAME.jsonl in the current directory; "
+                         "'-' for none)")
+    lg.add_argument("--fresh", action="store_true", help="delete the results file first instead of resuming")
+    lg.add_argument("--max-games", type=int, default=None,
+                    help="stop after this many new games (the rest can be played by a later run)")
+    lg.set_defaults(func=cmd_league)
+
+    an = sub.add_parser("annotate", help="label chess positions with engine values for every legal move",
+                        description="Label positions with Stockfish (or any UCI engine): the value of every "
+                        "legal move as a win probability for the side to move (the MAV format's formula; mates "
+                        "1 or 0) and the best move.  Input: one position per line, a FEN optionally followed by "
+                        "'moves m1 m2 ...' (UCI), or 'startpos'; '#' starts a comment.  Output: JSON lines, "
+                        "written as they finish, so an interrupted run resumes.")
+    an.add_argument("input", help="file of positions ('-' for standard input)")
+    an.add_argument("-o", "--output", default=None, help="output JSON-lines file (default: INPUT.annotated.jsonl)")
+    an.add_argument("--engine", default="stockfish", help="UCI engine binary (default: stockfish)")
+    an.add_argument("--nodes", type=int, default=None, help="nodes per position (default 100000 if no limit given)")
+    an.add_argument("--movetime", type=int, default=None, help="milliseconds per position")
+    an.add_argument("--depth", type=int, default=None, help="search depth per position")
+    an.add_argument("--workers", type=int, default=max(1, min(os.cpu_count() or 1, 2)),
+                    help="engine processes (one thread each; default: min(2, CPUs))")
+    an.add_argument("--hash", type=int, default=16, help="engine hash in MB per process (default: 16)")
+    an.add_argument("--chess960", action="store_true",
+                    help="Chess960 castling for every position (otherwise detected from the FEN's castling field)")
+    an.add_argument("--fresh", action="store_true", help="overwrite the output instead of resuming")
+    an.add_argument("--no-progress", action="store_true", help="no progress bar")
+    an.set_defaults(func=cmd_annotate)
+
+    be = sub.add_parser("bench", help="measure the speed of the C core",
+                        description="Single-thread speed of the C core for each game: perft (deepened until it takes "
+                        "a quarter of the budget), uniformly random playouts, the playout UCT baseline and MAV-MCTS "
+                        "with its playout evaluator.  See bench/ for the comparisons with other libraries.")
+    be.add_argument("--game", action="append", help="a game to measure (repeat; default: all)")
+    be.add_argument("--board-size", type=int, default=0, help="Hex board size (default: 11)")
+    be.add_argument("--seconds", type=float, default=0.5, help="time budget per measurement (default: 0.5)")
+    be.add_argument("--no-progress", action="store_true", help="no progress bar")
+    be.set_defaults(func=cmd_bench)
 
     from .model import command as _train_command
     tr = sub.add_parser("train", help="generate annotated positions and train a MAV model (needs PyTorch)",
