@@ -135,10 +135,11 @@ int mg_mcts_config_check(const mg_mcts_config *c, char *err, size_t errlen)
         BAD("mcts: timeout %g is not a number of seconds", c->timeout);
     if (c->virtual_count < MG_MCTS_VC_DYNAMIC || c->virtual_count > MG_MCTS_VC_NONE)
         BAD("mcts: virtual_count %d is not dynamic (0), static (1) or none (2)", c->virtual_count);
-    if (c->n_min < 0 || c->n_max < c->n_min || c->n_max > 1000000)
-        BAD("mcts: need 0 <= n_min <= n_max <= 1e6, got n_min %d, n_max %d", c->n_min, c->n_max);
-    if (c->virtual_loss < 0 || c->virtual_loss > 1000000)
-        BAD("mcts: virtual_loss %d is not in [0, 1e6]", c->virtual_loss);
+    /* Bounds keep the virtual counts of a batch (at most 2 * batch_size paths) within 32 bits. */
+    if (c->n_min < 0 || c->n_max < c->n_min || c->n_max > 10000)
+        BAD("mcts: need 0 <= n_min <= n_max <= 10000, got n_min %d, n_max %d", c->n_min, c->n_max);
+    if (c->virtual_loss < 0 || c->virtual_loss > 10000)
+        BAD("mcts: virtual_loss %d is not in [0, 10000]", c->virtual_loss);
     if (c->c_base > 0) {
         if (!isfinite(c->c_base) || !isfinite(c->c_init) || c->c_init < 0)
             BAD("mcts: c_base %g / c_init %g must be finite with c_init >= 0", c->c_base, c->c_init);
@@ -584,7 +585,9 @@ int mg_mcts_advance_move(mg_mcts *m, const char *move, char *err, size_t errlen)
 /* ------------------------------------------------------------------------------------------ */
 /* Selection                                                                                   */
 
-enum { SEL_LEAF, SEL_TERMINAL, SEL_COLLISION, SEL_CUTOFF, SEL_DEAD, SEL_ROOT_DEAD };
+/* SEL_MARKED: a node whose children are all hallucinated was just marked hallucinated (a
+ * permanent change, so it does not count as a failed attempt: at most one per node). */
+enum { SEL_LEAF, SEL_TERMINAL, SEL_COLLISION, SEL_CUTOFF, SEL_DEAD, SEL_MARKED, SEL_ROOT_DEAD };
 
 static inline uint32_t vcount(const mg_mcts *m, int d)
 {
@@ -665,7 +668,7 @@ static int select_leaf(mg_mcts *m, mcts_slot *sl, unsigned char *state)
             nd->flags |= NF_HALLU;
             if (depth > 0)
                 m->a.edges[sl->edges[depth - 1]].dead = 1;
-            return depth == 0 ? SEL_ROOT_DEAD : SEL_DEAD;
+            return depth == 0 ? SEL_ROOT_DEAD : SEL_MARKED;
         }
         mcts_edge *e = &m->a.edges[ei];
         sl->edges[depth] = (uint32_t)ei;
@@ -860,8 +863,8 @@ static int expand_leaf(mg_mcts *m, const mcts_slot *sl, const mg_eval_result *r,
             return APPLY_INVALID;
         if (result != MG_ONGOING)
             n = 0;
-    } else if (n < 1 || n > MG_MAX_MOVES) {
-        return APPLY_INVALID;
+    } else if (n != m->reqs[r - m->res].num_legal) {
+        return APPLY_INVALID; /* values must align with the request's legal actions */
     }
     /* Values, and (state tracking) moves: check, dedupe into tmp_idx. */
     int32_t *keep = m->tmp_idx;
@@ -890,11 +893,15 @@ static int expand_leaf(mg_mcts *m, const mcts_slot *sl, const mg_eval_result *r,
     }
     mcts_node *nd = &m->a.nodes[leaf];
     if (m->st) {
-        uint32_t off = arena_add_text(&m->a, r->text, tlen);
-        if (off == UINT32_MAX)
-            return APPLY_NOMEM;
-        nd = &m->a.nodes[leaf];
-        nd->text = off;
+        /* A node that has a text keeps it: the root's is the real game's (set_root_text), or
+         * after tree reuse the text the tree already predicted for it. */
+        if (nd->text == UINT32_MAX) {
+            uint32_t off = arena_add_text(&m->a, r->text, tlen);
+            if (off == UINT32_MAX)
+                return APPLY_NOMEM;
+            nd = &m->a.nodes[leaf];
+            nd->text = off;
+        }
         if (result != MG_ONGOING) {
             nd->flags = NF_EXPANDED | NF_TERMINAL;
             nd->result = (int8_t)result;
@@ -1113,8 +1120,9 @@ int mg_mcts_search(mg_mcts *m, const mg_evaluator *ev, int num_simulations, char
             } else if (r == SEL_ROOT_DEAD) {
                 stop = 1;
                 break;
+            } else if (r == SEL_MARKED) {
+                attempts--; /* progress (a node was marked for good): try again */
             }
-            /* SEL_DEAD: a node was just marked; try again. */
         }
         if (npend > 0) {
             S->batches++;
@@ -1223,6 +1231,28 @@ void mg_mcts_root_edges(const mg_mcts *m, int32_t *actions, uint32_t *visits, do
         if (hallucinated)
             hallucinated[i] = e[i].child >= 0 && (m->a.nodes[e[i].child].flags & NF_HALLU) ? 1 : 0;
     }
+}
+
+int mg_mcts_path_virtual(const mg_mcts *m, const int32_t *path, int len, uint32_t *out)
+{
+    if (!m->has_root || len < 0)
+        return -1;
+    out[0] = m->root_v;
+    int32_t node = 0;
+    for (int i = 0; i < len; i++) {
+        if (node < 0)
+            return -1;
+        const mcts_node *nd = &m->a.nodes[node];
+        const mcts_edge *e = NULL;
+        for (uint32_t j = 0; j < nd->num_edges && !e; j++)
+            if (m->a.edges[nd->first_edge + j].action == path[i])
+                e = &m->a.edges[nd->first_edge + j];
+        if (!e)
+            return -1;
+        out[i + 1] = e->v;
+        node = e->child;
+    }
+    return len;
 }
 
 const char *mg_mcts_root_move(const mg_mcts *m, int i)

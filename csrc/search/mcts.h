@@ -75,8 +75,8 @@ typedef struct mg_mcts_config {
     int batch_size;           /* B >= 1 */
     double timeout;           /* seconds to wait for a batch (<= 0: no timeout) */
     int virtual_count;        /* enum mg_mcts_vc */
-    int n_max, n_min;         /* dynamic virtual counts (n_max >= n_min >= 0) */
-    int virtual_loss;         /* static virtual loss (>= 0) */
+    int n_max, n_min;         /* dynamic virtual counts (10000 >= n_max >= n_min >= 0) */
+    int virtual_loss;         /* static virtual loss (0 .. 10000) */
     /* PUCT: c_base > 0 selects AlphaZero's c(s) with c_init; otherwise the constant c_puct. */
     double c_puct, c_base, c_init;
     int prior;                /* enum mg_mcts_prior */
@@ -128,7 +128,8 @@ const mg_mcts_config *mg_mcts_get_config(const mg_mcts *m);
  * used by the tau schedule. */
 int mg_mcts_set_root(mg_mcts *m, const void *state, int ply, char *err, size_t errlen);
 /* State-tracking mode: a fresh tree at the state described by `text` (to_move: the player
- * to move there). */
+ * to move there).  The root keeps this text: the evaluator's predicted state for the root
+ * request does not replace it, and its children are asked from it. */
 int mg_mcts_set_root_text(mg_mcts *m, const char *text, int to_move, int ply, char *err, size_t errlen);
 /* Re-root at the child reached by `action` (engine mode; must be legal at the root) or by
  * the move string `move` (state tracking; must be one of the root's predicted moves),
@@ -151,6 +152,11 @@ int mg_mcts_num_root_edges(const mg_mcts *m);
  * if none), and flags (1: hallucinated). */
 void mg_mcts_root_edges(const mg_mcts *m, int32_t *actions, uint32_t *visits, double *q, float *prior,
                         float *values, uint8_t *hallucinated);
+/* Virtual counts in flight along a path of `len` steps from the root (engine mode: action
+ * ids; state tracking: edge indices, as in mg_eval_request.path): out[0] the root's, out[i + 1]
+ * the pair of step i (out has len + 1 entries).  Returns len, or -1 if the path leaves the
+ * tree.  For tests and diagnostics, e.g. from inside an evaluator while its batch is out. */
+int mg_mcts_path_virtual(const mg_mcts *m, const int32_t *path, int len, uint32_t *out);
 /* State tracking: the move string of root edge i (NULL if out of range). */
 const char *mg_mcts_root_move(const mg_mcts *m, int i);
 /* Index of the robust child among the root edges (-1 if none). */

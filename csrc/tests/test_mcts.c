@@ -441,6 +441,194 @@ static void test_evaluator_error(void)
     mg_mcts_free(m);
 }
 
+/* ---- Dynamic virtual counts, seen from inside the evaluator while the batch is out ---- */
+
+typedef struct vc_ctx {
+    mg_mcts *m;
+    int64_t collisions;  /* stats.collisions at the previous batch */
+    int batches, exact;  /* batches checked, of which without collisions (exact sums) */
+} vc_ctx;
+
+static uint32_t vc_expected(const mg_mcts_config *c, int d)
+{
+    if (c->virtual_count == MG_MCTS_VC_STATIC)
+        return (uint32_t)c->virtual_loss;
+    if (c->virtual_count == MG_MCTS_VC_NONE)
+        return 0;
+    uint32_t x = d >= 31 ? 0u : (uint32_t)c->n_max >> d; /* floor(n_max / 2^d) */
+    return x < (uint32_t)c->n_min ? (uint32_t)c->n_min : x;
+}
+
+static int vc_eval(void *vctx, const mg_game *g, const mg_eval_request *req, mg_eval_result *res, int n,
+                   double timeout, char *e, size_t el)
+{
+    vc_ctx *c = vctx;
+    const mg_mcts_config *cfg = mg_mcts_get_config(c->m);
+    mg_mcts_stats st;
+    mg_mcts_get_stats(c->m, &st);
+    int clean = st.collisions == c->collisions;
+    c->collisions = st.collisions;
+    c->batches++;
+    c->exact += clean;
+    for (int i = 0; i < n; i++) {
+        uint32_t seen[MG_MCTS_MAX_DEPTH + 1];
+        int L = req[i].depth;
+        MG_CHECK(mg_mcts_path_virtual(c->m, req[i].path, L, seen) == L);
+        for (int s = 0; s <= L; s++) {
+            /* s = 0: the root; s > 0: the pair of step s - 1, i.e. at depth L - s above the leaf.
+             * Every request of the batch whose path shares these s steps adds its own count. */
+            uint64_t want = 0;
+            for (int j = 0; j < n; j++) {
+                int Lj = req[j].depth;
+                if (Lj < s || memcmp(req[j].path, req[i].path, (size_t)s * sizeof(int32_t)) != 0)
+                    continue;
+                want += vc_expected(cfg, Lj - s);
+            }
+            if (clean ? seen[s] != want : seen[s] < want) {
+                fprintf(stderr, "virtual counts: request %d/%d depth %d step %d: %u in flight, expected %s%llu\n", i,
+                        n, L, s, seen[s], clean ? "" : ">= ", (unsigned long long)want);
+                T.failed++;
+                return oracle_eval(NULL, g, req, res, n, timeout, e, el);
+            }
+        }
+        T.passed++;
+    }
+    return oracle_eval(NULL, g, req, res, n, timeout, e, el);
+}
+
+static void test_virtual_count_formula(void)
+{
+    static const int setups[][5] = {
+        /* virtual_count, n_max, n_min, virtual_loss, batch */
+        {MG_MCTS_VC_DYNAMIC, 64, 4, 3, 1}, {MG_MCTS_VC_DYNAMIC, 64, 4, 3, 6}, {MG_MCTS_VC_DYNAMIC, 8, 2, 3, 4},
+        {MG_MCTS_VC_DYNAMIC, 5, 0, 3, 3},  {MG_MCTS_VC_STATIC, 8, 2, 3, 5},
+    };
+    for (size_t k = 0; k < sizeof setups / sizeof setups[0]; k++) {
+        mg_mcts_config c;
+        mg_mcts_config_default(&c);
+        c.virtual_count = setups[k][0];
+        c.n_max = setups[k][1];
+        c.n_min = setups[k][2];
+        c.virtual_loss = setups[k][3];
+        c.batch_size = setups[k][4];
+        c.seed = k;
+        mg_mcts *m = mg_mcts_create(G, &c, err, sizeof err);
+        vc_ctx vc = {m, 0, 0, 0};
+        mg_evaluator ev = make_ev("vc", vc_eval, &vc, 1u << MG_EVAL_ENGINE);
+        mg_ttt_state s;
+        from_text(&s, ".../.../... x");
+        mg_mcts_set_root(m, &s, 0, err, sizeof err);
+        MG_CHECK(mg_mcts_search(m, &ev, 400, err, sizeof err) == MG_OK);
+        check_tree(m, "virtual count formula"); /* all removed on backup */
+        mg_mcts_stats st;
+        mg_mcts_get_stats(m, &st);
+        MG_CHECK(vc.batches > 10 && vc.exact > 0 && st.max_depth >= 5);
+        uint32_t root[1];
+        MG_CHECK(mg_mcts_path_virtual(m, NULL, 0, root) == 0 && root[0] == 0);
+        mg_mcts_free(m);
+    }
+}
+
+/* Robust child: most visits, then the larger total value W (not the prior, not the order). */
+static int tie_eval(void *ctx, const mg_game *g, const mg_eval_request *req, mg_eval_result *res, int n,
+                    double timeout, char *e, size_t el)
+{
+    (void)ctx, (void)g, (void)timeout, (void)e, (void)el;
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < req[i].num_legal; j++) {
+            float v = NAN;
+            if (req[i].depth == 0)
+                v = req[i].legal[j] == 0 ? 0.6f : req[i].legal[j] == 4 ? 0.4f : NAN; /* a1, b2 */
+            else
+                v = req[i].path[0] == 0 ? 0.75f : 0.6f; /* after a1: W -0.5; after b2: W -0.2 */
+            res[i].values[j] = v;
+        }
+        res[i].status = MG_EVAL_OK;
+    }
+    return MG_OK;
+}
+
+static void test_robust_child_tie_break(void)
+{
+    mg_mcts_config c;
+    mg_mcts_config_default(&c);
+    c.c_base = 0;
+    c.c_puct = 0; /* selection by Q alone: root, then a1 (Q 0.2), then b2 (-0.2 > -0.5) */
+    c.eps = 0;
+    c.fpu = -1;
+    mg_mcts *m = mg_mcts_create(G, &c, err, sizeof err);
+    mg_evaluator ev = make_ev("tie", tie_eval, NULL, 1u << MG_EVAL_ENGINE);
+    mg_ttt_state s;
+    from_text(&s, ".../.../... x");
+    mg_mcts_set_root(m, &s, 0, err, sizeof err);
+    MG_CHECK(mg_mcts_search(m, &ev, 3, err, sizeof err) == MG_OK);
+    check_tree(m, "tie break");
+    int32_t acts[9];
+    uint32_t vis[9];
+    double q[9];
+    float prior[9];
+    int n = mg_mcts_num_root_edges(m);
+    MG_CHECK(n == 9);
+    mg_mcts_root_edges(m, acts, vis, q, prior, NULL, NULL);
+    int ia = -1, ib = -1;
+    for (int i = 0; i < n; i++) {
+        if (acts[i] == 0)
+            ia = i;
+        if (acts[i] == 4)
+            ib = i;
+    }
+    MG_CHECK(ia >= 0 && ib >= 0 && vis[ia] == 1 && vis[ib] == 1);
+    MG_CHECK(fabs(q[ia] + 0.5) < 1e-6 && fabs(q[ib] + 0.2) < 1e-6 && prior[ia] > prior[ib]);
+    MG_CHECK(mg_mcts_best_action(m) == 4);
+    int32_t pv[4];
+    MG_CHECK(mg_mcts_pv(m, pv, NULL, 4) >= 1 && pv[0] == 4);
+    mg_mcts_free(m);
+}
+
+/* Engine mode: an answer whose value count differs from the request's legal actions is invalid
+ * (its values cannot be matched to actions), never read past the legal list. */
+static int miscount_eval(void *ctx, const mg_game *g, const mg_eval_request *req, mg_eval_result *res, int n,
+                         double timeout, char *e, size_t el)
+{
+    int *calls = ctx;
+    if (oracle_eval(NULL, g, req, res, n, timeout, e, el) != MG_OK)
+        return MG_ERR;
+    for (int i = 0; i < n; i++) {
+        if (req[i].depth == 0)
+            continue;
+        ++*calls;
+        int k = req[i].num_legal + ((*calls & 1) ? 3 : -1);
+        for (int j = req[i].num_legal; j < k; j++)
+            res[i].values[j] = 0.99f;
+        res[i].num_moves = k;
+    }
+    return MG_OK;
+}
+
+static void test_engine_value_count_mismatch(void)
+{
+    int calls = 0;
+    mg_mcts_config c;
+    mg_mcts_config_default(&c);
+    c.batch_size = 3;
+    mg_mcts *m = mg_mcts_create(G, &c, err, sizeof err);
+    mg_evaluator ev = make_ev("miscount", miscount_eval, &calls, 1u << MG_EVAL_ENGINE);
+    mg_ttt_state s;
+    from_text(&s, ".../.x./... o");
+    mg_mcts_set_root(m, &s, 1, err, sizeof err);
+    MG_CHECK(mg_mcts_search(m, &ev, 60, err, sizeof err) == MG_OK);
+    check_tree(m, "value count mismatch");
+    mg_mcts_stats st;
+    mg_mcts_get_stats(m, &st);
+    uint8_t hal[9];
+    int n = mg_mcts_num_root_edges(m);
+    MG_CHECK(n == 8 && st.invalid == calls && calls >= 8);
+    mg_mcts_root_edges(m, NULL, NULL, NULL, NULL, NULL, hal);
+    for (int i = 0; i < n; i++)
+        MG_CHECK(hal[i] == 1);
+    mg_mcts_free(m);
+}
+
 static void test_reproducible(void)
 {
     uint32_t vis[2][9];
@@ -606,6 +794,101 @@ static void test_state_tracking(void)
     }
 }
 
+/* A model that answers at random, often invalid: the search spends its whole budget unless
+ * every root move is hallucinated (marking nodes whose children all died is progress, not
+ * a reason to stop). */
+typedef struct rnd_ctx {
+    mg_rng rng;
+    int pinv;
+} rnd_ctx;
+
+static int rnd_eval(void *vctx, const mg_game *g, const mg_eval_request *req, mg_eval_result *res, int n,
+                    double timeout, char *e, size_t el)
+{
+    (void)g, (void)timeout, (void)e, (void)el;
+    rnd_ctx *c = vctx;
+    for (int i = 0; i < n; i++) {
+        mg_eval_result *r = &res[i];
+        const char *base = req[i].text ? req[i].text : req[i].parent_text;
+        snprintf(r->text, r->text_cap, "%.900s%s%s", base, req[i].move ? "/" : "", req[i].move ? req[i].move : "");
+        if (req[i].depth > 0 && (int)mg_rng_below(&c->rng, 100) < c->pinv) {
+            r->status = MG_EVAL_INVALID;
+            continue;
+        }
+        int k = 1 + (int)mg_rng_below(&c->rng, 2);
+        r->num_moves = k;
+        for (int j = 0; j < k; j++) {
+            snprintf(r->moves[j], MG_MAX_MOVE_STR, "m%d", j);
+            r->values[j] = (float)mg_rng_below(&c->rng, 100) / 100.0f;
+        }
+        r->status = MG_EVAL_OK;
+    }
+    return MG_OK;
+}
+
+static void test_state_tracking_spends_budget(void)
+{
+    int full = 0;
+    for (int seed = 0; seed < 200; seed++) {
+        mg_mcts_config c;
+        mg_mcts_config_default(&c);
+        c.mode = MG_EVAL_STATE_TRACKING;
+        c.batch_size = 1 + seed % 2;
+        c.seed = (uint64_t)seed;
+        rnd_ctx rc;
+        mg_rng_seed(&rc.rng, (uint64_t)seed + 1);
+        rc.pinv = 20 + seed % 60;
+        mg_evaluator ev = make_ev("rnd", rnd_eval, &rc, 1u << MG_EVAL_STATE_TRACKING);
+        mg_mcts *m = mg_mcts_create(NULL, &c, err, sizeof err);
+        MG_CHECK(mg_mcts_set_root_text(m, "R", 0, 0, err, sizeof err) == MG_OK);
+        MG_CHECK(mg_mcts_search(m, &ev, 200, err, sizeof err) == MG_OK);
+        check_tree(m, "random model");
+        mg_mcts_stats st;
+        mg_mcts_get_stats(m, &st);
+        MG_CHECK(st.simulations == 200 || mg_mcts_best_edge(m) < 0);
+        full += st.simulations == 200;
+        MG_CHECK(strcmp(mg_mcts_root_text(m), "R") == 0);
+        mg_mcts_free(m);
+    }
+    MG_CHECK(full >= 20);
+}
+
+/* The root keeps the real game's text even if the model predicts another one for it; its
+ * children are asked from the real text. */
+static int wrong_root_eval(void *vctx, const mg_game *g, const mg_eval_request *req, mg_eval_result *res, int n,
+                           double timeout, char *e, size_t el)
+{
+    int *bad = vctx;
+    for (int i = 0; i < n; i++)
+        if (req[i].depth == 1 && strcmp(req[i].parent_text, "x.o/.o./x.. x") != 0)
+            ++*bad;
+    st_ctx clean; /* garbage 0: exact answers */
+    memset(&clean, 0, sizeof clean);
+    int rc = st_eval(&clean, g, req, res, n, timeout, e, el);
+    for (int i = 0; i < n; i++)
+        if (req[i].depth == 0)
+            snprintf(res[i].text, res[i].text_cap, "ooo/.../... x"); /* well-formed, wrong */
+    return rc;
+}
+
+static void test_state_tracking_root_text_kept(void)
+{
+    int bad = 0;
+    mg_mcts_config c;
+    mg_mcts_config_default(&c);
+    c.mode = MG_EVAL_STATE_TRACKING;
+    mg_mcts *m = mg_mcts_create(NULL, &c, err, sizeof err);
+    mg_evaluator ev = make_ev("wrong root", wrong_root_eval, &bad, 1u << MG_EVAL_STATE_TRACKING);
+    MG_CHECK(mg_mcts_set_root_text(m, "x.o/.o./x.. x", 0, 4, err, sizeof err) == MG_OK);
+    MG_CHECK(mg_mcts_search(m, &ev, 50, err, sizeof err) == MG_OK);
+    check_tree(m, "wrong root");
+    MG_CHECK(bad == 0);
+    MG_CHECK(strcmp(mg_mcts_root_text(m), "x.o/.o./x.. x") == 0);
+    int b = mg_mcts_best_edge(m);
+    MG_CHECK(b >= 0 && strcmp(mg_mcts_root_move(m, b), "a2") == 0);
+    mg_mcts_free(m);
+}
+
 /* With the perfect Connect Four oracle the search plays a move of the best solver score. */
 static void test_c4_oracle(void)
 {
@@ -657,10 +940,15 @@ int main(void)
     test_playout_forced_wins();
     test_oracle_selfplay();
     test_virtual_counts();
+    test_virtual_count_formula();
+    test_robust_child_tie_break();
+    test_engine_value_count_mismatch();
     test_chaos();
     test_evaluator_error();
     test_reproducible();
     test_state_tracking();
+    test_state_tracking_spends_budget();
+    test_state_tracking_root_text_kept();
     test_c4_oracle();
     MG_TEST_MAIN_END("test_mcts");
 }
