@@ -278,7 +278,12 @@ class Trainer:
             out["val_loss"] = tot_loss / tot_n
             out["val_token_acc"] = tot_c / tot_n
         if self.evaluate_fn is not None and cfg.gen_eval_positions > 0:
-            out.update(self.evaluate_fn(self))
+            try:
+                out.update(self.evaluate_fn(self))
+            except Exception as e:  # a metrics failure must not end a long run; it is logged
+                print(f"mavgame train: warning: generation metrics failed at step {self.step}: {e!r}",
+                      file=sys.stderr)
+                out["eval_error"] = repr(e)
         self.model.train()
         return out
 
@@ -367,6 +372,8 @@ class Trainer:
                                     tok_s=f"{last['tokens_per_s']:.0f}")
                 run_loss, run_n = 0.0, 0
                 t0, tok0 = time.perf_counter(), self.tokens_seen
+            if self.step % cfg.checkpoint_every == 0 or self.step in (cfg.steps, stop):
+                self.checkpoint()
             if self.step % cfg.eval_every == 0 or self.step == cfg.steps:
                 metrics = self.validate()
                 if metrics:
@@ -376,8 +383,6 @@ class Trainer:
                     if bar is not None:
                         bar.write(" ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}"
                                            for k, v in metrics.items()))
-            if self.step % cfg.checkpoint_every == 0 or self.step in (cfg.steps, stop):
-                self.checkpoint()
         if bar is not None:
             bar.close()
         return last
