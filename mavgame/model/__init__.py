@@ -1,9 +1,13 @@
 """The MAV model: a reference decoder-only transformer, its data pipeline, training, export and inference.
 
-PyTorch is optional for mavgame. ``MAVConfig`` and the NumPy inference path of ``MAVModel`` (for exported
-models such as the one shipped in ``mavgame/data``) work without it; the transformer, the dataset and the
-training loop need ``torch`` (``pip install torch``).
+PyTorch is optional for mavgame. ``MAVConfig``, ``MAVModel`` (loading exported models such as the one
+shipped in ``mavgame/data``, generation on the NumPy backend), the agents and the data generation work
+without it; the transformer, the dataset and the training loop need ``torch``. See docs/model.md.
+
+    >>> from mavgame.model import MAVModel
+    >>> model = MAVModel.load()                 # the shipped Connect Four model
 """
 from .config import MAVConfig
+from .inference import MAVModel
 
-__all__ = ["MAVConfig"]
+__all__ = ["MAVConfig", "MAVModel"]
