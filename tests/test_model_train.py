@@ -201,7 +201,7 @@ def test_train_command_line(tmp_path, capsys):
     rc = main(["train", "--game", "tictactoe", "--data", str(tmp_path / "d"), "--games", "40",
                "--epsilon", "0.5", "--val-fraction", "0.2", "--out", str(tmp_path / "run"), "--preset", "tiny",
                "--steps", "6", "--batch-size", "8", "--warmup", "2", "--eval-every", "3",
-               "--gen-eval-positions", "2", "--final-eval-positions", "4", "--max-seq-len", "128",
+               "--gen-eval-positions", "2", "--final-eval-positions", "4", "--max-seq-len", "128", "--ood-games", "5",
                "--threads", "1", "--workers", "0", "--no-progress"])
     assert rc == 0
     out = capsys.readouterr().out.strip().splitlines()
@@ -210,6 +210,7 @@ def test_train_command_line(tmp_path, capsys):
     assert data_stats["games"] == 40 and data_stats["positions_unique"] > 40
     assert report["train"]["step"] == 6 and "heldout" in report
     assert report["heldout"]["prompts"] >= 4
+    assert report["ood"]["positions"] == 4 and (tmp_path / "run" / "ood" / "train" / "manifest.json").exists()
     model = MAVModel.load(report["exported"])
     assert model.game == "tictactoe" and model.info["metrics"]["heldout"]["positions"] == 4
     with pytest.raises(SystemExit, match="no position set"):

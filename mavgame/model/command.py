@@ -77,6 +77,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     t.add_argument("--export-dtype", default="float32", choices=["float32", "float16", "bfloat16"])
     t.add_argument("--final-eval-positions", type=int, default=2000,
                    help="held-out positions for the final metrics report (0: skip)")
+    t.add_argument("--ood-games", type=int, default=0,
+                   help="also report the metrics on positions of this many uniformly random games "
+                        "(out of distribution; written to OUT/ood)")
     t.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
@@ -127,6 +130,17 @@ def run(args: argparse.Namespace) -> int:
     report: Dict[str, Any] = {"train": last}
     if args.final_eval_positions and tr.val_store is not None:
         report["heldout"] = trainer_metrics(tr, n_positions=args.final_eval_positions, full=True)
+    if args.ood_games:
+        from .data import PositionStore
+        from .inference import MAVModel, evaluate_records
+        ood_dir = Path(args.out) / "ood"
+        if not (ood_dir / "train" / MANIFEST).exists():
+            generate_positions(tr.game, ood_dir, args.ood_games, seed=10_000 + args.seed,
+                               epsilon=1.0, val_fraction=0.0, annotator_options=dict(args.annotator_option),
+                               progress=not args.no_progress)
+        recs = list(PositionStore(ood_dir / "train"))[:args.final_eval_positions or None]
+        tr.model.eval()
+        report["ood"] = evaluate_records(MAVModel.from_module(tr.model, tr.game), tr.game, recs)
     path = tr.export(args.export, info={"metrics": report, "command": " ".join(sys.argv)})
     report["exported"] = str(path)
     print(json.dumps(report, sort_keys=True))
