@@ -140,15 +140,33 @@ class UCIEvaluator:
             self.limits = {"nodes": 2000}
 
     def values(self, state) -> Dict[str, float]:
-        """{move: win probability for the side to move} over all legal moves of ``state``."""
+        """{move: win probability for the side to move} over all legal moves of ``state``.
+
+        One MultiPV search values most moves; with a small limit the engine may stop before it
+        has a line for every move, so each move still missing is valued by searching the position
+        after it (a finished game: 1 for the mating move, 0.5 for a draw)."""
         moves = state.legal_moves()
         if not moves:
             return {}
-        lines = self.engine.analyse(state.text(), multipv=min(len(moves), 500), **self.limits)
+        fen = state.text()
+        lines = self.engine.analyse(fen, multipv=min(len(moves), 500), **self.limits)
+        legal = set(moves)
         out: Dict[str, float] = {}
         for ln in lines:
-            if ln.move and ln.score is not None and ln.move not in out:
+            if ln.move in legal and ln.score is not None and ln.move not in out:
                 out[ln.move] = ln.score.win_prob()
+        for mv in moves:
+            if mv in out:
+                continue
+            child = state.copy()
+            child.push_str(mv)
+            res = child.result()
+            if res != "*":
+                out[mv] = 0.5 if res == "1/2-1/2" else 1.0  # only the mover can have won
+                continue
+            reply = self.engine.analyse(fen, moves=[mv], multipv=1, **self.limits)
+            if reply and reply[0].score is not None:
+                out[mv] = 1.0 - reply[0].score.win_prob()
         return out
 
     def __call__(self, requests: Sequence[Any]) -> List[Any]:

@@ -386,6 +386,10 @@ class MCTS:
 
     def _place_root_text(self, text: str, to_move: int, ply: int, played: Sequence[str]) -> None:
         t = self._tree
+        if self.reuse_tree and self._root_key is not None and played is None:
+            if t.root_text == text and t.root_to_move == to_move:  # the same root (e.g. after play())
+                self._root_key = (text, to_move)
+                return
         if self.reuse_tree and self._root_key is not None and played is not None:
             try:
                 for mv in played:

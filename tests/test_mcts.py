@@ -236,6 +236,39 @@ def test_reentrant_call_is_refused():
         m.search(s)
 
 
+def test_capsule_search_releases_the_gil_and_is_not_shared():
+    game = "connect_four" if HAS_C4 else "tictactoe"
+    ev = _core.mcts_playout_evaluator(1, 0, 1)
+    tree, other = _core.MCTSTree(game), _core.MCTSTree(game)
+    tree.set_root(mavgame.State(game))
+    other.set_root(mavgame.State(game))
+    started, done = threading.Event(), threading.Event()
+
+    def work():
+        started.set()
+        tree.search(ev, 200000)
+        done.set()
+
+    th = threading.Thread(target=work)
+    th.start()
+    started.wait()
+    ticks, refused = 0, 0
+    while not done.is_set():  # runs only if the search has let go of the GIL
+        ticks += 1
+        if ticks % 1000 == 0 and not refused:
+            try:
+                other.search(ev, 5)  # the same evaluator (its generator) in a second search
+            except RuntimeError as e:
+                assert "in use" in str(e)
+                refused = 1
+    th.join()
+    assert tree.stats()["simulations"] == 200000
+    assert ticks > 1000 and refused
+    other.search(ev, 5)  # free again
+    other.check()
+    tree.check()
+
+
 def test_parameters_are_validated():
     with pytest.raises(ValueError, match="virtual_count"):
         MCTS(virtual_count="sometimes")
@@ -344,6 +377,35 @@ def _state_line(st):
     rows = st.text().split()[0].split("/")  # rank 3 first
     cells = "".join(rows[2 - r][c] for r in range(3) for c in range(3))
     return f"[%state {st.text().split()[1]} {cells}]\n"
+
+
+def test_state_tracking_root_keeps_the_real_text_and_play_keeps_the_subtree():
+    s = mavgame.State("tictactoe", "x.o/.o./x.. x")
+    oracle = StateOracle("tictactoe", ttt_values)
+    parents = set()
+
+    def model(reqs):
+        out = oracle(reqs)
+        for r, o in zip(reqs, out):
+            if r.parent_text is None:
+                o["state"] = "ooo/.../... x"  # a well-formed but wrong state for the root
+            elif r.depth == 1:
+                parents.add(r.parent_text)
+        return out
+
+    m = MCTS(model, num_simulations=200, state_tracking=True, seed=1)
+    r = search_checked(m, s)
+    assert parents == {s.text()} and m.tree.root_text == s.text()
+    assert r.best_move == "a2"
+    # play() re-roots; a search from the same position continues with that subtree
+    mv = max((x for x in r.moves if x != "a2"), key=lambda x: r.visits[r.moves.index(x)])
+    s2 = mavgame.State("tictactoe", "x.o/.o./x.. x")
+    s2.push_str(mv)  # not the winning move, so the game goes on
+    kept = int(r.visits[r.moves.index(mv)])
+    m.play(mv)
+    assert m.tree.root_visits == kept and kept > 0
+    r2 = search_checked(m, s2, 20)
+    assert r2.root_visits == kept + 20
 
 
 def test_state_line_helper_matches_the_prompt_writer():
@@ -460,3 +522,29 @@ def test_stockfish_evaluator_finds_mate_in_one():
         assert r.best_move == "d1d8"
         r = search_checked(MCTS(ev, num_simulations=20, state_tracking=True, seed=1), s)
         assert r.best_move == "d1d8"
+
+
+@pytest.mark.skipif("chess" not in _core.games(), reason="chess not built")
+def test_stockfish_evaluator_values_every_legal_move():
+    from mavgame import uci
+    from mavgame.evaluators import UCIEvaluator
+
+    if uci.find_stockfish() is None:
+        pytest.skip("stockfish not installed")
+    rng = random.Random(3)
+    # a small node limit: one MultiPV search stops before it has a line for every move
+    with UCIEvaluator(nodes=100) as ev:
+        s = mavgame.State("chess")
+        for ply in range(40):
+            if ply % 8 == 7:
+                vals = ev.values(s)
+                assert set(vals) == set(s.legal_moves()), ply
+                assert all(0.0 <= v <= 1.0 for v in vals.values())
+            s.push_str(rng.choice(s.legal_moves()))
+        # finished games after a move: mate 1, stalemate 0.5
+        s = mavgame.State("chess", "7k/8/6Q1/8/8/8/8/K5R1 w - - 0 1")
+        vals = ev.values(s)
+        assert set(vals) == set(s.legal_moves())
+        assert vals["g1h1"] == 1.0 or vals["g6g7"] == 1.0
+        r = search_checked(MCTS(ev, num_simulations=30, seed=1), s)
+        assert np.all(~np.isnan(r.values))  # the search got a value for every root move

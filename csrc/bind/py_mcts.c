@@ -726,10 +726,17 @@ static PyObject *mcts_search(py_mcts *self, PyObject *args, PyObject *kwds)
             self->busy = 0;
             return NULL;
         }
+        if (ev->busy) { /* its context (generator, solver table) is not shared between threads */
+            self->busy = 0;
+            return PyErr_Format(PyExc_RuntimeError, "evaluator '%s' is in use by another search (give each "
+                                "concurrent search its own evaluator)", ev->name ? ev->name : "?");
+        }
+        ev->busy = 1;
         Py_INCREF(evo);
         Py_BEGIN_ALLOW_THREADS
         rc = mg_mcts_search(self->m, ev, nsims, err, sizeof err);
         Py_END_ALLOW_THREADS
+        ev->busy = 0;
         Py_DECREF(evo);
     } else if (PyCallable_Check(evo)) {
         py_eval_ctx ctx;

@@ -102,6 +102,9 @@ typedef struct mg_evaluator {
                     double timeout, char *err, size_t errlen);
     /* Releases ctx (may be NULL). */
     void (*destroy)(void *ctx);
+    /* Non-zero while a search uses it: an evaluator's ctx is not thread-safe, so the Python
+     * binding lets one search at a time use it (zero it when filling the struct). */
+    int busy;
 } mg_evaluator;
 
 /* ---- Built-in evaluators (search/mcts_evaluators.c).  Each returns MG_OK and fills *ev,
