@@ -54,11 +54,47 @@ static void ref_from_state(const mg_hex_state *s, ref_board *b)
             b->cell[r][c] = mg_hex_cell(s, r, c);
 }
 
+/* The union-find behind win detection: every stone's root holds its colour, the group's edge
+ * bits and a rank with 2^rank <= group size and find depth <= rank, so a find takes at most
+ * log2(n * n) < 9 steps however full the board is (win detection stays fast as it fills);
+ * empty cells are their own roots with rank 0 and no edge bits. */
+static void check_union_find(mg_test_counts *t, const mg_hex_state *s)
+{
+    static int size[MG_HEX_PADDED];
+    static uint8_t bits[MG_HEX_PADDED];
+    memset(size, 0, sizeof size);
+    memset(bits, 0, sizeof bits);
+    int ok = 1, n = s->n, S = MG_HEX_STRIDE;
+    for (int p = 0; p < MG_HEX_PADDED; p++) {
+        int colour = s->cell[p];
+        if (colour == MG_HEX_OFF)
+            continue;
+        if (colour == MG_HEX_EMPTY) {
+            ok &= s->parent[p] == p && s->rank[p] == 0 && s->edges[p] == 0;
+            continue;
+        }
+        int q = p, d = 0;
+        while (s->parent[q] != q && d <= MG_HEX_PADDED) {
+            q = s->parent[q];
+            d++;
+        }
+        ok &= s->cell[q] == colour && d <= s->rank[q];
+        int r = p / S - 1, c = p % S - 1, x = colour == MG_HEX_BLACK ? r : c;
+        size[q]++;
+        bits[q] |= (uint8_t)((x == 0) | ((x == n - 1) << 1));
+    }
+    for (int q = 0; q < MG_HEX_PADDED; q++)
+        if (size[q])
+            ok &= (1 << s->rank[q]) <= size[q] && s->edges[q] == bits[q];
+    MG_CHECK_T(t, ok);
+}
+
 /* Checks that hold in every state: moves, outcome and hash against the reference and the text. */
 static void check_state(mg_test_counts *t, const mg_game *g, const mg_hex_state *s)
 {
     ref_board b;
     ref_from_state(s, &b);
+    check_union_find(t, s);
     int bw = ref_connected(&b, 1), ww = ref_connected(&b, 2);
     int res = g->outcome(s, NULL);
     MG_CHECK_T(t, !(bw && ww));
