@@ -257,10 +257,12 @@ def cmd_league(args: argparse.Namespace) -> int:
 
 
 def cmd_match(args: argparse.Namespace) -> int:
-    agents = _parse_agents([args.first, args.second])
-    if len(agents) != 2:
-        raise _fail("match needs two distinct agents")
-    return _run_league(args, agents, args.out)
+    a = _parse_agents([args.first])
+    b = _parse_agents([args.second])
+    (na, sa), (nb, sb) = next(iter(a.items())), next(iter(b.items()))
+    if na == nb:  # the same kind of agent on both sides
+        na, nb = na + "-1", nb + "-2"
+    return _run_league(args, {na: sa, nb: sb}, args.out)
 
 
 # ---- play --------------------------------------------------------------------------------------

@@ -639,12 +639,15 @@ class League:
         for nm, sp in self.agent_specs.items():
             if not nm or "|" in nm or any(ch.isspace() for ch in nm):
                 raise ValueError(f"agent name {nm!r}: use a non-empty name without spaces or '|'")
-            if isinstance(sp, str):
-                ag = make_agent(sp, name=nm)  # validates the spec now
-                ag.check_game(game)
-                ag.close()
-            elif isinstance(sp, Agent):
-                sp.check_game(game)
+            try:
+                if isinstance(sp, str):
+                    ag = make_agent(sp, name=nm)  # validates the spec now
+                    ag.check_game(game)
+                    ag.close()
+                elif isinstance(sp, Agent):
+                    sp.check_game(game)
+            except AgentError as e:
+                raise ValueError(str(e)) from None
         if on_error not in ("stop", "skip"):
             raise ValueError(f"on_error must be 'stop' or 'skip', not {on_error!r}")
         self.rounds = int(rounds)

@@ -1,0 +1,135 @@
+"""The mavgame command line: play, match, league, annotate, bench and their --help."""
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+
+from mavgame import cli
+from mavgame.uci import find_stockfish
+
+SUBCOMMANDS = ["games", "perft", "play", "match", "league", "annotate", "bench"]
+
+
+def run(capsys, *argv):
+    rc = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.mark.parametrize("cmd", SUBCOMMANDS)
+def test_help_explains_every_option(cmd, capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main([cmd, "--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction").choices[cmd]
+    for action in sub._actions:
+        if action.option_strings and action.dest != "help":
+            assert action.help, f"{cmd} {action.option_strings} has no help"
+            assert action.option_strings[-1] in out
+
+
+def test_league_runs_prints_elo_and_resumes(tmp_path, capsys):
+    out_file = tmp_path / "ttt.jsonl"
+    pgn = tmp_path / "games.txt"
+    plot = tmp_path / "elo.png"
+    args = ["league", "--game", "tictactoe", "--agent", "random", "--agent", "mm=minimax",
+            "--agent", "uct:sims=30", "--workers", "2", "--out", str(out_file), "--no-progress",
+            "--games-out", str(pgn), "--anchor", "random=0", "--anchor", "mm=400"]
+    pytest.importorskip("matplotlib")
+    rc, out, err = run(capsys, *args, "--plot", str(plot))
+    assert rc == 0
+    assert "18 games" in out and "W/D/L" in out and "ext. Elo" in out
+    assert "mm" in out and "uct-30" in out
+    assert plot.stat().st_size > 1000
+    assert len(pgn.read_text().splitlines()) == 18
+    lines = out_file.read_text().splitlines()
+    assert len(lines) == 19
+    rc, out, err = run(capsys, *args)
+    assert rc == 0 and "18 game(s) there already: resuming" in err
+    assert out_file.read_text().splitlines() == lines
+
+
+def test_default_league_configuration(tmp_path, capsys):
+    # the README's main command: the embedded defaults must build; play a few of its games
+    out_file = tmp_path / "c4.jsonl"
+    rc, out, err = run(capsys, "league", "--out", str(out_file), "--max-games", "4", "--workers", "1",
+                       "--no-progress")
+    assert rc == 0
+    assert "connect_four: 6 agents, 6 opening(s), 180 games" in err
+    header = json.loads(out_file.read_text().splitlines()[0])
+    assert list(header["agents"]) == ["random", "uct-100", "uct-400", "uct-1600", "solver-mcts-50", "perfect"]
+    assert [o["name"] for o in header["openings"]] == cli.DEFAULT_LEAGUE["openings"].split(",")
+    assert "4 games" in out and "Elo" in out
+
+
+def test_match(capsys):
+    rc, out, err = run(capsys, "match", "minimax", "random", "--game", "tictactoe", "--rounds", "2", "--no-progress",
+                       "--workers", "1")
+    assert rc == 0 and "12 games" in out
+    row = next(ln for ln in out.splitlines() if ln.startswith("minimax "))
+    assert row.split()[1].endswith("/0")  # W/D/L against random: minimax never loses
+
+
+def test_bad_arguments_are_clear(capsys):
+    with pytest.raises(SystemExit, match="unknown agent kind 'bogus'"):
+        cli.main(["match", "bogus", "random", "--game", "tictactoe"])
+    with pytest.raises(SystemExit, match="unknown opening"):
+        cli.main(["match", "random", "random", "--openings", "nope"])
+    with pytest.raises(SystemExit, match="give the agents of a chess league"):
+        cli.main(["league", "--game", "chess"])
+    with pytest.raises(SystemExit, match="--anchor takes NAME=RATING"):
+        cli.main(["league", "--game", "tictactoe", "--agent", "random", "--agent", "minimax", "--out", "-",
+                  "--anchor", "oops", "--no-progress"])
+    with pytest.raises(SystemExit, match="cannot play 'tictactoe'"):
+        cli.main(["league", "--game", "tictactoe", "--agent", "random", "--agent", "stockfish", "--out", "-"])
+
+
+def test_play_against_an_agent(monkeypatch, capsys):
+    # human plays first: b2, then an illegal move, the move list, then corners until the game ends
+    inp = "b2\nb2\nmoves\nhint\nundo\nb2\na1\nc3\na3\nc1\nquit\n"
+    monkeypatch.setattr(sys, "stdin", io.StringIO(inp))
+    rc, out, err = run(capsys, "play", "--game", "tictactoe", "--agent", "minimax", "--hint", "minimax")
+    assert rc == 0
+    assert "you play first against minimax" in out
+    assert "illegal move" in out
+    assert "hint (minimax):" in out
+    assert "minimax plays" in out
+    assert out.count("you play first") == 1
+
+
+def test_play_second_and_end_of_input(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("4\n"))
+    rc, out, err = run(capsys, "play", "--game", "connect_four", "--agent", "uct:sims=50", "--color", "second")
+    assert rc == 0 and "uct-50 plays" in out and "end of input" in out
+    assert "1 2 3 4 5 6 7" in out
+
+
+def test_bench(capsys):
+    rc, out, err = run(capsys, "bench", "--game", "tictactoe", "--game", "connect_four", "--seconds", "0.05",
+                       "--no-progress")
+    assert rc == 0
+    assert "perft(" in out and "random playouts" in out and "playout UCT" in out and "MAV-MCTS" in out
+    assert len([ln for ln in out.splitlines() if ln.startswith("connect_four")]) == 4
+
+
+@pytest.mark.skipif(find_stockfish() is None, reason="Stockfish not installed")
+def test_annotate(tmp_path, capsys):
+    src = tmp_path / "pos.txt"
+    src.write_text("startpos\nstartpos moves e2e4 e7e5\n6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1\n")
+    out = tmp_path / "ann.jsonl"
+    rc, o, err = run(capsys, "annotate", str(src), "-o", str(out), "--nodes", "3000", "--workers", "2",
+                     "--no-progress")
+    assert rc == 0 and "3 position(s) annotated" in err
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(rows[0]["values"]) == 20 and rows[2]["best"] == "a1a8"
+    rc, o, err = run(capsys, "annotate", str(src), "-o", str(out), "--nodes", "3000", "--no-progress")
+    assert "0 position(s) annotated" in err  # resumed: nothing left
+
+
+def test_entry_point_runs():
+    r = subprocess.run([sys.executable, "-m", "mavgame", "league", "--help"], capture_output=True, text=True)
+    assert r.returncode == 0 and "Elo" in r.stdout
