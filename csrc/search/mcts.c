@@ -854,7 +854,8 @@ static int expand_leaf(mg_mcts *m, const mcts_slot *sl, const mg_eval_result *r,
     size_t tlen = 0;
     int result = MG_ONGOING;
     if (m->st) {
-        if (!text_ok(r->text, r->text_cap, &tlen))
+        /* A node with a text (the root) keeps it, so its answer needs none. */
+        if (m->a.nodes[leaf].text == UINT32_MAX && !text_ok(r->text, r->text_cap, &tlen))
             return APPLY_INVALID;
         result = r->result;
         if (result < MG_ONGOING || result > MG_DRAW)

@@ -853,40 +853,50 @@ static void test_state_tracking_spends_budget(void)
     MG_CHECK(full >= 20);
 }
 
-/* The root keeps the real game's text even if the model predicts another one for it; its
- * children are asked from the real text. */
+/* The root keeps the real game's text even if the model predicts another one for it (or none);
+ * its children are asked from the real text. */
+typedef struct root_ctx {
+    int bad;                 /* depth-1 requests whose parent text is not the root's */
+    const char *root_answer; /* the text the model gives for the root */
+} root_ctx;
+
 static int wrong_root_eval(void *vctx, const mg_game *g, const mg_eval_request *req, mg_eval_result *res, int n,
                            double timeout, char *e, size_t el)
 {
-    int *bad = vctx;
+    root_ctx *c = vctx;
     for (int i = 0; i < n; i++)
         if (req[i].depth == 1 && strcmp(req[i].parent_text, "x.o/.o./x.. x") != 0)
-            ++*bad;
+            c->bad++;
     st_ctx clean; /* garbage 0: exact answers */
     memset(&clean, 0, sizeof clean);
     int rc = st_eval(&clean, g, req, res, n, timeout, e, el);
     for (int i = 0; i < n; i++)
         if (req[i].depth == 0)
-            snprintf(res[i].text, res[i].text_cap, "ooo/.../... x"); /* well-formed, wrong */
+            snprintf(res[i].text, res[i].text_cap, "%s", c->root_answer);
     return rc;
 }
 
 static void test_state_tracking_root_text_kept(void)
 {
-    int bad = 0;
-    mg_mcts_config c;
-    mg_mcts_config_default(&c);
-    c.mode = MG_EVAL_STATE_TRACKING;
-    mg_mcts *m = mg_mcts_create(NULL, &c, err, sizeof err);
-    mg_evaluator ev = make_ev("wrong root", wrong_root_eval, &bad, 1u << MG_EVAL_STATE_TRACKING);
-    MG_CHECK(mg_mcts_set_root_text(m, "x.o/.o./x.. x", 0, 4, err, sizeof err) == MG_OK);
-    MG_CHECK(mg_mcts_search(m, &ev, 50, err, sizeof err) == MG_OK);
-    check_tree(m, "wrong root");
-    MG_CHECK(bad == 0);
-    MG_CHECK(strcmp(mg_mcts_root_text(m), "x.o/.o./x.. x") == 0);
-    int b = mg_mcts_best_edge(m);
-    MG_CHECK(b >= 0 && strcmp(mg_mcts_root_move(m, b), "a2") == 0);
-    mg_mcts_free(m);
+    static const char *const answers[] = {"ooo/.../... x", "", "\x01\x02"}; /* wrong, none, garbage */
+    for (int k = 0; k < 3; k++) {
+        root_ctx rc = {0, answers[k]};
+        mg_mcts_config c;
+        mg_mcts_config_default(&c);
+        c.mode = MG_EVAL_STATE_TRACKING;
+        mg_mcts *m = mg_mcts_create(NULL, &c, err, sizeof err);
+        mg_evaluator ev = make_ev("wrong root", wrong_root_eval, &rc, 1u << MG_EVAL_STATE_TRACKING);
+        MG_CHECK(mg_mcts_set_root_text(m, "x.o/.o./x.. x", 0, 4, err, sizeof err) == MG_OK);
+        MG_CHECK(mg_mcts_search(m, &ev, 50, err, sizeof err) == MG_OK);
+        check_tree(m, "wrong root");
+        mg_mcts_stats st;
+        mg_mcts_get_stats(m, &st);
+        MG_CHECK(rc.bad == 0 && st.invalid == 0 && st.dropped == 0);
+        MG_CHECK(strcmp(mg_mcts_root_text(m), "x.o/.o./x.. x") == 0);
+        int b = mg_mcts_best_edge(m);
+        MG_CHECK(b >= 0 && strcmp(mg_mcts_root_move(m, b), "a2") == 0);
+        mg_mcts_free(m);
+    }
 }
 
 /* With the perfect Connect Four oracle the search plays a move of the best solver score. */
