@@ -114,6 +114,7 @@ def test_construction():
     assert Chess960(0).fen() == "bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w KQkq - 0 1"
     assert Chess960(959).fen().startswith("rkrnnqbb/")
     assert Chess960(position=5, fen=START).fen() == START  # fen wins
+    assert Chess960(chess960_fen(7)).fen() == Chess960(7).fen()  # a FEN as the first argument
     assert len({chess960_fen(n) for n in range(960)}) == 960
     for bad in (-1, 960, 10**20):
         with pytest.raises((ValueError, OverflowError)):
@@ -140,6 +141,9 @@ def test_construction():
         ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR q KQkq - 0 1", "side to move 'q'"),
         ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - half 1", "bad halfmove clock 'half'"),
         ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1 7", "more than 6 fields"),
+        # 259 legal moves: more pieces than a side can have (python-chess: not is_valid())
+        ("QQQQQQrk/5Qpp/Q5QQ/Q6Q/Q6Q/Q6Q/Q6Q/KQQQQQQQ w - - 0 1", "white has 26 pieces, more than 16"),
+        ("4k3/pppppppp/p7/8/8/8/8/4K3 w - - 0 1", "black has 9 pawns, more than 8"),
     ],
 )
 def test_bad_fen(fen, needle):
@@ -168,6 +172,29 @@ def test_fen_normalisation():
     # Clocks: big halfmove clocks are kept, fullmove 0 becomes 1, missing clocks default.
     assert Chess("4k3/8/8/8/8/8/8/4K3 w - - 250 0").fen() == "4k3/8/8/8/8/8/8/4K3 w - - 250 1"
     assert Chess("4k3/8/8/8/8/8/8/4K3 b - -").fen() == "4k3/8/8/8/8/8/8/4K3 b - - 0 1"
+
+
+def test_chess960_castling_field_forms():
+    """X-FEN (K/Q for the outermost rook, file letters for an inner one) and Shredder-FEN in,
+    X-FEN out, as python-chess writes it."""
+    fen = "1r2k1rr/8/8/8/8/8/8/1R2K1RR w {} - 0 1"
+    assert Chess960(fen=fen.format("KQkq")).fen() == fen.format("KQkq")  # h1/b1 rooks
+    assert Chess960(fen=fen.format("GBgb")).fen() == fen.format("GQgq")  # inner g-rook, outer b-rook
+    assert Chess960(fen=fen.format("HBhb")).fen() == fen.format("KQkq")  # Shredder-FEN
+    board = Chess960(fen="4k3/8/8/8/8/8/8/1R2K1RR w G - 0 1")  # castles with the inner g1 rook
+    board.push_san("O-O")
+    assert board.fen() == "4k3/8/8/8/8/8/8/1R3RKR b - - 1 1"
+    for bad, needle in (("Cc", "no white rook on c1"), ("HG", "h-side right twice")):
+        with pytest.raises(ValueError, match=needle):
+            Chess960(fen=fen.format(bad))
+
+
+def test_many_moves_position():
+    """The most pieces a side may have (king and 15 queens): 224 legal moves, perft by both counters."""
+    board = Chess("2Q1Q1rk/Q5pp/3Q4/1Q1Q2QQ/3Q4/Q6Q/2Q4Q/K3QQ2 w - - 0 1")
+    assert len(board.legal_actions()) == 224 and board.perft(2) == 692
+    assert sum(board.perft_divide(2).values()) == 692
+    assert board.max_moves >= 224
 
 
 def test_str_repr_svg():

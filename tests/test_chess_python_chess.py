@@ -252,7 +252,7 @@ def test_random_move_strings():
     """Random UCI-like strings: accepted exactly when python-chess finds them legal."""
     rng = random.Random(7)
     files, ranks = "abcdefgh", "12345678"
-    b = chess.Board("r3k2r/pPppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1")
+    b = chess.Board("r3k2r/pPppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/1PPBBPPP/R3K2R w KQkq - 0 1")  # 16 pieces
     ours = Chess(b.fen())
     legal = {m.uci() for m in b.legal_moves}
     tried = 0

@@ -17,10 +17,12 @@
  * Chess960 writes and accepts king-takes-rook only (e1h1; a king move such as
  * b1c1 is always a plain king move there).
  *
- * Text: FEN, with 4 to 6 fields (halfmove clock and fullmove number default to 0
- * and 1).  Castling rights may be given as KQkq, as X-FEN (KQkq for the outermost
- * rook, file letters otherwise) or as Shredder-FEN (file letters, e.g. HAha); in
- * standard chess a right needs the king on e1/e8 and the rook on a/h.  The field is
+ * Text: FEN, with 1 to 6 fields (as python-chess reads FEN, missing fields default to
+ * "w - - 0 1").  Exactly one king and at most 16 pieces and 8 pawns a side, no pawn on
+ * the first or last rank, the side not to move not in check.  Castling rights may
+ * be given as KQkq, as X-FEN (KQkq for the outermost rook, file letters otherwise)
+ * or as Shredder-FEN (file letters, e.g. HAha); in standard chess a right needs the
+ * king on e1/e8 and the rook on a/h.  The field is
  * '-' or up to two white letters followed by up to two black ones (python-chess's
  * shape); a right whose king or rook is not in place is an error.  Output is
  * X-FEN, exactly as python-chess writes it (KQkq where the castling rook is the
@@ -45,7 +47,11 @@
 /* Piece types and codes: board[sq] = color << 3 | type, 0 = empty. */
 enum { MG_CH_PAWN = 1, MG_CH_KNIGHT, MG_CH_BISHOP, MG_CH_ROOK, MG_CH_QUEEN, MG_CH_KING };
 #define MG_CH_NO_SQ 64
-#define MG_CHESS_MAX_MOVES 256
+/* Legal moves in any position the FEN reader accepts (at most 16 pieces a side, and moves never
+ * add pieces): the king has at most 8 steps and 2 castlings, each of the other 15 pieces at most
+ * 27 moves (a central queen; a pawn has at most 12: 3 targets x 4 promotions), so 8 + 2 + 15 * 27
+ * = 415.  (Without the piece limit a FEN with 34 queens has 259 legal moves.) */
+#define MG_CHESS_MAX_MOVES 416
 #define MG_CHESS_NUM_ACTIONS (5 * 4096)
 /* Hashes kept for repetition detection (a power of two > 100: a longer run of
  * reversible moves already ends the game by the fifty-move rule). */

@@ -226,6 +226,10 @@ static void test_bad_fens(void)
     expect_bad(1, "1r2k3/8/8/8/8/8/8/R3K3 w K - 0 1", "no white rook on the king's h-side");
     expect_bad(1, "4k3/8/8/8/8/8/8/R3K3 w Qq - 0 1", "no black rook on the king's a-side");
     expect_bad(1, "4k3/8/8/8/8/8/4K3/R7 w Q - 0 1", "white king is not on its back rank");
+    /* 259 legal moves: more than 16 pieces would overflow move buffers of max_moves entries */
+    expect_bad(0, "QQQQQQrk/5Qpp/Q5QQ/Q6Q/Q6Q/Q6Q/Q6Q/KQQQQQQQ w - - 0 1", "white has 26 pieces, more than 16");
+    expect_bad(1, "rnbqkbnr/pppppppp/8/8/8/p7/PPPPPPPP/RNBQKBNR w - - 0 1", "black has 17 pieces, more than 16");
+    expect_bad(0, "4k3/8/8/8/8/P7/PPPPPPPP/4K3 w - - 0 1", "white has 9 pawns, more than 8");
 
     /* Accepted inputs, normalised output. */
     const char *pairs[][3] = {
@@ -422,6 +426,17 @@ static void test_long_games(void)
     MG_CHECK(!memcmp(&s, &start, sizeof s));
 }
 
+/* A side with the most pieces allowed (king and 15 queens): 224 legal moves (python-chess agrees),
+ * within MG_CHESS_MAX_MOVES; counts by both perfts (under ASan in the sanitizer run). */
+static void test_many_moves(void)
+{
+    mg_chess_state s;
+    MG_CHECK(load(&s, 0, "2Q1Q1rk/Q5pp/3Q4/1Q1Q2QQ/3Q4/Q6Q/2Q4Q/K3QQ2 w - - 0 1"));
+    int32_t moves[MG_CHESS_MAX_MOVES];
+    MG_CHECK(mg_chess_legal_actions(&s, moves) == 224 && mg_chess_count_legal(&s) == 224);
+    MG_CHECK(mg_chess.perft(&s, 2) == 692 && mg_perft_generic(&mg_chess, &s, 2) == 692);
+}
+
 int main(void)
 {
     mg_games_init();
@@ -436,6 +451,7 @@ int main(void)
     test_moves_and_san();
     test_outcomes();
     test_long_games();
+    test_many_moves();
     test_random_games(0, 30);
     test_random_games(1, 30);
     test_reference_perft();

@@ -314,14 +314,15 @@ class Chess(ChessFamily):
 
 class Chess960(ChessFamily):
     """Fischer random chess: ``Chess960(position)`` with the start position number 0..959
-    (Scharnagl numbering, 518 is the standard array) or ``Chess960(fen=...)``; castling rights in
-    FEN may be KQkq, X-FEN or Shredder-FEN letters; fen() writes X-FEN."""
+    (Scharnagl numbering, 518 is the standard array), or from a FEN: ``Chess960(fen=...)`` or
+    ``Chess960("<fen>")``; castling rights in FEN may be KQkq, X-FEN or Shredder-FEN letters;
+    fen() writes X-FEN."""
 
     GAME = "chess960"
 
-    def __init__(self, position: int = 518, fen: Optional[str] = None):
+    def __init__(self, position: Union[int, str] = 518, fen: Optional[str] = None):
         if fen is None:
-            fen = _core.chess960_fen(position)
+            fen = position if isinstance(position, str) else _core.chess960_fen(position)
         super().__init__(self.GAME, fen)
 
     def __repr__(self) -> str:
