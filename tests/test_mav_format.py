@@ -105,6 +105,19 @@ def test_state_from_text_errors_name_the_field(bad, needle):
         mav.state_from_text("chess", bad)
 
 
+def test_chess960_state_castling_needs_the_rook():
+    """A Chess960 castling field names the rook's file: a file without a rook on that side is an
+    error (not silently the other rook)."""
+    s = mavgame.Chess960(fen="1r1k2r1/8/8/8/8/8/8/1R1K2R1 w GBgb - 0 1")
+    st = mav.state_text(s)
+    assert " GBgb " in st and mav.state_from_text("chess960", st).text() == s.text()
+    for bad, needle in ((" HBgb ", r"castling field 1 \(white king side\) is 'H'"),
+                        (" GAgb ", r"castling field 2 \(white queen side\) is 'A'"),
+                        (" GBgc ", r"castling field 4 \(black queen side\) is 'c'")):
+        with pytest.raises(ValueError, match=needle):
+            mav.state_from_text("chess960", st.replace(" GBgb ", bad))
+
+
 def test_header_and_prompt_forms():
     s = _core.State("chess")
     assert mav.header("chess", "%fen %top_5") == "<mav game=chess> %fen %top_5 </mav>\n"

@@ -89,6 +89,17 @@ def test_errors_have_line_and_expectation(out, line, needle):
     assert any(i.line == line and needle in i.message for i in r.issues), r.errors
 
 
+def test_top_k_lists_at_most_k_moves():
+    s = _core.State("chess")
+    p = mav.prompt(s, "%state %top_2")
+    r = mav.parse("chess", p + "[%top_2 e2e4:<ctrl3> d2d4:<ctrl3> g1f3:<ctrl2> b1c3:<ctrl1>]\n")
+    assert not r.ok and r.n_correct == 4 and len(r.top) == 4
+    assert [(i.line, i.col) for i in r.issues] == [(3, 35)]  # at g1f3
+    assert "the %top_2 line lists more than 2 moves (from entry 3 on)" in r.issues[0].message
+    assert mav.parse("chess", p + "[%top_2 e2e4:<ctrl3> d2d4:<ctrl3>]\n").ok
+    assert mav.parse("chess", mav.prompt(s, "%state %top_all") + "[%top_all e2e4:<ctrl3> d2d4:<ctrl3>]\n").ok
+
+
 def test_header_errors():
     assert "expected 'chess'" in mav.parse("chess", "<mav game=hex> %state %top_1 </mav>\n").errors[0]
     assert "unknown command" in mav.parse("chess", "<mav game=chess> %state %top_1 %x </mav>\n").errors[0]

@@ -276,6 +276,9 @@ static void parse_top(pctx *c, const span *v)
         const char *colon = memchr(p + s, ':', i - s);
         size_t mlen = colon ? (size_t)(colon - (p + s)) : i - s;
         mg_mav_move *m = &r->moves[r->n_moves++];
+        if (r->top_k > 0 && r->n_moves == r->top_k + 1) /* %top_k lists at most k moves (once per line) */
+            issue(r, v->line, col, "the %%top_%d line lists more than %d moves (from entry %d on)", r->top_k, r->top_k,
+                  r->n_moves);
         copy_move(m->move, p + s, mlen);
         m->line = v->line;
         m->col = col;

@@ -261,7 +261,7 @@ static int king_file(const char *board, int white)
     return -1;
 }
 
-/* Rook file for castling right `c` (K/Q/k/q or a file letter); -1 if none. */
+/* Rook file for castling right `c` (K/Q/k/q or a file letter); -1 if there is no such rook. */
 static int castle_rook_file(const char *board, char c, int *white, int *kingside)
 {
     *white = (c >= 'A' && c <= 'Z');
@@ -285,7 +285,7 @@ static int castle_rook_file(const char *board, char c, int *white, int *kingside
         return -1;
     }
     int f = u - 'A';
-    if (f < 0 || f > 7 || f == kf)
+    if (f < 0 || f > 7 || f == kf || board[f + 8 * rank] != rook)
         return -1;
     *kingside = f > kf;
     return f;
@@ -587,8 +587,9 @@ static size_t ttt_to_state(const mg_config *cfg, const char *text, char *out, si
         for (int f = 0; f < 3; f++) {
             char c = text[(2 - r) * 4 + f];
             if (c != 'x' && c != 'o' && c != '.') {
+                char qc[16];
                 mg_errf(err, errlen, "tic-tac-toe text %s: bad cell %s", mg_quote(text, n, q, sizeof q, 20),
-                        mg_quote(&text[(2 - r) * 4 + f], 1, q + 24, sizeof q - 24, 1));
+                        mg_quote(&text[(2 - r) * 4 + f], 1, qc, sizeof qc, 1));
                 return 0;
             }
             mg_sb_putc(&b, c);

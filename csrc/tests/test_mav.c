@@ -154,6 +154,19 @@ static void test_state_text(void)
     g960->to_text(st, t1, sizeof t1);
     g960->to_text(st2, t2, sizeof t2);
     MG_CHECK(strcmp(t1, t2) == 0);
+    /* A castling field naming a file without a rook (e8 is empty) is an error, not the f8 rook. */
+    {
+        char bad960[MG_MAX_TEXT];
+        snprintf(bad960, sizeof bad960, "%s", out);
+        char *cf = strstr(bad960, " HFhf ");
+        MG_CHECK(cf != NULL);
+        if (cf) {
+            cf[4] = 'e';
+            err[0] = '\0';
+            MG_CHECK(mg_mav_state_read(g960, NULL, bad960, strlen(bad960), st2, err, sizeof err) == MG_ERR);
+            CHECK_MSG(strstr(err, "castling field 4 (black queen side) is 'e'") != NULL, "got '%s'", err);
+        }
+    }
 
     /* Bad %state texts name the field. */
     g->init(st, NULL, err, sizeof err);
@@ -185,6 +198,11 @@ static void test_state_text(void)
     const mg_game *tt = game_and_init("tictactoe", st);
     MG_CHECK(tt->from_text(st, NULL, "x.o/.x./..o x", err, sizeof err) == MG_OK);
     MG_CHECK(mg_mav_state_write(tt, st, out, sizeof out, err, sizeof err) > 0 && strcmp(out, "x ..o.x.x.o") == 0);
+    /* the message quotes the text and the bad cell (separate buffers) */
+    MG_CHECK(mg_mav_state_from_game_text(tt, "\x01\x01\x01/\x01\x01\x01/\x01\x01\x01 x", out, sizeof out, err,
+                                         sizeof err) == 0);
+    CHECK_MSG(!strcmp(err, "tic-tac-toe text '\\x01\\x01\\x01/\\x01\\x01\\x01/\\x01\\x01\\x01 '...: bad cell '\\x01'"),
+              "got '%s'", err);
     const mg_game *ga = game_and_init("gardner", st);
     MG_CHECK(mg_mav_state_write(ga, st, out, sizeof out, err, sizeof err) > 0);
     MG_CHECK(strcmp(out, "w RNBQKPPPPP.....ppppprnbqk 000 0001") == 0);
@@ -531,6 +549,10 @@ static void test_hallucinations(void)
         {"<mav game=chess> %fen %top_1 </mav>\n"
          "[%fen rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1]\n",
          3, "missing the [%top_1 ...] line at the end"},
+        {"<mav game=chess> %fen %top_2 </mav>\n"
+         "[%fen rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1]\n"
+         "[%top_2 e2e4:<ctrl3> d2d4:<ctrl3> g1f3:<ctrl2> b1c3:<ctrl1>]\n",
+         3, "the %top_2 line lists more than 2 moves (from entry 3 on)"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         mg_mav_parse(g, NULL, bad[i].text, strlen(bad[i].text), NULL, &r);
