@@ -596,13 +596,21 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--no-progress", action="store_true", help="no progress bar")
     be.set_defaults(func=cmd_bench)
 
-    from .model import command as _train_command
+    try:
+        from .model import command as _train_command
+    except ImportError as e:  # an installation without mavgame.model: the other subcommands still work
+        _train_command, _train_error = None, e
     tr = sub.add_parser("train", help="generate annotated positions and train a MAV model (needs PyTorch)",
                         description="Generate engine-annotated positions (epsilon-greedy games), train a MAV "
                         "transformer on them, export it (safetensors) and report the held-out metrics. "
                         "Resumes from OUT/checkpoint.pt when it exists.")
-    _train_command.add_arguments(tr)
-    tr.set_defaults(func=cmd_train)
+    if _train_command is not None:
+        _train_command.add_arguments(tr)
+        tr.set_defaults(func=cmd_train)
+    else:
+        def _no_train(args, _e=_train_error):
+            raise _fail(f"the train command is not available in this installation: {_e}")
+        tr.set_defaults(func=_no_train)
     return p
 
 

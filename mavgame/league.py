@@ -279,14 +279,14 @@ def to_pgn(rec: GameRecord, event: str = "mavgame league") -> str:
     for i, m in enumerate(all_moves):
         a = s.action_from_str(m)
         san = _core.san(s, a)
-        if s.to_move == 0:
-            toks.append(f"{move_no}.")
-        elif i == 0:
-            toks.append(f"{move_no}...")
+        after_comment = False
         if i == len(rec.opening_moves) and rec.opening_moves:
             toks.append("{ end of opening }")
-            if s.to_move == 1:
-                toks.append(f"{move_no}...")
+            after_comment = True
+        if s.to_move == 0:
+            toks.append(f"{move_no}.")
+        elif i == 0 or after_comment:
+            toks.append(f"{move_no}...")
         toks.append(san)
         s.push(a)
         if s.to_move == 0:
