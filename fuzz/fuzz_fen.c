@@ -5,7 +5,9 @@
  * Input: first byte selects the game, the rest is the text.  Checks: no crash, no
  * out-of-bounds read (the text is copied to an exact-size heap buffer), and for every FEN a
  * game accepts: its own text reads back to the same text, and the %state of the position
- * reads back to the same position.
+ * reads back to the same position; its legal moves fit a heap buffer of exactly max_moves
+ * entries (ASan catches any write past it), in the position and after each move, and unmake
+ * restores the state byte for byte.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -52,6 +54,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
         }
         (void)n;
+        int32_t *moves = malloc((size_t)g->max_moves * sizeof *moves);
+        int nm = g->legal_actions(st, moves);
+        if (nm < 0 || nm > g->max_moves)
+            abort();
+        _Alignas(16) unsigned char undo[MG_MAX_UNDO];
+        for (int i = 0; i < nm; i++) {
+            int32_t a = moves[i];
+            if (!g->is_legal(st, a))
+                abort();
+            memcpy(st2, st, g->state_size);
+            g->make(st2, a, undo);
+            int32_t *child = malloc((size_t)g->max_moves * sizeof *child);
+            int nc = g->legal_actions(st2, child);
+            free(child);
+            if (nc < 0 || nc > g->max_moves)
+                abort();
+            g->unmake(st2, a, undo);
+            if (memcmp(st, st2, g->state_size) != 0)
+                abort();
+        }
+        free(moves);
     }
     free(text);
     return 0;
