@@ -43,13 +43,29 @@ class Annotation:
     order: List[str] = field(default_factory=list)
     depth: Optional[int] = None
     nodes: Optional[int] = None
+    game: str = "chess"  # "chess960" when annotated with Chess960 castling
 
     def to_dict(self) -> dict:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict) -> "Annotation":
-        return cls(**d)
+        names = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+    def state(self):
+        """The annotated position as a game state."""
+        from . import _core
+        s = _core.State(self.game, self.fen)
+        for m in self.moves:
+            s.push_str(m)
+        return s
+
+    def to_mav(self, commands: str = "%state %top_all %best_action") -> str:
+        """The position and its labels as a MAV text (prompt and target; see :mod:`mavgame.mav`)."""
+        from . import mav
+        p, t = mav.example(self.state(), self, commands)
+        return p + t
 
     def top(self, k: int) -> List[Tuple[str, float]]:
         """The k best moves with their values."""
@@ -78,9 +94,24 @@ def parse_position(line: str) -> Tuple[str, List[str]]:
 
 
 def _is_chess960_fen(fen: str) -> bool:
+    """Chess960 if the castling field names rook files (Shredder/X-FEN), or if the position is not
+    a valid chess position but a valid Chess960 one (castling rights with the king or rooks off
+    their standard squares, as in ``KQkq`` Chess960 start positions)."""
+    from . import _core
     parts = fen.split()
     castling = parts[2] if len(parts) > 2 else "-"
-    return any(c not in "KQkq-" for c in castling)
+    if any(c not in "KQkq-" for c in castling):
+        return True
+    try:
+        _core.State("chess", fen)
+        return False
+    except ValueError:
+        pass
+    try:
+        _core.State("chess960", fen)
+        return True
+    except ValueError:
+        return False
 
 
 class Annotator:
@@ -140,9 +171,10 @@ class Annotator:
     def annotate(self, fen: str, moves: Sequence[str] = ()) -> Annotation:
         """Values for every legal move of ``fen`` after ``moves`` and the engine's best move."""
         fen = fen.strip()
-        self._set_960(self.chess960 or _is_chess960_fen(fen))
+        c960 = self.chess960 or _is_chess960_fen(fen)
+        self._set_960(c960)
         legal = self.legal_moves(fen, moves)
-        ann = Annotation(fen=fen, moves=list(moves))
+        ann = Annotation(fen=fen, moves=list(moves), game="chess960" if c960 else "chess")
         if not legal:
             return ann
         self._engine.new_game()
@@ -303,11 +335,12 @@ def _count_done(out_path: str) -> int:
 
 
 def annotate_file(in_path: str, out_path: str, *, workers: int = 1, progress: bool = True,
-                  resume: bool = True, **kwargs) -> int:
+                  resume: bool = True, mav_commands: Optional[str] = None, **kwargs) -> int:
     """Annotate the positions of ``in_path`` (one per line) into JSON lines at ``out_path``.
 
     Written line by line, so an interrupted run resumes where it stopped (``resume=True``).
-    Returns the number of positions annotated by this call."""
+    ``mav_commands`` (e.g. "%state %top_all %best_action") adds each position's MAV text as the
+    field "mav".  Returns the number of positions annotated by this call."""
     positions = read_positions(in_path)
     done = _count_done(out_path) if resume else 0
     if done > len(positions):
@@ -316,7 +349,10 @@ def annotate_file(in_path: str, out_path: str, *, workers: int = 1, progress: bo
     n = 0
     with open(out_path, mode) as out:
         for a in annotate_many(positions[done:], workers=workers, progress=progress, **kwargs):
-            out.write(json.dumps(a.to_dict()) + "\n")
+            d = a.to_dict()
+            if mav_commands:
+                d["mav"] = a.to_mav(mav_commands)
+            out.write(json.dumps(d) + "\n")
             out.flush()
             n += 1
     return n

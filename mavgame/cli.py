@@ -417,7 +417,8 @@ def cmd_annotate(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     try:
         n = annotate_file(inp, out, workers=args.workers, progress=not args.no_progress, resume=not args.fresh,
-                          engine=engine, chess960=args.chess960, hash_mb=args.hash, **limits)
+                          mav_commands=args.mav, engine=engine, chess960=args.chess960, hash_mb=args.hash,
+                          **limits)
     except (EngineError, ValueError) as e:
         raise _fail(f"{e} (annotations finished so far are kept in {out}; run again to resume)")
     finally:
@@ -582,6 +583,9 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("--hash", type=int, default=16, help="engine hash in MB per process (default: 16)")
     an.add_argument("--chess960", action="store_true",
                     help="Chess960 castling for every position (otherwise detected from the FEN's castling field)")
+    an.add_argument("--mav", default=None, metavar="COMMANDS",
+                    help="also write each position as MAV text (field 'mav') with these commands, e.g. "
+                         "'%%state %%top_all %%best_action' (see docs/format.md)")
     an.add_argument("--fresh", action="store_true", help="overwrite the output instead of resuming")
     an.add_argument("--no-progress", action="store_true", help="no progress bar")
     an.set_defaults(func=cmd_annotate)

@@ -122,10 +122,12 @@ def test_annotate(tmp_path, capsys):
     src.write_text("startpos\nstartpos moves e2e4 e7e5\n6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1\n")
     out = tmp_path / "ann.jsonl"
     rc, o, err = run(capsys, "annotate", str(src), "-o", str(out), "--nodes", "3000", "--workers", "2",
-                     "--no-progress")
+                     "--no-progress", "--mav", "%state %top_all %best_action")
     assert rc == 0 and "3 position(s) annotated" in err
     rows = [json.loads(x) for x in out.read_text().splitlines()]
     assert len(rows[0]["values"]) == 20 and rows[2]["best"] == "a1a8"
+    assert rows[2]["mav"].startswith("<mav game=chess> %state %top_all %best_action </mav>")
+    assert "[%best_action a1a8]" in rows[2]["mav"]
     rc, o, err = run(capsys, "annotate", str(src), "-o", str(out), "--nodes", "3000", "--no-progress")
     assert "0 position(s) annotated" in err  # resumed: nothing left
 

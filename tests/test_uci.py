@@ -200,8 +200,13 @@ def test_annotator_values_every_move():
         assert m1.best == "a1a8" and m1.values["a1a8"] == 1.0 and m1.scores["a1a8"] == "mate 1"
         over = ann.annotate("7k/6Q1/6K1/8/8/8/8/8 b - - 0 1")
         assert over.best is None and over.values == {}
-        c960 = ann.annotate(_core.chess960_fen(0))
+        c960 = ann.annotate(_core.chess960_fen(0))  # KQkq castling field: detected as Chess960
+        assert c960.game == "chess960"
         assert sorted(c960.values) == sorted(_core.State("chess960", _core.chess960_fen(0)).legal_moves())
+        text = a.to_mav("%state %top_3 %best_action")
+        assert text.startswith("<mav game=chess> %state %top_3 %best_action </mav>\n")
+        assert f"[%best_action {a.best}]" in text and f"[%top_3 {a.order[0]}:" in text
+        assert c960.to_mav().startswith("<mav game=chess960>")
 
 
 def test_annotator_with_fake_engine_and_errors(tmp_path):
