@@ -282,8 +282,18 @@ class MCTSAgent(Agent):
         from .mcts import MCTS
         ev = self.evaluator
         if callable(ev) and getattr(ev, "_agent_factory", False):
-            ev = ev()
+            # an evaluator built in the process that plays (an engine), once, reused across games
+            if getattr(self, "_ev_instance", None) is None:
+                self._ev_instance = ev()
+            ev = self._ev_instance
         self._mcts = MCTS(ev, num_simulations=self.sims, seed=int(seed) & 0x7FFFFFFF, **self.kwargs)
+
+    def close(self) -> None:
+        inst = getattr(self, "_ev_instance", None)
+        if inst is not None and hasattr(inst, "close"):
+            inst.close()
+        self._ev_instance = None
+        self._mcts = None
 
     def setup(self, game, *, seed=None, player=None):
         self.check_game(game)
@@ -302,6 +312,7 @@ class MCTSAgent(Agent):
     def __getstate__(self):
         d = dict(self.__dict__)
         d["_mcts"] = None
+        d["_ev_instance"] = None
         return d
 
 
@@ -625,6 +636,10 @@ _KINDS: Dict[str, Callable[..., Agent]] = {
 }
 
 
+# Modules imported on demand when a spec names a kind not registered yet.
+_PLUGINS = ("mavgame.model.agents",)
+
+
 def register_agent(kind: str, factory: Callable[..., Agent]) -> None:
     """Make ``kind`` available in specs: ``factory(**kwargs)`` builds the agent."""
     if not kind or ":" in kind or "=" in kind or "," in kind:
@@ -646,6 +661,13 @@ def make_agent(spec: Union[str, Agent, Callable], name: Optional[str] = None) ->
         return CallableAgent(spec, name=name)
     kind, kwargs = parse_spec(spec)
     factory = _KINDS.get(kind)
+    if factory is None:
+        for plugin in _PLUGINS:  # modules that register more kinds (the MAV model agents)
+            try:
+                importlib.import_module(plugin)
+            except ImportError:
+                continue
+        factory = _KINDS.get(kind)
     if factory is None:
         raise ValueError(f"unknown agent kind {kind!r} in spec {spec!r} (known: {', '.join(agent_kinds())})")
     try:

@@ -326,6 +326,23 @@ def _resolve(path: str) -> str:
 # the engine
 
 
+def _pump_lines(f, q: "queue.Queue[Optional[str]]") -> None:
+    try:
+        for line in f:
+            q.put(line.rstrip("\r\n"))
+    except (OSError, ValueError):
+        pass
+    q.put(None)
+
+
+def _pump_stderr(f, buf: "collections.deque[str]") -> None:
+    try:
+        for line in f:
+            buf.append(line.rstrip("\r\n"))
+    except (OSError, ValueError):
+        pass
+
+
 class UCIEngine:
     """A UCI engine subprocess with a synchronous API.
 
@@ -364,9 +381,13 @@ class UCIEngine:
         except OSError as e:
             self._closed = True
             raise EngineTerminatedError(f"cannot start engine {self.path!r}: {e}") from None
-        self._reader = threading.Thread(target=self._read_stdout, name="uci-stdout", daemon=True)
+        # the reader threads hold the pipes and buffers, not the engine, so an engine that is dropped
+        # without close() is still garbage-collected (and its process stopped by __del__)
+        self._reader = threading.Thread(target=_pump_lines, args=(self._proc.stdout, self._lines),
+                                        name="uci-stdout", daemon=True)
         self._reader.start()
-        self._errreader = threading.Thread(target=self._read_stderr, name="uci-stderr", daemon=True)
+        self._errreader = threading.Thread(target=_pump_stderr, args=(self._proc.stderr, self._stderr),
+                                           name="uci-stderr", daemon=True)
         self._errreader.start()
         try:
             self._handshake()
@@ -377,23 +398,6 @@ class UCIEngine:
             raise
 
     # -- plumbing -----------------------------------------------------------------------------
-
-    def _read_stdout(self) -> None:
-        f = self._proc.stdout
-        try:
-            for line in f:  # type: ignore[union-attr]
-                self._lines.put(line.rstrip("\r\n"))
-        except (OSError, ValueError):
-            pass
-        self._lines.put(None)
-
-    def _read_stderr(self) -> None:
-        f = self._proc.stderr
-        try:
-            for line in f:  # type: ignore[union-attr]
-                self._stderr.append(line.rstrip("\r\n"))
-        except (OSError, ValueError):
-            pass
 
     @property
     def name(self) -> str:
