@@ -136,3 +136,17 @@ def test_dataset_rejects_too_long_examples(tmp_path):
     ds = MAVDataset(PositionStore(tmp_path / "train"), encoder, batch_size=4, max_len=3, num_batches=1)
     with pytest.raises(ValueError, match="exceeds the maximum length 3"):
         collect(ds, 0)
+
+
+def test_generation_is_deterministic_over_workers(tmp_path):
+    """Connect Four with a node budget: the same records whatever the number of processes."""
+    kw = dict(seed=4, epsilon=0.3, val_fraction=0.2, random_opening=11, progress=False, chunk=2,
+              annotator_options={"max_nodes": 100_000, "tt_log2": 16})
+    from mavgame.model.data import generate_positions
+    a = generate_positions("connect_four", tmp_path / "a", 6, workers=1, **kw)
+    b = generate_positions("connect_four", tmp_path / "b", 6, workers=2, **kw)
+    for k in ("positions_unique", "train", "val", "unannotated_by_ply", "results", "value_histogram"):
+        assert a[k] == b[k]
+    for split in ("train", "val"):
+        assert list(PositionStore(tmp_path / "a" / split)) == list(PositionStore(tmp_path / "b" / split))
+    assert a["positions_unique"] > 20

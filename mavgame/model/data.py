@@ -392,7 +392,8 @@ def _connect_four_annotator(options: Dict[str, Any]):
     move, the best move the fastest win (slowest loss), ties to the most central column.
 
     Options: ``max_seconds`` / ``max_nodes`` per position (0: no limit); a position whose solve does not
-    finish within the budget gets no annotation (None) and is left out of the data; ``tt_log2``.
+    finish within the budget gets no annotation (None) and is left out of the data; ``tt_log2``. Use
+    ``max_nodes`` for data that is reproducible on any machine (a time budget depends on its speed).
     """
     from ..games.connect_four import ConnectFour, solver as new_solver
     solver = new_solver(int(options.get("tt_log2", 22)))
@@ -415,6 +416,7 @@ def _connect_four_annotator(options: Dict[str, Any]):
             if best_s is None or sc > best_s:
                 best, best_s = mv, sc
         return {m: vals[m] for m in sorted(vals)}, best
+    annotate.reset = solver.clear
     return annotate
 
 
@@ -542,13 +544,17 @@ def _gen_init(game, options, in_pool=False):
 
 def _gen_games(job):
     game, seed, first, count, epsilon, max_plies, board_size, random_opening = job
+    # Each chunk of games starts from a fresh engine state and cache, so that budgeted annotations (which
+    # depend on what the engine's tables hold) do not depend on which worker ran which chunk before.
+    ann = _WORKER["annotate"]
+    if hasattr(ann, "reset"):
+        ann.reset()
+    _WORKER["cache"].clear()
     out = []
     for i in range(first, first + count):
         rng = np.random.default_rng([int(seed) & 0xFFFFFFFF, 0x67616D65, i])
         out.append(play_annotated_game(game, _WORKER["annotate"], rng, epsilon, max_plies, board_size,
                                        _WORKER["cache"], random_opening))
-    if len(_WORKER["cache"]) > 2_000_000:
-        _WORKER["cache"].clear()
     return out
 
 
@@ -558,8 +564,9 @@ def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: flo
                        progress: bool = True, chunk: int = 16) -> Dict[str, Any]:
     """Play ``n_games`` epsilon-greedy games with the game's annotating engine, keep every distinct position
     once (its first occurrence in game order), and write them to ``out/train`` and ``out/val`` (split by
-    position). Deterministic for a seed whatever the number of workers. Returns the data statistics (also
-    stored in both manifests)."""
+    position). Deterministic for a seed and chunk size whatever the number of workers (with a node budget,
+    not a time budget, for budgeted annotators). Returns the data statistics (also stored in both
+    manifests)."""
     import multiprocessing as mp
     import time
     if n_games <= 0:
