@@ -193,6 +193,8 @@ def _add_league_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--anchor", action="append", metavar="NAME=RATING",
                    help="calibrate to an external scale: an agent with a known rating (repeat; two or more fit "
                         "slope and offset, one only the offset)")
+    p.add_argument("--anchor-uci-elo", action="store_true",
+                   help="use every stockfish/uci agent given elo=N (UCI_LimitStrength) as an anchor rated N")
     p.add_argument("--plot", default=None, metavar="FILE", help="save a plot of the ratings (needs matplotlib)")
 
 
@@ -223,11 +225,25 @@ def _run_league(args, agents: Dict[str, str], out: Optional[str]) -> int:
     print(res.matrix_table())
     print()
     anchors = _parse_anchors(args.anchor)
+    if getattr(args, "anchor_uci_elo", False):
+        from .agents import parse_spec
+        for name, spec in agents.items():
+            kind, kw = parse_spec(spec)
+            if kind in ("stockfish", "uci") and kw.get("elo") is not None:
+                anchors.setdefault(name, float(kw["elo"]))
+        if not anchors:
+            print("mavgame: --anchor-uci-elo: no agent has elo=N; no calibration", file=sys.stderr)
     try:
-        elo = res.elo(anchors=anchors or None, prior_draws=args.prior, ci=args.ci)
+        elo = res.elo(prior_draws=args.prior, ci=args.ci)
     except ValueError as e:
         print(f"mavgame: no Elo table: {e}", file=sys.stderr)
         return 1
+    if anchors:
+        from .elo import calibrate
+        try:
+            elo = calibrate(elo, {k: v for k, v in anchors.items() if k in elo.names})
+        except ValueError as e:
+            print(f"mavgame: no calibration: {e}", file=sys.stderr)
     print(elo.table())
     if args.games_out:
         n = res.write_games(args.games_out)

@@ -135,3 +135,20 @@ def test_annotate(tmp_path, capsys):
 def test_entry_point_runs():
     r = subprocess.run([sys.executable, "-m", "mavgame", "league", "--help"], capture_output=True, text=True)
     assert r.returncode == 0 and "Elo" in r.stdout
+
+
+@pytest.mark.skipif(find_stockfish() is None, reason="Stockfish not installed")
+def test_chess_match_calibrated_by_uci_elo(tmp_path, capsys):
+    rc, out, err = run(capsys, "match", "weak=random", "sf=stockfish:elo=1400,movetime=10",
+                       "--game", "chess", "--openings", "1", "--max-plies", "300", "--anchor-uci-elo",
+                       "--no-progress", "--workers", "2", "--pgn", str(tmp_path / "g.pgn"))
+    assert rc == 0 and "2 games" in out
+    rows = {ln.split()[1]: ln.split() for ln in out.splitlines() if ln.strip()[:1].isdigit()}
+    assert rows["sf"][5] == "1400" and rows["sf"][8] == "1400"  # the anchor keeps its rating
+    assert float(rows["weak"][5]) < 1400
+    assert (tmp_path / "g.pgn").read_text().count("[Event ") == 2
+    # two anchors with equal internal ratings cannot fix a slope: the table is printed uncalibrated
+    rc, out, err = run(capsys, "match", "a=stockfish:elo=1400,nodes=50", "b=stockfish:elo=1500,nodes=50",
+                       "--game", "chess", "--openings", "1", "--max-plies", "2", "--anchor-uci-elo",
+                       "--no-progress", "--workers", "1")
+    assert rc == 0 and "no calibration" in err and "equal internal ratings" in err and "Elo" in out
