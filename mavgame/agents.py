@@ -37,6 +37,7 @@ register themselves this way).  :class:`CallableAgent` wraps any Python function
 from __future__ import annotations
 
 import importlib
+import os
 import random as _random
 from typing import Any, Callable, Dict, Optional, Union
 
@@ -197,6 +198,8 @@ class UCIAgent(Agent):
 
     @property
     def engine(self):
+        if self._engine is not None and getattr(self, "_engine_pid", None) != os.getpid():
+            self._engine = None  # inherited through fork: that engine belongs to the parent process
         if self._engine is None or self._engine.closed:
             from .uci import UCIEngine
             opts = {k: v for k, v in self.options.items()}
@@ -210,6 +213,7 @@ class UCIAgent(Agent):
                 eng.close()
                 raise
             self._engine = eng
+            self._engine_pid = os.getpid()
             self._chess960 = None
         return self._engine
 
@@ -241,9 +245,9 @@ class UCIAgent(Agent):
                              f"{state.text()!r}: {e}") from None
 
     def close(self) -> None:
-        if self._engine is not None:
+        if self._engine is not None and getattr(self, "_engine_pid", None) == os.getpid():
             self._engine.close()
-            self._engine = None
+        self._engine = None
 
     def __getstate__(self):
         d = dict(self.__dict__)
@@ -276,21 +280,26 @@ class MCTSAgent(Agent):
         ev_name = evaluator if isinstance(evaluator, str) else getattr(evaluator, "name", type(evaluator).__name__)
         self.name = name or f"mcts-{ev_name}-{self.sims}"
         self._mcts = None
+        self._ev_instance = None
         self._seed = mcts_kwargs.pop("seed", 0)
 
     def _new(self, seed):
         from .mcts import MCTS
         ev = self.evaluator
         if callable(ev) and getattr(ev, "_agent_factory", False):
-            # an evaluator built in the process that plays (an engine), once, reused across games
-            if getattr(self, "_ev_instance", None) is None:
+            # an evaluator built in the process that plays (an engine), once, reused across games;
+            # one inherited through fork belongs to the parent process and is left alone
+            if getattr(self, "_ev_pid", None) != os.getpid():
+                self._ev_instance = None
+            if self._ev_instance is None:
                 self._ev_instance = ev()
+                self._ev_pid = os.getpid()
             ev = self._ev_instance
         self._mcts = MCTS(ev, num_simulations=self.sims, seed=int(seed) & 0x7FFFFFFF, **self.kwargs)
 
     def close(self) -> None:
         inst = getattr(self, "_ev_instance", None)
-        if inst is not None and hasattr(inst, "close"):
+        if inst is not None and hasattr(inst, "close") and getattr(self, "_ev_pid", None) == os.getpid():
             inst.close()
         self._ev_instance = None
         self._mcts = None

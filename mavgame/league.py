@@ -141,6 +141,7 @@ class Adjudicator:
         self.nodes = int(nodes)
         self.min_ply = int(min_ply)
         self._engine = None
+        self._pid = None
         self._streak = (0, 0)
 
     def to_dict(self) -> dict:
@@ -154,8 +155,11 @@ class Adjudicator:
 
     def _eng(self, game: str):
         from .uci import UCIEngine
+        if self._engine is not None and self._pid != os.getpid():
+            self._engine = None  # inherited through fork: the parent's engine
         if self._engine is None or self._engine.closed:
             self._engine = UCIEngine(self.engine_path, options={"Threads": 1, "Hash": 16})
+            self._pid = os.getpid()
         want = game == "chess960"
         if "uci_chess960" in self._engine.options and self._engine.option_value("UCI_Chess960") != (
                 "true" if want else "false"):
@@ -188,9 +192,9 @@ class Adjudicator:
         return None
 
     def close(self) -> None:
-        if self._engine is not None:
+        if self._engine is not None and self._pid == os.getpid():
             self._engine.close()
-            self._engine = None
+        self._engine = None
 
 
 # ---------------------------------------------------------------------------------------------

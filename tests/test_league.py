@@ -406,3 +406,22 @@ def test_ray_league_matches_local(tmp_path):
     finally:
         if started:
             ray.shutdown()
+
+
+def test_agent_with_running_engine_in_parallel_league(tmp_path):
+    # an agent that already started its engine in this process is given to forked workers: each
+    # worker must start its own engine instead of talking to the parent's
+    from mavgame.agents import UCIAgent
+
+    agent = UCIAgent(write_fake_engine(tmp_path), nodes=10, name="fake")
+    s = _core.State("chess")
+    agent.setup("chess")
+    assert s.action_to_str(agent.act(s)) == s.legal_moves()[0]
+    parent_engine = agent._engine
+    ops = [Opening("e4", ("e2e4",)), Opening("d4", ("d2d4",))]
+    res = League({"fake": agent, "random": "random"}, "chess", ops, max_plies=6, workers=2).run(progress=False)
+    assert len(res) == 4
+    assert agent._engine is parent_engine and not parent_engine.closed  # the parent's engine is untouched
+    assert resolve_move(s, agent.act(s)) in s.legal_actions()
+    agent.close()
+    assert parent_engine.closed
