@@ -1,0 +1,56 @@
+"""The Connect Four MAV shipped in mavgame/data (NumPy backend: no torch needed). Skipped when absent."""
+import numpy as np
+import pytest
+
+import mavgame
+from mavgame.model.data import PositionStore, generate_positions
+from mavgame.model.inference import MAVModel, evaluate_records, shipped_model_path
+
+
+@pytest.fixture(scope="module")
+def model():
+    try:
+        path = shipped_model_path("connect_four")
+    except FileNotFoundError:
+        pytest.skip("no Connect Four MAV shipped yet")
+    return MAVModel.load(path, backend="numpy")
+
+
+def test_metadata(model):
+    assert model.game == "connect_four"
+    assert model.cfg.num_parameters() < 5_000_000
+    held = model.info["metrics"]["heldout"]
+    for k in ("best_action_legal", "top_all_precision", "top_all_recall", "next_state_accuracy"):
+        assert held[k] >= 0.99, k
+
+
+def test_fresh_positions_clear_the_bars(model, tmp_path):
+    # positions from games the training data did not use (another seed), same distribution
+    generate_positions("connect_four", tmp_path, 12, seed=987_654, epsilon=0.2, val_fraction=0.0,
+                       random_opening=8, progress=False, annotator_options={"max_nodes": 300_000})
+    recs = list(PositionStore(tmp_path / "train"))
+    m = evaluate_records(model, "connect_four", recs)
+    assert m["prompts"] >= 100
+    assert m["best_action_legal"] >= 0.97
+    assert m["top_all_precision"] >= 0.97 and m["top_all_recall"] >= 0.97
+    assert m["next_state_accuracy"] >= 0.97
+
+
+def test_greedy_agent_plays_whole_games(model):
+    from mavgame.agents import RandomAgent
+    from mavgame.model.agents import MAVGreedyAgent
+    mav_agent = MAVGreedyAgent(model, seed=0)
+    rnd = RandomAgent(seed=1)
+    wins = 0
+    for g in range(2):
+        s = mavgame.State("connect_four")
+        players = (mav_agent, rnd) if g == 0 else (rnd, mav_agent)
+        for p in players:
+            p.setup("connect_four", seed=g)
+        while not s.is_terminal():
+            s.push(players[s.to_move].act(s))
+        res = s.outcome()[0]
+        wins += int(res == (1 if g == 0 else 2))
+    assert mav_agent.stats["moves"] > 0
+    assert mav_agent.stats["random_fallback"] <= mav_agent.stats["moves"] // 10
+    assert wins >= 1
