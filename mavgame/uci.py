@@ -374,6 +374,7 @@ class UCIEngine:
         self._closed = False
         self._in_search = False
         self._values: Dict[str, str] = {}
+        self._pid = os.getpid()  # engines belong to the process that started them (not to forks)
         try:
             self._proc = subprocess.Popen(
                 [self.path, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -420,9 +421,15 @@ class UCIEngine:
         self._kill()
         return EngineTerminatedError(msg)
 
+    def _check_process(self) -> None:
+        if os.getpid() != self._pid:
+            raise EngineError(f"engine {self.name!r} was started by process {self._pid}, not this one "
+                              f"({os.getpid()}, a fork?): start a new engine in this process")
+
     def _send(self, cmd: str) -> None:
         if self._closed:
             raise EngineError(f"engine {self.name!r} is closed")
+        self._check_process()
         try:
             self._proc.stdin.write(cmd + "\n")  # type: ignore[union-attr]
             self._proc.stdin.flush()  # type: ignore[union-attr]
@@ -432,6 +439,7 @@ class UCIEngine:
     def _readline(self, deadline: Optional[float], waiting_for: str) -> str:
         if self._closed:
             raise EngineError(f"engine {self.name!r} is closed")
+        self._check_process()
         try:
             if deadline is None:
                 line = self._lines.get()
@@ -722,6 +730,9 @@ class UCIEngine:
     def close(self) -> None:
         """Ask the engine to quit (kill it if it does not within a second) and release its pipes."""
         if getattr(self, "_proc", None) is None:
+            return
+        if getattr(self, "_pid", os.getpid()) != os.getpid():
+            self._closed = True  # a forked copy: the engine belongs to the parent, leave it running
             return
         if not self._closed:
             self._closed = True

@@ -242,3 +242,27 @@ def test_annotate_parallel_matches_serial_and_resumes(tmp_path):
     out.write_text(lines[0] + "\n" + lines[1] + "\n" + lines[2][:25])
     assert annotate_file(str(src), str(out), workers=1, progress=False, nodes=3000) == 2
     assert out.read_text().splitlines() == lines
+
+
+def test_engine_refuses_use_from_a_forked_process(tmp_path):
+    import multiprocessing as mp
+
+    eng = UCIEngine(write_fake_engine(tmp_path))
+
+    def child(q):
+        try:
+            eng.play(depth=1)
+            q.put("no error")
+        except EngineError as e:
+            q.put(str(e))
+        eng.close()  # must leave the parent's engine alone
+
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=child, args=(q,))
+    p.start()
+    msg = q.get(timeout=30)
+    p.join(30)
+    assert "was started by process" in msg and "start a new engine in this process" in msg
+    assert eng.play(depth=1) is not None  # still fine in the parent
+    eng.close()
