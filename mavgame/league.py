@@ -586,6 +586,19 @@ class _ProcessExecutor:
 # the league
 
 
+def _lock(f, path: str) -> None:
+    """An exclusive lock on an open results file, so that two runs never append to the same file."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        return
+    try:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.close()
+        raise ValueError(f"{path} is being written by another league run (it holds the file's lock)") from None
+
+
 def _stable_seed(*parts) -> int:
     return zlib.crc32("|".join(map(str, parts)).encode()) & 0x7FFFFFFF
 
@@ -770,6 +783,7 @@ class League:
             done_keys = {g["key"] for g in games}
             new_file = not os.path.exists(self.path) or os.path.getsize(self.path) == 0
             out = open(self.path, "a")
+            _lock(out, self.path)
             if new_file or header is None:
                 out.write(json.dumps(self._header()) + "\n")
                 out.flush()

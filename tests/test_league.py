@@ -425,3 +425,14 @@ def test_agent_with_running_engine_in_parallel_league(tmp_path):
     assert resolve_move(s, agent.act(s)) in s.legal_actions()
     agent.close()
     assert parent_engine.closed
+
+
+def test_two_runs_cannot_share_a_results_file(tmp_path):
+    import fcntl
+
+    path = tmp_path / "league.jsonl"
+    with open(path, "a") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        with pytest.raises(ValueError, match="being written by another league run"):
+            League(TTT, "tictactoe", path=str(path)).run(progress=False)
+    assert len(League(TTT, "tictactoe", path=str(path)).run(progress=False)) == 18

@@ -266,3 +266,17 @@ def test_engine_refuses_use_from_a_forked_process(tmp_path):
     assert "was started by process" in msg and "start a new engine in this process" in msg
     assert eng.play(depth=1) is not None  # still fine in the parent
     eng.close()
+
+
+def test_engine_works_inside_a_running_event_loop(tmp_path):
+    # as in Jupyter, whose event loop is always running: the client must not need asyncio
+    import asyncio
+
+    path = write_fake_engine(tmp_path)
+
+    async def main():
+        with UCIEngine(path) as eng:
+            return eng.play(depth=1), eng.perft(1)[0]
+
+    move, n = asyncio.run(main())
+    assert move == _core.State("chess").legal_moves()[0] and n == 20
