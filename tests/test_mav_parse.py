@@ -106,6 +106,8 @@ def test_header_errors():
     assert "line 1" in mav.parse("chess", "nonsense").errors[0]
     r = mav.parse("chess", b"")
     assert not r.ok and r.errors == ["empty text"]
+    r = mav.parse("chess", b"<mav game=chess\x00x> %state %top_1 </mav>\n")
+    assert not r.header and r.errors == ["line 1, col 11: bad game name 'chess\\x00x' in the header"]
     with pytest.raises(ValueError, match="unknown game 'nope'"):
         mav.parse("nope", "x")
     with pytest.raises(ValueError, match="malformed MAV text: line 1"):

@@ -392,7 +392,7 @@ static int parse_header(pctx *c, const char *p, size_t n)
         return MG_ERR;
     }
     char name[32];
-    if (i - s == 0 || i - s >= sizeof name) {
+    if (i - s == 0 || i - s >= sizeof name || memchr(p + s, '\0', i - s)) {
         issue(r, 1, (int)s + 1, "bad game name %s in the header", mg_quote(p + s, i - s, q, sizeof q, 20));
         return MG_ERR;
     }

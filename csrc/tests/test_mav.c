@@ -563,6 +563,12 @@ static void test_hallucinations(void)
         CHECK_MSG(!r.ok && hit, "bad text %zu: %d issues, first: line %d: %s", i, r.n_issues, r.issues[0].line,
                   r.n_issues ? r.issues[0].msg : "");
     }
+    /* a NUL byte in the game name is not the game "chess" */
+    {
+        static const char nul[] = "<mav game=chess\0x> %state %top_1 </mav>\n";
+        mg_mav_parse(g, NULL, nul, sizeof nul - 1, NULL, &r);
+        MG_CHECK(!r.header_ok && r.n_issues == 1 && strstr(r.issues[0].msg, "bad game name"));
+    }
 }
 
 /* Mutated texts never crash the parser (run under ASan/UBSan by make SAN=1). */
