@@ -121,7 +121,6 @@ def _parse_anchors(items: Optional[Sequence[str]]) -> Dict[str, float]:
 
 def _resolve_openings(arg: Optional[str], game: str, board_size: int, seed: int):
     """--openings: a number, comma-separated names of the shipped openings, a file, or random:PLIES:N."""
-    from .league import League
     from .openings import load_openings, random_openings
 
     if arg is None:

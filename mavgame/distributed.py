@@ -20,11 +20,8 @@ __all__ = ["RayExecutor", "annotate_ray", "ray_available"]
 
 
 def ray_available() -> bool:
-    try:
-        import ray  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    import importlib.util
+    return importlib.util.find_spec("ray") is not None
 
 
 def _ray():

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -123,7 +123,7 @@ class EloResult:
                 s += f"  {r['external']:>8.0f}  {eci:>15}  {anc:>6}"
             s += f"  {r['games']:>6}  {r['wins']:>5} {r['draws']:>5} {r['losses']:>5}  {100 * r['score']:>5.1f}%"
             lines.append(s)
-        foot = f"Elo: maximum likelihood, draws as half wins, mean 0"
+        foot = "Elo: maximum likelihood, draws as half wins, mean 0"
         if self.prior_draws:
             foot += f", {self.prior_draws:g} virtual draw(s) per pair"
         foot += f"; CI: {self.ci_method}"

@@ -29,12 +29,11 @@ import dataclasses
 import json
 import multiprocessing as mp
 import os
-import sys
 import time
 import traceback
 import zlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 

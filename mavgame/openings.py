@@ -21,7 +21,6 @@ can use :func:`random_openings`.
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import List, Optional, Sequence
 

@@ -36,7 +36,7 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 __all__ = [
     "EngineError", "EngineTerminatedError", "EngineProtocolError", "EngineTimeoutError",

@@ -14,7 +14,6 @@ the chosen `mode` once the last `position` command contains `trigger` (always if
 - "hang": never answers `go`;
 - "chatter": prints unrelated lines everywhere (must be ignored).
 """
-import os
 import stat
 import sys
 from pathlib import Path

@@ -14,7 +14,7 @@ import pytest
 from mavgame import _core
 from mavgame.agents import (AgentError, CallableAgent, MinimaxAgent, RandomAgent, make_agent, parse_spec,
                             register_agent, resolve_move)
-from mavgame.league import (Adjudicator, GameRecord, League, LeagueError, Opening, load_results, match, play_game,
+from mavgame.league import (Adjudicator, League, LeagueError, Opening, load_results, match, play_game,
                             to_pgn)
 from mavgame.openings import load_openings, parse_openings, random_openings
 from mavgame.uci import find_stockfish
