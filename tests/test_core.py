@@ -88,7 +88,7 @@ def test_bad_input_leaves_object_usable():
     s = _core.State("tictactoe")
     s.push("b2")
     before = s.text()
-    for bad in ["b2", "z9", "", "a1a1", 99, -1, 2**70]:
+    for bad in ["b2", "z9", "", "a1a1", "a1\x00", 99, -1, 2**70]:
         with pytest.raises(ValueError):
             s.push(bad)
     for bad in [1.5, None, b"a1"]:
@@ -104,6 +104,9 @@ def test_bad_input_leaves_object_usable():
         _core.State("tictactoe", 5)
     with pytest.raises(ValueError):
         _core.State("tictactoe", "x" * 5000)
+    with pytest.raises(ValueError, match="NUL"):
+        _core.State("tictactoe", ".../.../... x\x00junk")
+    assert not _core.State("tictactoe").is_legal("a1\x00")
 
 
 def test_uninitialised_state_raises():

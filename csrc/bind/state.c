@@ -100,9 +100,14 @@ static int state_init(mg_py_state *self, PyObject *args, PyObject *kwds)
             PyErr_Format(PyExc_TypeError, "text must be a str or None, not %.100s", Py_TYPE(text_obj)->tp_name);
             return -1;
         }
-        text = PyUnicode_AsUTF8(text_obj);
+        Py_ssize_t size;
+        text = PyUnicode_AsUTF8AndSize(text_obj, &size);
         if (!text)
             return -1;
+        if ((Py_ssize_t)strlen(text) != size) {
+            PyErr_Format(PyExc_ValueError, "%s text %R contains a NUL character", name, text_obj);
+            return -1;
+        }
         if (strlen(text) >= MG_MAX_TEXT) {
             PyErr_Format(PyExc_ValueError, "%s text is too long (%zu characters)", name, strlen(text));
             return -1;
@@ -154,9 +159,14 @@ static int state_parse_move(mg_py_state *self, PyObject *move, int32_t *out)
     const mg_game *g = self->game;
     char err[MG_ERRLEN] = "";
     if (PyUnicode_Check(move)) {
-        const char *s = PyUnicode_AsUTF8(move);
+        Py_ssize_t size;
+        const char *s = PyUnicode_AsUTF8AndSize(move, &size);
         if (!s)
             return -1;
+        if ((Py_ssize_t)strlen(s) != size) {
+            PyErr_Format(PyExc_ValueError, "invalid %s move %R: contains a NUL character", g->name, move);
+            return -1;
+        }
         if (strlen(s) >= 64) {
             PyErr_Format(PyExc_ValueError, "invalid %s move '%.40s...': too long", g->name, s);
             return -1;
@@ -284,11 +294,12 @@ static PyObject *state_is_legal(mg_py_state *self, PyObject *move)
     CHECK_INIT(self);
     int32_t a;
     if (PyUnicode_Check(move)) {
-        const char *s = PyUnicode_AsUTF8(move);
+        Py_ssize_t size;
+        const char *s = PyUnicode_AsUTF8AndSize(move, &size);
         char err[MG_ERRLEN];
         if (!s)
             return NULL;
-        if (strlen(s) >= 64)
+        if (strlen(s) >= 64 || (Py_ssize_t)strlen(s) != size)
             Py_RETURN_FALSE;
         return PyBool_FromLong(self->game->action_from_str(self->state, s, &a, err, sizeof err) == MG_OK);
     }
