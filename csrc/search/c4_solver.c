@@ -189,6 +189,7 @@ static int negamax(search *sr, uint64_t cur, uint64_t mask, int n, int alpha, in
             return 0;
     }
     uint64_t opp = cur ^ mask;
+    __builtin_prefetch(&sr->tt[tt_index(sr, cur + mask)]); /* mirrored keys below 12 stones miss it */
     uint64_t possible = mg_c4_playable(mask);
     uint64_t opp_win = mg_c4_winning_cells(opp, mask);
     uint64_t forced = possible & opp_win;
