@@ -359,3 +359,22 @@ def test_empty_board_centre_only_win():
     assert r.complete and r.score == 1
     assert r.best_moves() == ["4"]
     assert all(v <= 0 for m, v in r.move_scores.items() if m != "4")
+
+
+def test_rules_against_openspiel():
+    """Random games checked move by move against OpenSpiel's connect_four (same column actions)."""
+    pyspiel = pytest.importorskip("pyspiel")
+    game = pyspiel.load_game("connect_four")
+    rng = random.Random(17)
+    for _ in range(scaled(100)):
+        ours, theirs = ConnectFour(), game.new_initial_state()
+        while not theirs.is_terminal():
+            assert not ours.is_terminal()
+            assert [int(a) for a in ours.legal_actions()] == list(theirs.legal_actions())
+            a = rng.choice(theirs.legal_actions())
+            ours.push(a)
+            theirs.apply_action(a)
+        assert ours.is_terminal()
+        r = theirs.returns()
+        o = ours.outcome()
+        assert o.winner == (True if r[0] > 0 else False if r[0] < 0 else None)
