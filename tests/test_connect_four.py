@@ -348,6 +348,8 @@ def test_random_playouts():
     assert w0 + w1 + d == n and w0 > w1 > 0
     assert 7 * n <= plies <= 42 * n
     assert _core.random_playouts(ConnectFour(), n, seed=1) == (w0, w1, d, plies)
+    # the specialised bitboard playout plays the very same games
+    assert _core.random_playouts(ConnectFour(), n, seed=1, specialised=True) == (w0, w1, d, plies)
     # from a won position every playout is that win, with no moves
     assert _core.random_playouts(ConnectFour("1122334"), 10) == (10, 0, 0, 0)
 

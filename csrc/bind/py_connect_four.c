@@ -16,7 +16,7 @@
  *       the same with `solver` or the module's default solver (created on first use as the
  *       module attribute _c4_default_solver)
  *   c4_from_moves(moves) -> str                board text of a move sequence such as "4453"
- *   random_playouts(state, n, seed=0, max_plies=0) -> (first_wins, second_wins, draws, plies)
+ *   random_playouts(state, n, seed=0, max_plies=0, specialised=False) -> (first_wins, second_wins, draws, plies)
  *                                              n uniformly random playouts from `state` (any
  *                                              game; the state is not changed), in C
  *
@@ -347,12 +347,13 @@ static PyObject *py_c4_from_moves(PyObject *Py_UNUSED(mod), PyObject *arg)
 
 static PyObject *py_random_playouts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"state", "n", "seed", "max_plies", NULL};
+    static char *kwlist[] = {"state", "n", "seed", "max_plies", "specialised", NULL};
     PyObject *state;
     long long n;
     unsigned long long seed = 0;
-    int max_plies = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OL|Ki:random_playouts", kwlist, &state, &n, &seed, &max_plies))
+    int max_plies = 0, specialised = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OL|Kip:random_playouts", kwlist, &state, &n, &seed, &max_plies,
+                                     &specialised))
         return NULL;
     mg_py_state *s = mg_py_state_arg(state, "state");
     if (!s)
@@ -375,7 +376,8 @@ static PyObject *py_random_playouts(PyObject *Py_UNUSED(mod), PyObject *args, Py
     for (long long i = 0; i < n; i++) {
         memcpy(work, start, g->state_size);
         int p = 0;
-        int r = mg_random_playout(g, work, &rng, max_plies ? max_plies : INT_MAX, &p);
+        int lim = max_plies ? max_plies : INT_MAX;
+        int r = specialised ? mg_random_playout(g, work, &rng, lim, &p) : mg_random_playout_moves(g, work, &rng, lim, &p);
         counts[r & 3]++;
         plies += (unsigned long long)p;
     }
@@ -395,9 +397,12 @@ static PyMethodDef c4_methods[] = {
     {"c4_from_moves", py_c4_from_moves, METH_O,
      "c4_from_moves(moves) -> str\n\nBoard text of a Connect Four move sequence such as \"4453\"."},
     {"random_playouts", (PyCFunction)(void (*)(void))py_random_playouts, METH_VARARGS | METH_KEYWORDS,
-     "random_playouts(state, n, seed=0, max_plies=0) -> (first_wins, second_wins, draws, plies)\n\n"
+     "random_playouts(state, n, seed=0, max_plies=0, specialised=False) -> (first_wins, second_wins, draws, "
+     "plies)\n\n"
      "n uniformly random playouts from a state of any game, in C without the GIL (the state is not "
-     "changed); plies is the total number of moves played."},
+     "changed); plies is the total number of moves played.  Move by move over legal_actions, or with "
+     "specialised=True the game's own playout where it has one (same outcome distribution; Connect Four's "
+     "plays the very same games)."},
     {NULL, NULL, 0, NULL},
 };
 
