@@ -215,3 +215,19 @@ def test_train_command_line(tmp_path, capsys):
     assert model.game == "tictactoe" and model.info["metrics"]["heldout"]["positions"] == 4
     with pytest.raises(SystemExit, match="no position set"):
         main(["train", "--data", str(tmp_path / "none"), "--out", str(tmp_path / "r2")])
+
+
+def test_c4_agents_pickle(c4_run):
+    """League workers receive agents by pickling: the model travels with them."""
+    import pickle
+
+    from mavgame.model.agents import MAVGreedyAgent, mav_mcts_agent
+    root, _, _, _ = c4_run
+    model = MAVModel.load(root / "run" / "model.safetensors", backend="numpy")
+    st = mavgame.State("connect_four", next(r for r in PositionStore(root / "data" / "val") if r["values"])["state"])
+    for agent in (MAVGreedyAgent(model, seed=3), mav_mcts_agent(model, sims=6, batch_size=3)):
+        agent.setup("connect_four", seed=1)
+        a = agent.act(st)
+        clone = pickle.loads(pickle.dumps(agent))
+        clone.setup("connect_four", seed=1)
+        assert clone.act(st) == a

@@ -100,15 +100,6 @@ class MAVGreedyAgent(Agent):
         self.stats["random_fallback"] += 1
         return legal[int(self._rng.integers(len(legal)))]
 
-    def __getstate__(self):
-        d = dict(self.__dict__)
-        d["model"] = self.model.path  # reloaded in the receiving process
-        return d
-
-    def __setstate__(self, d):
-        self.__dict__.update(d)
-        if not isinstance(self.model, MAVModel):
-            self.model = get_model(self.model)
 
 
 class MAVEvaluator:

@@ -177,7 +177,6 @@ class _TorchBackend:
         from .transformer import MAVTransformer
         if threads:
             torch.set_num_threads(threads)
-        self.torch = torch
         self.cfg = cfg
         self.device = torch.device(device)
         self.model = MAVTransformer(cfg)
@@ -188,7 +187,6 @@ class _TorchBackend:
     def from_module(cls, model, device=None) -> "_TorchBackend":
         self = cls.__new__(cls)
         import torch
-        self.torch = torch
         self.cfg = model.cfg
         self.model = model
         self.device = next(model.parameters()).device if device is None else torch.device(device)
@@ -205,7 +203,7 @@ class _TorchBackend:
         return cache
 
     def forward(self, tokens: np.ndarray, positions: np.ndarray, key_valid: np.ndarray, cache) -> np.ndarray:
-        torch = self.torch
+        import torch
         with torch.no_grad():
             dev = self.device
             h = self.model(torch.as_tensor(tokens, dtype=torch.long, device=dev),
@@ -369,6 +367,16 @@ class MAVModel:
             raise ValueError(f"model vocabulary size {cfg.vocab_size} != tokenizer size {tok.size}")
         self.game = self.info.get("game")
         self._colon = tok.token_to_id(":")
+
+    def __getstate__(self):
+        d = dict(self.__dict__)
+        d["tokenizer"] = None   # a C object: rebuilt on unpickling (the version was checked at load)
+        return d
+
+    def __setstate__(self, d):
+        from .. import mav
+        self.__dict__.update(d)
+        self.tokenizer = mav.Tokenizer()
 
     @classmethod
     def load(cls, path=None, backend: str = "auto", device: str = "cpu", threads: int = 0) -> "MAVModel":
