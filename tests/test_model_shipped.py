@@ -1,5 +1,4 @@
 """The Connect Four MAV shipped in mavgame/data (NumPy backend: no torch needed). Skipped when absent."""
-import numpy as np
 import pytest
 
 import mavgame
