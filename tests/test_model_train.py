@@ -1,6 +1,7 @@
 """Training: schedule, exact resume, and a tiny Connect Four MAV end to end (data, training, export,
 inference on both backends, parsing, metrics, agents, MAV-MCTS)."""
 import json
+import math
 
 import numpy as np
 import pytest
@@ -231,3 +232,13 @@ def test_c4_agents_pickle(c4_run):
         clone = pickle.loads(pickle.dumps(agent))
         clone.setup("connect_four", seed=1)
         assert clone.act(st) == a
+
+
+def test_bf16_autocast_on_cpu_trains(tmp_path):
+    _toy_set(tmp_path / "data")
+    tr, last = train(_toy_cfg(tmp_path / "data", tmp_path / "run", steps=8, precision="bf16", eval_every=8),
+                     _toy_encoder, TOY_TOK, export=False)
+    assert tr.precision == "bf16" and math.isfinite(last["loss"]) and math.isfinite(last["val_loss"])
+    with pytest.raises(ValueError, match="fp16 training needs a GPU"):
+        Trainer(_toy_cfg(tmp_path / "data", tmp_path / "run2", precision="fp16", device="cpu"), _toy_encoder,
+                TOY_TOK)

@@ -128,8 +128,10 @@ def pick_device(name: str) -> torch.device:
 
 
 def pick_precision(name: str, dev: torch.device) -> str:
+    """The training precision: ``auto`` is bf16 autocast on GPUs that support it, else fp16 with loss
+    scaling; fp32 on CPU. fp16 needs a GPU."""
     if name != "auto":
-        if name in ("bf16", "fp16") and dev.type == "cpu" and name == "fp16":
+        if name == "fp16" and dev.type != "cuda":
             raise ValueError("fp16 training needs a GPU; use fp32 or bf16 on CPU")
         return name
     if dev.type == "cuda":
