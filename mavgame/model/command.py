@@ -36,7 +36,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--val-fraction", type=float, default=0.02,
                    help="share of distinct positions held out for validation (split by position)")
     g.add_argument("--annotator-option", type=_kv, action="append", default=[], metavar="KEY=VALUE",
-                   help="annotator option, e.g. nodes=20000 for Stockfish (repeatable)")
+                   help="annotator option, e.g. nodes=20000 for Stockfish or max_nodes=1000000 for the "
+                        "Connect Four solver (repeatable; default: those two)")
     g.add_argument("--generate-only", action="store_true", help="stop after writing the position set")
 
     m = p.add_argument_group("model")

@@ -467,6 +467,15 @@ ANNOTATORS: Dict[str, Callable[[Dict[str, Any]], Callable]] = {
 }
 
 
+# Used when no annotator options are given: a per-position budget that keeps generation finite (an
+# unbudgeted Connect Four solve of an opening position can take many minutes).
+DEFAULT_ANNOTATOR_OPTIONS: Dict[str, Dict[str, Any]] = {
+    "connect_four": {"max_nodes": 1_000_000},
+    "chess": {"nodes": 20_000},
+    "chess960": {"nodes": 20_000},
+}
+
+
 def make_annotator(game: str, options: Optional[Dict[str, Any]] = None):
     """annotate(state) -> ({move: value}, best move) for `game`'s engine."""
     if game not in ANNOTATORS:
@@ -573,7 +582,7 @@ def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: flo
         raise ValueError(f"n_games must be positive, got {n_games}")
     if not 0.0 <= epsilon <= 1.0:
         raise ValueError(f"epsilon must be in [0, 1], got {epsilon}")
-    opts = dict(annotator_options or {})
+    opts = dict(annotator_options or DEFAULT_ANNOTATOR_OPTIONS.get(game, {}))
     jobs = [(game, seed, s, min(chunk, n_games - s), epsilon, max_plies, board_size, random_opening)
             for s in range(0, n_games, chunk)]
     seen = set()
