@@ -48,3 +48,43 @@ def test_chess_pipeline_end_to_end(tmp_path, stockfish):
         assert isinstance(pr.errors, list)
     m = evaluate_records(model, "chess", recs)
     assert m["examples"] == m["prompts"] >= len(recs)
+
+
+PGN = """[Event "test"]
+[White "a"]
+[Black "b"]
+[Result "1-0"]
+
+1. e4 {the king's pawn} e5 2. Bc4 (2. Nf3 Nc6) Nc6 3. Qh5 Nf6?? $4 4. Qxf7# 1-0
+
+[Event "castling with zeros"]
+[Result "*"]
+
+1. Nf3 Nf6 2. g3 g6 3. Bg2 Bg7 4. 0-0 0-0 *
+"""
+
+
+def test_pgn_reader():
+    from mavgame.model.data import read_pgn
+    games = list(read_pgn(PGN))
+    assert [len(m) for _, m in games] == [7, 8]
+    assert games[0][0]["White"] == "a" and games[0][1][-1] == "Qxf7#" and games[1][1][-2:] == ["O-O", "O-O"]
+
+
+def test_positions_from_pgn_with_stockfish(tmp_path, stockfish):
+    from mavgame.model.data import positions_from_pgn
+    (tmp_path / "g.pgn").write_text(PGN)
+    stats = positions_from_pgn([tmp_path / "g.pgn"], tmp_path / "data", val_fraction=0.0, progress=False,
+                               annotator_options={"engine": stockfish, "nodes": 2000})
+    assert stats["games"] == 2 and stats["pgn_errors"] == 0 and stats["terminal"] == 1
+    recs = list(PositionStore(tmp_path / "data" / "train"))
+    assert len(recs) == stats["positions_unique"] == (7 + 1) + (8 + 1) - 1   # the start position once
+    mate = [r for r in recs if r["result"] != "*"]
+    assert len(mate) == 1 and mate[0]["result"] == "1-0" and mate[0]["prev_action"] == "h5f7"
+    for r in recs:
+        if r["prev_state"] is not None:
+            s = mavgame.State("chess", r["prev_state"])
+            s.push(r["prev_action"])
+            assert s.text() == r["state"]
+        if r["values"]:
+            assert sorted(r["values"]) == sorted(mavgame.State("chess", r["state"]).legal_moves())

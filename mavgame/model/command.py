@@ -27,6 +27,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("data (generated into --data unless it already holds a position set)")
     g.add_argument("--game", default="connect_four", help="game to generate positions for")
     g.add_argument("--data", required=True, help="directory of the position set (train/ and val/)")
+    g.add_argument("--pgn", action="append", default=[], metavar="FILE",
+                   help="chess: take the positions of the games in these PGN files (repeatable) instead of "
+                        "playing games; with --pgn-every, --pgn-skip and --games as the maximum number of games")
+    g.add_argument("--pgn-every", type=int, default=1, help="keep every n-th position of each PGN game")
+    g.add_argument("--pgn-skip", type=int, default=0, help="skip the first plies of each PGN game")
     g.add_argument("--games", type=int, default=0,
                    help="epsilon-greedy games to play and annotate when --data has no position set")
     g.add_argument("--epsilon", type=float, default=0.2, help="probability of a random move in those games")
@@ -87,16 +92,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from .data import MANIFEST, generate_positions
     data = Path(args.data)
-    if not (data / "train" / MANIFEST).exists():
+    if not (data / "train" / MANIFEST).exists() and args.pgn:
+        from .data import positions_from_pgn
+        stats = positions_from_pgn(args.pgn, data, every=args.pgn_every, skip_plies=args.pgn_skip,
+                                   max_games=args.games, workers=args.gen_workers, val_fraction=args.val_fraction,
+                                   annotator_options=dict(args.annotator_option) or None,
+                                   progress=not args.no_progress)
+        print(json.dumps({"data": stats}, sort_keys=True))
+    elif not (data / "train" / MANIFEST).exists():
         if args.games <= 0:
             raise SystemExit(f"mavgame train: {data} holds no position set; pass --games N to generate one")
         stats = generate_positions(args.game, data, args.games, seed=args.data_seed, epsilon=args.epsilon,
                                    workers=args.gen_workers, val_fraction=args.val_fraction,
                                    random_opening=args.random_opening,
-                                   annotator_options=dict(args.annotator_option), progress=not args.no_progress)
+                                   annotator_options=dict(args.annotator_option) or None,
+                                   progress=not args.no_progress)
         print(json.dumps({"data": stats}, sort_keys=True))
-    elif args.games:
-        print(f"mavgame train: using the existing position set in {data} (--games ignored)", file=sys.stderr)
+    elif args.games or args.pgn:
+        print(f"mavgame train: using the existing position set in {data} (--games/--pgn ignored)",
+              file=sys.stderr)
     if args.generate_only:
         return 0
     try:
