@@ -16,9 +16,18 @@ from .mcts import MCTS
 __version__ = "0.1.0"
 
 __all__ = [
-    "State", "Chess", "Chess960", "ChessFamily", "Gardner", "ConnectFour", "Hex", "TicTacToe", "MCTS",
+    "State", "Chess", "Chess960", "ChessFamily", "Gardner", "ConnectFour", "Hex", "TicTacToe", "MCTS", "MAVModel",
     "game_names", "__version__",
 ]
+
+
+def __getattr__(name: str):
+    # The model needs the optional PyTorch/NumPy inference code: load it on first use.
+    if name == "MAVModel":
+        from .model import MAVModel
+
+        return MAVModel
+    raise AttributeError(f"module 'mavgame' has no attribute {name!r}")
 
 
 def game_names() -> list:
