@@ -234,6 +234,24 @@ KILL_SCRIPT = textwrap.dedent("""
 """)
 
 
+def _wait_until_unlocked(path, timeout=30.0):
+    """SIGKILLed pool workers release the results file's lock when they are reaped, which can
+    trail the parent's death: wait until nobody holds it (as a user re-running later would)."""
+    import fcntl
+
+    deadline = time.monotonic() + timeout
+    with open(path, "a") as f:
+        while True:
+            try:
+                fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+                return
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    pytest.fail("the killed league's workers still hold the results file's lock")
+                time.sleep(0.05)
+
+
 def test_killed_league_resumes_without_losing_games(tmp_path):
     path = tmp_path / "league.jsonl"
     script = tmp_path / "run.py"
@@ -250,6 +268,7 @@ def test_killed_league_resumes_without_losing_games(tmp_path):
     finally:
         os.killpg(proc.pid, signal.SIGKILL)  # the whole process group: parent and pool workers
         proc.wait()
+    _wait_until_unlocked(path)
     before = [x for x in path.read_text().split("\n")[:-1]]  # complete lines only
     keys_before = [json.loads(x)["key"] for x in before[1:]]
     assert 5 <= len(keys_before) < 54
