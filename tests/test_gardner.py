@@ -155,7 +155,7 @@ def test_random_games_against_reference():
     """Legal moves, FEN, check and outcome agree with the reference along random games."""
     rng = random.Random(20240611)
     positions = 0
-    for game in range(scaled(60)):
+    for game in range(60):  # not scaled: the count threshold below needs the full set
         bishop = game % 3 == 2
         board = Gardner(bishop_promotion=bishop)
         pos = ref.Position.from_fen(START_FEN, bishop_promotion=bishop)
@@ -167,7 +167,7 @@ def test_random_games_against_reference():
             move = rng.choice(board.legal_moves())
             board.push(move)
             pos = pos.play(move)
-    assert positions >= scaled(3000)
+    assert positions >= 3000
 
 
 def test_random_positions_from_text_against_reference():
@@ -296,7 +296,7 @@ def test_perft_against_python_chess():
 def test_san_round_trip_and_marks():
     rng = random.Random(3)
     seen_mate = seen_promo = seen_disambig = 0
-    for game in range(scaled(30)):
+    for game in range(30):  # not scaled: mates, promotions and disambiguations must all occur
         board = Gardner(bishop_promotion=game % 2 == 1)
         pos = ref.Position.from_fen(START_FEN, bishop_promotion=board.bishop_promotion)
         while board.outcome() is None:
