@@ -2,6 +2,8 @@
 #include "game.h"
 #include "rng.h"
 
+#include <string.h>
+
 uint64_t mg_perft_generic(const mg_game *g, void *st, int depth)
 {
     int32_t moves[MG_MAX_MOVES];
@@ -63,6 +65,17 @@ int mg_random_playout_moves(const mg_game *g, void *st, mg_rng *rng, int max_pli
     if (plies)
         *plies = n;
     return r;
+}
+
+size_t mg_text_out(char *buf, size_t buflen, const char *src, size_t len)
+{
+    if (buflen == 0)
+        return 0;
+    if (len >= buflen)
+        len = buflen - 1;
+    memcpy(buf, src, len);
+    buf[len] = '\0';
+    return len;
 }
 
 const char *mg_result_string(int result)

@@ -154,6 +154,10 @@ int mg_perft_divide(const mg_game *g, void *st, int depth, int32_t *moves, uint6
 int mg_random_playout(const mg_game *g, void *st, struct mg_rng *rng, int max_plies, int *plies);
 int mg_random_playout_moves(const mg_game *g, void *st, struct mg_rng *rng, int max_plies, int *plies);
 
+/* Copy `len` bytes of `src` into `buf` (capacity `buflen`) as a NUL-terminated string,
+ * truncating if it does not fit; returns the length written.  For to_text implementations. */
+size_t mg_text_out(char *buf, size_t buflen, const char *src, size_t len);
+
 const char *mg_result_string(int result);       /* "1-0", "0-1", "1/2-1/2", "*" */
 const char *mg_termination_name(int reason);    /* "checkmate", ... */
 

@@ -323,13 +323,7 @@ size_t mg_chess_to_fen(const S *s, char *buf, size_t buflen)
         tmp[k++] = '-';
     }
     k += (size_t)snprintf(tmp + k, sizeof tmp - k, " %u %u", (unsigned)s->halfmove, (unsigned)s->fullmove);
-    if (buflen == 0)
-        return 0;
-    if (k >= buflen)
-        k = buflen - 1;
-    memcpy(buf, tmp, k);
-    buf[k] = '\0';
-    return k;
+    return mg_text_out(buf, buflen, tmp, k);
 }
 
 size_t mg_chess960_start_fen(int n, char *buf, size_t buflen)

@@ -612,13 +612,7 @@ static size_t g_to_text(const void *vst, char *buf, size_t buflen)
     int m = snprintf(tmp + k, sizeof tmp - k, " %c - - %u %u", s->side ? 'b' : 'w', (unsigned)s->halfmove,
                      (unsigned)s->fullmove);
     k += (size_t)m;
-    if (buflen == 0)
-        return 0;
-    if (k >= buflen)
-        k = buflen - 1;
-    memcpy(buf, tmp, k);
-    buf[k] = '\0';
-    return k;
+    return mg_text_out(buf, buflen, tmp, k);
 }
 
 static int g_legal_actions(const void *st, int32_t *out) { return gen_legal(st, out); }

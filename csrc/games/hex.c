@@ -341,13 +341,7 @@ static size_t hex_to_text(const void *st, char *buf, size_t buflen)
     }
     tmp[k++] = s->to_move ? 'o' : 'x';
     tmp[k] = '\0';
-    if (buflen == 0)
-        return 0;
-    if (k >= buflen)
-        k = buflen - 1;
-    memcpy(buf, tmp, k);
-    buf[k] = '\0';
-    return k;
+    return mg_text_out(buf, buflen, tmp, k);
 }
 
 static int hex_legal_actions(const void *st, int32_t *out)
