@@ -40,6 +40,7 @@ typedef struct search {
     uint64_t next_check;  /* node count at which to look at the budget */
     double deadline;      /* <= 0: none */
     int aborted;
+    int sym_max;          /* positions with fewer stones share entries with their mirror image */
 } search;
 
 static const int ORDER[MG_C4_WIDTH] = {3, 2, 4, 1, 5, 0, 6};
@@ -219,7 +220,7 @@ static int negamax(search *sr, uint64_t cur, uint64_t mask, int n, int alpha, in
 
     uint64_t key = cur + mask;
     int flip = 0;
-    if (n < SYM_MAX_STONES) {
+    if (n < sr->sym_max) {
         uint64_t mk = mirror_key(key);
         if (mk < key) {
             key = mk; /* mirrored positions share one entry */
@@ -269,7 +270,7 @@ static int negamax(search *sr, uint64_t cur, uint64_t mask, int n, int alpha, in
     if (n < ETC_MAX_STONES) {
         for (int i = 0; i < nm; i++) {
             uint64_t ck = opp + (mask | mv[i]);
-            if (n + 1 < SYM_MAX_STONES) {
+            if (n + 1 < sr->sym_max) {
                 uint64_t mk = mirror_key(ck);
                 if (mk < ck)
                     ck = mk;
@@ -307,9 +308,13 @@ static int negamax(search *sr, uint64_t cur, uint64_t mask, int n, int alpha, in
     return alpha;
 }
 
-static void search_start(search *sr, mg_c4_solver *sv, const mg_c4_limits *lim)
+static void search_start(search *sr, mg_c4_solver *sv, const mg_c4_limits *lim, const mg_c4_state *root)
 {
     memset(sr, 0, sizeof *sr);
+    /* Below a symmetric root (the empty board, "4", ...) mirrored positions meet at any depth,
+     * e.g. under the first moves 3 and 5: share entries everywhere then. */
+    uint64_t rk = root->cur + root->mask;
+    sr->sym_max = mirror_key(rk) == rk ? MG_C4_CELLS + 1 : SYM_MAX_STONES;
     sr->tt = sv->tt;
     sr->tt_mask = sv->tt_mask;
     sr->tt_shift = 64 - sv->tt_log2;
@@ -365,7 +370,7 @@ static int solve_position(search *sr, uint64_t cur, uint64_t mask, int n, int we
 int mg_c4_solve(mg_c4_solver *sv, const mg_c4_state *s, const mg_c4_limits *limits, mg_c4_solution *out)
 {
     search sr;
-    search_start(&sr, sv, limits);
+    search_start(&sr, sv, limits, s);
     memset(out, 0, sizeof *out);
     for (int c = 0; c < MG_C4_WIDTH; c++)
         out->move_score[c] = MG_C4_NO_SCORE;
@@ -380,7 +385,7 @@ int mg_c4_solve_moves(mg_c4_solver *sv, const mg_c4_state *s, const mg_c4_limits
                       mg_c4_solution *out)
 {
     search sr;
-    search_start(&sr, sv, limits);
+    search_start(&sr, sv, limits, s);
     int weak = limits && limits->weak;
     memset(out, 0, sizeof *out);
     for (int c = 0; c < MG_C4_WIDTH; c++)
