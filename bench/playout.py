@@ -19,8 +19,9 @@ signature.  ``hex_fill`` uses ``mavgame._core.hex_random_playouts``: each playou
 at random and reads the winner off the full board, which has exactly the outcome distribution of
 move-by-move random play (the connected player stays connected; a full Hex board has one winner)
 but does not stop at the first connection; ``hex`` is the move-by-move playout.  ``connect_four``
-uses Connect Four's specialised bitboard playout (``random_playouts(..., specialised=True)``), which
-plays exactly the games of move-by-move play, seed for seed (checked in csrc/tests).
+uses Connect Four's specialised bitboard playout (``random_playouts(..., specialised=True)``): each
+move is a column drawn uniformly among the open ones, so the games have the distribution of
+move-by-move play (checked statistically in csrc/tests and tests/).
 """
 from __future__ import annotations
 

@@ -348,8 +348,15 @@ def test_random_playouts():
     assert w0 + w1 + d == n and w0 > w1 > 0
     assert 7 * n <= plies <= 42 * n
     assert _core.random_playouts(ConnectFour(), n, seed=1) == (w0, w1, d, plies)
-    # the specialised bitboard playout plays the very same games
-    assert _core.random_playouts(ConnectFour(), n, seed=1, specialised=True) == (w0, w1, d, plies)
+    # the specialised bitboard playout: same outcome distribution (within 6 standard errors)
+    m = 20000
+    s0, s1, sd, splies = _core.random_playouts(ConnectFour(), m, seed=2, specialised=True)
+    t0, t1, td, tplies = _core.random_playouts(ConnectFour(), m, seed=3)
+    assert s0 + s1 + sd == m and t0 + t1 + td == m
+    for a, b in ((s0, t0), (s1, t1)):
+        p = (a + b) / (2 * m)
+        assert abs(a - b) / m <= 6 * math.sqrt(2 * p * (1 - p) / m)
+    assert abs(splies - tplies) / m < 0.5
     # from a won position every playout is that win, with no moves
     assert _core.random_playouts(ConnectFour("1122334"), 10) == (10, 0, 0, 0)
 

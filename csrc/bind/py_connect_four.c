@@ -401,8 +401,7 @@ static PyMethodDef c4_methods[] = {
      "plies)\n\n"
      "n uniformly random playouts from a state of any game, in C without the GIL (the state is not "
      "changed); plies is the total number of moves played.  Move by move over legal_actions, or with "
-     "specialised=True the game's own playout where it has one (same outcome distribution; Connect Four's "
-     "plays the very same games)."},
+     "specialised=True the game's own playout where it has one (same outcome distribution, faster)."},
     {NULL, NULL, 0, NULL},
 };
 

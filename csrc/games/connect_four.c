@@ -291,21 +291,29 @@ static uint64_t c4_perft(void *st, int depth)
     return c4_perft_rec(s->cur, s->mask, depth);
 }
 
-/* Uniformly random playout on the bitboards: the same column choices (and so the same
- * games, seed for seed) as move-by-move play over legal_actions, without the indirection. */
+/* Uniformly random playout on the bitboards: each move is a column drawn uniformly among the
+ * open ones (3-bit draws, 21 per random word, rejecting 7 and full columns), so the games
+ * have the distribution of move-by-move play over legal_actions, at about three times the speed. */
 static int c4_random_playout(const mg_game *g, void *st, mg_rng *rng, int max_plies, int *plies)
 {
     (void)g;
     mg_c4_state *s = st;
-    uint64_t cur = s->cur, mask = s->mask;
+    uint64_t cur = s->cur, mask = s->mask, bits = 0;
     uint32_t nm = s->nmoves, won = s->won;
-    int n = 0;
+    int n = 0, left = 0;
     while (!won && nm < MG_C4_CELLS && n < max_plies) {
-        uint64_t open = ~mask & (MG_C4_BOTTOM << 5); /* free top cells = playable columns */
-        uint32_t pick = mg_rng_below(rng, (uint32_t)__builtin_popcountll(open));
-        while (pick--)
-            open &= open - 1;
-        int col = __builtin_ctzll(open) / 7;
+        int col;
+        for (;;) {
+            if (!left) {
+                bits = mg_rng_next(rng);
+                left = 21;
+            }
+            col = (int)(bits & 7);
+            bits >>= 3;
+            left--;
+            if (col < MG_C4_WIDTH && !(mask & mg_c4_top_col(col)))
+                break;
+        }
         cur ^= mask;
         mask |= mask + mg_c4_bottom_col(col);
         nm++;

@@ -269,22 +269,51 @@ static void test_rules(mg_test_counts *t, const mg_game *g)
         MG_CHECK_T(t, !bad);
     }
 
-    /* The specialised random playout plays the same games as move-by-move play. */
+    /* The specialised random playout: valid end states, the ply limit, and the outcome
+     * distribution of move-by-move play (win/draw frequencies within 6 standard errors). */
     {
-        int same = 1;
-        for (int i = 0; i < 300; i++) {
+        int ok = 1;
+        const char *starts[] = {"", "4453", "1122"};
+        for (int k = 0; k < 3; k++) {
+            enum { N = 100000 };
+            long cnt[2][4] = {{0}};
+            double plies[2] = {0, 0};
             mg_rng r1, r2;
-            mg_rng_seed(&r1, (uint64_t)i);
-            mg_rng_seed(&r2, (uint64_t)i);
-            g->from_text(st, NULL, i % 2 ? "4453" : "11223", err, sizeof err);
-            memcpy(st2, st, sizeof(mg_c4_state));
-            int p1 = -1, p2 = -2, lim = i % 3 ? 1000 : 5;
-            int a1 = mg_random_playout(g, st, &r1, lim, &p1);
-            int a2 = mg_random_playout_moves(g, st2, &r2, lim, &p2);
-            same &= a1 == a2 && p1 == p2 && memcmp(st, st2, sizeof(mg_c4_state)) == 0;
-            same &= (lim == 5 && p1 == 5) ? a1 == MG_ONGOING || g->outcome(st, NULL) == a1 : a1 != MG_ONGOING;
+            mg_rng_seed(&r1, 100 + (uint64_t)k);
+            mg_rng_seed(&r2, 200 + (uint64_t)k);
+            g->from_text(st2, NULL, k ? starts[k] : "......./......./......./......./......./....... x", err,
+                         sizeof err);
+            for (int i = 0; i < N; i++) {
+                int p1 = 0, p2 = 0;
+                memcpy(st, st2, sizeof(mg_c4_state));
+                int a = mg_random_playout(g, st, &r1, 1000, &p1);
+                cnt[0][a]++;
+                plies[0] += p1;
+                if (i < 200) { /* the end state is a consistent finished game */
+                    unsigned char back[MG_MAX_STATE];
+                    g->to_text(st, buf, sizeof buf);
+                    ok &= g->from_text(back, NULL, buf, err, sizeof err) == MG_OK;
+                    ok &= memcmp(back, st, sizeof(mg_c4_state)) == 0 && g->outcome(st, NULL) == a;
+                    ok &= a != MG_ONGOING && (int)((mg_c4_state *)st)->nmoves == (int)((mg_c4_state *)st2)->nmoves + p1;
+                }
+                memcpy(st, st2, sizeof(mg_c4_state));
+                int b = mg_random_playout_moves(g, st, &r2, 1000, &p2);
+                cnt[1][b]++;
+                plies[1] += p2;
+            }
+            for (int res = 1; res <= 3; res++) {
+                double f1 = (double)cnt[0][res] / N, f2 = (double)cnt[1][res] / N;
+                double p = (f1 + f2) / 2, se = 1.4143 * (p * (1 - p) / N > 0 ? __builtin_sqrt(p * (1 - p) / N) : 0);
+                ok &= (f1 > f2 ? f1 - f2 : f2 - f1) <= 6 * se + 1e-9;
+            }
+            ok &= cnt[0][0] == 0 && (plies[0] - plies[1]) / N < 0.3 && (plies[1] - plies[0]) / N < 0.3;
+            /* a ply limit stops the playout */
+            memcpy(st, st2, sizeof(mg_c4_state));
+            int p = -1;
+            int a = mg_random_playout(g, st, &r1, 3, &p);
+            ok &= p <= 3 && (a == MG_ONGOING) == (p == 3 && g->outcome(st, NULL) == MG_ONGOING);
         }
-        MG_CHECK_T(t, same);
+        MG_CHECK_T(t, ok);
     }
 
     /* Bad inputs: each fails with a message and leaves the state unchanged. */
