@@ -152,3 +152,15 @@ def test_chess_match_calibrated_by_uci_elo(tmp_path, capsys):
                        "--game", "chess", "--openings", "1", "--max-plies", "2", "--anchor-uci-elo",
                        "--no-progress", "--workers", "1")
     assert rc == 0 and "no calibration" in err and "equal internal ratings" in err and "Elo" in out
+
+
+def test_train_generate_only_needs_no_out_dir(tmp_path):
+    """`mavgame train --generate-only` writes a position set without a run directory; training needs --out."""
+    from mavgame.cli import main
+
+    data = tmp_path / "ttt"
+    assert main(["train", "--game", "tictactoe", "--data", str(data), "--games", "3", "--generate-only",
+                 "--no-progress"]) == 0
+    assert any(data.rglob("*"))
+    with pytest.raises(SystemExit, match="--out"):
+        main(["train", "--data", str(data), "--no-progress"])

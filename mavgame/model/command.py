@@ -57,7 +57,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     m.add_argument("--max-seq-len", type=int, default=512, help="longest sequence in tokens")
 
     t = p.add_argument_group("training")
-    t.add_argument("--out", required=True, help="run directory (checkpoint.pt, log.jsonl, model.safetensors)")
+    t.add_argument("--out", default=None,
+                   help="run directory (checkpoint.pt, log.jsonl, model.safetensors); required unless --generate-only")
     t.add_argument("--steps", type=int, default=10000, help="optimiser steps")
     t.add_argument("--batch-size", type=int, default=64, help="examples per micro-batch")
     t.add_argument("--grad-accum", type=int, default=1, help="micro-batches per optimiser step")
@@ -113,6 +114,8 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
     if args.generate_only:
         return 0
+    if args.out is None:
+        raise SystemExit("mavgame train: --out DIR is required to train (only --generate-only works without it)")
     try:
         import torch  # noqa: F401
     except ImportError:
