@@ -567,6 +567,34 @@ def _gen_games(job):
     return out
 
 
+def _run_jobs(game: str, opts, jobs, workers: int, job_fn, consume) -> None:
+    """Run job_fn over jobs, in this process (workers <= 1) or a pool of annotating workers, passing
+    each job's result to consume() in job order (so the output does not depend on the worker count)."""
+    import multiprocessing as mp
+
+    if workers <= 1:
+        _gen_init(game, opts)
+        try:
+            for job in jobs:
+                consume(job_fn(job))
+        finally:
+            ann = _WORKER.pop("annotate", None)
+            if hasattr(ann, "close"):
+                ann.close()
+        return
+    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
+    pool = ctx.Pool(workers, initializer=_gen_init, initargs=(game, opts, True))
+    try:
+        for res in pool.imap(job_fn, jobs):
+            consume(res)
+        pool.close()
+    except BaseException:
+        pool.terminate()
+        raise
+    finally:
+        pool.join()
+
+
 def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: float = 0.2, workers: int = 1,
                        val_fraction: float = 0.02, shard_size: int = 100_000, max_plies: int = 0,
                        board_size: int = 0, random_opening: int = 0, annotator_options: Optional[Dict] = None,
@@ -576,7 +604,6 @@ def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: flo
     position). Deterministic for a seed and chunk size whatever the number of workers (with a node budget,
     not a time budget, for budgeted annotators). Returns the data statistics (also stored in both
     manifests)."""
-    import multiprocessing as mp
     import time
     if n_games <= 0:
         raise ValueError(f"n_games must be positive, got {n_games}")
@@ -628,27 +655,7 @@ def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: flo
                 bar.update(1)
 
     try:
-        if workers <= 1:
-            _gen_init(game, opts)
-            try:
-                for job in jobs:
-                    consume(_gen_games(job))
-            finally:
-                ann = _WORKER.pop("annotate", None)
-                if hasattr(ann, "close"):
-                    ann.close()
-        else:
-            ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
-            pool = ctx.Pool(workers, initializer=_gen_init, initargs=(game, opts, True))
-            try:
-                for games in pool.imap(_gen_games, jobs):
-                    consume(games)
-                pool.close()
-            except BaseException:
-                pool.terminate()
-                raise
-            finally:
-                pool.join()
+        _run_jobs(game, opts, jobs, workers, _gen_games, consume)
     finally:
         if bar is not None:
             bar.close()
@@ -784,7 +791,6 @@ def positions_from_pgn(pgn_paths: Sequence[str], out, every: int = 1, skip_plies
     """Chess (and Chess960, by the ``Variant`` tag) positions of PGN games, annotated by Stockfish, into a
     position set like :func:`generate_positions`'s: every ``every``-th position from ply ``skip_plies`` of
     each main line, each distinct position once. A move that does not parse ends its game (counted)."""
-    import multiprocessing as mp
     import time
     games: List[Tuple[Dict[str, str], List[str]]] = []
     for p in pgn_paths:
@@ -833,27 +839,7 @@ def positions_from_pgn(pgn_paths: Sequence[str], out, every: int = 1, skip_plies
                 bar.update(1)
 
     try:
-        if workers <= 1:
-            _gen_init(game, opts)
-            try:
-                for job in jobs:
-                    consume(_pgn_job(job))
-            finally:
-                ann = _WORKER.pop("annotate", None)
-                if hasattr(ann, "close"):
-                    ann.close()
-        else:
-            ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
-            pool = ctx.Pool(workers, initializer=_gen_init, initargs=(game, opts, True))
-            try:
-                for res in pool.imap(_pgn_job, jobs):
-                    consume(res)
-                pool.close()
-            except BaseException:
-                pool.terminate()
-                raise
-            finally:
-                pool.join()
+        _run_jobs(game, opts, jobs, workers, _pgn_job, consume)
     finally:
         if bar is not None:
             bar.close()
