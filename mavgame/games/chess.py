@@ -21,37 +21,22 @@ minichess): everything in it is generic over ``FILES`` x ``RANKS`` and the game'
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Dict, List, Optional, Union
 
 from .. import _core
+from .base import GameBase, Outcome
 
 Move = Union[str, int]
 
 WHITE = True
 BLACK = False
 
-_WINNER = {1: WHITE, 2: BLACK}
 
 # Unicode chess glyphs for the SVG board (filled shapes for both sides, coloured by fill).
 _GLYPHS = {"k": "\u265a", "q": "\u265b", "r": "\u265c", "b": "\u265d", "n": "\u265e", "p": "\u265f"}
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """How a game ended: ``winner`` is True (White), False (Black) or None (draw);
-    ``termination`` is one of "checkmate", "stalemate", "insufficient_material",
-    "fifty_moves", "threefold_repetition"."""
-
-    termination: str
-    winner: Optional[bool]
-
-    def result(self) -> str:
-        """"1-0", "0-1" or "1/2-1/2" (as python-chess's Outcome.result())."""
-        return "1/2-1/2" if self.winner is None else ("1-0" if self.winner else "0-1")
-
-
-class ChessFamily(_core.State):
+class ChessFamily(GameBase):
     """Base class of the chess-like games; subclasses set GAME (registry name), FILES and RANKS.
 
     The hot methods (push, pop, legal_actions, legal_moves, perft, copy) are the C methods of
@@ -109,11 +94,6 @@ class ChessFamily(_core.State):
 
     # --- moves --------------------------------------------------------------------------
 
-    @property
-    def turn(self) -> bool:
-        """True if White is to move (python-chess's chess.WHITE), False for Black."""
-        return self.to_move == 0
-
     def san(self, move: Move) -> str:
         """SAN of a legal move (UCI string or action), e.g. "Nf3", "O-O", "exd8=Q+"."""
         return _core.san(self, self.parse_move(move))
@@ -152,43 +132,16 @@ class ChessFamily(_core.State):
     def is_castling(self, move: Move) -> bool:
         return bool(_core.move_info(self, self.parse_move(move))[5])
 
-    def move_stack(self) -> List[str]:
-        """UCI strings of the moves pushed since construction (oldest first)."""
-        c = self.copy()
-        out = []
-        while c.ply:
-            a = c.pop()
-            out.append(c.action_to_str(a))
-        return out[::-1]
-
-    def peek(self) -> Optional[str]:
-        """UCI string of the last pushed move, None if there is none."""
-        if not self.ply:
-            return None
-        c = self.copy()
-        a = c.pop()
-        return c.action_to_str(a)
-
     # --- status -------------------------------------------------------------------------
 
     def is_check(self) -> bool:
         return _core.is_check(self)
-
-    def outcome(self) -> Optional[Outcome]:  # type: ignore[override]
-        """The Outcome if the game is over by the rules, else None (python-chess style)."""
-        result, termination = _core.State.outcome(self)
-        if result == 0:
-            return None
-        return Outcome(termination, _WINNER.get(result))
 
     def is_checkmate(self) -> bool:
         return _core.State.outcome(self)[1] == "checkmate"
 
     def is_stalemate(self) -> bool:
         return len(self.legal_actions()) == 0 and not self.is_check()
-
-    def is_game_over(self) -> bool:
-        return self.is_terminal()
 
     # --- perft --------------------------------------------------------------------------
 

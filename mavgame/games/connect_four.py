@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Union
 
 from .. import _core
-from .chess import Outcome
+from .base import GameBase, Outcome
 
 Move = Union[str, int]
 
@@ -86,7 +86,7 @@ def moves_to_end(stones: int, score: int) -> int:
     return (2 * k - 1 if winner_first else 2 * k) - stones
 
 
-class ConnectFour(_core.State):
+class ConnectFour(GameBase):
     """Connect Four.  ``ConnectFour()`` is the empty board; ``ConnectFour(text)`` takes board text
     (or a move sequence such as ``"4453"``); ``ConnectFour(moves="4453")`` a move sequence.
 
@@ -140,34 +140,6 @@ class ConnectFour(_core.State):
 
     def __repr__(self) -> str:
         return f"ConnectFour({self.text()!r})"
-
-    # --- moves and status ---------------------------------------------------------------
-
-    @property
-    def turn(self) -> bool:
-        """True if the first player ('x') is to move."""
-        return self.to_move == 0
-
-    def move_stack(self) -> List[str]:
-        """Columns ("1".."7") pushed since construction, oldest first."""
-        return [str(int(a) + 1) for a in self.history()]
-
-    def peek(self) -> Optional[str]:
-        """The last pushed column, None if there is none."""
-        h = self.history()
-        return str(int(h[-1]) + 1) if len(h) else None
-
-    def outcome(self) -> Optional[Outcome]:  # type: ignore[override]
-        """Outcome(termination, winner) if the game is over, else None: termination "connected"
-        (four in a row) or "board_full"; winner True for the first player ('x'), False for the
-        second, None for a draw."""
-        result, termination = _core.State.outcome(self)
-        if result == 0:
-            return None
-        return Outcome(termination, {1: True, 2: False}.get(result))
-
-    def is_game_over(self) -> bool:
-        return self.is_terminal()
 
     # --- solver -------------------------------------------------------------------------
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .. import _core
 from .chess import ChessFamily, Outcome
 
 #: ``mg_config.flags`` bit that allows promotion to a bishop (MG_FLAG_GARDNER_BISHOP in game.h).

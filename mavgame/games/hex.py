@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Tuple, Union
 
 from .. import _core
-from .chess import Outcome
+from .base import GameBase, Outcome
 
 Move = Union[str, int]
 
@@ -90,7 +90,7 @@ class MCTSResult:
         return sorted(self.visits, key=key)
 
 
-class Hex(_core.State):
+class Hex(GameBase):
     """Hex.  ``Hex()`` is the empty 11x11 board, ``Hex(size)`` the empty size x size board,
     ``Hex(text=...)`` a position from text (the size is taken from the text); ``swap=True`` turns
     on the swap rule.
@@ -199,31 +199,6 @@ class Hex(_core.State):
         return f"Hex(text={self.text()!r}{extra})"
 
     # --- moves and status ---------------------------------------------------------------
-
-    @property
-    def turn(self) -> bool:
-        """True if the first player ('x', black) is to move."""
-        return self.to_move == 0
-
-    def move_stack(self) -> List[str]:
-        """Moves pushed since construction, oldest first."""
-        return [self.action_to_str(int(a)) for a in self.history()]
-
-    def peek(self) -> Optional[str]:
-        """The last pushed move, None if there is none."""
-        h = self.history()
-        return self.action_to_str(int(h[-1])) if len(h) else None
-
-    def outcome(self) -> Optional[Outcome]:  # type: ignore[override]
-        """Outcome("connected", winner) if the game is over, else None; winner True for the first
-        player ('x'), False for the second ('o').  Hex has no draws."""
-        result, termination = _core.State.outcome(self)
-        if result == 0:
-            return None
-        return Outcome(termination, {1: True, 2: False}.get(result))
-
-    def is_game_over(self) -> bool:
-        return self.is_terminal()
 
     def winning_path(self) -> List[int]:
         """Actions of the winning group (the winner's stones in a group that touches both of its

@@ -21,8 +21,7 @@ from __future__ import annotations
 
 from typing import List, Optional, Union
 
-from .. import _core
-from .chess import Outcome
+from .base import GameBase, Outcome
 
 Move = Union[str, int]
 
@@ -30,7 +29,7 @@ START_TEXT = ".../.../... x"
 LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
 
 
-class TicTacToe(_core.State):
+class TicTacToe(GameBase):
     """Tic-tac-toe.  ``TicTacToe()`` is the empty board, ``TicTacToe(text)`` any reachable position.
 
     ``push`` takes a cell name ("a1".."c3") or an action 0..8 and raises ValueError (state
@@ -70,33 +69,6 @@ class TicTacToe(_core.State):
 
     def __repr__(self) -> str:
         return f"TicTacToe({self.text()!r})"
-
-    # --- moves and status ---------------------------------------------------------------
-
-    @property
-    def turn(self) -> bool:
-        """True if X (the first player) is to move."""
-        return self.to_move == 0
-
-    def move_stack(self) -> List[str]:
-        """Cells pushed since construction, oldest first."""
-        return [self.action_to_str(int(a)) for a in self.history()]
-
-    def peek(self) -> Optional[str]:
-        """The last pushed cell, None if there is none."""
-        h = self.history()
-        return self.action_to_str(int(h[-1])) if len(h) else None
-
-    def outcome(self) -> Optional[Outcome]:  # type: ignore[override]
-        """Outcome(termination, winner) if the game is over, else None: termination "connected"
-        (three in a row) or "board_full"; winner True for X, False for O, None for a draw."""
-        result, termination = _core.State.outcome(self)
-        if result == 0:
-            return None
-        return Outcome(termination, {1: True, 2: False}.get(result))
-
-    def is_game_over(self) -> bool:
-        return self.is_terminal()
 
     # --- pictures -----------------------------------------------------------------------
 
