@@ -108,6 +108,35 @@ static int read_groups(const char *s, size_t n, const grp *g, int ng, size_t *po
     return MG_OK;
 }
 
+/* Finish a %state output buffer; 0 with an error message if it was too small. */
+static size_t sb_done(mg_sbuf *b, size_t outlen, char *err, size_t errlen)
+{
+    size_t len = mg_sb_finish(b);
+    if (!len)
+        mg_errf(err, errlen, "%%state: output buffer too small (%zu bytes)", outlen);
+    return len;
+}
+
+/* Game text from a row-grid %state (side group, then rows x cols cells from the bottom row up):
+ * the rows top row first, separated by '/', then a space and the side to move. */
+static size_t grid_from_state(const grp *groups, int rows, int cols, const char *s, size_t n, char *out,
+                              size_t outlen, char *err, size_t errlen)
+{
+    size_t pos[2], len[2];
+    if (read_groups(s, n, groups, 2, pos, len, err, errlen) != MG_OK)
+        return 0;
+    mg_sbuf b;
+    mg_sb_init(&b, out, outlen);
+    for (int r = rows - 1; r >= 0; r--) {
+        mg_sb_put(&b, s + pos[1] + (size_t)(cols * r), (size_t)cols);
+        if (r)
+            mg_sb_putc(&b, '/');
+    }
+    mg_sb_putc(&b, ' ');
+    mg_sb_putc(&b, s[pos[0]]);
+    return sb_done(&b, outlen, err, errlen);
+}
+
 /* Fixed-width decimal with leading zeros; 0 if it does not fit. */
 static int put_fixed(mg_sbuf *b, unsigned long v, int width)
 {
@@ -366,10 +395,7 @@ static size_t chess_to_state(int c960, const char *text, char *out, size_t outle
                 clocks[1]);
         return 0;
     }
-    size_t len = mg_sb_finish(&b);
-    if (!len)
-        mg_errf(err, errlen, "%%state: output buffer too small (%zu bytes)", outlen);
-    return len;
+    return sb_done(&b, outlen, err, errlen);
 }
 
 static size_t chess_from_state(int c960, const char *s, size_t n, char *out, size_t outlen, char *err, size_t errlen)
@@ -441,10 +467,7 @@ static size_t chess_from_state(int c960, const char *s, size_t n, char *out, siz
     mg_sb_putu(&b, read_fixed(s + pos[4], 3));
     mg_sb_putc(&b, ' ');
     mg_sb_putu(&b, read_fixed(s + pos[5], 4));
-    size_t r = mg_sb_finish(&b);
-    if (!r)
-        mg_errf(err, errlen, "%%state: output buffer too small (%zu bytes)", outlen);
-    return r;
+    return sb_done(&b, outlen, err, errlen);
 }
 
 static size_t chess_to_state_std(const mg_config *cfg, const char *t, char *o, size_t ol, char *e, size_t el)
@@ -533,10 +556,7 @@ static size_t gardner_to_state(const mg_config *cfg, const char *text, char *out
                 clocks[1]);
         return 0;
     }
-    size_t len = mg_sb_finish(&b);
-    if (!len)
-        mg_errf(err, errlen, "%%state: output buffer too small (%zu bytes)", outlen);
-    return len;
+    return sb_done(&b, outlen, err, errlen);
 }
 
 static size_t gardner_from_state(const mg_config *cfg, const char *s, size_t n, char *out, size_t outlen, char *err,
@@ -555,10 +575,7 @@ static size_t gardner_from_state(const mg_config *cfg, const char *s, size_t n, 
     mg_sb_putu(&b, read_fixed(s + pos[2], 3));
     mg_sb_putc(&b, ' ');
     mg_sb_putu(&b, read_fixed(s + pos[3], 4));
-    size_t r = mg_sb_finish(&b);
-    if (!r)
-        mg_errf(err, errlen, "%%state: output buffer too small (%zu bytes)", outlen);
-    return r;
+    return sb_done(&b, outlen, err, errlen);
 }
 
 /* ---- tic-tac-toe ------------------------------------------------------------------------- */
@@ -594,32 +611,14 @@ static size_t ttt_to_state(const mg_config *cfg, const char *text, char *out, si
             }
             mg_sb_putc(&b, c);
         }
-    size_t len = mg_sb_finish(&b);
-    if (!len)
-        mg_errf(err, errlen, "%%state: output buffer too small (%zu bytes)", outlen);
-    return len;
+    return sb_done(&b, outlen, err, errlen);
 }
 
 static size_t ttt_from_state(const mg_config *cfg, const char *s, size_t n, char *out, size_t outlen, char *err,
                              size_t errlen)
 {
     (void)cfg;
-    size_t pos[2], len[2];
-    if (read_groups(s, n, TTT_GROUPS, 2, pos, len, err, errlen) != MG_OK)
-        return 0;
-    mg_sbuf b;
-    mg_sb_init(&b, out, outlen);
-    for (int r = 2; r >= 0; r--) {
-        mg_sb_put(&b, s + pos[1] + 3 * r, 3);
-        if (r)
-            mg_sb_putc(&b, '/');
-    }
-    mg_sb_putc(&b, ' ');
-    mg_sb_putc(&b, s[pos[0]]);
-    size_t r = mg_sb_finish(&b);
-    if (!r)
-        mg_errf(err, errlen, "%%state: output buffer too small (%zu bytes)", outlen);
-    return r;
+    return grid_from_state(TTT_GROUPS, 3, 3, s, n, out, outlen, err, errlen);
 }
 
 /* ---- Connect Four ------------------------------------------------------------------------- */
@@ -660,32 +659,14 @@ static size_t c4_to_state(const mg_config *cfg, const char *text, char *out, siz
             }
             mg_sb_putc(&b, c);
         }
-    size_t len = mg_sb_finish(&b);
-    if (!len)
-        mg_errf(err, errlen, "%%state: output buffer too small (%zu bytes)", outlen);
-    return len;
+    return sb_done(&b, outlen, err, errlen);
 }
 
 static size_t c4_from_state(const mg_config *cfg, const char *s, size_t n, char *out, size_t outlen, char *err,
                             size_t errlen)
 {
     (void)cfg;
-    size_t pos[2], len[2];
-    if (read_groups(s, n, C4_GROUPS, 2, pos, len, err, errlen) != MG_OK)
-        return 0;
-    mg_sbuf b;
-    mg_sb_init(&b, out, outlen);
-    for (int r = 5; r >= 0; r--) {
-        mg_sb_put(&b, s + pos[1] + 7 * r, 7);
-        if (r)
-            mg_sb_putc(&b, '/');
-    }
-    mg_sb_putc(&b, ' ');
-    mg_sb_putc(&b, s[pos[0]]);
-    size_t r = mg_sb_finish(&b);
-    if (!r)
-        mg_errf(err, errlen, "%%state: output buffer too small (%zu bytes)", outlen);
-    return r;
+    return grid_from_state(C4_GROUPS, 6, 7, s, n, out, outlen, err, errlen);
 }
 
 /* ---- Hex ------------------------------------------------------------------------------------ */
@@ -734,10 +715,7 @@ static size_t hex_to_state(const mg_config *cfg, const char *text, char *out, si
             return 0;
         }
     }
-    size_t r = mg_sb_finish(&b);
-    if (!r)
-        mg_errf(err, errlen, "%%state: output buffer too small (%zu bytes)", outlen);
-    return r;
+    return sb_done(&b, outlen, err, errlen);
 }
 
 static size_t hex_from_state(const mg_config *cfg, const char *s, size_t n, char *out, size_t outlen, char *err,
@@ -791,10 +769,7 @@ static size_t hex_from_state(const mg_config *cfg, const char *s, size_t n, char
     }
     mg_sb_putc(&b, ' ');
     mg_sb_putc(&b, s[0]);
-    size_t r = mg_sb_finish(&b);
-    if (!r)
-        mg_errf(err, errlen, "%%state: output buffer too small (%zu bytes)", outlen);
-    return r;
+    return sb_done(&b, outlen, err, errlen);
 }
 
 /* ---- direct writers from the state bytes (fast paths; tests check them against the text path) ---- */
