@@ -2,10 +2,10 @@
  * py_chess.c - Python functions for the chess family (chess, Chess960, Gardner):
  * SAN in and out, check, move descriptions, Chess960 start positions.
  *
- *   san(state, action) -> str            SAN of a legal action ("Nf3", "O-O", "exd8=Q+")
+ *   san(state, move) -> str              SAN of a legal move (int action or move string), e.g. "Nf3"
  *   parse_san(state, san) -> int         the legal action for a SAN string (ValueError otherwise)
  *   is_check(state) -> bool              the side to move is in check
- *   move_info(state, action) -> tuple    (from, to, piece, capture, promotion, castle) of a legal action,
+ *   move_info(state, move) -> tuple      (from, to, piece, capture, promotion, castle) of a legal move,
  *                                        squares as file + rank * files, piece/promotion as 'P'..'K' / '' ,
  *                                        castle 0, 1 (O-O) or 2 (O-O-O)
  *   chess960_fen(n) -> str               FEN of Chess960 start position n (0..959, 518 = standard)
@@ -31,22 +31,6 @@ static const mg_san_ops *family_state(PyObject *obj, mg_py_state **out)
     return ops;
 }
 
-/* A legal action of `s` from a Python int, or -1 with ValueError set. */
-static int32_t legal_action_arg(mg_py_state *s, PyObject *arg)
-{
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(arg, &overflow);
-    if (v == -1 && PyErr_Occurred())
-        return -1;
-    if (overflow || v < 0 || v >= s->game->num_actions || !s->game->is_legal(s->state, (int32_t)v)) {
-        char text[MG_MAX_TEXT];
-        s->game->to_text(s->state, text, sizeof text);
-        PyErr_Format(PyExc_ValueError, "illegal %s action %R in position '%s'", s->game->name, arg, text);
-        return -1;
-    }
-    return (int32_t)v;
-}
-
 static PyObject *py_san(PyObject *Py_UNUSED(mod), PyObject *args)
 {
     PyObject *st, *act;
@@ -56,8 +40,8 @@ static PyObject *py_san(PyObject *Py_UNUSED(mod), PyObject *args)
     const mg_san_ops *ops = family_state(st, &s);
     if (!ops)
         return NULL;
-    int32_t a = legal_action_arg(s, act);
-    if (a < 0)
+    int32_t a;
+    if (mg_py_state_parse_move(s, act, &a) < 0)
         return NULL;
     char buf[32];
     size_t n = mg_san_write(ops, s->state, a, buf, sizeof buf);
@@ -101,8 +85,8 @@ static PyObject *py_move_info(PyObject *Py_UNUSED(mod), PyObject *args)
     const mg_san_ops *ops = family_state(st, &s);
     if (!ops)
         return NULL;
-    int32_t a = legal_action_arg(s, act);
-    if (a < 0)
+    int32_t a;
+    if (mg_py_state_parse_move(s, act, &a) < 0)
         return NULL;
     mg_move_info mi;
     ops->move_info(s->state, a, &mi);

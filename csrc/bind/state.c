@@ -154,7 +154,7 @@ static int state_grow(mg_py_state *self)
 }
 
 /* Parse an int action or a move string into a legal action; -1 with an exception on failure. */
-static int state_parse_move(mg_py_state *self, PyObject *move, int32_t *out)
+int mg_py_state_parse_move(mg_py_state *self, PyObject *move, int32_t *out)
 {
     const mg_game *g = self->game;
     char err[MG_ERRLEN] = "";
@@ -209,7 +209,7 @@ static PyObject *state_push(mg_py_state *self, PyObject *move)
 {
     CHECK_INIT(self);
     int32_t a;
-    if (state_parse_move(self, move, &a) < 0)
+    if (mg_py_state_parse_move(self, move, &a) < 0)
         return NULL;
     if (self->ply == self->cap && state_grow(self) < 0)
         return NULL;
@@ -221,7 +221,7 @@ static PyObject *state_parse(mg_py_state *self, PyObject *move)
 {
     CHECK_INIT(self);
     int32_t a;
-    if (state_parse_move(self, move, &a) < 0)
+    if (mg_py_state_parse_move(self, move, &a) < 0)
         return NULL;
     return PyLong_FromLong(a);
 }

@@ -29,6 +29,10 @@ extern PyTypeObject mg_py_state_type;
  * (not initialised) set; `what` names the argument in the message. */
 mg_py_state *mg_py_state_arg(PyObject *o, const char *what);
 
+/* The legal action for `move` (an int action or a move string) in `s`; 0 on success, -1 with
+ * ValueError (malformed or illegal, naming the move and the position) or TypeError set. */
+int mg_py_state_parse_move(mg_py_state *s, PyObject *move, int32_t *out);
+
 /* Raise ValueError with the C error text. Returns NULL. */
 PyObject *mg_py_value_error(const char *msg);
 
