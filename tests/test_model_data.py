@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from mavgame.model.data import PositionStore, PositionWriter, epoch_permutation, position_split, validate_record
+from mavgame.model.data import _gen_games as _REAL_GEN_GAMES
 
 
 def rec(i):
@@ -150,3 +151,147 @@ def test_generation_is_deterministic_over_workers(tmp_path):
     for split in ("train", "val"):
         assert list(PositionStore(tmp_path / "a" / split)) == list(PositionStore(tmp_path / "b" / split))
     assert a["positions_unique"] > 20
+
+
+# ---- resumable generation ------------------------------------------------------------------------------
+
+TTT = dict(seed=1, epsilon=0.5, val_fraction=0.3, shard_size=5, progress=False, chunk=4)
+C4 = dict(seed=4, epsilon=0.3, val_fraction=0.2, random_opening=11, progress=False, chunk=2, shard_size=7,
+          annotator_options={"max_nodes": 100_000, "tt_log2": 16})
+
+
+def snapshot(root):
+    """Every file under root as bytes, the manifests parsed with their time statistic left out."""
+    out = {}
+    for p in sorted(root.rglob("*")):
+        if p.is_file():
+            rel = str(p.relative_to(root))
+            if p.name == "manifest.json":
+                m = json.loads(p.read_text())
+                m["info"]["stats"].pop("seconds")
+                out[rel] = m
+            else:
+                out[rel] = p.read_bytes()
+    return out
+
+
+class Stop(Exception):
+    pass
+
+
+def interrupt_after_adds(monkeypatch, n):
+    """PositionWriter.add raises after n records, with what it wrote pushed to the files (as a kill would
+    leave lines past the last recorded chunk)."""
+    from mavgame.model import data
+    orig, calls = data.PositionWriter.add, [0]
+
+    def add(self, rec):
+        if calls[0] == n:
+            for f in self._files.values():
+                f.flush()
+            raise Stop()
+        calls[0] += 1
+        return orig(self, rec)
+    monkeypatch.setattr(data.PositionWriter, "add", add)
+
+
+def _stop_at_game_4(job):
+    """A job function that fails in the worker on the chunk starting at game 4."""
+    if job[2] >= 4:
+        raise Stop()
+    return _REAL_GEN_GAMES(job)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_interrupted_generation_resumes_byte_identical(tmp_path, monkeypatch, workers):
+    from mavgame.model.data import PROGRESS, generate_positions
+    whole = generate_positions("tictactoe", tmp_path / "whole", 40, workers=workers, **TTT)
+    want = snapshot(tmp_path / "whole")
+    assert not (tmp_path / "whole" / PROGRESS).exists()
+    assert len([k for k in want if k.startswith("train/shard-")]) > 10   # many shards: boundaries are crossed
+    part = tmp_path / "part"
+    for stop in (37, 70):                   # twice, in the middle of a chunk (records past the last progress)
+        with monkeypatch.context() as mp:
+            interrupt_after_adds(mp, stop)
+            with pytest.raises(Stop):
+                generate_positions("tictactoe", part, 40, workers=workers, **TTT)
+        prog = json.loads((part / PROGRESS).read_text())
+        assert 0 < prog["games_done"] < 40 and prog["games_done"] % 4 == 0
+        lines = sum(f.read_text().count("\n") for f in part.rglob("shard-*.jsonl"))
+        assert sum(map(sum, prog["shards"].values())) < lines   # lines were written past the record
+        assert not (part / "train" / "manifest.json").exists()
+    last = sorted((part / "train").glob("shard-*.jsonl"))[-1]
+    with open(last, "a") as f:
+        f.write('{"state":"half a li')       # a partly written line
+    resumed = generate_positions("tictactoe", part, 40, workers=3 - workers, **TTT)
+    assert snapshot(part) == want
+    assert {k: v for k, v in resumed.items() if k != "seconds"} == {k: v for k, v in whole.items() if k != "seconds"}
+    assert not (part / PROGRESS).exists()
+    with pytest.raises(FileExistsError):    # a finished set stays finished
+        generate_positions("tictactoe", part, 40, workers=workers, **TTT)
+
+
+def test_connect_four_generation_resumes_after_a_worker_fails(tmp_path, monkeypatch):
+    from mavgame.model import data
+    data.generate_positions("connect_four", tmp_path / "whole", 6, workers=1, **C4)
+    with monkeypatch.context() as mp:
+        mp.setattr(data, "_gen_games", _stop_at_game_4)
+        with pytest.raises(Stop):
+            data.generate_positions("connect_four", tmp_path / "part", 6, workers=2, **C4)
+    assert json.loads((tmp_path / "part" / data.PROGRESS).read_text())["games_done"] == 4
+    data.generate_positions("connect_four", tmp_path / "part", 6, workers=2, **C4)
+    assert snapshot(tmp_path / "part") == snapshot(tmp_path / "whole")
+
+
+def test_resume_refuses_other_arguments(tmp_path, monkeypatch):
+    from mavgame.model.data import PROGRESS, generate_positions
+    with monkeypatch.context() as mp:
+        interrupt_after_adds(mp, 60)
+        with pytest.raises(Stop):
+            generate_positions("tictactoe", tmp_path, 40, **TTT)
+    before = snapshot(tmp_path)
+    with pytest.raises(ValueError, match=r"seed 1 there, 2 here") as e:
+        generate_positions("tictactoe", tmp_path, 40, **dict(TTT, seed=2))
+    assert "epsilon" not in str(e.value)
+    with pytest.raises(ValueError, match=r"chunk 4 there, 8 here; shard_size 5 there, 9 here"):
+        generate_positions("tictactoe", tmp_path, 40, **dict(TTT, chunk=8, shard_size=9))
+    with pytest.raises(ValueError, match="annotator_options"):
+        generate_positions("tictactoe", tmp_path, 40, **dict(TTT, annotator_options={"x": 1}))
+    done = json.loads((tmp_path / PROGRESS).read_text())["games_done"]
+    with pytest.raises(ValueError, match=f"{done} games done"):    # fewer games than are already done
+        generate_positions("tictactoe", tmp_path, done - 1, **TTT)
+    assert snapshot(tmp_path) == before                     # a refused resume changes nothing
+
+
+def test_interrupted_run_can_be_finished_with_more_games(tmp_path, monkeypatch):
+    """Games and chunks do not depend on the total: an interrupted run continues into a larger one exactly."""
+    from mavgame.model.data import generate_positions
+    generate_positions("tictactoe", tmp_path / "whole", 48, **TTT)
+    with monkeypatch.context() as mp:
+        interrupt_after_adds(mp, 50)
+        with pytest.raises(Stop):
+            generate_positions("tictactoe", tmp_path / "part", 40, **TTT)
+    stats = generate_positions("tictactoe", tmp_path / "part", 48, **TTT)
+    assert stats["games"] == 48 and snapshot(tmp_path / "part") == snapshot(tmp_path / "whole")
+
+
+def test_train_command_resumes_generation(tmp_path, monkeypatch, capsys):
+    from mavgame.cli import main
+    from mavgame.model.data import PROGRESS, generate_positions
+    args = ["train", "--game", "tictactoe", "--data", None, "--games", "40", "--generate-only", "--no-progress"]
+
+    def run(d, *extra):
+        return main([str(d) if a is None else a for a in args] + list(extra))
+    assert run(tmp_path / "whole") == 0
+    with monkeypatch.context() as mp:      # what the command generates, cut short in the second chunk of 16
+        interrupt_after_adds(mp, 150)
+        with pytest.raises(Stop):
+            generate_positions("tictactoe", tmp_path / "part", 40, seed=0, epsilon=0.2, val_fraction=0.02,
+                               progress=False)
+    assert json.loads((tmp_path / "part" / PROGRESS).read_text())["games_done"] == 16
+    with pytest.raises(SystemExit, match="data_seed|seed 0 there, 3 here"):
+        run(tmp_path / "part", "--data-seed", "3")
+    capsys.readouterr()
+    assert run(tmp_path / "part") == 0
+    assert "resuming the interrupted generation" in capsys.readouterr().err
+    assert snapshot(tmp_path / "part") == snapshot(tmp_path / "whole")

@@ -91,7 +91,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .data import MANIFEST, generate_positions
+    from .data import MANIFEST, PROGRESS, generate_positions
     data = Path(args.data)
     if not (data / "train" / MANIFEST).exists() and args.pgn:
         from .data import positions_from_pgn
@@ -103,11 +103,16 @@ def run(args: argparse.Namespace) -> int:
     elif not (data / "train" / MANIFEST).exists():
         if args.games <= 0:
             raise SystemExit(f"mavgame train: {data} holds no position set; pass --games N to generate one")
-        stats = generate_positions(args.game, data, args.games, seed=args.data_seed, epsilon=args.epsilon,
-                                   workers=args.gen_workers, val_fraction=args.val_fraction,
-                                   random_opening=args.random_opening,
-                                   annotator_options=dict(args.annotator_option) or None,
-                                   progress=not args.no_progress)
+        if (data / PROGRESS).exists():
+            print(f"mavgame train: resuming the interrupted generation in {data}", file=sys.stderr)
+        try:
+            stats = generate_positions(args.game, data, args.games, seed=args.data_seed, epsilon=args.epsilon,
+                                       workers=args.gen_workers, val_fraction=args.val_fraction,
+                                       random_opening=args.random_opening,
+                                       annotator_options=dict(args.annotator_option) or None,
+                                       progress=not args.no_progress)
+        except (ValueError, FileExistsError) as e:
+            raise SystemExit(f"mavgame train: {e}") from None
         print(json.dumps({"data": stats}, sort_keys=True))
     elif args.games or args.pgn:
         print(f"mavgame train: using the existing position set in {data} (--games/--pgn ignored)",

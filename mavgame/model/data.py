@@ -91,10 +91,13 @@ class PositionWriter:
     """Writes records into ``<root>/<split>/shard-NNNNN.jsonl`` files and a manifest per split.
 
     Use as a context manager; ``add(record)`` routes a record to train or val by its state text.
+    ``resume`` ({split: [records per shard]}, as ``shard_counts()`` returned it) continues a set whose
+    writing was interrupted: each shard is cut back to its recorded records (later lines and a partly
+    written last line are dropped) and later shards are removed. ``flush()`` makes what was added durable.
     """
 
     def __init__(self, root, game: str, shard_size: int = 100_000, val_fraction: float = 0.02,
-                 info: Optional[Dict[str, Any]] = None):
+                 info: Optional[Dict[str, Any]] = None, resume: Optional[Dict[str, List[int]]] = None):
         if shard_size <= 0:
             raise ValueError(f"shard_size must be positive, got {shard_size}")
         if not 0.0 <= val_fraction < 1.0:
@@ -111,6 +114,23 @@ class PositionWriter:
             if (d / MANIFEST).exists():
                 raise FileExistsError(f"{d} already holds a data set (remove it or write elsewhere)")
             d.mkdir(parents=True, exist_ok=True)
+        for split in ("train", "val"):
+            counts = [int(n) for n in (resume or {}).get(split, [])]
+            if any(n <= 0 or n > shard_size for n in counts):
+                raise ValueError(f"{self.root}: bad shard record counts {counts} for {split} "
+                                 f"(each must be in 1..{shard_size})")
+            for i, n in enumerate(counts):
+                _truncate_lines(self._shard_path(split, i), n)
+            keep = {self._shard_path(split, i).name for i in range(len(counts))}
+            for path in (self.root / split).glob("shard-*.jsonl"):  # shards of an unrecorded (or older) part
+                if path.name not in keep:
+                    path.unlink()
+            self._counts[split] = counts
+            if counts and counts[-1] < shard_size:
+                self._files[split] = open(self._shard_path(split, len(counts) - 1), "a", encoding="utf-8")
+
+    def _shard_path(self, split: str, i: int) -> Path:
+        return self.root / split / f"shard-{i:05d}.jsonl"
 
     def add(self, rec: Dict[str, Any]) -> str:
         validate_record(rec)
@@ -118,33 +138,82 @@ class PositionWriter:
         counts = self._counts[split]
         if not counts or counts[-1] >= self.shard_size:
             if split in self._files:
-                self._files[split].close()
+                _sync_close(self._files.pop(split))
             counts.append(0)
-            self._files[split] = open(self.root / split / f"shard-{len(counts) - 1:05d}.jsonl", "w",
-                                      encoding="utf-8")
+            self._files[split] = open(self._shard_path(split, len(counts) - 1), "w", encoding="utf-8")
         self._files[split].write(json.dumps(rec, separators=(",", ":"), sort_keys=True) + "\n")
         counts[-1] += 1
         return split
 
+    def shard_counts(self) -> Dict[str, List[int]]:
+        """{split: [records in each shard]} of what was added so far."""
+        return {split: list(c) for split, c in self._counts.items()}
+
+    def flush(self) -> None:
+        """Write what was added through to the disk (fsync), so that ``shard_counts()`` can be relied on."""
+        for f in self._files.values():
+            f.flush()
+            os.fsync(f.fileno())
+
+    def states(self) -> Iterator[str]:
+        """The state texts of the records written so far, shard by shard (flushes first)."""
+        self.flush()
+        for split, counts in self._counts.items():
+            for i in range(len(counts)):
+                with open(self._shard_path(split, i), encoding="utf-8") as f:
+                    for line in f:
+                        yield json.loads(line)["state"]
+
     def close(self) -> Dict[str, int]:
         for f in self._files.values():
-            f.close()
+            _sync_close(f)
         self._files.clear()
         out = {}
-        for split, counts in self._counts.items():
+        # val first: train/manifest.json is what marks a finished set (mavgame train looks for it)
+        for split in ("val", "train"):
+            counts = self._counts[split]
             manifest = {"format": DATA_FORMAT, "game": self.game, "split": split,
                         "shards": [{"file": f"shard-{i:05d}.jsonl", "records": n} for i, n in enumerate(counts)],
                         "records": int(sum(counts)), "info": self.info}
-            with open(self.root / split / MANIFEST, "w", encoding="utf-8") as f:
-                json.dump(manifest, f, indent=1, sort_keys=True)
+            _write_json_atomic(self.root / split / MANIFEST, manifest, indent=1)
             out[split] = int(sum(counts))
-        return out
+        return {"train": out["train"], "val": out["val"]}
 
     def __enter__(self) -> "PositionWriter":
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _sync_close(f) -> None:
+    f.flush()
+    os.fsync(f.fileno())
+    f.close()
+
+
+def _write_json_atomic(path: Path, obj: Any, indent: Optional[int] = None) -> None:
+    """Write JSON to a temporary name beside ``path``, fsync, then rename it over ``path``."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(obj, f, indent=indent, sort_keys=True)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _truncate_lines(path: Path, n: int) -> None:
+    """Cut a JSON-lines file back to its first ``n`` complete lines (ValueError if it has fewer)."""
+    if not path.exists():
+        raise ValueError(f"{path}: missing, but the progress record says it holds {n} records")
+    with open(path, "r+b") as f:
+        data = f.read()
+        ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+        if len(ends) < n:
+            raise ValueError(f"{path}: {len(ends)} complete lines, but the progress record says {n} records")
+        size = int(ends[n - 1]) + 1 if n else 0
+        if size != len(data):
+            f.truncate(size)
 
 
 class PositionStore:
@@ -569,9 +638,12 @@ def _gen_games(job):
 
 def _run_jobs(game: str, opts, jobs, workers: int, job_fn, consume) -> None:
     """Run job_fn over jobs, in this process (workers <= 1) or a pool of annotating workers, passing
-    each job's result to consume() in job order (so the output does not depend on the worker count)."""
+    each job's result to consume() in job order (so the output does not depend on the worker count).
+    A caller resuming an interrupted run passes only the jobs still to do; with none, no engine starts."""
     import multiprocessing as mp
 
+    if not jobs:
+        return
     if workers <= 1:
         _gen_init(game, opts)
         try:
@@ -595,6 +667,36 @@ def _run_jobs(game: str, opts, jobs, workers: int, job_fn, consume) -> None:
         pool.join()
 
 
+PROGRESS = "progress.json"
+PROGRESS_FORMAT = "mavgame-generation-progress-1"
+
+
+def _load_progress(root: Path, signature: Dict[str, Any], n_games: int, chunk: int) -> Optional[Dict[str, Any]]:
+    """The progress record of an interrupted generation into ``root`` (None: none), checked against this
+    call's arguments."""
+    path = root / PROGRESS
+    if not path.exists():
+        return None
+    try:
+        prog = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: invalid JSON: {e} (remove {root} to start over)") from None
+    if not isinstance(prog, dict) or prog.get("format") != PROGRESS_FORMAT:
+        raise ValueError(f"{path}: not a mavgame generation progress record (remove {root} to start over)")
+    theirs = prog.get("signature", {})
+    ours = json.loads(json.dumps(signature))
+    diff = [f"{k} {theirs.get(k)!r} there, {ours.get(k)!r} here" for k in sorted(set(ours) | set(theirs))
+            if theirs.get(k) != ours.get(k)]
+    if diff:
+        raise ValueError(f"{root} holds an interrupted generation with other arguments ({'; '.join(diff)}): "
+                         f"rerun with its arguments to resume it, or remove {root} to start over")
+    done = int(prog["games_done"])
+    if done > n_games or (done % chunk and done != n_games):
+        raise ValueError(f"{root} holds an interrupted generation with {done} games done, which a run of "
+                         f"{n_games} games cannot continue (rerun with its --games, or remove {root})")
+    return prog
+
+
 def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: float = 0.2, workers: int = 1,
                        val_fraction: float = 0.02, shard_size: int = 100_000, max_plies: int = 0,
                        board_size: int = 0, random_opening: int = 0, annotator_options: Optional[Dict] = None,
@@ -603,13 +705,26 @@ def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: flo
     once (its first occurrence in game order), and write them to ``out/train`` and ``out/val`` (split by
     position). Deterministic for a seed and chunk size whatever the number of workers (with a node budget,
     not a time budget, for budgeted annotators). Returns the data statistics (also stored in both
-    manifests)."""
+    manifests).
+
+    Resumable: after each chunk of games the shards are flushed and ``out/progress.json`` records the
+    arguments, the games done, the shards' record counts and the statistics; calling again with the same
+    arguments after an interruption continues from there (ValueError if they differ), and the result is
+    the same, byte for byte, as an uninterrupted run's (but for the ``seconds`` statistic, which adds up the
+    runs). The progress file is removed once the manifests are written."""
     import time
     if n_games <= 0:
         raise ValueError(f"n_games must be positive, got {n_games}")
     if not 0.0 <= epsilon <= 1.0:
         raise ValueError(f"epsilon must be in [0, 1], got {epsilon}")
+    if chunk <= 0:
+        raise ValueError(f"chunk must be positive, got {chunk}")
     opts = dict(annotator_options or DEFAULT_ANNOTATOR_OPTIONS.get(game, {}))
+    root = Path(out)
+    signature = {"game": game, "seed": seed, "epsilon": epsilon, "random_opening": random_opening,
+                 "max_plies": max_plies, "board_size": board_size, "annotator_options": opts,
+                 "val_fraction": val_fraction, "shard_size": shard_size, "chunk": chunk}
+    prog = _load_progress(root, signature, n_games, chunk)
     jobs = [(game, seed, s, min(chunk, n_games - s), epsilon, max_plies, board_size, random_opening)
             for s in range(0, n_games, chunk)]
     seen = set()
@@ -618,17 +733,33 @@ def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: flo
                              "annotator": opts, "positions_seen": 0, "results": {},
                              "unique_by_ply": {}, "unannotated_by_ply": {}, "terminal": 0, "moves_annotated": 0,
                              "value_histogram": [0] * 8}
+    done, lengths, seconds_before = 0, 0, 0.0
+    if prog is not None:
+        # manifests beside a progress record are from a finish that was cut short: it is done again
+        for split in ("train", "val"):
+            (root / split / MANIFEST).unlink(missing_ok=True)
+        done, lengths = int(prog["games_done"]), int(prog["lengths"])
+        seconds_before = float(prog.get("seconds", 0.0))
+        stats = dict(prog["stats"], games=n_games)
     t0 = time.perf_counter()
-    writer = PositionWriter(out, game, shard_size=shard_size, val_fraction=val_fraction)
-    counts = {"train": 0, "val": 0}
+    writer = PositionWriter(out, game, shard_size=shard_size, val_fraction=val_fraction,
+                            resume=prog["shards"] if prog is not None else None)
+    seen.update(writer.states())
+    counts = {split: sum(c) for split, c in writer.shard_counts().items()}
     bar = None
     if progress:
         from tqdm import tqdm
-        bar = tqdm(total=n_games, desc=f"{game} games", unit="game", dynamic_ncols=True)
-    lengths = 0
+        bar = tqdm(total=n_games, initial=done, desc=f"{game} games", unit="game", dynamic_ncols=True)
+
+    def save_progress():
+        writer.flush()
+        _write_json_atomic(root / PROGRESS, {
+            "format": PROGRESS_FORMAT, "signature": signature, "games_done": done, "lengths": lengths,
+            "shards": writer.shard_counts(), "stats": stats,
+            "seconds": round(seconds_before + time.perf_counter() - t0, 1)})
 
     def consume(games):
-        nonlocal lengths
+        nonlocal lengths, done
         for recs in games:
             res = recs[-1].get("result", "*")
             stats["results"][res] = stats["results"].get(res, 0) + 1
@@ -653,18 +784,21 @@ def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: flo
                 counts[writer.add(r)] += 1
             if bar is not None:
                 bar.update(1)
+        done += len(games)
+        save_progress()
 
     try:
-        _run_jobs(game, opts, jobs, workers, _gen_games, consume)
+        _run_jobs(game, opts, jobs[done // chunk:] if done < n_games else [], workers, _gen_games, consume)
     finally:
         if bar is not None:
             bar.close()
     stats["positions_unique"] = len(seen)
     stats["train"], stats["val"] = counts["train"], counts["val"]
     stats["recorded_plies_per_game"] = lengths / n_games
-    stats["seconds"] = round(time.perf_counter() - t0, 1)
+    stats["seconds"] = round(seconds_before + time.perf_counter() - t0, 1)
     writer.info = {"stats": stats}
     writer.close()
+    (root / PROGRESS).unlink(missing_ok=True)
     return stats
 
 
