@@ -9,37 +9,23 @@
  * entries (ASan catches any write past it), in the position and after each move, and unmake
  * restores the state byte for byte.
  */
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "../csrc/format/mav.h"
-#include "../csrc/game.h"
+#include "fuzz_common.h"
 
 static const char *const GAMES[] = {"chess", "chess960", "gardner"};
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    mg_games_init();
-    return 0;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1 || size > 4096)
         return 0;
     const mg_game *g = mg_game_by_name(GAMES[data[0] % 3]);
-    char *text = malloc(size);
-    memcpy(text, data + 1, size - 1);
-    text[size - 1] = '\0';
+    size_t n;
+    char *text = fuzz_text(data, size, 1, &n);
     char err[MG_ERRLEN], out[MG_MAX_TEXT], back[MG_MAX_TEXT], st_text[MG_MAX_TEXT];
     _Alignas(16) unsigned char st[MG_MAX_STATE], st2[MG_MAX_STATE];
     /* the MAV converter on arbitrary text */
     mg_mav_state_from_game_text(g, text, st_text, sizeof st_text, err, sizeof err);
     if (strlen(text) < MG_MAX_TEXT && g->from_text(st, NULL, text, err, sizeof err) == MG_OK) {
-        size_t n = g->to_text(st, out, sizeof out);
+        g->to_text(st, out, sizeof out);
         if (g->from_text(st2, NULL, out, err, sizeof err) != MG_OK)
             abort();
         g->to_text(st2, back, sizeof back);
@@ -53,7 +39,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (strcmp(out, back) != 0)
                 abort();
         }
-        (void)n;
         int32_t *moves = malloc((size_t)g->max_moves * sizeof *moves);
         int nm = g->legal_actions(st, moves);
         if (nm < 0 || nm > g->max_moves)

@@ -6,40 +6,23 @@
  * out-of-bounds access, and the result's counters stay in range.  The seed corpus
  * (fuzz/corpus/parse) holds valid MAV texts of every game.
  */
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "../csrc/format/mav.h"
-#include "../csrc/game.h"
-
-static mg_mav_result *R;
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    mg_games_init();
-    R = malloc(sizeof *R);
-    return 0;
-}
+#include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    static mg_mav_result *R; /* one result block (about 50 KB) for all inputs */
     if (size < 1 || size > 65536)
         return 0;
-    const mg_game *games[16];
-    int ng = 0;
-    for (int i = 0; mg_game_at(i) && ng < 16; i++)
-        if (mg_mav_game_supported(mg_game_at(i), NULL))
-            games[ng++] = mg_game_at(i);
+    if (!R && !(R = malloc(sizeof *R)))
+        abort();
+    const mg_game *games[FUZZ_MAX_GAMES];
+    int ng = fuzz_mav_games(games);
     if (!ng)
         return 0;
     int sel = data[0];
     const mg_game *g = (sel & 0x80) ? NULL : games[(sel & 0x3f) % ng];
-    size_t n = size - 1;
-    char *text = malloc(n ? n : 1);
-    memcpy(text, data + 1, n);
+    size_t n;
+    char *text = fuzz_text(data, size, 0, &n);
     _Alignas(16) unsigned char ref[MG_MAX_STATE];
     char err[MG_ERRLEN];
     const void *refp = NULL;

@@ -5,36 +5,19 @@
  * copied to an exact-size heap buffer, so any read past its end is caught by ASan).  Checks:
  * no crash; when a %state is accepted, the position's %state reads back to the same position.
  */
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "../csrc/format/mav.h"
-#include "../csrc/game.h"
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    mg_games_init();
-    return 0;
-}
+#include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1 || size > 4096)
         return 0;
-    const mg_game *games[16];
-    int ng = 0;
-    for (int i = 0; mg_game_at(i) && ng < 16; i++)
-        if (mg_mav_game_supported(mg_game_at(i), NULL))
-            games[ng++] = mg_game_at(i);
+    const mg_game *games[FUZZ_MAX_GAMES];
+    int ng = fuzz_mav_games(games);
     if (!ng)
         return 0;
     const mg_game *g = games[data[0] % ng];
-    size_t n = size - 1;
-    char *text = malloc(n ? n : 1);
-    memcpy(text, data + 1, n);
+    size_t n;
+    char *text = fuzz_text(data, size, 0, &n);
     char err[MG_ERRLEN], out[MG_MAX_TEXT], a[MG_MAX_TEXT], b[MG_MAX_TEXT];
     _Alignas(16) unsigned char st[MG_MAX_STATE], st2[MG_MAX_STATE];
     mg_mav_state_to_game_text(g, NULL, text, n, out, sizeof out, err, sizeof err);

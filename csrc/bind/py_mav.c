@@ -58,6 +58,182 @@ static const mg_game *game_arg(PyObject *o)
     return g;
 }
 
+/* A State argument that must be of game g (the game of `other`): the state, or NULL with a
+ * TypeError/ValueError naming `what`. */
+static mg_py_state *game_state_arg(PyObject *o, const mg_game *g, const char *what, const char *other)
+{
+    mg_py_state *s = mg_py_state_arg(o, what);
+    if (s && s->game != g) {
+        PyErr_Format(PyExc_ValueError, "%s is a %s state, %s is %s", what, s->game->name, other, g->name);
+        return NULL;
+    }
+    return s;
+}
+
+/* Reference state argument: None or a State of game g (its configuration then replaces *cfg). */
+static int ref_arg(PyObject *o, const mg_game *g, const void **ref, mg_config *cfg, const char *what)
+{
+    *ref = NULL;
+    if (o == Py_None)
+        return 0;
+    mg_py_state *s = game_state_arg(o, g, what, "the text");
+    if (!s)
+        return -1;
+    *ref = s->state;
+    *cfg = s->cfg;
+    return 0;
+}
+
+/* The arguments of the text readers: (game, text, board_size=0, flags=0) for
+ * mav_state_to_game_text, (game, text, true_state=None, board_size=0, flags=0) for mav_parse. */
+typedef struct reader_args {
+    const mg_game *g;
+    const char *text;
+    Py_ssize_t n;
+    mg_config cfg;
+    const void *ref; /* the true_state's state, or NULL */
+} reader_args;
+
+static int reader_args_parse(PyObject *args, PyObject *kw, int with_ref, reader_args *a)
+{
+    static char *kw_plain[] = {"game", "text", "board_size", "flags", NULL};
+    static char *kw_ref[] = {"game", "text", "true_state", "board_size", "flags", NULL};
+    PyObject *go, *to, *ro = Py_None;
+    int board_size = 0;
+    unsigned int flags = 0;
+    if (!(with_ref ? PyArg_ParseTupleAndKeywords(args, kw, "OO|OiI:mav_parse", kw_ref, &go, &to, &ro, &board_size,
+                                                 &flags)
+                   : PyArg_ParseTupleAndKeywords(args, kw, "OO|iI:mav_state_to_game_text", kw_plain, &go, &to,
+                                                 &board_size, &flags)))
+        return -1;
+    a->cfg = (mg_config){board_size, flags};
+    a->g = game_arg(go);
+    if (!a->g)
+        return -1;
+    a->text = text_arg(to, &a->n, "text");
+    if (!a->text)
+        return -1;
+    return ref_arg(ro, a->g, &a->ref, &a->cfg, "true_state");
+}
+
+/* The name of element i of a sequence argument ("states[3]"), for error messages. */
+typedef struct arg_name {
+    char s[64];
+} arg_name;
+
+static arg_name item_name(const char *seq, Py_ssize_t i, const char *field)
+{
+    arg_name a;
+    snprintf(a.s, sizeof a.s, "%s[%zd]%s%s", seq, i, field ? " " : "", field ? field : "");
+    return a;
+}
+
+/* max_len argument: None (-1 in *max_len) or an int >= lo; 0, or -1 with an error naming it. */
+static int max_len_arg(PyObject *ml, Py_ssize_t lo, Py_ssize_t *max_len)
+{
+    *max_len = -1;
+    if (ml == Py_None)
+        return 0;
+    *max_len = PyLong_AsSsize_t(ml);
+    if (*max_len == -1 && PyErr_Occurred())
+        return -1;
+    if (*max_len < lo) {
+        PyErr_Format(PyExc_ValueError, "max_len must be >= %zd, got %zd", lo, *max_len);
+        return -1;
+    }
+    return 0;
+}
+
+/* A PyMem buffer of `size`-byte elements (NULL: none yet) grown, at least doubling, to hold `need`
+ * of them: the buffer (buf itself when it is large enough), or NULL with MemoryError, buf and
+ * *cap unchanged. */
+static void *reserve(void *buf, size_t *cap, size_t need, size_t size)
+{
+    if (buf && need <= *cap)
+        return buf;
+    size_t nc = (*cap ? *cap * 2 : 4096) + need;
+    void *nb = PyMem_Realloc(buf, nc * size);
+    if (!nb)
+        return PyErr_NoMemory();
+    *cap = nc;
+    return nb;
+}
+
+/* A batch: the B items of a sequence argument, and their token rows, stored one after another,
+ * with their lengths (an int32 array). */
+typedef struct tok_rows {
+    PyObject *seq;
+    Py_ssize_t B;
+    int32_t *buf;
+    size_t cap, used, longest;
+    PyObject *lens;
+    int32_t *L;
+} tok_rows;
+
+/* 0, or -1 with a TypeError `not_seq` when items is not a sequence (rows_free it either way). */
+static int rows_init(tok_rows *r, PyObject *items, const char *not_seq)
+{
+    *r = (tok_rows){.seq = PySequence_Fast(items, not_seq)};
+    if (!r->seq)
+        return -1;
+    r->B = PySequence_Fast_GET_SIZE(r->seq);
+    npy_intp dim = r->B;
+    r->lens = PyArray_SimpleNew(1, &dim, NPY_INT32);
+    if (!r->lens)
+        return -1;
+    r->L = PyArray_DATA((PyArrayObject *)r->lens);
+    return 0;
+}
+
+/* Room for up to n more tokens: where the next row starts, or NULL with MemoryError. */
+static int32_t *rows_room(tok_rows *r, size_t n)
+{
+    int32_t *nb = reserve(r->buf, &r->cap, r->used + n, sizeof *nb);
+    if (!nb)
+        return NULL;
+    r->buf = nb;
+    return nb + r->used;
+}
+
+/* Row i (written at rows_room) has k tokens. */
+static void rows_end(tok_rows *r, Py_ssize_t i, size_t k)
+{
+    r->L[i] = (int32_t)k;
+    r->used += k;
+    if (k > r->longest)
+        r->longest = k;
+}
+
+/* The rows as a [B, width] int32 array padded with zeros (<pad>). */
+static PyObject *rows_array(const tok_rows *r, npy_intp width)
+{
+    npy_intp dims[2] = {r->B, width};
+    PyObject *arr = PyArray_ZEROS(2, dims, NPY_INT32, 0);
+    if (!arr)
+        return NULL;
+    int32_t *D = PyArray_DATA((PyArrayObject *)arr);
+    size_t off = 0;
+    for (Py_ssize_t i = 0; i < r->B; i++) {
+        memcpy(D + (size_t)i * (size_t)width, r->buf + off, (size_t)r->L[i] * sizeof(int32_t));
+        off += (size_t)r->L[i];
+    }
+    return arr;
+}
+
+/* (ids[B, width], lengths[B]); width -1: the longest row. */
+static PyObject *rows_result(const tok_rows *r, npy_intp width)
+{
+    PyObject *ids = rows_array(r, width >= 0 ? width : (npy_intp)r->longest);
+    return ids ? Py_BuildValue("(NO)", ids, r->lens) : NULL;
+}
+
+static void rows_free(tok_rows *r)
+{
+    PyMem_Free(r->buf);
+    Py_XDECREF(r->lens);
+    Py_XDECREF(r->seq);
+}
+
 static int spec_arg(const mg_game *g, PyObject *o, mg_mav_spec *spec)
 {
     if (!PyUnicode_Check(o)) {
@@ -150,6 +326,36 @@ static int parts_arg(const char *part)
 
 /* ---- writing ------------------------------------------------------------------------------ */
 
+/* The prompt of states[i] for the commands `cmds` into buf, *g and *spec following the state's
+ * game (the transition form from the state's last move): its length, or -1 with an error naming
+ * states[i]. */
+static long state_prompt(PyObject *seq, Py_ssize_t i, PyObject *cmds, const mg_game **g, mg_mav_spec *spec,
+                         char *buf, size_t cap)
+{
+    mg_py_state *s = mg_py_state_arg(PySequence_Fast_GET_ITEM(seq, i), item_name("states", i, NULL).s);
+    if (!s)
+        return -1;
+    if (s->game != *g) {
+        *g = s->game;
+        if (spec_arg(*g, cmds, spec) < 0)
+            return -1;
+    }
+    _Alignas(16) unsigned char prevbuf[MG_MAX_STATE];
+    mg_mav_input in = {s->state, NULL, -1, 0, NULL, NULL, -1, NULL, 0};
+    if (spec->transition) {
+        if (prev_from_history(s, prevbuf, &in.prev_action) < 0) {
+            PyErr_Format(PyExc_ValueError, "states[%zd] has no move history for the transition form", i);
+            return -1;
+        }
+        in.prev = prevbuf;
+    }
+    char err[MG_ERRLEN];
+    long len = mg_mav_write(*g, spec, &in, MG_MAV_PART_PROMPT, buf, cap, err, sizeof err);
+    if (len < 0)
+        PyErr_Format(PyExc_ValueError, "states[%zd]: %s", i, err);
+    return len;
+}
+
 #define WRITE_BUF 65536
 
 /* mav_write(state, commands, part="all", prev_state=None, prev_action=-1, actions=None,
@@ -175,13 +381,9 @@ static PyObject *py_mav_write(PyObject *Py_UNUSED(m), PyObject *args, PyObject *
     _Alignas(16) unsigned char prevbuf[MG_MAX_STATE];
     const void *prev = NULL;
     if (prev_o != Py_None) {
-        mg_py_state *p = mg_py_state_arg(prev_o, "prev_state");
+        mg_py_state *p = game_state_arg(prev_o, g, "prev_state", "state");
         if (!p)
             return NULL;
-        if (p->game != g) {
-            PyErr_Format(PyExc_ValueError, "prev_state is a %s state, state is %s", p->game->name, g->name);
-            return NULL;
-        }
         prev = p->state;
     } else if (spec.transition) {
         int32_t a;
@@ -241,30 +443,11 @@ static PyObject *py_mav_prompts(PyObject *Py_UNUSED(m), PyObject *args)
     }
     const mg_game *g = NULL;
     mg_mav_spec spec;
-    char buf[8192], err[MG_ERRLEN];
-    _Alignas(16) unsigned char prevbuf[MG_MAX_STATE];
+    char buf[8192];
     for (Py_ssize_t i = 0; i < n; i++) {
-        mg_py_state *s = mg_py_state_arg(PySequence_Fast_GET_ITEM(seq, i), "states[i]");
-        if (!s)
+        long len = state_prompt(seq, i, cmds, &g, &spec, buf, sizeof buf);
+        if (len < 0)
             goto fail;
-        if (s->game != g) {
-            g = s->game;
-            if (spec_arg(g, cmds, &spec) < 0)
-                goto fail;
-        }
-        mg_mav_input in = {s->state, NULL, -1, 0, NULL, NULL, -1, NULL, 0};
-        if (spec.transition) {
-            if (prev_from_history(s, prevbuf, &in.prev_action) < 0) {
-                PyErr_Format(PyExc_ValueError, "states[%zd] has no move history for the transition form", i);
-                goto fail;
-            }
-            in.prev = prevbuf;
-        }
-        long len = mg_mav_write(g, &spec, &in, MG_MAV_PART_PROMPT, buf, sizeof buf, err, sizeof err);
-        if (len < 0) {
-            PyErr_Format(PyExc_ValueError, "states[%zd]: %s", i, err);
-            goto fail;
-        }
         PyObject *str = PyUnicode_FromStringAndSize(buf, len);
         if (!str)
             goto fail;
@@ -293,25 +476,14 @@ static PyObject *py_mav_state_text(PyObject *Py_UNUSED(m), PyObject *arg)
 /* mav_state_to_game_text(game, text, board_size=0, flags=0) -> the game's own text (checked by the game) */
 static PyObject *py_mav_state_to_game_text(PyObject *Py_UNUSED(m), PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"game", "text", "board_size", "flags", NULL};
-    PyObject *go, *to;
-    int board_size = 0;
-    unsigned int flags = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|iI:mav_state_to_game_text", kwlist, &go, &to, &board_size, &flags))
+    reader_args a;
+    if (reader_args_parse(args, kw, 0, &a) < 0)
         return NULL;
-    const mg_game *g = game_arg(go);
-    if (!g)
-        return NULL;
-    Py_ssize_t n;
-    const char *t = text_arg(to, &n, "text");
-    if (!t)
-        return NULL;
-    mg_config cfg = {board_size, flags};
     char out[MG_MAX_TEXT], err[MG_ERRLEN] = "";
     _Alignas(16) unsigned char st[MG_MAX_STATE];
-    if (mg_mav_state_read(g, &cfg, t, (size_t)n, st, err, sizeof err) != MG_OK)
+    if (mg_mav_state_read(a.g, &a.cfg, a.text, (size_t)a.n, st, err, sizeof err) != MG_OK)
         return mg_py_value_error(err);
-    size_t len = g->to_text(st, out, sizeof out);
+    size_t len = a.g->to_text(st, out, sizeof out);
     return PyUnicode_FromStringAndSize(out, (Py_ssize_t)len);
 }
 
@@ -505,48 +677,16 @@ static PyObject *result_tuple(const mg_mav_result *r)
     return t;
 }
 
-/* Reference state argument: None or a State of game g. */
-static int ref_arg(PyObject *o, const mg_game *g, const void **ref, mg_config *cfg, const char *what)
-{
-    *ref = NULL;
-    if (o == Py_None)
-        return 0;
-    mg_py_state *s = mg_py_state_arg(o, what);
-    if (!s)
-        return -1;
-    if (s->game != g) {
-        PyErr_Format(PyExc_ValueError, "%s is a %s state, the text is %s", what, s->game->name, g->name);
-        return -1;
-    }
-    *ref = s->state;
-    *cfg = s->cfg;
-    return 0;
-}
-
 /* mav_parse(game, text, true_state=None, board_size=0, flags=0) -> tuple */
 static PyObject *py_mav_parse(PyObject *Py_UNUSED(m), PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"game", "text", "true_state", "board_size", "flags", NULL};
-    PyObject *go, *to, *ro = Py_None;
-    int board_size = 0;
-    unsigned int flags = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|OiI:mav_parse", kwlist, &go, &to, &ro, &board_size, &flags))
-        return NULL;
-    const mg_game *g = game_arg(go);
-    if (!g)
-        return NULL;
-    Py_ssize_t n;
-    const char *t = text_arg(to, &n, "text");
-    if (!t)
-        return NULL;
-    mg_config cfg = {board_size, flags};
-    const void *ref;
-    if (ref_arg(ro, g, &ref, &cfg, "true_state") < 0)
+    reader_args a;
+    if (reader_args_parse(args, kw, 1, &a) < 0)
         return NULL;
     /* on the stack (about 50 KB): a heap block this size is returned to the system and faulted
      * in again on every call */
     mg_mav_result res;
-    mg_mav_parse(g, &cfg, t, (size_t)n, ref, &res);
+    mg_mav_parse(a.g, &a.cfg, a.text, (size_t)a.n, a.ref, &res);
     return result_tuple(&res);
 }
 
@@ -596,12 +736,12 @@ static PyObject *py_mav_metrics(PyObject *Py_UNUSED(m), PyObject *args)
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         Py_ssize_t len;
-        const char *t = text_arg(PySequence_Fast_GET_ITEM(ts, i), &len, "texts[i]");
+        const char *t = text_arg(PySequence_Fast_GET_ITEM(ts, i), &len, item_name("texts", i, NULL).s);
         if (!t)
             goto done;
         mg_config cfg = {0, 0};
         const void *ref = NULL;
-        if (rs && ref_arg(PySequence_Fast_GET_ITEM(rs, i), g, &ref, &cfg, "true_states[i]") < 0)
+        if (rs && ref_arg(PySequence_Fast_GET_ITEM(rs, i), g, &ref, &cfg, item_name("true_states", i, NULL).s) < 0)
             goto done;
         mg_mav_parse(g, &cfg, t, (size_t)len, ref, r);
         mg_mav_metrics_add(&met, r);
@@ -616,19 +756,33 @@ done:
 
 /* ---- values ------------------------------------------------------------------------------------ */
 
-static PyObject *map_double(PyObject *arg, double (*f)(double), const char *what)
+/* An element-wise function's argument as an array of in_type (converted with `flags`) and its
+ * result, an array of out_type of the same shape: 0, or -1 with a TypeError "<needs>, got <type>". */
+static int map_arrays(PyObject *arg, int in_type, int flags, int out_type, const char *needs, PyArrayObject **a,
+                      PyObject **out)
 {
-    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(arg, NPY_FLOAT64, 0, 0, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
-    if (!a) {
+    *a = (PyArrayObject *)PyArray_FROMANY(arg, in_type, 0, 0, flags);
+    if (!*a) {
         PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "%s needs numbers, got %.100s", what, Py_TYPE(arg)->tp_name);
-        return NULL;
+        PyErr_Format(PyExc_TypeError, "%s, got %.100s", needs, Py_TYPE(arg)->tp_name);
+        return -1;
     }
-    PyObject *out = PyArray_NewLikeArray(a, NPY_CORDER, PyArray_DescrFromType(NPY_FLOAT64), 0);
-    if (!out) {
-        Py_DECREF(a);
-        return NULL;
+    *out = PyArray_NewLikeArray(*a, NPY_CORDER, PyArray_DescrFromType(out_type), 0);
+    if (!*out) {
+        Py_CLEAR(*a);
+        return -1;
     }
+    return 0;
+}
+
+#define MAP_CAST (NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST)
+
+static PyObject *map_double(PyObject *arg, double (*f)(double), const char *needs)
+{
+    PyArrayObject *a;
+    PyObject *out;
+    if (map_arrays(arg, NPY_FLOAT64, MAP_CAST, NPY_FLOAT64, needs, &a, &out) < 0)
+        return NULL;
     npy_intp n = PyArray_SIZE(a);
     const double *x = PyArray_DATA(a);
     double *y = PyArray_DATA((PyArrayObject *)out);
@@ -640,22 +794,15 @@ static PyObject *map_double(PyObject *arg, double (*f)(double), const char *what
 
 static PyObject *py_win_prob_cp(PyObject *Py_UNUSED(m), PyObject *arg)
 {
-    return map_double(arg, mg_mav_win_prob_cp, "win_prob_from_cp");
+    return map_double(arg, mg_mav_win_prob_cp, "win_prob_from_cp needs numbers");
 }
 
 static PyObject *py_bucket(PyObject *Py_UNUSED(m), PyObject *arg)
 {
-    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(arg, NPY_FLOAT64, 0, 0, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
-    if (!a) {
-        PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "bucket needs win probabilities, got %.100s", Py_TYPE(arg)->tp_name);
+    PyArrayObject *a;
+    PyObject *out;
+    if (map_arrays(arg, NPY_FLOAT64, MAP_CAST, NPY_INT32, "bucket needs win probabilities", &a, &out) < 0)
         return NULL;
-    }
-    PyObject *out = PyArray_NewLikeArray(a, NPY_CORDER, PyArray_DescrFromType(NPY_INT32), 0);
-    if (!out) {
-        Py_DECREF(a);
-        return NULL;
-    }
     npy_intp n = PyArray_SIZE(a);
     const double *x = PyArray_DATA(a);
     int32_t *y = PyArray_DATA((PyArrayObject *)out);
@@ -677,17 +824,11 @@ static PyObject *py_bucket(PyObject *Py_UNUSED(m), PyObject *arg)
 
 static PyObject *py_bucket_value(PyObject *Py_UNUSED(m), PyObject *arg)
 {
-    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(arg, NPY_INT64, 0, 0, NPY_ARRAY_IN_ARRAY);
-    if (!a) {
-        PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "bucket_value needs integer bucket indices, got %.100s", Py_TYPE(arg)->tp_name);
+    PyArrayObject *a;
+    PyObject *out;
+    if (map_arrays(arg, NPY_INT64, NPY_ARRAY_IN_ARRAY, NPY_FLOAT64, "bucket_value needs integer bucket indices", &a,
+                   &out) < 0)
         return NULL;
-    }
-    PyObject *out = PyArray_NewLikeArray(a, NPY_CORDER, PyArray_DescrFromType(NPY_FLOAT64), 0);
-    if (!out) {
-        Py_DECREF(a);
-        return NULL;
-    }
     npy_intp n = PyArray_SIZE(a);
     const int64_t *x = PyArray_DATA(a);
     double *y = PyArray_DATA((PyArrayObject *)out);
@@ -899,45 +1040,22 @@ static PyObject *tok_encode_batch(py_tok *self, PyObject *args, PyObject *kw)
     PyObject *texts, *ml = Py_None;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O:encode_batch", kwlist, &texts, &ml))
         return NULL;
-    Py_ssize_t max_len = -1;
-    if (ml != Py_None) {
-        max_len = PyLong_AsSsize_t(ml);
-        if (max_len == -1 && PyErr_Occurred())
-            return NULL;
-        if (max_len < 0) {
-            PyErr_Format(PyExc_ValueError, "max_len must be >= 0, got %zd", max_len);
-            return NULL;
-        }
-    }
-    PyObject *seq = PySequence_Fast(texts, "texts must be a sequence of str");
-    if (!seq)
+    Py_ssize_t max_len;
+    if (max_len_arg(ml, 0, &max_len) < 0)
         return NULL;
-    Py_ssize_t B = PySequence_Fast_GET_SIZE(seq);
-    npy_intp dimb = B;
-    PyObject *lens = PyArray_SimpleNew(1, &dimb, NPY_INT32);
-    int32_t *buf = NULL;
-    size_t cap = 0, used = 0;
+    tok_rows r;
     PyObject *res = NULL;
-    if (!lens)
+    if (rows_init(&r, texts, "texts must be a sequence of str") < 0)
         goto done;
-    int32_t *L = PyArray_DATA((PyArrayObject *)lens);
-    Py_ssize_t longest = 0;
-    for (Py_ssize_t i = 0; i < B; i++) {
+    for (Py_ssize_t i = 0; i < r.B; i++) {
         Py_ssize_t n;
-        const char *s = text_arg(PySequence_Fast_GET_ITEM(seq, i), &n, "texts[i]");
+        const char *s = text_arg(PySequence_Fast_GET_ITEM(r.seq, i), &n, item_name("texts", i, NULL).s);
         if (!s)
             goto done;
-        if (used + (size_t)n > cap) {
-            size_t nc = (cap ? cap * 2 : 4096) + (size_t)n;
-            int32_t *nb = PyMem_Realloc(buf, nc * sizeof(int32_t));
-            if (!nb) {
-                PyErr_NoMemory();
-                goto done;
-            }
-            buf = nb;
-            cap = nc;
-        }
-        size_t k = mg_tok_encode(self->t, s, (size_t)n, buf + used, (size_t)n);
+        int32_t *row = rows_room(&r, (size_t)n);
+        if (!row)
+            goto done;
+        size_t k = mg_tok_encode(self->t, s, (size_t)n, row, (size_t)n);
         if (max_len >= 0 && (Py_ssize_t)k > max_len) {
             PyErr_Format(PyExc_ValueError, "texts[%zd] has %zu tokens, more than max_len=%zd", i, k, max_len);
             goto done;
@@ -946,26 +1064,11 @@ static PyObject *tok_encode_batch(py_tok *self, PyObject *args, PyObject *kw)
             PyErr_Format(PyExc_ValueError, "texts[%zd] is too long", i);
             goto done;
         }
-        L[i] = (int32_t)k;
-        used += k;
-        if ((Py_ssize_t)k > longest)
-            longest = (Py_ssize_t)k;
+        rows_end(&r, i, k);
     }
-    npy_intp dims[2] = {B, max_len >= 0 ? max_len : longest};
-    PyObject *ids = PyArray_ZEROS(2, dims, NPY_INT32, 0); /* zeros = <pad> */
-    if (!ids)
-        goto done;
-    int32_t *D = PyArray_DATA((PyArrayObject *)ids);
-    size_t off = 0;
-    for (Py_ssize_t i = 0; i < B; i++) {
-        memcpy(D + (size_t)i * (size_t)dims[1], buf + off, (size_t)L[i] * sizeof(int32_t));
-        off += (size_t)L[i];
-    }
-    res = Py_BuildValue("(NO)", ids, lens);
+    res = rows_result(&r, max_len);
 done:
-    PyMem_Free(buf);
-    Py_XDECREF(lens);
-    Py_DECREF(seq);
+    rows_free(&r);
     return res;
 }
 
@@ -1115,79 +1218,26 @@ static PyObject *py_mav_prompt_tokens(PyObject *Py_UNUSED(m), PyObject *args)
         return NULL;
     py_tok *tk = (py_tok *)to;
     TOK_CHECK(tk);
-    PyObject *seq = PySequence_Fast(states, "states must be a sequence of game states");
-    if (!seq)
-        return NULL;
-    Py_ssize_t B = PySequence_Fast_GET_SIZE(seq);
-    int32_t *buf = NULL;
-    size_t cap = 0, used = 0;
-    npy_intp dimb = B;
-    PyObject *lens = PyArray_SimpleNew(1, &dimb, NPY_INT32);
+    tok_rows r;
     PyObject *res = NULL;
-    if (!lens)
+    if (rows_init(&r, states, "states must be a sequence of game states") < 0)
         goto done;
-    int32_t *L = PyArray_DATA((PyArrayObject *)lens);
     const mg_game *g = NULL;
     mg_mav_spec spec;
-    char text[8192], err[MG_ERRLEN];
-    _Alignas(16) unsigned char prevbuf[MG_MAX_STATE];
-    size_t longest = 0;
-    for (Py_ssize_t i = 0; i < B; i++) {
-        mg_py_state *s = mg_py_state_arg(PySequence_Fast_GET_ITEM(seq, i), "states[i]");
-        if (!s)
+    char text[8192];
+    for (Py_ssize_t i = 0; i < r.B; i++) {
+        long len = state_prompt(r.seq, i, cmds, &g, &spec, text, sizeof text);
+        if (len < 0)
             goto done;
-        if (s->game != g) {
-            g = s->game;
-            if (spec_arg(g, cmds, &spec) < 0)
-                goto done;
-        }
-        mg_mav_input in = {s->state, NULL, -1, 0, NULL, NULL, -1, NULL, 0};
-        if (spec.transition) {
-            if (prev_from_history(s, prevbuf, &in.prev_action) < 0) {
-                PyErr_Format(PyExc_ValueError, "states[%zd] has no move history for the transition form", i);
-                goto done;
-            }
-            in.prev = prevbuf;
-        }
-        long len = mg_mav_write(g, &spec, &in, MG_MAV_PART_PROMPT, text, sizeof text, err, sizeof err);
-        if (len < 0) {
-            PyErr_Format(PyExc_ValueError, "states[%zd]: %s", i, err);
+        int32_t *row = rows_room(&r, (size_t)len + 1);
+        if (!row)
             goto done;
-        }
-        if (used + (size_t)len + 1 > cap) {
-            size_t nc = (cap ? cap * 2 : 65536) + (size_t)len + 1;
-            int32_t *nb = PyMem_Realloc(buf, nc * sizeof(int32_t));
-            if (!nb) {
-                PyErr_NoMemory();
-                goto done;
-            }
-            buf = nb;
-            cap = nc;
-        }
-        buf[used] = MG_TOK_BOS;
-        size_t k = 1 + mg_tok_encode(tk->t, text, (size_t)len, buf + used + 1, (size_t)len);
-        used += k;
-        L[i] = (int32_t)k;
-        if (k > longest)
-            longest = k;
+        row[0] = MG_TOK_BOS;
+        rows_end(&r, i, 1 + mg_tok_encode(tk->t, text, (size_t)len, row + 1, (size_t)len));
     }
-    {
-        npy_intp dims[2] = {B, (npy_intp)longest};
-        PyObject *ids = PyArray_ZEROS(2, dims, NPY_INT32, 0);
-        if (!ids)
-            goto done;
-        int32_t *D = PyArray_DATA((PyArrayObject *)ids);
-        size_t off = 0;
-        for (Py_ssize_t i = 0; i < B; i++) {
-            memcpy(D + (size_t)i * longest, buf + off, (size_t)L[i] * sizeof(int32_t));
-            off += (size_t)L[i];
-        }
-        res = Py_BuildValue("(NO)", ids, lens);
-    }
+    res = rows_result(&r, -1);
 done:
-    PyMem_Free(buf);
-    Py_XDECREF(lens);
-    Py_DECREF(seq);
+    rows_free(&r);
     return res;
 }
 
@@ -1245,38 +1295,29 @@ static PyObject *exb_build(py_exb *self, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_ValueError, "example builder is not initialised");
         return NULL;
     }
-    Py_ssize_t max_len = -1;
-    if (ml != Py_None) {
-        max_len = PyLong_AsSsize_t(ml);
-        if (max_len == -1 && PyErr_Occurred())
-            return NULL;
-        if (max_len < 1) {
-            PyErr_Format(PyExc_ValueError, "max_len must be >= 1, got %zd", max_len);
-            return NULL;
-        }
-    }
-    PyObject *seq = PySequence_Fast(items, "items must be a sequence");
-    if (!seq)
+    Py_ssize_t max_len;
+    if (max_len_arg(ml, 1, &max_len) < 0)
         return NULL;
-    Py_ssize_t B = PySequence_Fast_GET_SIZE(seq);
+    tok_rows r;
+    if (rows_init(&r, items, "items must be a sequence") < 0) {
+        rows_free(&r);
+        return NULL;
+    }
+    Py_ssize_t B = r.B;
     const size_t CAP = 32768, TEXT = 262144;
-    int32_t *ids = NULL, *tmp_ids = PyMem_Malloc(CAP * sizeof(int32_t));
+    int32_t *tmp_ids = PyMem_Malloc(CAP * sizeof(int32_t));
     uint8_t *mask = NULL, *tmp_mask = PyMem_Malloc(CAP);
     char *text = PyMem_Malloc(TEXT);
-    size_t cap = 0, used = 0;
-    npy_intp dimb = B;
-    PyObject *lens = PyArray_SimpleNew(1, &dimb, NPY_INT32);
+    size_t cap_mask = 0;
     PyObject *texts = return_text ? PyList_New(B) : NULL;
     PyObject *res = NULL;
-    if (!tmp_ids || !tmp_mask || !text || !lens || (return_text && !texts)) {
+    if (!tmp_ids || !tmp_mask || !text || (return_text && !texts)) {
         if (!PyErr_Occurred())
             PyErr_NoMemory();
         goto done;
     }
-    int32_t *L = PyArray_DATA((PyArrayObject *)lens);
-    size_t longest = 0;
     for (Py_ssize_t i = 0; i < B; i++) {
-        PyObject *it = PySequence_Fast_GET_ITEM(seq, i);
+        PyObject *it = PySequence_Fast_GET_ITEM(r.seq, i);
         PyObject *so, *acts, *vals, *po;
         int best, prev_action, use_history;
         if (!PyTuple_Check(it) ||
@@ -1286,20 +1327,16 @@ static PyObject *exb_build(py_exb *self, PyObject *args, PyObject *kw)
                              "prev_action, use_history)", i);
             goto done;
         }
-        mg_py_state *s = mg_py_state_arg(so, "items[i] state");
+        mg_py_state *s = mg_py_state_arg(so, item_name("items", i, "state").s);
         if (!s)
             goto done;
         const mg_game *g = s->game;
         _Alignas(16) unsigned char prevbuf[MG_MAX_STATE];
         mg_mav_input in = {s->state, NULL, -1, 0, NULL, NULL, best, NULL, 0};
         if (po != Py_None) {
-            mg_py_state *p = mg_py_state_arg(po, "items[i] prev_state");
+            mg_py_state *p = game_state_arg(po, g, item_name("items", i, "prev_state").s, "state");
             if (!p)
                 goto done;
-            if (p->game != g) {
-                PyErr_Format(PyExc_ValueError, "items[%zd]: prev_state is %s, state is %s", i, p->game->name, g->name);
-                goto done;
-            }
             in.prev = p->state;
             in.prev_action = prev_action;
         } else if (use_history && prev_from_history(s, prevbuf, &in.prev_action) == 0) {
@@ -1332,62 +1369,47 @@ static PyObject *exb_build(py_exb *self, PyObject *args, PyObject *kw)
                 goto done;
             PyList_SET_ITEM(texts, i, t);
         }
-        if (used + (size_t)k > cap) {
-            size_t nc = (cap ? cap * 2 : 65536) + (size_t)k;
-            int32_t *ni = PyMem_Realloc(ids, nc * sizeof(int32_t));
-            if (!ni) {
-                PyErr_NoMemory();
-                goto done;
-            }
-            ids = ni;
-            uint8_t *nm = PyMem_Realloc(mask, nc);
-            if (!nm) {
-                PyErr_NoMemory();
-                goto done;
-            }
-            mask = nm;
-            cap = nc;
-        }
-        memcpy(ids + used, tmp_ids, (size_t)k * sizeof(int32_t));
-        memcpy(mask + used, tmp_mask, (size_t)k);
-        used += (size_t)k;
-        L[i] = (int32_t)k;
-        if ((size_t)k > longest)
-            longest = (size_t)k;
+        int32_t *row = rows_room(&r, (size_t)k);
+        if (!row)
+            goto done;
+        uint8_t *nm = reserve(mask, &cap_mask, r.used + (size_t)k, sizeof *mask);
+        if (!nm)
+            goto done;
+        mask = nm;
+        memcpy(row, tmp_ids, (size_t)k * sizeof(int32_t));
+        memcpy(mask + r.used, tmp_mask, (size_t)k);
+        rows_end(&r, i, (size_t)k);
     }
     {
-        npy_intp dims[2] = {B, max_len >= 0 ? max_len : (npy_intp)longest};
-        PyObject *IA = PyArray_ZEROS(2, dims, NPY_INT32, 0);
+        const int32_t *L = r.L;
+        npy_intp dims[2] = {B, max_len >= 0 ? max_len : (npy_intp)r.longest};
+        PyObject *IA = rows_array(&r, dims[1]);
         PyObject *MA = PyArray_ZEROS(2, dims, NPY_BOOL, 0);
         if (!IA || !MA) {
             Py_XDECREF(IA);
             Py_XDECREF(MA);
             goto done;
         }
-        int32_t *DI = PyArray_DATA((PyArrayObject *)IA);
         npy_bool *DM = PyArray_DATA((PyArrayObject *)MA);
         size_t off = 0;
         for (Py_ssize_t i = 0; i < B; i++) {
-            memcpy(DI + (size_t)i * (size_t)dims[1], ids + off, (size_t)L[i] * sizeof(int32_t));
             for (int32_t j = 0; j < L[i]; j++)
                 DM[(size_t)i * (size_t)dims[1] + (size_t)j] = mask[off + (size_t)j] != 0;
             off += (size_t)L[i];
         }
         if (return_text)
-            res = Py_BuildValue("(NNON)", IA, MA, lens, texts);
+            res = Py_BuildValue("(NNON)", IA, MA, r.lens, texts);
         else
-            res = Py_BuildValue("(NNO)", IA, MA, lens);
+            res = Py_BuildValue("(NNO)", IA, MA, r.lens);
         texts = NULL;
     }
 done:
-    PyMem_Free(ids);
+    rows_free(&r);
     PyMem_Free(mask);
     PyMem_Free(tmp_ids);
     PyMem_Free(tmp_mask);
     PyMem_Free(text);
-    Py_XDECREF(lens);
     Py_XDECREF(texts);
-    Py_DECREF(seq);
     return res;
 }
 
