@@ -197,6 +197,32 @@ def test_c4_agents_play_legal_moves(c4_run):
         assert agent.evaluator.evaluations >= 1
 
 
+def test_mav_evaluator_cache_is_exact(c4_run):
+    """Cached outputs (by prompt) change nothing in the search, and a repeated search generates nothing."""
+    from mavgame.mcts import MCTS
+    from mavgame.model.agents import MAVEvaluator, mav_mcts_agent
+    root, _, _, _ = c4_run
+    model = MAVModel.load(root / "run" / "model.safetensors", backend="numpy")
+    recs = [r for r in PositionStore(root / "data" / "val") if r["values"]]
+    st = mavgame.State("connect_four", recs[0]["state"])
+    cached = MAVEvaluator(model, batch_size=4)
+    plain = MAVEvaluator(model, batch_size=4, cache_size=0)
+    r1 = MCTS(cached, num_simulations=16, batch_size=4, seed=5).search(st)
+    r2 = MCTS(plain, num_simulations=16, batch_size=4, seed=5).search(st)
+    assert r1.best_move == r2.best_move and r1.visits.tolist() == r2.visits.tolist()
+    first = cached.generated
+    assert first + cached.cache_hits == cached.evaluations and len(cached._cache) == first
+    assert plain.generated == plain.evaluations and not plain._cache
+    r3 = MCTS(cached, num_simulations=16, batch_size=4, seed=5).search(st)
+    assert r3.visits.tolist() == r1.visits.tolist()
+    assert cached.generated == first and cached.cache_hits >= first
+    small = MAVEvaluator(model, batch_size=4, cache_size=3)
+    assert MCTS(small, num_simulations=16, batch_size=4, seed=5).search(st).visits.tolist() == r1.visits.tolist()
+    assert len(small._cache) <= 3
+    with pytest.raises(ValueError, match="cache_size"):
+        mav_mcts_agent(model, sims=4, cache_size=-1)
+
+
 def test_train_command_line(tmp_path, capsys):
     from mavgame.cli import main
     rc = main(["train", "--game", "tictactoe", "--data", str(tmp_path / "d"), "--games", "40",

@@ -15,6 +15,7 @@ Importing this module registers the agent kinds ``mav`` and ``mav_mcts`` for age
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
@@ -111,22 +112,48 @@ class MAVEvaluator:
     predicted result of terminal states; unusable output marks the leaf hallucinated.
     """
 
-    def __init__(self, model=None, *, scoring: str = "mean", backend: str = "auto", batch_size: int = 64):
+    def __init__(self, model=None, *, scoring: str = "mean", backend: str = "auto", batch_size: int = 64,
+                 cache_size: int = 100_000):
         if scoring not in ("mean", "max"):
             raise ValueError(f"scoring must be 'mean' or 'max', not {scoring!r}")
+        if cache_size < 0:
+            raise ValueError(f"cache_size must be >= 0, got {cache_size}")
         self.model = get_model(model, backend)
         self.scoring = scoring
         self.batch_size = batch_size
+        self.cache_size = int(cache_size)
+        self._cache: "OrderedDict[str, Any]" = OrderedDict()
         self.name = f"mav-{scoring}"
         self.calls = 0
         self.evaluations = 0
+        self.generated = 0
+        self.cache_hits = 0
+
+    def _outputs(self, prompts: List[str]) -> List[Any]:
+        """Model outputs for the prompts. Greedy decoding is deterministic, so outputs are cached by prompt
+        (an LRU of ``cache_size`` entries): transpositions and the positions a reused tree or a repeated
+        opening meets again cost nothing, and equal prompts within a batch are generated once."""
+        cache = self._cache
+        todo = list(dict.fromkeys(p for p in prompts if p not in cache))
+        self.cache_hits += len(prompts) - sum(1 for p in prompts if p in todo)
+        if todo:
+            self.generated += len(todo)
+            for p, o in zip(todo, self.model.generate(todo, batch_size=self.batch_size)):
+                cache[p] = o
+        outs = []
+        for p in prompts:
+            cache.move_to_end(p)
+            outs.append(cache[p])
+        while len(cache) > self.cache_size:
+            cache.popitem(last=False)
+        return outs
 
     def __call__(self, requests: Sequence[Any]) -> List[Any]:
         from .. import mav
         prompts = [r.prompt for r in requests]
         if any(p is None for p in prompts):
             raise ValueError("the MAV evaluator needs MAV prompts (this game has no MAV format)")
-        outs = self.model.generate(prompts, batch_size=self.batch_size)
+        outs = self._outputs(prompts)
         self.calls += 1
         self.evaluations += len(requests)
         results: List[Any] = []
@@ -187,9 +214,11 @@ class MAVMCTSAgent(MCTSAgent):
 
 def mav_mcts_agent(model=None, sims: int = 64, *, scoring: str = "mean", batch_size: int = 16,
                    state_tracking: bool = False, backend: str = "auto", name: Optional[str] = None,
-                   **mcts_kwargs) -> MAVMCTSAgent:
-    """MAV-MCTS: MCTS with the model as prior, value function (and, with state_tracking, world model)."""
-    ev = MAVEvaluator(model, scoring=scoring, backend=backend, batch_size=max(batch_size, 1))
+                   cache_size: int = 100_000, **mcts_kwargs) -> MAVMCTSAgent:
+    """MAV-MCTS: MCTS with the model as prior, value function (and, with state_tracking, world model).
+    ``cache_size``: model outputs kept by prompt across searches (see :class:`MAVEvaluator`)."""
+    ev = MAVEvaluator(model, scoring=scoring, backend=backend, batch_size=max(batch_size, 1),
+                      cache_size=cache_size)
     game = ev.model.game
     kw = dict(batch_size=batch_size, state_tracking=bool(state_tracking))
     if state_tracking and game:
@@ -206,9 +235,9 @@ def _make_mav(model: Optional[str] = None, scoring: str = "mean", best: int = 1,
 
 
 def _make_mav_mcts(model: Optional[str] = None, sims: int = 64, scoring: str = "mean", batch: int = 16,
-                   state_tracking: int = 0, backend: str = "auto", **kw) -> MCTSAgent:
+                   state_tracking: int = 0, backend: str = "auto", cache: int = 100_000, **kw) -> MCTSAgent:
     return mav_mcts_agent(model, sims, scoring=scoring, batch_size=batch, state_tracking=bool(state_tracking),
-                          backend=backend, **kw)
+                          backend=backend, cache_size=cache, **kw)
 
 
 register_agent("mav", _make_mav)
