@@ -83,6 +83,40 @@ def test_resume_is_exact(tmp_path, workers):
     assert last_a == pytest.approx(last_b, rel=1e-6)
 
 
+def test_resume_after_a_crash_between_checkpoints(tmp_path):
+    """A run killed after step 12 (last periodic checkpoint at 10) resumes from 10 and ends bit-identical."""
+    _toy_set(tmp_path / "data")
+    whole, _ = train(_toy_cfg(tmp_path / "data", tmp_path / "a"), _toy_encoder, TOY_TOK, export=False)
+
+    class Crash(Exception):
+        pass
+
+    class Crashing(Trainer):
+        def log(self, rec):
+            super().log(rec)
+            if rec.get("step") == 12 and "loss" in rec:
+                raise Crash
+
+    with pytest.raises(Crash):
+        Crashing(_toy_cfg(tmp_path / "data", tmp_path / "b"), _toy_encoder, TOY_TOK).run()
+    resumed = Trainer(_toy_cfg(tmp_path / "data", tmp_path / "b"), _toy_encoder, TOY_TOK)
+    assert resumed.step == 10
+    resumed.run()
+    a, b = whole.model.state_dict(), resumed.model.state_dict()
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_resume_refuses_another_recipe(tmp_path):
+    _toy_set(tmp_path / "data")
+    train(_toy_cfg(tmp_path / "data", tmp_path / "a"), _toy_encoder, TOY_TOK, export=False, stop_after=5)
+    with pytest.raises(ValueError, match=r"lr 0.003 in the checkpoint, 0.001 now.*seed 0 in the checkpoint, 7"):
+        Trainer(_toy_cfg(tmp_path / "data", tmp_path / "a", lr=1e-3, seed=7), _toy_encoder, TOY_TOK)
+    # what does not change the weights may change: threads, evaluation and checkpoint cadence
+    tr = Trainer(_toy_cfg(tmp_path / "data", tmp_path / "a", threads=1, eval_every=6, checkpoint_every=7),
+                 _toy_encoder, TOY_TOK)
+    assert tr.step == 5
+
+
 def test_grad_accum_matches_big_batch(tmp_path):
     """Two micro-batches of 8 with accumulation step like one batch of 16 over the same examples."""
     _toy_set(tmp_path / "data")

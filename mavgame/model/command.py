@@ -143,7 +143,10 @@ def run(args: argparse.Namespace) -> int:
                       gen_eval_positions=args.gen_eval_positions, checkpoint_every=args.checkpoint_every,
                       progress=not args.no_progress, export_dtype=args.export_dtype)
     from .inference import trainer_metrics
-    tr = Trainer(cfg, evaluate_fn=trainer_metrics)
+    try:
+        tr = Trainer(cfg, evaluate_fn=trainer_metrics)
+    except ValueError as e:
+        raise SystemExit(f"mavgame train: {e}") from None
     print(f"mavgame train: {tr.model_cfg.num_parameters():,} parameters, {len(tr.train_store):,} training "
           f"positions, device {tr.device}, precision {tr.precision}, from step {tr.step}", file=sys.stderr)
     last = tr.run(args.stop_after or None)

@@ -88,6 +88,24 @@ class TrainConfig:
             raise ValueError(f"unknown model preset {self.preset!r} (have {', '.join(PRESETS)})")
 
 
+# TrainConfig fields that decide the trained weights: a resumed run must use the values it started with.
+# (Threads, workers, device, evaluation, logging and checkpoint cadence do not change the recipe.)
+RECIPE_FIELDS = ("steps", "batch_size", "grad_accum", "lr", "min_lr_ratio", "warmup", "weight_decay", "beta1",
+                 "beta2", "grad_clip", "seed", "precision", "preset", "model", "max_seq_len", "encoder_options")
+
+
+def check_resume_config(saved: Dict[str, Any], cfg: TrainConfig) -> None:
+    """ValueError naming every recipe field whose value differs from the checkpoint's run (the resumed run
+    would silently stop being the run it continues)."""
+    diff = []
+    for name in RECIPE_FIELDS:
+        if name in saved and saved[name] != getattr(cfg, name):
+            diff.append(f"{name} {saved[name]!r} in the checkpoint, {getattr(cfg, name)!r} now")
+    if diff:
+        raise ValueError(f"cannot resume the run in {cfg.out} with another recipe: " + "; ".join(diff)
+                         + " (use another --out to start a new run)")
+
+
 def lr_at(step: int, cfg: TrainConfig) -> float:
     """Learning rate for optimiser step `step` (0-based): linear warmup, then cosine to lr * min_lr_ratio."""
     if cfg.warmup and step < cfg.warmup:
@@ -216,6 +234,7 @@ class Trainer:
             if self.ckpt["train_config"].get("data") != cfg.data and self.ckpt["train_config"].get("data"):
                 print(f"mavgame train: note: resuming a run made on {self.ckpt['train_config']['data']}",
                       file=sys.stderr)
+            check_resume_config(self.ckpt["train_config"], cfg)
         else:
             self.model_cfg = build_model_config(cfg, int(self.tok["vocab_size"]))
         torch.manual_seed(cfg.seed)
