@@ -109,6 +109,53 @@ def test_bad_input_leaves_object_usable():
     assert not _core.State("tictactoe").is_legal("a1\x00")
 
 
+@pytest.mark.parametrize("name", all_games())
+def test_move_errors_name_the_move_and_the_position(name):
+    """Every game's illegal or malformed move, as a string or an int action, raises a ValueError
+    naming the move and the current position's text, in the same form for every game."""
+    s = _core.State(name)
+    while s.ply < 2 or s.legal_actions().size == s.num_actions:  # until some action is illegal
+        s.push(int(s.legal_actions()[0]))
+    assert not s.is_terminal()
+    where = f"in position '{s.text()}'"
+    before = (s.text(), s.ply)
+
+    def message(move):
+        with pytest.raises(ValueError) as e:
+            s.push(move)
+        assert (s.text(), s.ply) == before
+        return str(e.value)
+
+    # well-formed move strings of actions that are not legal here
+    legal = set(s.legal_actions().tolist())
+    tried = 0
+    for a in range(s.num_actions):
+        if a in legal:
+            continue
+        try:
+            move = s.action_to_str(a)
+        except ValueError:
+            continue
+        if s.is_legal(move):
+            continue
+        msg = message(move)
+        assert f"'{move}'" in msg and msg.endswith(where), msg
+        assert msg.count(s.text()) == 1, msg  # the position is named once (chess's own text included it)
+        msg = message(a)
+        assert f"action {a} " in msg and f"'{move}'" in msg and msg.endswith(where), msg
+        tried += 1
+        if tried == 3:
+            break
+    assert tried >= 1
+    # malformed strings, out-of-range actions
+    for bad in ["zz99!", "", "a1\x00", "q" * 70]:
+        msg = message(bad)
+        assert msg.endswith(where) and bad[:20].replace("\x00", "") in msg, msg
+    for bad in [s.num_actions, -1, 2**70]:
+        msg = message(bad)
+        assert str(bad) in msg and msg.endswith(where), msg
+
+
 def test_uninitialised_state_raises():
     s = _core.State.__new__(_core.State)
     with pytest.raises(ValueError, match="not initialised"):

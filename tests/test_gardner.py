@@ -435,10 +435,53 @@ def test_outcomes():
     assert len(Gardner("k4/5/2K2/4R/5 w - - 100 80").legal_moves()) > 0
 
 
+@pytest.mark.parametrize("partial, full", [
+    ("rnbqk/ppppp/5/PPPPP/RNBQK", START_FEN),
+    ("  rnbqk/ppppp/5/PPPPP/RNBQK\t", START_FEN),
+    ("k4/5/5/4r/K4 b", "k4/5/5/4r/K4 b - - 0 1"),
+    ("k4/5/5/4r/K4 b -", "k4/5/5/4r/K4 b - - 0 1"),
+    ("k4/5/5/4r/K4 b - -", "k4/5/5/4r/K4 b - - 0 1"),
+    ("k4/5/5/4r/K4 b - - 17", "k4/5/5/4r/K4 b - - 17 1"),
+    ("k4/5/5/4r/K4\tb  -\n- 17 9", "k4/5/5/4r/K4 b - - 17 9"),
+])
+def test_partial_fen_defaults_like_chess(partial, full):
+    """Trailing FEN fields may be left out, as the chess reader allows: they default to
+    "w - - 0 1" (the board alone is White to move), and white space of any kind separates."""
+    board = Gardner(partial)
+    assert board.fen() == full and board == Gardner(full) and board.hash == Gardner(full).hash
+    assert board.legal_moves() == Gardner(full).legal_moves()
+    # the chess reader gives the same defaults for the same partial forms
+    chess_board = "4k3/8/8/8/8/8/4r3/K7"
+    tail = full.split(" ", 1)[1]
+    chess_partial = " ".join([chess_board] + partial.split()[1:])
+    assert State("chess", chess_partial).text() == State("chess", f"{chess_board} {tail}").text()
+
+
+def test_partial_fen_board_only_checks_the_position():
+    """The board alone still gets every position check (White to move by default)."""
+    with pytest.raises(ValueError, match="side not to move \\(Black\\) is in check"):
+        Gardner("4k/4R/5/5/K4")
+    with pytest.raises(ValueError, match="Black has 0 kings"):
+        Gardner("5/5/5/5/K4")
+    assert Gardner("4k/4R/5/5/K4 b").fen() == "4k/4R/5/5/K4 b - - 0 1"
+
+
 def test_bad_input_raises_value_error():
     bad_fens = {
-        "": "rank 5",
-        "rnbqk/ppppp/5/PPPPP/RNBQK": "side to move",
+        "": "'': empty",
+        " \t\n": "empty",
+        "rnbqk/ppppp/5/PPPPP/RNBQK x": "side to move 'x'",
+        "rnbqk/ppppp/5/PPPPP/RNBQK white": "side to move 'white'",
+        "rnbqk/ppppp/5/PPPPP/RNBQK w KQ": "castling field 'KQ'",
+        "rnbqk/ppppp/5/PPPPP/RNBQK w - e3": "en passant field 'e3'",
+        "rnbqk/ppppp/5/PPPPP/RNBQK w - - x": "halfmove clock 'x'",
+        "rnbqk/ppppp/5/PPPPP/RNBQK w - - 0 -1": "fullmove number '-1'",
+        "rnbqk/ppppp/5/PPPPP": "has 4 ranks, expected 5",
+        "rnbqk/ppppp/5/PPPPP/RNBQK/5": "more than 5 ranks",
+        "rnbqk/ppppp/23/PPPPP/RNBQK": "two digits in a row in rank 3 '23'",
+        "rnbqk/ppXpp/5/PPPPP/RNBQK": "bad piece letter 'X' in rank 4 'ppXpp'",
+        "rnbqk/ppppp/0/PPPPP/RNBQK": "bad empty-square count '0' in rank 3",
+        "rnbqk/ppppp/5/PPP\u00e9P/RNBQK": "bad piece letter byte 0xc3 in rank 2",
         "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1": "rnbqkbnr",
         "rnbqk/ppppp/6/PPPPP/RNBQK w - - 0 1": "'6'",
         "rnbqk/ppppp/4/PPPPP/RNBQK w - - 0 1": "rank 3 '4'",
@@ -454,6 +497,7 @@ def test_bad_input_raises_value_error():
         with pytest.raises(ValueError) as e:
             Gardner(fen)
         assert want in str(e.value), (fen, str(e.value))
+        assert f"invalid Gardner FEN '{fen[:80]}'" in str(e.value), (fen, str(e.value))
     board = Gardner()
     for move, want in {
         "e2e4": "not a legal move",

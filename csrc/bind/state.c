@@ -15,7 +15,13 @@
 
 PyObject *mg_py_value_error(const char *msg)
 {
-    PyErr_SetString(PyExc_ValueError, msg);
+    /* A C message quotes bad input cut to a length, which can split a UTF-8 sequence: such
+     * bytes become U+FFFD instead of turning the ValueError into a UnicodeDecodeError. */
+    PyObject *s = PyUnicode_DecodeUTF8(msg, (Py_ssize_t)strlen(msg), "replace");
+    if (s) {
+        PyErr_SetObject(PyExc_ValueError, s);
+        Py_DECREF(s);
+    }
     return NULL;
 }
 
@@ -119,7 +125,7 @@ static int state_init(mg_py_state *self, PyObject *args, PyObject *kwds)
     char err[MG_ERRLEN] = "";
     int rc = text ? g->from_text(scratch, &cfg, text, err, sizeof err) : g->init(scratch, &cfg, err, sizeof err);
     if (rc != MG_OK) {
-        PyErr_SetString(PyExc_ValueError, err[0] ? err : "invalid game state");
+        mg_py_value_error(err[0] ? err : "invalid game state");
         return -1;
     }
     state_free_buffers(self);
@@ -153,6 +159,33 @@ static int state_grow(mg_py_state *self)
     return 0;
 }
 
+/* ValueError for a move that cannot be played in the current position, the same for every
+ * game: `what` (which names the move or action) followed by " in position '<text>'".  A game
+ * message that already ends with " in <text>" (chess's) does not get the position twice. */
+static int move_error(mg_py_state *self, const char *what)
+{
+    char text[MG_MAX_TEXT];
+    size_t tl = self->game->to_text(self->state, text, sizeof text);
+    size_t wl = strlen(what);
+    if (wl >= tl + 4 && memcmp(what + wl - tl, text, tl) == 0 && memcmp(what + wl - tl - 4, " in ", 4) == 0)
+        wl -= tl + 4;
+    char msg[MG_ERRLEN + MG_MAX_TEXT + 32];
+    snprintf(msg, sizeof msg, "%.*s in position '%s'", (int)wl, what, text);
+    mg_py_value_error(msg);
+    return -1;
+}
+
+/* repr(o) into buf, cut to fit; -1 with an exception if repr fails. */
+static int repr_text(PyObject *o, char *buf, size_t buflen)
+{
+    PyObject *r = PyObject_Repr(o);
+    const char *rs = r ? PyUnicode_AsUTF8(r) : NULL;
+    if (rs)
+        snprintf(buf, buflen, "%s", rs);
+    Py_XDECREF(r);
+    return rs ? 0 : -1;
+}
+
 /* Parse an int action or a move string into a legal action; -1 with an exception on failure. */
 int mg_py_state_parse_move(mg_py_state *self, PyObject *move, int32_t *out)
 {
@@ -164,16 +197,20 @@ int mg_py_state_parse_move(mg_py_state *self, PyObject *move, int32_t *out)
         if (!s)
             return -1;
         if ((Py_ssize_t)strlen(s) != size) {
-            PyErr_Format(PyExc_ValueError, "invalid %s move %R: contains a NUL character", g->name, move);
-            return -1;
+            char rs[104];
+            if (repr_text(move, rs, sizeof rs) < 0)
+                return -1;
+            snprintf(err, sizeof err, "invalid %s move %s: contains a NUL character", g->name, rs);
+            return move_error(self, err);
         }
         if (strlen(s) >= 64) {
-            PyErr_Format(PyExc_ValueError, "invalid %s move '%.40s...': too long", g->name, s);
-            return -1;
+            snprintf(err, sizeof err, "invalid %s move '%.40s...': too long", g->name, s);
+            return move_error(self, err);
         }
         if (g->action_from_str(self->state, s, out, err, sizeof err) != MG_OK) {
-            PyErr_SetString(PyExc_ValueError, err[0] ? err : "invalid move");
-            return -1;
+            if (!err[0])
+                snprintf(err, sizeof err, "invalid %s move '%s'", g->name, s);
+            return move_error(self, err);
         }
         return 0;
     }
@@ -181,14 +218,22 @@ int mg_py_state_parse_move(mg_py_state *self, PyObject *move, int32_t *out)
         long long v = PyLong_AsLongLong(move);
         if (v == -1 && PyErr_Occurred()) {
             PyErr_Clear();
-            PyErr_Format(PyExc_ValueError, "illegal %s action %R: out of range", g->name, move);
-            return -1;
+            char rs[64];
+            if (repr_text(move, rs, sizeof rs) < 0)
+                return -1;
+            snprintf(err, sizeof err, "illegal %s action %s (out of range)", g->name, rs);
+            return move_error(self, err);
         }
         if (v < 0 || v >= g->num_actions || !g->is_legal(self->state, (int32_t)v)) {
-            char text[MG_MAX_TEXT];
-            g->to_text(self->state, text, sizeof text);
-            PyErr_Format(PyExc_ValueError, "illegal %s action %lld in position '%s'", g->name, v, text);
-            return -1;
+            char ms[MG_MAX_MOVE_STR];
+            if (v < 0 || v >= g->num_actions)
+                snprintf(err, sizeof err, "illegal %s action %lld (not in 0..%d)", g->name, v,
+                         (int)g->num_actions - 1);
+            else if (g->action_to_str(self->state, (int32_t)v, ms, sizeof ms))
+                snprintf(err, sizeof err, "illegal %s action %lld ('%s')", g->name, v, ms);
+            else
+                snprintf(err, sizeof err, "illegal %s action %lld", g->name, v);
+            return move_error(self, err);
         }
         *out = (int32_t)v;
         return 0;

@@ -4,45 +4,14 @@
 
 #include "bitboard.h"
 #include "chess.h"
+#include "fen.h"
 
 typedef mg_chess_state S;
 
-#define FEN_ERR(...)                                         \
-    do {                                                     \
-        char why_[160];                                      \
-        snprintf(why_, sizeof why_, __VA_ARGS__);            \
-        snprintf(err, errlen, "invalid FEN '%.80s': %s", fen, why_); \
-        return MG_ERR;                                       \
-    } while (0)
+#define FEN_ERR(...) MG_FEN_ERR("FEN", fen, __VA_ARGS__)
 
-static int piece_code(char c)
-{
-    const char *w = "PNBRQK", *b = "pnbrqk";
-    const char *p = c ? strchr(w, c) : NULL;
-    if (p)
-        return (int)(p - w) + 1;
-    p = c ? strchr(b, c) : NULL;
-    if (p)
-        return 8 | ((int)(p - b) + 1);
-    return 0;
-}
-
-static int is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-/* Parse a non-negative decimal (at most 9 digits) into *v; 0 on malformed text. */
-static int parse_uint(const char *f, size_t len, uint32_t *v)
-{
-    if (len == 0 || len > 9)
-        return 0;
-    uint32_t x = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (f[i] < '0' || f[i] > '9')
-            return 0;
-        x = x * 10 + (uint32_t)(f[i] - '0');
-    }
-    *v = x;
-    return 1;
-}
+/* FEN letter of each piece code (fen.h). */
+static const char LETTERS[] = " PNBRQK  pnbrqk";
 
 /* Add castling right for `color` with its rook on `rsq`; the king is on `ksq`. */
 static void add_right(S *s, int color, int ksq, int rsq)
@@ -135,65 +104,23 @@ int mg_chess_from_fen(S *out, int chess960, const char *fen, char *err, size_t e
     if (!fen)
         fen = "";
 
-    /* Split into whitespace-separated fields. */
-    const char *field[7];
-    size_t flen[7];
-    int nf = 0;
-    for (const char *p = fen; *p;) {
-        while (is_space(*p))
-            p++;
-        if (!*p)
-            break;
-        if (nf == 6)
-            FEN_ERR("more than 6 fields (extra '%.20s')", p);
-        field[nf] = p;
-        while (*p && !is_space(*p))
-            p++;
-        flen[nf] = (size_t)(p - field[nf]);
-        nf++;
-    }
-    if (nf == 0)
-        FEN_ERR("empty");
-
-    /* 1. Placement, rank 8 first. */
+    /* 1. Fields, and the placement, rank 8 first. */
+    const char *field[MG_FEN_FIELDS];
+    size_t flen[MG_FEN_FIELDS];
+    int nf;
     {
-        const char *p = field[0], *end = field[0] + flen[0];
-        for (int rank = 7; rank >= 0; rank--) {
-            const char *rstart = p;
-            int file = 0, prev_digit = 0;
-            while (p < end && *p != '/') {
-                char c = *p;
-                if (c >= '1' && c <= '8') {
-                    if (prev_digit)
-                        FEN_ERR("two digits in a row in rank %d '%.*s'", rank + 1, (int)(end - rstart), rstart);
-                    file += c - '0';
-                    prev_digit = 1;
-                } else {
-                    int pc = piece_code(c);
-                    if (!pc)
-                        FEN_ERR("bad piece letter '%c' in rank %d", c, rank + 1);
-                    if (file < 8) {
-                        int sq = rank * 8 + file;
-                        s.board[sq] = (uint8_t)pc;
-                        s.bb[0] |= mg_bb_sq(sq);
-                        s.bb[pc & 7] |= mg_bb_sq(sq);
-                        s.occ[pc >> 3] |= mg_bb_sq(sq);
-                    }
-                    file++;
-                    prev_digit = 0;
-                }
-                p++;
-            }
-            if (file != 8)
-                FEN_ERR("rank %d '%.*s' has %d squares, expected 8", rank + 1, (int)(p - rstart), rstart, file);
-            if (rank > 0) {
-                if (p >= end)
-                    FEN_ERR("board '%.*s' has %d ranks, expected 8", (int)flen[0], field[0], 8 - rank);
-                p++;
-            }
+        char why[160];
+        nf = mg_fen_read_board(fen, 8, 8, LETTERS, s.board, field, flen, why, sizeof why);
+        if (nf < 0)
+            FEN_ERR("%s", why);
+    }
+    for (int sq = 0; sq < 64; sq++) {
+        int pc = s.board[sq];
+        if (pc) {
+            s.bb[0] |= mg_bb_sq(sq);
+            s.bb[pc & 7] |= mg_bb_sq(sq);
+            s.occ[pc >> 3] |= mg_bb_sq(sq);
         }
-        if (p != end)
-            FEN_ERR("board '%.*s' has more than 8 ranks", (int)flen[0], field[0]);
     }
     for (int c = 0; c < 2; c++) {
         int nk = mg_bb_count(s.bb[MG_CH_KING] & s.occ[c]);
@@ -251,10 +178,10 @@ int mg_chess_from_fen(S *out, int chess960, const char *fen, char *err, size_t e
     }
 
     /* 5, 6. Clocks. */
-    if (nf > 4 && !parse_uint(field[4], flen[4], &s.halfmove))
+    if (nf > 4 && !mg_fen_uint(field[4], flen[4], &s.halfmove))
         FEN_ERR("bad halfmove clock '%.*s'", (int)flen[4], field[4]);
     if (nf > 5) {
-        if (!parse_uint(field[5], flen[5], &s.fullmove))
+        if (!mg_fen_uint(field[5], flen[5], &s.fullmove))
             FEN_ERR("bad fullmove number '%.*s'", (int)flen[5], field[5]);
         if (s.fullmove == 0)
             s.fullmove = 1;
@@ -292,25 +219,7 @@ static size_t castling_text(const S *s, char *buf)
 size_t mg_chess_to_fen(const S *s, char *buf, size_t buflen)
 {
     char tmp[128];
-    size_t k = 0;
-    for (int rank = 7; rank >= 0; rank--) {
-        int empty = 0;
-        for (int file = 0; file < 8; file++) {
-            int pc = s->board[rank * 8 + file];
-            if (!pc) {
-                empty++;
-                continue;
-            }
-            if (empty)
-                tmp[k++] = (char)('0' + empty);
-            empty = 0;
-            tmp[k++] = (pc >> 3 ? "?pnbrqk" : "?PNBRQK")[pc & 7];
-        }
-        if (empty)
-            tmp[k++] = (char)('0' + empty);
-        if (rank)
-            tmp[k++] = '/';
-    }
+    size_t k = mg_fen_board_write(s->board, 8, 8, LETTERS, tmp);
     tmp[k++] = ' ';
     tmp[k++] = s->stm ? 'b' : 'w';
     tmp[k++] = ' ';

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fen.h"
+
 #define NSQ MG_GARDNER_SQUARES
 #define BOARD_MASK 0x1ffffffu
 #define WHITE 0
@@ -413,173 +415,62 @@ static int g_init(void *st, const mg_config *cfg, char *err, size_t errlen)
     return g_from_text(st, cfg, "rnbqk/ppppp/5/PPPPP/RNBQK w - - 0 1", err, errlen);
 }
 
-/* Reads a decimal number of at most 9 digits ending at a space or NUL; -1 if malformed. */
-static long read_count(const char **pp)
-{
-    const char *p = *pp;
-    long v = 0;
-    int k = 0;
-    while (*p >= '0' && *p <= '9') {
-        if (++k > 9)
-            return -1;
-        v = v * 10 + (*p++ - '0');
-    }
-    if (k == 0 || (*p != ' ' && *p != '\0'))
-        return -1;
-    *pp = p;
-    return v;
-}
+#define GFEN_ERR(...) MG_FEN_ERR("Gardner FEN", text, __VA_ARGS__)
+
+/* A FEN field shown in a message: at most 20 characters. */
+#define SHOW(i) (flen[i] > 20 ? 20 : (int)flen[i]), field[i]
 
 static int g_from_text(void *vst, const mg_config *cfg, const char *text, char *err, size_t errlen)
 {
     mg_gardner_state s;
     memset(&s, 0, sizeof s);
     s.flags = cfg ? (cfg->flags & MG_FLAG_GARDNER_BISHOP) : 0;
-    const char *p = text;
-    while (*p == ' ')
-        p++;
-    /* Board: ranks 5..1. */
-    for (int rank = 4; rank >= 0; rank--) {
-        int file = 0;
-        const char *rank_start = p;
-        while (*p && *p != '/' && *p != ' ') {
-            char c = *p;
-            if (c >= '1' && c <= '5') {
-                if (p > rank_start && p[-1] >= '1' && p[-1] <= '5') {
-                    snprintf(err, errlen, "invalid Gardner FEN '%.80s': two digits in a row in rank %d", text,
-                             rank + 1);
-                    return MG_ERR;
-                }
-                file += c - '0';
-            } else {
-                const char *q = strchr("PNBRQKpnbrqk", c);
-                if (!q) {
-                    snprintf(err, errlen, "invalid Gardner FEN '%.80s': bad character '%c' in rank %d", text, c,
-                             rank + 1);
-                    return MG_ERR;
-                }
-                if (file < 5) {
-                    int idx = (int)(q - "PNBRQKpnbrqk");
-                    put_piece(&s, rank * 5 + file, PC(idx / 6, idx % 6 + 1));
-                }
-                file++;
-            }
-            if (file > 5)
-                break;
-            p++;
-        }
-        if (file != 5) {
-            int len = 0;
-            while (rank_start[len] && rank_start[len] != '/' && rank_start[len] != ' ')
-                len++;
-            snprintf(err, errlen,
-                     "invalid Gardner FEN '%.80s': rank %d '%.*s' does not describe exactly 5 squares", text,
-                     rank + 1, len > 20 ? 20 : len, rank_start);
-            return MG_ERR;
-        }
-        if (rank > 0) {
-            if (*p != '/') {
-                snprintf(err, errlen, "invalid Gardner FEN '%.80s': expected 5 ranks separated by '/'", text);
-                return MG_ERR;
-            }
-            p++;
-        }
+    s.fullmove = 1;
+    if (!text)
+        text = "";
+
+    /* Fields, as chess reads them: the board, then optionally side, castling, en passant,
+     * halfmove clock and fullmove number ("w - - 0 1" where left out). */
+    const char *field[MG_FEN_FIELDS];
+    size_t flen[MG_FEN_FIELDS];
+    uint8_t board[NSQ];
+    char why[160];
+    int nf = mg_fen_read_board(text, 5, 5, PIECE_CHARS, board, field, flen, why, sizeof why);
+    if (nf < 0)
+        GFEN_ERR("%s", why);
+    for (int sq = 0; sq < NSQ; sq++)
+        if (board[sq])
+            put_piece(&s, sq, board[sq]);
+    if (nf > 1) {
+        if (flen[1] != 1 || (field[1][0] != 'w' && field[1][0] != 'b'))
+            GFEN_ERR("side to move '%.*s' must be 'w' or 'b'", SHOW(1));
+        s.side = field[1][0] == 'b';
     }
-    if (*p != ' ') {
-        snprintf(err, errlen, "invalid Gardner FEN '%.80s': %s", text,
-                 *p == '/' ? "more than 5 ranks" : "missing side to move after the board");
-        return MG_ERR;
-    }
-    while (*p == ' ')
-        p++;
-    /* Side to move. */
-    if ((p[0] != 'w' && p[0] != 'b') || (p[1] != ' ' && p[1] != '\0')) {
-        snprintf(err, errlen, "invalid Gardner FEN '%.80s': side to move must be 'w' or 'b'", text);
-        return MG_ERR;
-    }
-    s.side = p[0] == 'b';
-    p++;
-    /* Castling and en passant: both must be '-' if present. */
     static const char *const field_name[2] = {"castling", "en passant"};
-    int nfields = 2;
-    for (int f = 0; f < 2; f++) {
-        while (*p == ' ')
-            p++;
-        if (*p == '\0') {
-            if (f == 0)
-                break;
-            snprintf(err, errlen, "invalid Gardner FEN '%.80s': missing en passant field", text);
-            return MG_ERR;
-        }
-        if (p[0] != '-' || (p[1] != ' ' && p[1] != '\0')) {
-            int len = 0;
-            while (p[len] && p[len] != ' ')
-                len++;
-            snprintf(err, errlen,
-                     "invalid Gardner FEN '%.80s': %s field '%.*s' must be '-' (Gardner has no castling or "
-                     "en passant)",
-                     text, field_name[f], len > 20 ? 20 : len, p);
-            return MG_ERR;
-        }
-        p++;
-        nfields++;
-    }
-    /* Clocks (optional). */
-    long clocks[2] = {0, 1};
-    for (int f = 0; f < 2; f++) {
-        while (*p == ' ')
-            p++;
-        if (*p == '\0')
-            break;
-        if (nfields < 4) {
-            snprintf(err, errlen, "invalid Gardner FEN '%.80s': unexpected text after the side to move", text);
-            return MG_ERR;
-        }
-        const char *start = p;
-        long v = read_count(&p);
-        if (v < 0 || (f == 1 && v < 1)) {
-            int len = 0;
-            while (start[len] && start[len] != ' ')
-                len++;
-            snprintf(err, errlen, "invalid Gardner FEN '%.80s': %s '%.*s' is not a %s integer", text,
-                     f == 0 ? "halfmove clock" : "fullmove number", len > 20 ? 20 : len, start,
-                     f == 0 ? "non-negative" : "positive");
-            return MG_ERR;
-        }
-        clocks[f] = v;
-    }
-    while (*p == ' ')
-        p++;
-    if (*p != '\0') {
-        snprintf(err, errlen, "invalid Gardner FEN '%.80s': unexpected text '%.20s' at the end", text, p);
-        return MG_ERR;
-    }
-    s.halfmove = (uint32_t)clocks[0];
-    s.fullmove = (uint32_t)clocks[1];
+    for (int f = 2; f < 4 && f < nf; f++)
+        if (flen[f] != 1 || field[f][0] != '-')
+            GFEN_ERR("%s field '%.*s' must be '-' (Gardner has no castling or en passant)", field_name[f - 2],
+                     SHOW(f));
+    if (nf > 4 && !mg_fen_uint(field[4], flen[4], &s.halfmove))
+        GFEN_ERR("halfmove clock '%.*s' is not a non-negative integer", SHOW(4));
+    if (nf > 5 && (!mg_fen_uint(field[5], flen[5], &s.fullmove) || s.fullmove == 0))
+        GFEN_ERR("fullmove number '%.*s' is not a positive integer", SHOW(5));
 
     /* Position checks. */
     for (int c = 0; c < 2; c++) {
         int nk = popcnt(s.bb_type[MG_GP_KING] & s.bb_color[c]);
-        if (nk != 1) {
-            snprintf(err, errlen, "invalid Gardner FEN '%.80s': %s has %d kings (exactly 1 required)", text,
-                     c ? "Black" : "White", nk);
-            return MG_ERR;
-        }
+        if (nk != 1)
+            GFEN_ERR("%s has %d kings (exactly 1 required)", c ? "Black" : "White", nk);
     }
     if (s.bb_type[MG_GP_PAWN] & (0x1fu | 0x1f00000u)) {
         int sq = lsb(s.bb_type[MG_GP_PAWN] & (0x1fu | 0x1f00000u));
-        snprintf(err, errlen, "invalid Gardner FEN '%.80s': pawn on the first or last rank (%c%c)", text,
-                 'a' + sq % 5, '1' + sq / 5);
-        return MG_ERR;
+        GFEN_ERR("pawn on the first or last rank (%c%c)", 'a' + sq % 5, '1' + sq / 5);
     }
     {
         int them = s.side ^ 1;
         uint32_t occ = s.bb_color[0] | s.bb_color[1];
-        if (attacked(&s, king_square(&s, them), s.side, occ)) {
-            snprintf(err, errlen, "invalid Gardner FEN '%.80s': the side not to move (%s) is in check", text,
-                     them ? "Black" : "White");
-            return MG_ERR;
-        }
+        if (attacked(&s, king_square(&s, them), s.side, occ))
+            GFEN_ERR("the side not to move (%s) is in check", them ? "Black" : "White");
     }
     finish_setup(&s);
     memcpy(vst, &s, sizeof s);
@@ -590,25 +481,7 @@ static size_t g_to_text(const void *vst, char *buf, size_t buflen)
 {
     const mg_gardner_state *s = vst;
     char tmp[96];
-    size_t k = 0;
-    for (int rank = 4; rank >= 0; rank--) {
-        int empty = 0;
-        for (int file = 0; file < 5; file++) {
-            uint8_t pc = s->board[rank * 5 + file];
-            if (!pc) {
-                empty++;
-                continue;
-            }
-            if (empty)
-                tmp[k++] = (char)('0' + empty);
-            empty = 0;
-            tmp[k++] = PIECE_CHARS[pc];
-        }
-        if (empty)
-            tmp[k++] = (char)('0' + empty);
-        if (rank)
-            tmp[k++] = '/';
-    }
+    size_t k = mg_fen_board_write(s->board, 5, 5, PIECE_CHARS, tmp);
     int m = snprintf(tmp + k, sizeof tmp - k, " %c - - %u %u", s->side ? 'b' : 'w', (unsigned)s->halfmove,
                      (unsigned)s->fullmove);
     k += (size_t)m;
@@ -738,7 +611,7 @@ static int g_action_from_str(const void *st, const char *str, int32_t *a, char *
         return MG_OK;
     }
     /* Say why. */
-    const char *why = "not a legal move in this position";
+    const char *why = "not a legal move";
     uint8_t pc = s->board[from];
     if (!pc)
         why = "no piece on the from square";

@@ -26,8 +26,11 @@
  * an upper-case promotion letter.
  *
  * Text: 5x5 FEN "<board> <side> <castling> <en passant> <halfmove> <fullmove>", board
- * ranks 5 down to 1 separated by '/', castling and en passant always "-"; the two clocks
- * may be omitted (then 0 and 1).
+ * ranks 5 down to 1 separated by '/', fields separated by white space, castling and en
+ * passant always "-", fullmove number at least 1.  As chess reads FEN, 1 to 6 fields are
+ * accepted: trailing fields left out default to "w - - 0 1" (the board alone is White to
+ * move).  Exactly one king a side, no pawn on the first or last rank, the side not to move
+ * not in check.  Output always has all six fields.
  *
  * max_moves = 256: a side has at most 24 pieces and each reaches at most min(16, 25 -
  * own pieces) squares, so at most 13 * 12 = 156 (from, to) pairs; promotions add at most

@@ -436,24 +436,48 @@ int main(void)
         MG_CHECK(g->outcome(&q, &why) == MG_ONGOING);
     }
 
+    /* Partial FEN, as chess reads it: the fields left out default to "w - - 0 1". */
+    {
+        static const char *const partial[][2] = {
+            {"rnbqk/ppppp/5/PPPPP/RNBQK", "rnbqk/ppppp/5/PPPPP/RNBQK w - - 0 1"},
+            {"  rnbqk/ppppp/5/PPPPP/RNBQK\t", "rnbqk/ppppp/5/PPPPP/RNBQK w - - 0 1"},
+            {"k4/5/5/4r/K4 b", "k4/5/5/4r/K4 b - - 0 1"},
+            {"k4/5/5/4r/K4 b -", "k4/5/5/4r/K4 b - - 0 1"},
+            {"k4/5/5/4r/K4 b - -", "k4/5/5/4r/K4 b - - 0 1"},
+            {"k4/5/5/4r/K4 b - - 17", "k4/5/5/4r/K4 b - - 17 1"},
+            {"k4/5/5/4r/K4\tb  -\n- 17 9", "k4/5/5/4r/K4 b - - 17 9"},
+        };
+        for (size_t i = 0; i < sizeof partial / sizeof partial[0]; i++) {
+            mg_gardner_state p, q;
+            MG_CHECK(load(g, &p, partial[i][0], 0) == MG_OK && load(g, &q, partial[i][1], 0) == MG_OK);
+            g->to_text(&p, buf, sizeof buf);
+            MG_CHECK(strcmp(buf, partial[i][1]) == 0 && memcmp(&p, &q, sizeof p) == 0);
+        }
+    }
+
     /* Bad text: each message names the problem. */
-    check_bad_fen(&T, g, "", "rank 5");
-    check_bad_fen(&T, g, "rnbqk/ppppp/5/PPPPP/RNBQK", "side to move");
-    check_bad_fen(&T, g, "rnbqk/ppppp/5/PPPPP w - - 0 1", "5 ranks");
+    check_bad_fen(&T, g, "", "empty");
+    check_bad_fen(&T, g, " \t ", "empty");
+    check_bad_fen(&T, g, "rnbqk/ppppp/5/PPPPP w - - 0 1", "has 4 ranks, expected 5");
     check_bad_fen(&T, g, "rnbqk/ppppp/5/PPPPP/RNBQK/5 w - - 0 1", "more than 5 ranks");
-    check_bad_fen(&T, g, "rnbqk/ppppp/6/PPPPP/RNBQK w - - 0 1", "bad character '6'");
+    check_bad_fen(&T, g, "rnbqk/ppppp/6/PPPPP/RNBQK w - - 0 1", "bad empty-square count '6' in rank 3");
+    check_bad_fen(&T, g, "rnbqk/ppppp/0/PPPPP/RNBQK w - - 0 1", "bad empty-square count '0'");
     check_bad_fen(&T, g, "rnbqk/ppppp/4/PPPPP/RNBQK w - - 0 1", "rank 3 '4'");
     check_bad_fen(&T, g, "rnbqkr/ppppp/5/PPPPP/RNBQK w - - 0 1", "rank 5 'rnbqkr'");
     check_bad_fen(&T, g, "rnbqk/ppppp/23/PPPPP/RNBQK w - - 0 1", "two digits");
-    check_bad_fen(&T, g, "rnbqk/ppxpp/5/PPPPP/RNBQK w - - 0 1", "bad character 'x'");
+    check_bad_fen(&T, g, "rnbqk/ppxpp/5/PPPPP/RNBQK w - - 0 1", "bad piece letter 'x' in rank 4 'ppxpp'");
+    check_bad_fen(&T, g, "rnbqk/pp\x01pp/5/PPPPP/RNBQK w - - 0 1", "bad piece letter byte 0x01");
     check_bad_fen(&T, g, "rnbqk/ppppp/5/PPPPP/RNBQK x - - 0 1", "side to move");
     check_bad_fen(&T, g, "rnbqk/ppppp/5/PPPPP/RNBQK w KQkq - 0 1", "castling field 'KQkq'");
     check_bad_fen(&T, g, "rnbqk/ppppp/5/PPPPP/RNBQK w - c3 0 1", "en passant field 'c3'");
     check_bad_fen(&T, g, "rnbqk/ppppp/5/PPPPP/RNBQK w - - x 1", "halfmove clock 'x'");
     check_bad_fen(&T, g, "rnbqk/ppppp/5/PPPPP/RNBQK w - - 0 0", "fullmove number '0'");
     check_bad_fen(&T, g, "rnbqk/ppppp/5/PPPPP/RNBQK w - - -1 1", "halfmove clock '-1'");
-    check_bad_fen(&T, g, "rnbqk/ppppp/5/PPPPP/RNBQK w - - 0 1 extra", "unexpected text 'extra'");
-    check_bad_fen(&T, g, "rnbqk/ppppp/5/PPPPP/RNBQK w -", "missing en passant");
+    check_bad_fen(&T, g, "rnbqk/ppppp/5/PPPPP/RNBQK w - - 0 1 extra", "more than 6 fields (extra 'extra')");
+    check_bad_fen(&T, g, "rnbqk/ppppp/5/PPPPP/RNBQK -", "side to move '-'");
+    check_bad_fen(&T, g, "rnbqk/ppppp/5/PPPPP/RNBQK w K", "castling field 'K'");
+    check_bad_fen(&T, g, "rnbqk/ppppp/5/PPPPP/RNBQK w - e3", "en passant field 'e3'");
+    check_bad_fen(&T, g, "rnbqk/ppppp/5/PPPPP/RNBQK w - - 5 x", "fullmove number 'x'");
     check_bad_fen(&T, g, "rnbqk/ppppp/5/PPPPP/RNBQ1 w - - 0 1", "White has 0 kings");
     check_bad_fen(&T, g, "rnbkk/ppppp/5/PPPPP/RNBQK w - - 0 1", "Black has 2 kings");
     check_bad_fen(&T, g, "Pnbqk/1pppp/5/PPPPP/RNBQK w - - 0 1", "pawn on the first or last rank (a5)");
