@@ -4,7 +4,8 @@ import json
 import numpy as np
 import pytest
 
-from mavgame.model.data import PositionStore, PositionWriter, epoch_permutation, position_split, validate_record
+from mavgame.model.data import (PositionStore, PositionWriter, epoch_permutation, generate_positions, position_split,
+                                 validate_record)
 from mavgame.model.data import _gen_games as _REAL_GEN_GAMES
 
 
@@ -295,3 +296,17 @@ def test_train_command_resumes_generation(tmp_path, monkeypatch, capsys):
     assert run(tmp_path / "part") == 0
     assert "resuming the interrupted generation" in capsys.readouterr().err
     assert snapshot(tmp_path / "part") == snapshot(tmp_path / "whole")
+
+
+def test_ood_positions_exclude_the_training_sets(tmp_path):
+    from mavgame.model.data import ood_positions
+    generate_positions("tictactoe", tmp_path / "d", 30, seed=1, epsilon=0.0, val_fraction=0.2, progress=False)
+    recs, info = ood_positions("tictactoe", tmp_path / "ood", 20, seed=5, progress=False,
+                               exclude=[tmp_path / "d" / "train", PositionStore(tmp_path / "d" / "val")])
+    known = {r["state"] for split in ("train", "val") for r in PositionStore(tmp_path / "d" / split)}
+    everything = list(PositionStore(tmp_path / "ood" / "train"))
+    assert info["generated"] == len(everything) and info["positions"] == len(recs) > 0
+    assert info["in_excluded"] == sum(r["state"] in known for r in everything) > 0
+    assert not any(r["state"] in known for r in recs)
+    again, info2 = ood_positions("tictactoe", tmp_path / "ood", 20, seed=5, progress=False)   # reused as is
+    assert info2["generated"] == info["generated"] and len(again) == info["generated"]

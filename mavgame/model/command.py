@@ -157,16 +157,18 @@ def run(args: argparse.Namespace) -> int:
     if args.final_eval_positions and tr.val_store is not None:
         report["heldout"] = trainer_metrics(tr, n_positions=args.final_eval_positions, full=True)
     if args.ood_games:
-        from .data import PositionStore
+        from .data import ood_positions
         from .inference import MAVModel, evaluate_records
-        ood_dir = Path(args.out) / "ood"
-        if not (ood_dir / "train" / MANIFEST).exists():
-            generate_positions(tr.game, ood_dir, args.ood_games, seed=10_000 + args.seed,
-                               epsilon=1.0, val_fraction=0.0, annotator_options=dict(args.annotator_option),
-                               progress=not args.no_progress)
-        recs = list(PositionStore(ood_dir / "train"))[:args.final_eval_positions or None]
+        gen = (tr.train_store.manifest.get("info") or {}).get("stats") or {}
+        recs, ood_info = ood_positions(tr.game, Path(args.out) / "ood", args.ood_games, seed=10_000 + args.seed,
+                                       exclude=[s for s in (tr.train_store, tr.val_store) if s is not None],
+                                       random_opening=int(gen.get("random_opening", 0)),
+                                       annotator_options=dict(args.annotator_option),
+                                       progress=not args.no_progress)
+        recs = recs[:args.final_eval_positions or None]
         tr.model.eval()
         report["ood"] = evaluate_records(MAVModel.from_module(tr.model, tr.game), tr.game, recs)
+        report["ood"]["set"] = ood_info
     path = tr.export(args.export, info={"metrics": report, "command": " ".join(sys.argv)})
     report["exported"] = str(path)
     print(json.dumps(report, sort_keys=True))

@@ -802,6 +802,32 @@ def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: flo
     return stats
 
 
+def ood_positions(game: str, out, n_games: int, exclude: Sequence[Any] = (), seed: int = 10_000,
+                  random_opening: int = 0, board_size: int = 0, annotator_options: Optional[Dict] = None,
+                  workers: int = 1, progress: bool = True) -> Tuple[List[Dict[str, Any]], Dict[str, Any]]:
+    """Out-of-distribution test positions: games of uniformly random moves (epsilon 1), annotated by the
+    same engine, written to ``out`` (reused when already there), minus every position that also occurs in
+    the position sets ``exclude`` (directories or PositionStores, e.g. the training and validation sets).
+
+    Random play reaches boards that the engines' (near-)best play of the training games rarely or never
+    does: loose, scattered, often lost for one side long before the end. Returns (records, info) with
+    info = {games, generated, in_excluded, positions, epsilon, random_opening, seed}."""
+    root = Path(out)
+    if not (root / "train" / MANIFEST).exists():
+        generate_positions(game, root, n_games, seed=seed, epsilon=1.0, workers=workers, val_fraction=0.0,
+                           board_size=board_size, random_opening=random_opening,
+                           annotator_options=annotator_options, progress=progress)
+    seen = set()
+    for ex in exclude:
+        store = ex if isinstance(ex, PositionStore) else PositionStore(ex)
+        seen.update(r["state"] for r in store)
+    recs = list(PositionStore(root / "train"))
+    keep = [r for r in recs if r["state"] not in seen]
+    info = {"games": n_games, "generated": len(recs), "in_excluded": len(recs) - len(keep),
+            "positions": len(keep), "epsilon": 1.0, "random_opening": random_opening, "seed": seed}
+    return keep, info
+
+
 # ---- chess positions from PGN files -----------------------------------------------------------------------
 
 _PGN_RESULTS = {"1-0", "0-1", "1/2-1/2", "*"}
