@@ -36,6 +36,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="epsilon-greedy games to play and annotate when --data has no position set")
     g.add_argument("--epsilon", type=float, default=0.2, help="probability of a random move in those games")
     g.add_argument("--random-opening", type=int, default=0, help="plies played at random at the start of each game")
+    g.add_argument("--board-size", type=int, default=0,
+                   help="board size of the generated games, for games that have one (hex: 1..19; 0: the default)")
     g.add_argument("--data-seed", type=int, default=0, help="seed of the generated games")
     g.add_argument("--gen-workers", type=int, default=1, help="processes for game generation and annotation")
     g.add_argument("--val-fraction", type=float, default=0.02,
@@ -108,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             stats = generate_positions(args.game, data, args.games, seed=args.data_seed, epsilon=args.epsilon,
                                        workers=args.gen_workers, val_fraction=args.val_fraction,
-                                       random_opening=args.random_opening,
+                                       random_opening=args.random_opening, board_size=args.board_size,
                                        annotator_options=dict(args.annotator_option) or None,
                                        progress=not args.no_progress)
         except (ValueError, FileExistsError) as e:
@@ -163,6 +165,7 @@ def run(args: argparse.Namespace) -> int:
         recs, ood_info = ood_positions(tr.game, Path(args.out) / "ood", args.ood_games, seed=10_000 + args.seed,
                                        exclude=[s for s in (tr.train_store, tr.val_store) if s is not None],
                                        random_opening=int(gen.get("random_opening", 0)),
+                                       board_size=args.board_size or int(gen.get("board_size", 0)),
                                        annotator_options=dict(args.annotator_option),
                                        progress=not args.no_progress)
         recs = recs[:args.final_eval_positions or None]

@@ -34,6 +34,8 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 
 import numpy as np
 
+from .hex_annotate import hex_annotator
+
 try:  # PyTorch is optional: the store and the generators work without it.
     import torch
     from torch.utils.data import IterableDataset, get_worker_info
@@ -533,6 +535,7 @@ ANNOTATORS: Dict[str, Callable[[Dict[str, Any]], Callable]] = {
     "chess": _chess_annotator,
     "chess960": _chess_annotator,
     "connect_four": _connect_four_annotator,
+    "hex": hex_annotator,
 }
 
 
@@ -542,6 +545,7 @@ DEFAULT_ANNOTATOR_OPTIONS: Dict[str, Dict[str, Any]] = {
     "connect_four": {"max_nodes": 1_000_000},
     "chess": {"nodes": 20_000},
     "chess960": {"nodes": 20_000},
+    "hex": {"solve_max_cells": 49, "solver_max_nodes": 1_000_000, "sims": 10_000},
 }
 
 
