@@ -29,25 +29,43 @@ def test_chess_pipeline_end_to_end(tmp_path, stockfish):
     train_set = PositionStore(tmp_path / "data" / "train")
     for r in train_set:
         assert r["values"] and r["best"] in r["values"] and all(0.0 <= v <= 1.0 for v in r["values"].values())
-    cfg = TrainConfig(data=str(tmp_path / "data"), out=str(tmp_path / "run"), steps=30, batch_size=8, preset="tiny",
-                      model=dict(d_model=48, d_ff=96, n_heads=4), warmup=5, lr=1e-2, eval_every=30,
-                      checkpoint_every=30, log_every=5, progress=False, max_seq_len=512, gen_eval_positions=0)
+    # %top_all in the canonical order and the plain form only: the tiny model learns to list the side to
+    # move's moves of these positions within the step budget (measured: 120 steps are not enough, 200 are)
+    cfg = TrainConfig(data=str(tmp_path / "data"), out=str(tmp_path / "run"), steps=240, batch_size=8,
+                      preset="tiny", model=dict(d_model=48, d_ff=96, n_heads=4), warmup=10, lr=1e-2,
+                      eval_every=240, checkpoint_every=240, log_every=10, progress=False, max_seq_len=512,
+                      gen_eval_positions=0,
+                      encoder_options={"p_top_all": 1.0, "p_transition": 0.0, "p_shuffle": 0.0})
     tr, last = train(cfg)
     log = [json.loads(x) for x in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
     losses = [r["loss"] for r in log if "loss" in r]
-    assert losses[-1] < 0.7 * losses[0]
+    assert losses[-1] < 0.35 * losses[0]
     model = MAVModel.load(tmp_path / "run" / "model.safetensors", backend="numpy")
     assert model.game == "chess"
-    recs = list(PositionStore(tmp_path / "data" / "val"))[:3] or list(train_set)[:3]
-    outs = model.generate([mav.prompt(mavgame.State("chess", r["state"])) for r in recs],
-                          max_new_tokens=60)
-    for r, o in zip(recs, outs):
-        st = mavgame.State("chess", r["state"])
-        pr = mav.parse("chess", mav.prompt(st) + o.text, true_state=st)
-        assert pr.header is not None and pr.has_ref      # the output was parsed against the true state
-        assert isinstance(pr.errors, list)
-    m = evaluate_records(model, "chess", recs)
-    assert m["examples"] == m["prompts"] >= len(recs)
+    recs = list(train_set)
+    states = [mavgame.State("chess", r["state"]) for r in recs]
+    prompts = [mav.prompt(st) for st in states]
+    outs = model.generate(prompts, max_new_tokens=400)
+    for st, p, o in zip(states, prompts, outs):
+        pr = mav.parse("chess", p + o.text, true_state=st)
+        assert pr.has_ref and pr.top_present, o.text[:200]
+        legal = set(st.legal_moves())
+        # the output lists legal moves of this position, each with its value distribution; max scoring
+        # gives the midpoint of the bucket written after the move (the greedy token is the mode)
+        # (moves with a malformed entry are left out: MAVModel.generate still reads a value there)
+        first, malformed = {}, {e.move for e in pr.top if e.bucket < 0}
+        for e in pr.top:
+            first.setdefault(e.move, e)
+        first = {mv: e for mv, e in first.items() if e.status == "legal" and mv not in malformed}
+        assert first, f"no legal move with a value for {st.text()!r}: {o.text[:200]!r}"
+        vals = o.values("max")
+        for mv, e in first.items():
+            assert mv in legal and o.value_dists[mv].sum() == pytest.approx(1.0, abs=1e-4)
+            assert vals[mv] == pytest.approx(e.value), (mv, o.text)
+    m = evaluate_records(model, "chess", recs[:6], max_new_tokens=400)
+    assert m["examples"] == m["prompts"] >= 6
+    # (repeated entries count as wrong in precision, and the transition prompts were never trained on)
+    assert m["top_correct"] > 0 and m["top_all_precision"] > 0 and m["top_all_recall"] > 0.05
 
 
 PGN = """[Event "test"]
