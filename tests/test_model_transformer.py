@@ -13,6 +13,7 @@ CONFIGS = [
     dict(vocab_size=61, d_model=32, n_layers=3, n_heads=4, n_kv_heads=1, d_ff=80, max_seq_len=64,
          mlp="geglu", tie_embeddings=False),
     dict(vocab_size=61, d_model=32, n_layers=1, n_heads=4, n_kv_heads=4, d_ff=64, max_seq_len=64),
+    dict(vocab_size=61, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=64, max_seq_len=64, abs_pos=True),
 ]
 
 

@@ -56,6 +56,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     m.add_argument("--d-ff", type=int, help="override the preset's gated MLP width")
     m.add_argument("--mlp", choices=["swiglu", "geglu"], help="gated MLP kind")
     m.add_argument("--untied", action="store_true", help="separate output layer (default: tied to the embedding)")
+    m.add_argument("--abs-pos", action="store_true",
+                   help="add learned absolute position embeddings to the rotary positions (see MAVConfig.abs_pos)")
     m.add_argument("--max-seq-len", type=int, default=512, help="longest sequence in tokens")
 
     t = p.add_argument_group("training")
@@ -136,6 +138,8 @@ def run(args: argparse.Namespace) -> int:
             overrides[key] = v
     if args.untied:
         overrides["tie_embeddings"] = False
+    if args.abs_pos:
+        overrides["abs_pos"] = True
     cfg = TrainConfig(data=str(data), out=args.out, steps=args.steps, batch_size=args.batch_size,
                       grad_accum=args.grad_accum, lr=args.lr, min_lr_ratio=args.min_lr_ratio, warmup=args.warmup,
                       weight_decay=args.weight_decay, grad_clip=args.grad_clip, seed=args.seed,

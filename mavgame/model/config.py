@@ -16,6 +16,12 @@ class MAVConfig:
     RMSNorm before each sub-layer, rotary position embeddings, a gated MLP (``swiglu`` or ``geglu``),
     grouped-query attention (``n_kv_heads`` < ``n_heads``; 1 is multi-query attention, ``n_heads`` is plain
     multi-head attention), and optionally an output layer tied to the token embedding.
+
+    ``abs_pos``: also add a learned absolute position embedding to the token embedding (GPT-2 style, on top
+    of the rotary positions). Rotary attention sees only relative offsets, so a small model has to derive
+    where a token sits on the board (e.g. its column in a fixed-layout state line) from the attention
+    pattern; learned absolute positions give it directly, which makes the MAV world-model task (writing the
+    next state) far easier to learn for small models on fixed-layout boards.
     """
 
     vocab_size: int
@@ -30,6 +36,7 @@ class MAVConfig:
     mlp: str = "swiglu"
     tie_embeddings: bool = True
     init_std: float = 0.02
+    abs_pos: bool = False
 
     def __post_init__(self) -> None:
         self.validate()
@@ -62,7 +69,7 @@ class MAVConfig:
         attn = d * self.n_heads * hd * 2 + d * self.n_kv_heads * hd * 2
         mlp = 3 * d * self.d_ff
         per_layer = attn + mlp + 2 * d
-        emb = self.vocab_size * d
+        emb = self.vocab_size * d + (self.max_seq_len * d if self.abs_pos else 0)
         head = 0 if self.tie_embeddings else self.vocab_size * d
         return emb + head + self.n_layers * per_layer + d
 

@@ -7,6 +7,7 @@ bytes), written and read here with NumPy only, so exported models load without P
 Tensor names are those of :class:`mavgame.model.transformer.MAVTransformer`'s ``state_dict``::
 
     embed.weight                         [vocab, d_model]
+    pos_embed.weight                     [max_seq_len, d_model]   (only when abs_pos is true)
     blocks.{i}.attn_norm.weight          [d_model]
     blocks.{i}.attn.wq.weight            [n_heads * head_dim, d_model]
     blocks.{i}.attn.wk.weight            [n_kv_heads * head_dim, d_model]
@@ -169,6 +170,8 @@ def expected_shapes(cfg: MAVConfig) -> Dict[str, Tuple[int, ...]]:
     shapes: Dict[str, Tuple[int, ...]] = {"embed.weight": (V, d), "norm.weight": (d,)}
     if not cfg.tie_embeddings:
         shapes["lm_head.weight"] = (V, d)
+    if cfg.abs_pos:
+        shapes["pos_embed.weight"] = (cfg.max_seq_len, d)
     for i in range(cfg.n_layers):
         p = f"blocks.{i}."
         shapes.update({

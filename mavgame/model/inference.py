@@ -89,7 +89,8 @@ class NumpyTransformer:
         self.sin = np.sin(ang).astype(np.float32)
         self.out_w = weights["embed.weight"] if cfg.tie_embeddings else weights["lm_head.weight"]
         # Pre-transposed matrices for x @ W^T.
-        self.t = {k: np.ascontiguousarray(v.T) for k, v in weights.items() if v.ndim == 2 and k != "embed.weight"}
+        self.t = {k: np.ascontiguousarray(v.T) for k, v in weights.items()
+                  if v.ndim == 2 and k not in ("embed.weight", "pos_embed.weight")}
         self.out_t = np.ascontiguousarray(self.out_w.T)
 
     def _norm(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -128,6 +129,8 @@ class NumpyTransformer:
         allowed = ((kpos[None, :] <= qpos[:, None])[None] & key_valid[:, None, :]) | (kpos[None, None, :] == qpos[None, :, None])
         neg = np.where(allowed, 0.0, -np.inf).astype(np.float32)[:, None, None, :, :]   # [B,1,1,T,L]
         x = self.w["embed.weight"][tokens]
+        if c.abs_pos:
+            x = x + self.w["pos_embed.weight"][positions]
         scale = 1.0 / np.sqrt(hd)
         for i in range(c.n_layers):
             p = f"blocks.{i}."

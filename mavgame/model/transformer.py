@@ -139,6 +139,7 @@ class MAVTransformer(nn.Module):
         cfg.validate()
         self.cfg = cfg
         self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.pos_embed = nn.Embedding(cfg.max_seq_len, cfg.d_model) if cfg.abs_pos else None
         self.blocks = nn.ModuleList([Block(cfg) for _ in range(cfg.n_layers)])
         self.norm = RMSNorm(cfg.d_model, cfg.norm_eps)
         self.lm_head = None if cfg.tie_embeddings else nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
@@ -208,6 +209,8 @@ class MAVTransformer(nn.Module):
             mask = allowed.unsqueeze(1)                                   # [B, 1, T, L]
 
         x = self.embed(tokens)
+        if self.pos_embed is not None:
+            x = x + self.pos_embed(positions)
         for i, blk in enumerate(self.blocks):
             x = blk(x, cos, sin, mask, cache, i)
         if cache is not None:
