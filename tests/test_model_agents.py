@@ -342,8 +342,6 @@ def test_evaluator_cache_counts_and_evicts():
         MAVEvaluator(model, cache_size=-1)
 
 
-@pytest.mark.xfail(strict=True, reason="MAVEvaluator._outputs counts a prompt repeated within one batch neither "
-                                       "as generated nor as a cache hit (generated + cache_hits < evaluations)")
 @pytest.mark.parametrize("cache_size", [0, 10])
 def test_evaluator_generates_a_repeated_prompt_once_per_batch(cache_size):
     model = OracleModel()

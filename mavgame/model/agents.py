@@ -135,7 +135,7 @@ class MAVEvaluator:
         opening meets again cost nothing, and equal prompts within a batch are generated once."""
         cache = self._cache
         todo = list(dict.fromkeys(p for p in prompts if p not in cache))
-        self.cache_hits += len(prompts) - sum(1 for p in prompts if p in todo)
+        self.cache_hits += len(prompts) - len(todo)
         if todo:
             self.generated += len(todo)
             for p, o in zip(todo, self.model.generate(todo, batch_size=self.batch_size)):

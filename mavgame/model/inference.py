@@ -370,6 +370,9 @@ class MAVModel:
             raise ValueError(f"model vocabulary size {cfg.vocab_size} != tokenizer size {tok.size}")
         self.game = self.info.get("game")
         self._colon = tok.token_to_id(":")
+        self._space, self._open, self._close = tok.token_to_id(" "), tok.token_to_id("["), tok.token_to_id("]")
+        self._newline = tok.token_to_id("\n")
+        self._top_ids = {tok.token_to_id("%top_all"), tok.token_to_id("%top_")}
 
     def __getstate__(self):
         d = dict(self.__dict__)
@@ -425,14 +428,32 @@ class MAVModel:
                                 bucket_ids=bucket_ids)
             for g in gens:
                 ids = g.ids[:-1] if g.finished else g.ids
-                dists: Dict[str, np.ndarray] = {}
-                for k, step in enumerate(g.value_steps):
-                    if step >= 2 and g.ids[step - 1] == self._colon:
-                        mv = tok.decode([g.ids[step - 2]])
-                        if mv not in dists:
-                            dists[mv] = g.value_probs[k]
-                outs.append(MAVOutput(tok.decode(ids), list(ids), g.finished, dists))
+                outs.append(MAVOutput(tok.decode(ids), list(ids), g.finished, self._value_dists(g, ids)))
         return outs
+
+    def _value_dists(self, g: "Generation", ids: List[int]) -> Dict[str, np.ndarray]:
+        """{move: bucket distribution} of the well-formed ``move:<ctrlN>`` entries of %top lines (first
+        occurrence of a move), as mavgame.mav.parse reads them: `` move:<ctrlN>`` followed by a space, ``]`` or
+        the end of the output, on a line that starts with ``[%top_all`` or ``[%top_k``."""
+        tok = self.tokenizer
+        step_row = {s: k for k, s in enumerate(g.value_steps)}
+        dists: Dict[str, np.ndarray] = {}
+        start, top_line = 0, False
+        for i, t in enumerate(ids):
+            if t == self._newline:
+                start, top_line = i + 1, False
+                continue
+            if i == start + 1:
+                top_line = ids[start] == self._open and t in self._top_ids
+            k = step_row.get(i)
+            if k is None or not top_line or i < start + 4:
+                continue
+            if ids[i - 1] != self._colon or ids[i - 3] != self._space or tok.bucket_of(ids[i - 2]) >= 0:
+                continue
+            if i + 1 < len(ids) and ids[i + 1] not in (self._space, self._close):
+                continue
+            dists.setdefault(tok.decode([ids[i - 2]]), g.value_probs[k])
+        return dists
 
     def analyse(self, states: Sequence[Any], commands: str = "%state %top_all %best_action",
                 batch_size: int = 64) -> List[Tuple[Any, MAVOutput]]:
