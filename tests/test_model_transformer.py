@@ -14,6 +14,8 @@ CONFIGS = [
          mlp="geglu", tie_embeddings=False),
     dict(vocab_size=61, d_model=32, n_layers=1, n_heads=4, n_kv_heads=4, d_ff=64, max_seq_len=64),
     dict(vocab_size=61, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=64, max_seq_len=64, abs_pos=True),
+    dict(vocab_size=61, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=64, max_seq_len=64, line_pos=9,
+         newline_id=7),
 ]
 
 
@@ -123,3 +125,26 @@ def test_bad_inputs_are_clear_errors():
         MAVConfig.from_dict({"vocab_size": 10, "width": 3})
     with pytest.raises(ValueError, match="empty"):
         greedy_generate(m, [[1, 2], []], 3, stop_id=0)
+
+
+def test_line_positions_count_from_each_newline():
+    from mavgame.model.transformer import line_positions
+    toks = torch.tensor([[1, 5, 7, 3, 4, 7, 8, 9], [0, 0, 1, 7, 7, 2, 3, 4]])
+    pos = torch.tensor([[0, 1, 2, 3, 4, 5, 6, 7], [0, 0, 0, 1, 2, 3, 4, 5]])   # row 1 left-padded by two
+    lp, nxt = line_positions(toks, pos, newline_id=7, n=9)
+    assert lp.tolist() == [[0, 1, 2, 0, 1, 2, 0, 1], [0, 0, 0, 1, 0, 0, 1, 2]]
+    assert nxt.tolist() == [6, 3]
+    # continued in chunks through the cache state: the same indices
+    a, s = line_positions(toks[:, :4], pos[:, :4], 7, 9)
+    b, s2 = line_positions(toks[:, 4:], pos[:, 4:], 7, 9, s)
+    assert torch.cat([a, b], 1).tolist() == lp.tolist() and s2.tolist() == nxt.tolist()
+    lp3, _ = line_positions(toks, pos, 7, 2)          # clamped at n - 1
+    assert lp3.max().item() == 1
+    cfg, m = make(len(CONFIGS) - 1)
+    # the model's output depends on the line index: moving a newline changes later logits
+    x = torch.tensor([[1, 2, 3, 7, 4, 5, 6, 8]])
+    y = torch.tensor([[1, 2, 7, 3, 4, 5, 6, 8]])
+    with torch.no_grad():
+        assert not torch.allclose(m(x)[0, -1], m(y)[0, -1])
+    with pytest.raises(ValueError, match="newline_id"):
+        MAVConfig(vocab_size=61, line_pos=4)

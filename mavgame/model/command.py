@@ -58,6 +58,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     m.add_argument("--untied", action="store_true", help="separate output layer (default: tied to the embedding)")
     m.add_argument("--abs-pos", action="store_true",
                    help="add learned absolute position embeddings to the rotary positions (see MAVConfig.abs_pos)")
+    m.add_argument("--line-pos", type=int, default=0, metavar="N",
+                   help="add learned embeddings of the index within the text line, N of them (see "
+                        "MAVConfig.line_pos; 0: off)")
     m.add_argument("--max-seq-len", type=int, default=512, help="longest sequence in tokens")
 
     t = p.add_argument_group("training")
@@ -140,6 +143,8 @@ def run(args: argparse.Namespace) -> int:
         overrides["tie_embeddings"] = False
     if args.abs_pos:
         overrides["abs_pos"] = True
+    if args.line_pos:
+        overrides["line_pos"] = args.line_pos
     cfg = TrainConfig(data=str(data), out=args.out, steps=args.steps, batch_size=args.batch_size,
                       grad_accum=args.grad_accum, lr=args.lr, min_lr_ratio=args.min_lr_ratio, warmup=args.warmup,
                       weight_decay=args.weight_decay, grad_clip=args.grad_clip, seed=args.seed,

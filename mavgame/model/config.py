@@ -20,8 +20,14 @@ class MAVConfig:
     ``abs_pos``: also add a learned absolute position embedding to the token embedding (GPT-2 style, on top
     of the rotary positions). Rotary attention sees only relative offsets, so a small model has to derive
     where a token sits on the board (e.g. its column in a fixed-layout state line) from the attention
-    pattern; learned absolute positions give it directly, which makes the MAV world-model task (writing the
-    next state) far easier to learn for small models on fixed-layout boards.
+    pattern; learned absolute positions give it directly.
+
+    ``line_pos``: if > 0, also add a learned embedding of the token's index within its text line (0 for the
+    first token after a newline, token ``newline_id``; indices clamp at ``line_pos - 1``). MAV text has one
+    command per line and one token per board field, so a board field's line index is the field's square: a
+    small model then knows which column a field is in without deriving it, in the prompt's state line and
+    in the state it writes alike (whatever the header's length). This is what makes the MAV world-model
+    task (writing the next state) learnable for small models.
     """
 
     vocab_size: int
@@ -37,6 +43,8 @@ class MAVConfig:
     tie_embeddings: bool = True
     init_std: float = 0.02
     abs_pos: bool = False
+    line_pos: int = 0
+    newline_id: int = -1
 
     def __post_init__(self) -> None:
         self.validate()
@@ -60,6 +68,11 @@ class MAVConfig:
                              f"({self.n_kv_heads})")
         if self.mlp not in _MLP_KINDS:
             raise ValueError(f"MAVConfig.mlp must be one of {_MLP_KINDS}, got {self.mlp!r}")
+        if isinstance(self.line_pos, bool) or not isinstance(self.line_pos, int) or self.line_pos < 0:
+            raise ValueError(f"MAVConfig.line_pos must be an int >= 0, got {self.line_pos!r}")
+        if self.line_pos and not (isinstance(self.newline_id, int) and 0 <= self.newline_id < self.vocab_size):
+            raise ValueError(f"MAVConfig.newline_id must be a token id in [0, {self.vocab_size}) when line_pos is "
+                             f"on, got {self.newline_id!r}")
         if not (self.rope_theta > 0 and self.norm_eps > 0 and self.init_std > 0):
             raise ValueError("MAVConfig.rope_theta, norm_eps and init_std must be positive")
 
@@ -69,7 +82,7 @@ class MAVConfig:
         attn = d * self.n_heads * hd * 2 + d * self.n_kv_heads * hd * 2
         mlp = 3 * d * self.d_ff
         per_layer = attn + mlp + 2 * d
-        emb = self.vocab_size * d + (self.max_seq_len * d if self.abs_pos else 0)
+        emb = self.vocab_size * d + (self.max_seq_len * d if self.abs_pos else 0) + self.line_pos * d
         head = 0 if self.tie_embeddings else self.vocab_size * d
         return emb + head + self.n_layers * per_layer + d
 

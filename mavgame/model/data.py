@@ -385,7 +385,8 @@ def mav_encoder(game: str, **options) -> Tuple[MAVEncoder, Dict[str, Any]]:
     tok = enc.tokenizer()
     from .inference import vocab_fingerprint
     return enc, {"vocab_size": tok.size, "pad_id": tok.pad_id, "bos_id": tok.bos_id, "eos_id": tok.eos_id,
-                 "vocab_version": str(tok.version), "vocab_fingerprint": vocab_fingerprint(tok)}
+                 "newline_id": tok.token_to_id("\n"), "vocab_version": str(tok.version),
+                 "vocab_fingerprint": vocab_fingerprint(tok)}
 
 
 class MAVDataset(IterableDataset):

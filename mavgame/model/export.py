@@ -8,6 +8,7 @@ Tensor names are those of :class:`mavgame.model.transformer.MAVTransformer`'s ``
 
     embed.weight                         [vocab, d_model]
     pos_embed.weight                     [max_seq_len, d_model]   (only when abs_pos is true)
+    line_embed.weight                    [line_pos, d_model]      (only when line_pos > 0)
     blocks.{i}.attn_norm.weight          [d_model]
     blocks.{i}.attn.wq.weight            [n_heads * head_dim, d_model]
     blocks.{i}.attn.wk.weight            [n_kv_heads * head_dim, d_model]
@@ -172,6 +173,8 @@ def expected_shapes(cfg: MAVConfig) -> Dict[str, Tuple[int, ...]]:
         shapes["lm_head.weight"] = (V, d)
     if cfg.abs_pos:
         shapes["pos_embed.weight"] = (cfg.max_seq_len, d)
+    if cfg.line_pos:
+        shapes["line_embed.weight"] = (cfg.line_pos, d)
     for i in range(cfg.n_layers):
         p = f"blocks.{i}."
         shapes.update({

@@ -90,7 +90,7 @@ class NumpyTransformer:
         self.out_w = weights["embed.weight"] if cfg.tie_embeddings else weights["lm_head.weight"]
         # Pre-transposed matrices for x @ W^T.
         self.t = {k: np.ascontiguousarray(v.T) for k, v in weights.items()
-                  if v.ndim == 2 and k not in ("embed.weight", "pos_embed.weight")}
+                  if v.ndim == 2 and k not in ("embed.weight", "pos_embed.weight", "line_embed.weight")}
         self.out_t = np.ascontiguousarray(self.out_w.T)
 
     def _norm(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -105,11 +105,13 @@ class NumpyTransformer:
         c = self.cfg
         shape = (batch, c.n_kv_heads, capacity, c.head_dim)
         return {"k": [np.zeros(shape, np.float32) for _ in range(c.n_layers)],
-                "v": [np.zeros(shape, np.float32) for _ in range(c.n_layers)], "length": 0}
+                "v": [np.zeros(shape, np.float32) for _ in range(c.n_layers)], "length": 0,
+                "line_start": np.zeros(batch, np.int64)}
 
     @staticmethod
     def select_cache(cache, rows: np.ndarray):
-        return {"k": [k[rows] for k in cache["k"]], "v": [v[rows] for v in cache["v"]], "length": cache["length"]}
+        return {"k": [k[rows] for k in cache["k"]], "v": [v[rows] for v in cache["v"]], "length": cache["length"],
+                "line_start": cache["line_start"][rows]}
 
     def forward(self, tokens: np.ndarray, positions: np.ndarray, key_valid: np.ndarray, cache) -> np.ndarray:
         """tokens/positions [B, T]; key_valid [B, L] for L = cached + T keys. Returns the last hidden [B, d]
@@ -131,6 +133,14 @@ class NumpyTransformer:
         x = self.w["embed.weight"][tokens]
         if c.abs_pos:
             x = x + self.w["pos_embed.weight"][positions]
+        if c.line_pos:
+            pos = np.asarray(positions, np.int64)
+            nl_next = np.where(tokens == c.newline_id, pos + 1, -1)
+            start = np.maximum.accumulate(nl_next, axis=1)
+            before = np.concatenate([np.full((B, 1), -1, np.int64), start[:, :-1]], axis=1)
+            begin = np.maximum(before, cache["line_start"][:, None])
+            x = x + self.w["line_embed.weight"][np.clip(pos - begin, 0, c.line_pos - 1)]
+            cache["line_start"] = np.maximum(cache["line_start"], start[:, -1])
         scale = 1.0 / np.sqrt(hd)
         for i in range(c.n_layers):
             p = f"blocks.{i}."

@@ -157,12 +157,16 @@ def pick_precision(name: str, dev: torch.device) -> str:
     return "fp32"
 
 
-def build_model_config(cfg: TrainConfig, vocab_size: int) -> MAVConfig:
+def build_model_config(cfg: TrainConfig, vocab_size: int, newline_id: Optional[int] = None) -> MAVConfig:
     d = dict(PRESETS[cfg.preset])
     d.update(cfg.model)
     if cfg.max_seq_len:
         d["max_seq_len"] = cfg.max_seq_len
     d["vocab_size"] = vocab_size
+    if d.get("line_pos") and d.get("newline_id", -1) < 0:
+        if newline_id is None:
+            raise ValueError("line_pos needs the tokenizer's newline token id (tokenizer info 'newline_id')")
+        d["newline_id"] = int(newline_id)
     return MAVConfig.from_dict(d)
 
 
@@ -236,7 +240,7 @@ class Trainer:
                       file=sys.stderr)
             check_resume_config(self.ckpt["train_config"], cfg)
         else:
-            self.model_cfg = build_model_config(cfg, int(self.tok["vocab_size"]))
+            self.model_cfg = build_model_config(cfg, int(self.tok["vocab_size"]), self.tok.get("newline_id"))
         torch.manual_seed(cfg.seed)
         self.model = MAVTransformer(self.model_cfg).to(self.device)
         fused = self.device.type == "cuda"

@@ -64,11 +64,27 @@ class KVCache:
         self.v = [torch.zeros(shape, device=device, dtype=dtype) for _ in range(cfg.n_layers)]
         self.length = 0
         self.capacity = capacity
+        # position of the first token of each row's current line (for MAVConfig.line_pos)
+        self.line_start = torch.zeros(batch, dtype=torch.long, device=device)
 
     def reorder(self, index: torch.Tensor) -> None:
         """Keep only the batch rows in `index` (e.g. drop finished sequences)."""
         self.k = [k.index_select(0, index) for k in self.k]
         self.v = [v.index_select(0, index) for v in self.v]
+        self.line_start = self.line_start.index_select(0, index)
+
+
+def line_positions(tokens: torch.Tensor, positions: torch.Tensor, newline_id: int, n: int,
+                   line_start: Optional[torch.Tensor] = None):
+    """(index of each token within its text line [B, T], the next line start [B]); ``line_start`` [B]: where
+    the current line began (positions), from earlier tokens (a KV cache), else 0."""
+    B, T = tokens.shape
+    nl_next = torch.where(tokens == newline_id, positions + 1, torch.full_like(positions, -1))
+    start = torch.cummax(nl_next, dim=1).values
+    before = torch.cat([torch.full((B, 1), -1, dtype=start.dtype, device=start.device), start[:, :-1]], dim=1)
+    base = torch.zeros(B, dtype=positions.dtype, device=positions.device) if line_start is None else line_start
+    begin = torch.maximum(before, base[:, None])
+    return (positions - begin).clamp(0, n - 1), torch.maximum(base, start[:, -1])
 
 
 class Attention(nn.Module):
@@ -140,6 +156,7 @@ class MAVTransformer(nn.Module):
         self.cfg = cfg
         self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
         self.pos_embed = nn.Embedding(cfg.max_seq_len, cfg.d_model) if cfg.abs_pos else None
+        self.line_embed = nn.Embedding(cfg.line_pos, cfg.d_model) if cfg.line_pos else None
         self.blocks = nn.ModuleList([Block(cfg) for _ in range(cfg.n_layers)])
         self.norm = RMSNorm(cfg.d_model, cfg.norm_eps)
         self.lm_head = None if cfg.tie_embeddings else nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
@@ -211,6 +228,12 @@ class MAVTransformer(nn.Module):
         x = self.embed(tokens)
         if self.pos_embed is not None:
             x = x + self.pos_embed(positions)
+        if self.line_embed is not None:
+            lp, nxt = line_positions(tokens, positions, cfg.newline_id, cfg.line_pos,
+                                     cache.line_start if cache is not None else None)
+            x = x + self.line_embed(lp)
+            if cache is not None:
+                cache.line_start = nxt
         for i, blk in enumerate(self.blocks):
             x = blk(x, cos, sin, mask, cache, i)
         if cache is not None:
