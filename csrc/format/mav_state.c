@@ -117,6 +117,32 @@ static size_t sb_done(mg_sbuf *b, size_t outlen, char *err, size_t errlen)
     return len;
 }
 
+/* Start a %state output buffer with the side-to-move group and its separating space. */
+static void sb_begin(mg_sbuf *b, char *out, size_t outlen, char side)
+{
+    mg_sb_init(b, out, outlen);
+    mg_sb_putc(b, side);
+    mg_sb_putc(b, ' ');
+}
+
+/* Game text of a row grid: `rows` rows of `cols` cells, '/' separated (row 0 first when top_first,
+ * else the last row first), then a space and the side to move. */
+static size_t grid_text(const char *cells, int rows, int cols, int top_first, char side, char *out, size_t outlen,
+                        char *err, size_t errlen)
+{
+    mg_sbuf b;
+    mg_sb_init(&b, out, outlen);
+    for (int i = 0; i < rows; i++) {
+        int r = top_first ? i : rows - 1 - i;
+        mg_sb_put(&b, cells + (size_t)(cols * r), (size_t)cols);
+        if (i < rows - 1)
+            mg_sb_putc(&b, '/');
+    }
+    mg_sb_putc(&b, ' ');
+    mg_sb_putc(&b, side);
+    return sb_done(&b, outlen, err, errlen);
+}
+
 /* Game text from a row-grid %state (side group, then rows x cols cells from the bottom row up):
  * the rows top row first, separated by '/', then a space and the side to move. */
 static size_t grid_from_state(const grp *groups, int rows, int cols, const char *s, size_t n, char *out,
@@ -125,16 +151,7 @@ static size_t grid_from_state(const grp *groups, int rows, int cols, const char 
     size_t pos[2], len[2];
     if (read_groups(s, n, groups, 2, pos, len, err, errlen) != MG_OK)
         return 0;
-    mg_sbuf b;
-    mg_sb_init(&b, out, outlen);
-    for (int r = rows - 1; r >= 0; r--) {
-        mg_sb_put(&b, s + pos[1] + (size_t)(cols * r), (size_t)cols);
-        if (r)
-            mg_sb_putc(&b, '/');
-    }
-    mg_sb_putc(&b, ' ');
-    mg_sb_putc(&b, s[pos[0]]);
-    return sb_done(&b, outlen, err, errlen);
+    return grid_text(s + pos[1], rows, cols, 0, s[pos[0]], out, outlen, err, errlen);
 }
 
 /* Fixed-width decimal with leading zeros; 0 if it does not fit. */
@@ -269,6 +286,73 @@ static long fen_number(const char *s, size_t n)
     return v;
 }
 
+/* The leading FEN fields of the chess family: a files x ranks board and the side to move ('w'/'b').
+ * `what` names the text in error messages ("FEN", "Gardner FEN").  *pp advances past them. */
+static int fen_board_side(const char **pp, int files, int ranks, char *board, char *side, const char *what,
+                          char *err, size_t errlen)
+{
+    const char *p = *pp, *f;
+    char q[48];
+    while (*p == ' ')
+        p++;
+    if (fen_board(&p, files, ranks, board, err, errlen) != MG_OK)
+        return MG_ERR;
+    size_t n = fen_field(&p, &f);
+    if (n != 1 || (f[0] != 'w' && f[0] != 'b')) {
+        mg_errf(err, errlen, "%s: side to move must be 'w' or 'b', got %s", what, mg_quote(f, n, q, sizeof q, 8));
+        return MG_ERR;
+    }
+    *side = f[0];
+    *pp = p;
+    return MG_OK;
+}
+
+/* The trailing FEN clock fields (optional: halfmove 0, fullmove 1 when absent), then the end of the text. */
+static int fen_clocks(const char *p, long clocks[2], const char *what, char *err, size_t errlen)
+{
+    const char *f;
+    char q[48];
+    clocks[0] = 0;
+    clocks[1] = 1;
+    for (int i = 0; i < 2; i++) {
+        size_t n = fen_field(&p, &f);
+        if (n == 0)
+            break;
+        clocks[i] = fen_number(f, n);
+        if (clocks[i] < 0) {
+            mg_errf(err, errlen, "%s: bad %s %s", what, i ? "fullmove number" : "halfmove clock",
+                    mg_quote(f, n, q, sizeof q, 12));
+            return MG_ERR;
+        }
+    }
+    if (fen_field(&p, &f)) {
+        mg_errf(err, errlen, "%s: unexpected text %s at the end", what, mg_quote(f, strlen(f), q, sizeof q, 12));
+        return MG_ERR;
+    }
+    return MG_OK;
+}
+
+/* The %state clock groups (3 and 4 digits), then finish the buffer. */
+static size_t state_clocks_done(mg_sbuf *b, const long clocks[2], size_t outlen, char *err, size_t errlen)
+{
+    if (!put_fixed(b, (unsigned long)clocks[0], 3) || (mg_sb_putc(b, ' '), !put_fixed(b, (unsigned long)clocks[1], 4))) {
+        mg_errf(err, errlen, "%%state: clocks %ld %ld do not fit the fixed-width fields (3 and 4 digits)", clocks[0],
+                clocks[1]);
+        return 0;
+    }
+    return sb_done(b, outlen, err, errlen);
+}
+
+/* The FEN clock fields from the %state clock groups, then finish the buffer. */
+static size_t fen_clocks_done(mg_sbuf *b, const char *halfmove, const char *fullmove, size_t outlen, char *err,
+                              size_t errlen)
+{
+    mg_sb_putu(b, read_fixed(halfmove, 3));
+    mg_sb_putc(b, ' ');
+    mg_sb_putu(b, read_fixed(fullmove, 4));
+    return sb_done(b, outlen, err, errlen);
+}
+
 /* ---- chess and chess960 ---------------------------------------------------------------- */
 
 static const grp CHESS_GROUPS[] = {
@@ -322,21 +406,13 @@ static int castle_rook_file(const char *board, char c, int *white, int *kingside
 
 static size_t chess_to_state(int c960, const char *text, char *out, size_t outlen, char *err, size_t errlen)
 {
-    char board[64];
+    char board[64], side;
     const char *p = text, *f;
     char q[48];
-    while (*p == ' ')
-        p++;
-    if (fen_board(&p, 8, 8, board, err, errlen) != MG_OK)
+    if (fen_board_side(&p, 8, 8, board, &side, "FEN", err, errlen) != MG_OK)
         return 0;
-    size_t n = fen_field(&p, &f);
-    if (n != 1 || (f[0] != 'w' && f[0] != 'b')) {
-        mg_errf(err, errlen, "FEN: side to move must be 'w' or 'b', got %s", mg_quote(f, n, q, sizeof q, 8));
-        return 0;
-    }
-    char side = f[0];
     char castle[4] = {'.', '.', '.', '.'};
-    n = fen_field(&p, &f);
+    size_t n = fen_field(&p, &f);
     if (n == 0) {
         mg_errf(err, errlen, "FEN: missing castling field");
         return 0;
@@ -361,26 +437,11 @@ static size_t chess_to_state(int c960, const char *text, char *out, size_t outle
         mg_errf(err, errlen, "FEN: en passant field must be '-' or a square, got %s", mg_quote(f, n, q, sizeof q, 8));
         return 0;
     }
-    long clocks[2] = {0, 1};
-    for (int i = 0; i < 2; i++) {
-        n = fen_field(&p, &f);
-        if (n == 0)
-            break;
-        clocks[i] = fen_number(f, n);
-        if (clocks[i] < 0) {
-            mg_errf(err, errlen, "FEN: bad %s %s", i ? "fullmove number" : "halfmove clock",
-                    mg_quote(f, n, q, sizeof q, 12));
-            return 0;
-        }
-    }
-    if (fen_field(&p, &f)) {
-        mg_errf(err, errlen, "FEN: unexpected text %s at the end", mg_quote(f, strlen(f), q, sizeof q, 12));
+    long clocks[2];
+    if (fen_clocks(p, clocks, "FEN", err, errlen) != MG_OK)
         return 0;
-    }
     mg_sbuf b;
-    mg_sb_init(&b, out, outlen);
-    mg_sb_putc(&b, side);
-    mg_sb_putc(&b, ' ');
+    sb_begin(&b, out, outlen, side);
     mg_sb_put(&b, board, 64);
     mg_sb_putc(&b, ' ');
     mg_sb_put(&b, castle, 4);
@@ -390,12 +451,7 @@ static size_t chess_to_state(int c960, const char *text, char *out, size_t outle
     else
         mg_sb_putc(&b, '.');
     mg_sb_putc(&b, ' ');
-    if (!put_fixed(&b, (unsigned long)clocks[0], 3) || (mg_sb_putc(&b, ' '), !put_fixed(&b, (unsigned long)clocks[1], 4))) {
-        mg_errf(err, errlen, "%%state: clocks %ld %ld do not fit the fixed-width fields (3 and 4 digits)", clocks[0],
-                clocks[1]);
-        return 0;
-    }
-    return sb_done(&b, outlen, err, errlen);
+    return state_clocks_done(&b, clocks, outlen, err, errlen);
 }
 
 static size_t chess_from_state(int c960, const char *s, size_t n, char *out, size_t outlen, char *err, size_t errlen)
@@ -464,10 +520,7 @@ static size_t chess_from_state(int c960, const char *s, size_t n, char *out, siz
     else
         mg_sb_putc(&b, '-');
     mg_sb_putc(&b, ' ');
-    mg_sb_putu(&b, read_fixed(s + pos[4], 3));
-    mg_sb_putc(&b, ' ');
-    mg_sb_putu(&b, read_fixed(s + pos[5], 4));
-    return sb_done(&b, outlen, err, errlen);
+    return fen_clocks_done(&b, s + pos[4], s + pos[5], outlen, err, errlen);
 }
 
 static size_t chess_to_state_std(const mg_config *cfg, const char *t, char *o, size_t ol, char *e, size_t el)
@@ -506,21 +559,13 @@ static size_t gardner_to_state(const mg_config *cfg, const char *text, char *out
                                size_t errlen)
 {
     (void)cfg;
-    char board[25];
+    char board[25], side;
     const char *p = text, *f;
     char q[48];
-    while (*p == ' ')
-        p++;
-    if (fen_board(&p, 5, 5, board, err, errlen) != MG_OK)
+    if (fen_board_side(&p, 5, 5, board, &side, "Gardner FEN", err, errlen) != MG_OK)
         return 0;
-    size_t n = fen_field(&p, &f);
-    if (n != 1 || (f[0] != 'w' && f[0] != 'b')) {
-        mg_errf(err, errlen, "Gardner FEN: side to move must be 'w' or 'b', got %s", mg_quote(f, n, q, sizeof q, 8));
-        return 0;
-    }
-    char side = f[0];
     for (int i = 0; i < 2; i++) {
-        n = fen_field(&p, &f);
+        size_t n = fen_field(&p, &f);
         if (n == 0)
             break;
         if (n != 1 || f[0] != '-') {
@@ -529,34 +574,14 @@ static size_t gardner_to_state(const mg_config *cfg, const char *text, char *out
             return 0;
         }
     }
-    long clocks[2] = {0, 1};
-    for (int i = 0; i < 2; i++) {
-        n = fen_field(&p, &f);
-        if (n == 0)
-            break;
-        clocks[i] = fen_number(f, n);
-        if (clocks[i] < 0) {
-            mg_errf(err, errlen, "Gardner FEN: bad %s %s", i ? "fullmove number" : "halfmove clock",
-                    mg_quote(f, n, q, sizeof q, 12));
-            return 0;
-        }
-    }
-    if (fen_field(&p, &f)) {
-        mg_errf(err, errlen, "Gardner FEN: unexpected text %s at the end", mg_quote(f, strlen(f), q, sizeof q, 12));
+    long clocks[2];
+    if (fen_clocks(p, clocks, "Gardner FEN", err, errlen) != MG_OK)
         return 0;
-    }
     mg_sbuf b;
-    mg_sb_init(&b, out, outlen);
-    mg_sb_putc(&b, side);
-    mg_sb_putc(&b, ' ');
+    sb_begin(&b, out, outlen, side);
     mg_sb_put(&b, board, 25);
     mg_sb_putc(&b, ' ');
-    if (!put_fixed(&b, (unsigned long)clocks[0], 3) || (mg_sb_putc(&b, ' '), !put_fixed(&b, (unsigned long)clocks[1], 4))) {
-        mg_errf(err, errlen, "%%state: clocks %ld %ld do not fit the fixed-width fields (3 and 4 digits)", clocks[0],
-                clocks[1]);
-        return 0;
-    }
-    return sb_done(&b, outlen, err, errlen);
+    return state_clocks_done(&b, clocks, outlen, err, errlen);
 }
 
 static size_t gardner_from_state(const mg_config *cfg, const char *s, size_t n, char *out, size_t outlen, char *err,
@@ -572,10 +597,7 @@ static size_t gardner_from_state(const mg_config *cfg, const char *s, size_t n, 
     mg_sb_putc(&b, ' ');
     mg_sb_putc(&b, s[pos[0]]);
     mg_sb_puts(&b, " - - ");
-    mg_sb_putu(&b, read_fixed(s + pos[2], 3));
-    mg_sb_putc(&b, ' ');
-    mg_sb_putu(&b, read_fixed(s + pos[3], 4));
-    return sb_done(&b, outlen, err, errlen);
+    return fen_clocks_done(&b, s + pos[2], s + pos[3], outlen, err, errlen);
 }
 
 /* ---- tic-tac-toe ------------------------------------------------------------------------- */
@@ -597,9 +619,7 @@ static size_t ttt_to_state(const mg_config *cfg, const char *text, char *out, si
         return 0;
     }
     mg_sbuf b;
-    mg_sb_init(&b, out, outlen);
-    mg_sb_putc(&b, text[12]);
-    mg_sb_putc(&b, ' ');
+    sb_begin(&b, out, outlen, text[12]);
     for (int r = 0; r < 3; r++)
         for (int f = 0; f < 3; f++) {
             char c = text[(2 - r) * 4 + f];
@@ -646,9 +666,7 @@ static size_t c4_to_state(const mg_config *cfg, const char *text, char *out, siz
         return 0;
     }
     mg_sbuf b;
-    mg_sb_init(&b, out, outlen);
-    mg_sb_putc(&b, side);
-    mg_sb_putc(&b, ' ');
+    sb_begin(&b, out, outlen, side);
     for (int r = 0; r < 6; r++)
         for (int f = 0; f < 7; f++) {
             int at = (5 - r) * 8 + f;
@@ -696,9 +714,7 @@ static size_t hex_to_state(const mg_config *cfg, const char *text, char *out, si
         return 0;
     }
     mg_sbuf b;
-    mg_sb_init(&b, out, outlen);
-    mg_sb_putc(&b, side);
-    mg_sb_putc(&b, ' ');
+    sb_begin(&b, out, outlen, side);
     for (int r = 0; r < n; r++) {
         for (int c = 0; c < n; c++) {
             char ch = text[r * (n + 1) + c];
@@ -760,16 +776,7 @@ static size_t hex_from_state(const mg_config *cfg, const char *s, size_t n, char
             return 0;
         }
     }
-    mg_sbuf b;
-    mg_sb_init(&b, out, outlen);
-    for (int r = 0; r < size; r++) {
-        mg_sb_put(&b, s + 2 + r * size, (size_t)size);
-        if (r < size - 1)
-            mg_sb_putc(&b, '/');
-    }
-    mg_sb_putc(&b, ' ');
-    mg_sb_putc(&b, s[0]);
-    return sb_done(&b, outlen, err, errlen);
+    return grid_text(s + 2, size, size, 1, s[0], out, outlen, err, errlen);
 }
 
 /* ---- direct writers from the state bytes (fast paths; tests check them against the text path) ---- */
@@ -785,30 +792,43 @@ static size_t put_fixed_raw(char *o, unsigned long v, int width)
     return v ? 0 : (size_t)width;
 }
 
-static size_t clocks_direct(char *o, unsigned long hm, unsigned long fm, char *err, size_t errlen)
+/* Side and board groups of a chess-family %state from the piece codes, with the space after each;
+ * NULL (with an error message) if out cannot hold `need` bytes.  Returns the end of what it wrote. */
+static char *direct_side_board(int black, const uint8_t *board, int squares, size_t need, char *out, size_t outlen,
+                               char *err, size_t errlen)
+{
+    if (outlen < need) {
+        mg_errf(err, errlen, "%%state: output buffer too small (%zu bytes)", outlen);
+        return NULL;
+    }
+    char *o = out;
+    *o++ = black ? 'b' : 'w';
+    *o++ = ' ';
+    for (int i = 0; i < squares; i++)
+        o[i] = BOARD_CHARS[board[i] & 15];
+    o += squares;
+    *o++ = ' ';
+    return o;
+}
+
+/* The clock groups at o and the terminating NUL; returns the length of the %state text from out. */
+static size_t clocks_direct(char *out, char *o, unsigned long hm, unsigned long fm, char *err, size_t errlen)
 {
     if (!put_fixed_raw(o, hm, 3) || !put_fixed_raw(o + 4, fm, 4)) {
         mg_errf(err, errlen, "%%state: clocks %lu %lu do not fit the fixed-width fields (3 and 4 digits)", hm, fm);
         return 0;
     }
     o[3] = ' ';
-    return 8;
+    o[8] = '\0';
+    return (size_t)(o + 8 - out);
 }
 
 static size_t chess_direct(const void *st, char *out, size_t outlen, char *err, size_t errlen)
 {
     const mg_chess_state *s = st;
-    if (outlen < 88) {
-        mg_errf(err, errlen, "%%state: output buffer too small (%zu bytes)", outlen);
+    char *o = direct_side_board(s->stm, s->board, 64, 88, out, outlen, err, errlen);
+    if (!o)
         return 0;
-    }
-    char *o = out;
-    *o++ = s->stm ? 'b' : 'w';
-    *o++ = ' ';
-    for (int i = 0; i < 64; i++)
-        o[i] = BOARD_CHARS[s->board[i] & 15];
-    o += 64;
-    *o++ = ' ';
     for (int i = 0; i < 4; i++) {
         char c = '.';
         if (s->castling & (1u << i))
@@ -823,34 +843,14 @@ static size_t chess_direct(const void *st, char *out, size_t outlen, char *err, 
         *o++ = '.';
     }
     *o++ = ' ';
-    size_t c = clocks_direct(o, s->halfmove, s->fullmove, err, errlen);
-    if (!c)
-        return 0;
-    o += c;
-    *o = '\0';
-    return (size_t)(o - out);
+    return clocks_direct(out, o, s->halfmove, s->fullmove, err, errlen);
 }
 
 static size_t gardner_direct(const void *st, char *out, size_t outlen, char *err, size_t errlen)
 {
     const mg_gardner_state *s = st;
-    if (outlen < 48) {
-        mg_errf(err, errlen, "%%state: output buffer too small (%zu bytes)", outlen);
-        return 0;
-    }
-    char *o = out;
-    *o++ = s->side ? 'b' : 'w';
-    *o++ = ' ';
-    for (int i = 0; i < 25; i++)
-        o[i] = BOARD_CHARS[s->board[i] & 15];
-    o += 25;
-    *o++ = ' ';
-    size_t c = clocks_direct(o, s->halfmove, s->fullmove, err, errlen);
-    if (!c)
-        return 0;
-    o += c;
-    *o = '\0';
-    return (size_t)(o - out);
+    char *o = direct_side_board(s->side, s->board, 25, 48, out, outlen, err, errlen);
+    return o ? clocks_direct(out, o, s->halfmove, s->fullmove, err, errlen) : 0;
 }
 
 /* ---- move tokens ------------------------------------------------------------------------- */
@@ -1031,6 +1031,15 @@ static const mav_fmt *fmt_by_name(const char *name)
     return NULL;
 }
 
+/* The format of game g, or NULL with an error message. */
+static const mav_fmt *fmt_for_state(const mg_game *g, char *err, size_t errlen)
+{
+    const mav_fmt *f = fmt_by_name(g->name);
+    if (!f)
+        mg_errf(err, errlen, "the MAV format has no %%state text for game '%s'", g->name);
+    return f;
+}
+
 int mg_mav_game_supported(const mg_game *g, int *has_fen)
 {
     const mav_fmt *f = g ? fmt_by_name(g->name) : NULL;
@@ -1042,22 +1051,18 @@ int mg_mav_game_supported(const mg_game *g, int *has_fen)
 size_t mg_mav_state_from_game_text(const mg_game *g, const char *text, char *out, size_t outlen, char *err,
                                    size_t errlen)
 {
-    const mav_fmt *f = fmt_by_name(g->name);
-    if (!f) {
-        mg_errf(err, errlen, "the MAV format has no %%state text for game '%s'", g->name);
+    const mav_fmt *f = fmt_for_state(g, err, errlen);
+    if (!f)
         return 0;
-    }
     return f->to_state(NULL, text, out, outlen, err, errlen);
 }
 
 size_t mg_mav_state_to_game_text(const mg_game *g, const mg_config *cfg, const char *st, size_t len, char *out,
                                  size_t outlen, char *err, size_t errlen)
 {
-    const mav_fmt *f = fmt_by_name(g->name);
-    if (!f) {
-        mg_errf(err, errlen, "the MAV format has no %%state text for game '%s'", g->name);
+    const mav_fmt *f = fmt_for_state(g, err, errlen);
+    if (!f)
         return 0;
-    }
     return f->from_state(cfg, st, len, out, outlen, err, errlen);
 }
 
@@ -1066,9 +1071,7 @@ size_t mg_mav_state_write(const mg_game *g, const void *state, char *out, size_t
     const mav_fmt *f = fmt_by_name(g->name);
     if (f && f->direct)
         return f->direct(state, out, outlen, err, errlen);
-    char text[MG_MAX_TEXT];
-    g->to_text(state, text, sizeof text);
-    return mg_mav_state_from_game_text(g, text, out, outlen, err, errlen);
+    return mg_mav_state_write_via_text(g, state, out, outlen, err, errlen);
 }
 
 size_t mg_mav_state_write_via_text(const mg_game *g, const void *state, char *out, size_t outlen, char *err,
