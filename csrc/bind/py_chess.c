@@ -31,17 +31,25 @@ static const mg_san_ops *family_state(PyObject *obj, mg_py_state **out)
     return ops;
 }
 
-static PyObject *py_san(PyObject *Py_UNUSED(mod), PyObject *args)
+/* The (state, move) arguments of san/move_info (`format` is "OO:<name>"): the state's SAN hooks,
+ * *out the state and *a the legal action the move names; NULL with an exception set otherwise. */
+static const mg_san_ops *family_state_move(PyObject *args, const char *format, mg_py_state **out, int32_t *a)
 {
     PyObject *st, *act;
-    if (!PyArg_ParseTuple(args, "OO:san", &st, &act))
+    if (!PyArg_ParseTuple(args, format, &st, &act))
         return NULL;
+    const mg_san_ops *ops = family_state(st, out);
+    if (!ops || mg_py_state_parse_move(*out, act, a) < 0)
+        return NULL;
+    return ops;
+}
+
+static PyObject *py_san(PyObject *Py_UNUSED(mod), PyObject *args)
+{
     mg_py_state *s;
-    const mg_san_ops *ops = family_state(st, &s);
-    if (!ops)
-        return NULL;
     int32_t a;
-    if (mg_py_state_parse_move(s, act, &a) < 0)
+    const mg_san_ops *ops = family_state_move(args, "OO:san", &s, &a);
+    if (!ops)
         return NULL;
     char buf[32];
     size_t n = mg_san_write(ops, s->state, a, buf, sizeof buf);
@@ -78,15 +86,10 @@ static PyObject *py_is_check(PyObject *Py_UNUSED(mod), PyObject *st)
 
 static PyObject *py_move_info(PyObject *Py_UNUSED(mod), PyObject *args)
 {
-    PyObject *st, *act;
-    if (!PyArg_ParseTuple(args, "OO:move_info", &st, &act))
-        return NULL;
     mg_py_state *s;
-    const mg_san_ops *ops = family_state(st, &s);
-    if (!ops)
-        return NULL;
     int32_t a;
-    if (mg_py_state_parse_move(s, act, &a) < 0)
+    const mg_san_ops *ops = family_state_move(args, "OO:move_info", &s, &a);
+    if (!ops)
         return NULL;
     mg_move_info mi;
     ops->move_info(s->state, a, &mi);
