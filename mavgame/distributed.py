@@ -48,6 +48,50 @@ def _default_workers(ray) -> int:
         return 1
 
 
+def _each_done(ray, actors: list, items: Iterable[Any], submit: Callable[[Any, Any], Any], running: Dict[Any, int],
+               stop: Optional[Callable[[], bool]] = None) -> Iterator[Any]:
+    """Runs ``items`` on the actors, one call at a time on each (``submit(actor, item)`` -> object
+    ref), handing out the next item as an actor frees up (none once ``stop()`` says so), and yields
+    each result as it completes.  ``running`` (ref -> actor index) holds the calls under way, for the
+    caller to cancel."""
+    idle = list(range(len(actors)))
+    it = iter(items)
+    exhausted = False
+    while True:
+        while idle and not exhausted and (stop is None or not stop()):
+            try:
+                item = next(it)
+            except StopIteration:
+                exhausted = True
+                break
+            k = idle.pop()
+            running[submit(actors[k], item)] = k
+        if not running:
+            break
+        ready, _ = ray.wait(list(running), num_returns=1)
+        ref = ready[0]
+        idle.append(running.pop(ref))
+        yield ray.get(ref)
+
+
+def _release(ray, actors: list, running: Iterable[Any] = ()) -> None:
+    """Cancels the calls in ``running``, then closes and kills every actor (errors ignored)."""
+    for ref in list(running):
+        try:
+            ray.cancel(ref, force=True)
+        except Exception:  # noqa: BLE001
+            pass
+    for a in actors:
+        try:
+            ray.get(a.close.remote(), timeout=10)
+        except Exception:  # noqa: BLE001
+            pass
+        try:
+            ray.kill(a)
+        except Exception:  # noqa: BLE001
+            pass
+
+
 class _GameWorker:
     """A Ray actor body: plays league games with its own agents."""
 
@@ -92,42 +136,11 @@ class RayExecutor:
         n = max(1, min(n, len(tasks)))
         Actor = ray.remote(num_cpus=self.num_cpus)(_GameWorker)
         actors = [Actor.remote(self.config) for _ in range(n)]
-        idle = list(range(n))
         running: Dict[Any, int] = {}
-        it = iter(tasks)
-        exhausted = False
         try:
-            while True:
-                while idle and not exhausted and not stop():
-                    try:
-                        t = next(it)
-                    except StopIteration:
-                        exhausted = True
-                        break
-                    k = idle.pop()
-                    running[actors[k].play.remote(t)] = k
-                if not running:
-                    break
-                ready, _ = ray.wait(list(running), num_returns=1)
-                ref = ready[0]
-                k = running.pop(ref)
-                idle.append(k)
-                yield ray.get(ref)
+            yield from _each_done(ray, actors, tasks, lambda a, t: a.play.remote(t), running, stop)
         finally:
-            for ref in list(running):
-                try:
-                    ray.cancel(ref, force=True)
-                except Exception:  # noqa: BLE001
-                    pass
-            for a in actors:
-                try:
-                    ray.get(a.close.remote(), timeout=10)
-                except Exception:  # noqa: BLE001
-                    pass
-                try:
-                    ray.kill(a)
-                except Exception:  # noqa: BLE001
-                    pass
+            _release(ray, actors, running)
 
 
 class _AnnotateWorker:
@@ -170,26 +183,8 @@ def annotate_ray(positions: Iterable[Union[str, Tuple[str, Sequence[str]]]], *, 
         bar = tqdm(total=len(items), desc="annotate (ray)", unit="pos")
     done: Dict[int, dict] = {}
     nxt = 0
-    idle = list(range(n))
-    running: Dict[Any, int] = {}
-    it = iter(items)
-    exhausted = False
     try:
-        while True:
-            while idle and not exhausted:
-                try:
-                    i, fen, mv = next(it)
-                except StopIteration:
-                    exhausted = True
-                    break
-                k = idle.pop()
-                running[actors[k].annotate.remote(i, fen, mv)] = k
-            if not running:
-                break
-            ready, _ = ray.wait(list(running), num_returns=1)
-            ref = ready[0]
-            idle.append(running.pop(ref))
-            idx, d, err = ray.get(ref)
+        for idx, d, err in _each_done(ray, actors, items, lambda a, item: a.annotate.remote(*item), {}):
             if err is not None:
                 raise EngineError(f"position {idx} ({items[idx][1]!r}): {err}")
             done[idx] = d
@@ -201,12 +196,4 @@ def annotate_ray(positions: Iterable[Union[str, Tuple[str, Sequence[str]]]], *, 
     finally:
         if bar:
             bar.close()
-        for a in actors:
-            try:
-                ray.get(a.close.remote(), timeout=10)
-            except Exception:  # noqa: BLE001
-                pass
-            try:
-                ray.kill(a)
-            except Exception:  # noqa: BLE001
-                pass
+        _release(ray, actors)
