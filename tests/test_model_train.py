@@ -307,3 +307,23 @@ def test_bf16_autocast_on_cpu_trains(tmp_path):
     with pytest.raises(ValueError, match="fp16 training needs a GPU"):
         Trainer(_toy_cfg(tmp_path / "data", tmp_path / "run2", precision="fp16", device="cpu"), _toy_encoder,
                 TOY_TOK)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("precision", ["auto", "bf16", "fp16"])
+def test_cuda_mixed_precision_trains_and_resumes_exactly(tmp_path, precision):
+    """On a GPU: autocast (bf16 where supported, else fp16 with loss scaling) lowers the loss, and a run
+    interrupted at a checkpoint resumes to the same weights (the scaler state included)."""
+    if precision == "bf16" and not torch.cuda.is_bf16_supported():
+        pytest.skip("this GPU has no bf16")
+    _toy_set(tmp_path / "data")
+    kw = dict(device="cuda", precision=precision, steps=24)
+    whole, last = train(_toy_cfg(tmp_path / "data", tmp_path / "a", **kw), _toy_encoder, TOY_TOK, export=False)
+    assert whole.precision in ("bf16", "fp16") and whole.device.type == "cuda"
+    log = [json.loads(x) for x in (tmp_path / "a" / "log.jsonl").read_text().splitlines()]
+    losses = [r["loss"] for r in log if "loss" in r]
+    assert losses[-1] < losses[0]
+    train(_toy_cfg(tmp_path / "data", tmp_path / "b", **kw), _toy_encoder, TOY_TOK, export=False, stop_after=10)
+    resumed, _ = train(_toy_cfg(tmp_path / "data", tmp_path / "b", **kw), _toy_encoder, TOY_TOK, export=False)
+    a, b = whole.model.state_dict(), resumed.model.state_dict()
+    assert all(torch.equal(a[k], b[k]) for k in a)
