@@ -329,3 +329,27 @@ def test_export_loads_with_the_safetensors_package(tmp_path, dtype):
     st_numpy.save_file({k: v.astype(np.float32) for k, v in got.items()}, str(again), metadata=meta)
     m = MAVModel.load(again, backend="numpy")
     assert m.cfg == cfg and m.game == C4
+
+
+def test_grouped_decoding_counts_the_moves_together():
+    from mavgame.model.inference import grouped_argmax
+    V = 20
+    group = np.array([3, 4, 5, 6, 7, 8, 9])
+    p = np.full(V, 1e-9)
+    p[12] = 0.2                       # e.g. `invalid`: the most likely single token ...
+    p[group] = (0.8 - 0.7 * 1e-9) / 7  # ... but "some move" has 0.8
+    p[6] += 0.01                      # the likeliest move
+    p2 = np.full(V, 1e-9)
+    p2[12] = 0.6                      # here the other token wins outright
+    p2[group] = 0.4 / 7
+    logits = np.log(np.stack([p, p2]))
+    assert np.argmax(logits, -1).tolist() == [12, 12]
+    assert grouped_argmax(logits, group).tolist() == [6, 12]
+    assert grouped_argmax(logits, np.array([], np.int64)).tolist() == [12, 12]
+    model, _ = scripted_model({})
+    c4 = model.move_tokens(C4)
+    assert len(c4) == 7 and sorted(TOK.decode([t]) for t in c4) == list("1234567")
+    chess = model.move_tokens("chess")
+    assert TOK.encode("e2e4")[0] in chess and TOK.encode("a7a8q")[0] in chess and len(chess) > 1800
+    with pytest.raises(ValueError, match="decoding"):
+        model.generate([c4_prompt()[1]], decoding="beam")

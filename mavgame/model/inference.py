@@ -9,6 +9,7 @@ and mean scoring (the expectation over bucket midpoints) are available to agents
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -238,18 +239,39 @@ class Generation:
 
 
 def generate_ids(backend, prompts: Sequence[Sequence[int]], max_new_tokens: int, stop_ids: Sequence[int],
-                 pad_id: int = 0, bucket_ids: Optional[Sequence[int]] = None) -> List[Generation]:
+                 pad_id: int = 0, bucket_ids: Optional[Sequence[int]] = None,
+                 group_ids: Optional[Sequence[int]] = None) -> List[Generation]:
     """Greedy generation for a batch of token-id prompts with a KV cache (finished rows leave the batch).
 
     ``stop_ids``: generation of a row ends after it emits one of them (included in the output).
     ``bucket_ids``: the 64 value token ids, in bucket order; their distribution is kept at every step whose
     greedy token is one of them.
+    ``group_ids``: grouped greedy decoding: at each step the tokens of the group count as one choice with
+    their total probability against every other token; when the group wins, its most likely token is
+    emitted. (See :meth:`MAVModel.generate`: the move tokens, whose probability a model trained on
+    shuffled move lists spreads over all the moves it could write next.)
     """
     with _BlasThreads(getattr(backend, "threads", 0)):
-        return _generate_ids(backend, prompts, max_new_tokens, stop_ids, pad_id, bucket_ids)
+        return _generate_ids(backend, prompts, max_new_tokens, stop_ids, pad_id, bucket_ids, group_ids)
 
 
-def _generate_ids(backend, prompts, max_new_tokens, stop_ids, pad_id, bucket_ids) -> List[Generation]:
+def grouped_argmax(logits: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """Per row: the group's most likely token if the group's total probability beats every other single
+    token, else the most likely other token (plain argmax when ``group`` is empty)."""
+    if len(group) == 0:
+        return np.argmax(logits, axis=-1)
+    z = logits.astype(np.float64)
+    p = np.exp(z - z.max(axis=-1, keepdims=True))
+    p /= p.sum(axis=-1, keepdims=True)
+    pg = p[:, group]
+    other = p.copy()
+    other[:, group] = -1.0
+    best_other = other.argmax(axis=-1)
+    rows = np.arange(len(p))
+    return np.where(pg.sum(axis=-1) > p[rows, best_other], group[pg.argmax(axis=-1)], best_other)
+
+
+def _generate_ids(backend, prompts, max_new_tokens, stop_ids, pad_id, bucket_ids, group_ids=None) -> List[Generation]:
     cfg = backend.cfg
     B = len(prompts)
     if B == 0:
@@ -284,8 +306,9 @@ def _generate_ids(backend, prompts, max_new_tokens, stop_ids, pad_id, bucket_ids
     probs: List[List[np.ndarray]] = [[] for _ in range(B)]
     rows = np.arange(B)                      # batch row -> output index
     next_pos = pos[:, -1] + 1
+    group = np.asarray(sorted(set(group_ids)) if group_ids is not None else [], dtype=np.int64)
     for step in range(cap - T):
-        nxt = np.argmax(logits, axis=-1)
+        nxt = grouped_argmax(logits, group)
         for r, b in enumerate(rows):
             t = int(nxt[r])
             if bucket_of[t] >= 0:
@@ -379,6 +402,8 @@ class MAVModel:
         if cfg.vocab_size != tok.size:
             raise ValueError(f"model vocabulary size {cfg.vocab_size} != tokenizer size {tok.size}")
         self.game = self.info.get("game")
+        self.decoding = "grouped"
+        self._move_tokens: Dict[str, List[int]] = {}
         self._colon = tok.token_to_id(":")
         self._space, self._open, self._close = tok.token_to_id(" "), tok.token_to_id("["), tok.token_to_id("]")
         self._newline = tok.token_to_id("\n")
@@ -422,20 +447,54 @@ class MAVModel:
     def encode_prompt(self, prompt: str) -> List[int]:
         return [self.tokenizer.bos_id] + self.tokenizer.encode(prompt).tolist()
 
-    def generate(self, prompts: Sequence[str], max_new_tokens: int = 0, batch_size: int = 64) -> List[MAVOutput]:
-        """Greedy outputs for MAV prompts (header + input lines), in batches of ``batch_size``."""
+    def move_tokens(self, game: str) -> List[int]:
+        """Token ids that can start a move of ``game`` (every move of the game, not only the legal ones)."""
+        if game not in self._move_tokens:
+            from .. import _core
+            tok = self.tokenizer
+            moves = set(_core.State(game, None, 19 if game == "hex" else 0, 0).legal_moves())
+            if game in ("chess", "chess960", "gardner"):   # every UCI move is one token of kind "move"
+                uci = re.compile(r"^[a-h][1-8][a-h][1-8][qrbn]?$")
+                moves |= {tok.id_to_token(i) for i, k in enumerate(tok.kinds) if k == "move"
+                          and uci.match(tok.id_to_token(i))}
+            ids = set()
+            for m in moves:
+                enc = tok.encode(m)
+                if len(enc):
+                    ids.add(int(enc[0]))
+            self._move_tokens[game] = sorted(ids)
+        return self._move_tokens[game]
+
+    def generate(self, prompts: Sequence[str], max_new_tokens: int = 0, batch_size: int = 64,
+                 decoding: Optional[str] = None) -> List[MAVOutput]:
+        """Outputs for MAV prompts (header + input lines), in batches of ``batch_size``.
+
+        ``decoding`` (default: the model's ``decoding`` attribute, ``"grouped"``): ``"greedy"`` is plain
+        greedy decoding; ``"grouped"`` is greedy with the game's move tokens grouped (:func:`grouped_argmax`):
+        a model trained on shuffled move lists spreads the probability of "a move comes next" over every
+        move it could list next, so plain greedy lets a single other token (``invalid``, the outcome marker
+        of a finished game, or ``]``) win with as little as 1/8 of the probability against seven moves.
+        Grouping compares "some move" with each alternative as the MAV format means it.
+        """
+        decoding = decoding or self.decoding
+        if decoding not in ("greedy", "grouped"):
+            raise ValueError(f"decoding must be 'greedy' or 'grouped', not {decoding!r}")
         outs: List[MAVOutput] = []
         tok = self.tokenizer
         bucket_ids = tok.bucket_ids.tolist()
         for s in range(0, len(prompts), batch_size):
             chunk = [self.encode_prompt(p) for p in prompts[s:s + batch_size]]
+            group = None
+            if decoding == "grouped":
+                games = {self.game or _game_of_prompt(p) for p in prompts[s:s + batch_size]}
+                group = sorted({t for g in games for t in self.move_tokens(g)})
             longest = max(len(c) for c in chunk)
             budget = max_new_tokens or (self.cfg.max_seq_len - longest)
             budget = min(budget, self.cfg.max_seq_len - longest)
             if budget <= 0:
                 raise ValueError(f"a prompt of {longest} tokens leaves no room in max_seq_len {self.cfg.max_seq_len}")
             gens = generate_ids(self.backend, chunk, budget, stop_ids=[tok.eos_id], pad_id=tok.pad_id,
-                                bucket_ids=bucket_ids)
+                                bucket_ids=bucket_ids, group_ids=group)
             for g in gens:
                 ids = g.ids[:-1] if g.finished else g.ids
                 outs.append(MAVOutput(tok.decode(ids), list(ids), g.finished, self._value_dists(g, ids)))
@@ -472,6 +531,14 @@ class MAVModel:
         prompts = [mav.prompt(s, commands) for s in states]
         outs = self.generate(prompts, batch_size=batch_size)
         return [(mav.parse(s.game, p + o.text, true_state=s), o) for s, p, o in zip(states, prompts, outs)]
+
+
+def _game_of_prompt(prompt: str) -> str:
+    head = prompt.split("\n", 1)[0]
+    for part in head.split():
+        if part.startswith("game="):
+            return part[5:].rstrip(">")
+    raise ValueError(f"no game in MAV header {head!r}")
 
 
 def shipped_model_path(game: str = "connect_four") -> Path:
