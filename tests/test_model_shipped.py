@@ -53,3 +53,30 @@ def test_greedy_agent_plays_whole_games(model):
     assert mav_agent.stats["moves"] > 0
     assert mav_agent.stats["random_fallback"] <= mav_agent.stats["moves"] // 10
     assert wins >= 1
+
+
+def test_torch_backend_gives_the_same_answers(model):
+    pytest.importorskip("torch")
+    from mavgame import mav
+    mt = MAVModel.load(shipped_model_path("connect_four"), backend="torch", threads=1)
+    states = []
+    for moves in ("", "4", "4433", "1234567", "44455566"):
+        s = mavgame.State("connect_four")
+        for m in moves:
+            s.push_str(m)
+        states.append(s)
+    prompts = [mav.prompt(s) for s in states]
+    prev = mavgame.State("connect_four")
+    for m in "443":
+        prev.push_str(m)
+    nxt = prev.copy()
+    nxt.push_str("5")
+    prompts.append(mav.prompt(nxt, "%prev_state %prev_action %state %top_all %best_action", prev_state=prev,
+                              prev_action="5"))
+    a, b = model.generate(prompts), mt.generate(prompts)
+    for x, y in zip(a, b):
+        assert x.text == y.text
+        for mv in x.value_dists:
+            assert abs(x.values()[mv] - y.values()[mv]) < 1e-3
+    # the transition answer writes the state after the move
+    assert mav.state_text(nxt) in a[-1].text
