@@ -29,6 +29,7 @@ import dataclasses
 import json
 import multiprocessing as mp
 import os
+import sys
 import time
 import traceback
 import zlib
@@ -516,7 +517,11 @@ def _pool_run(task: _Task) -> Tuple[_Task, str, Any]:
 
 
 def _mp_context():
+    """fork where it is safe; forkserver once torch is loaded in this process (a MAV agent's model): a
+    forked child that runs torch after the parent did can hang in the inherited thread pool."""
     methods = mp.get_all_start_methods()
+    if "torch" in sys.modules and "forkserver" in methods:
+        return mp.get_context("forkserver")
     return mp.get_context("fork" if "fork" in methods else "spawn")
 
 

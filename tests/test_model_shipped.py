@@ -80,3 +80,19 @@ def test_torch_backend_gives_the_same_answers(model):
             assert abs(x.values()[mv] - y.values()[mv]) < 1e-3
     # the transition answer writes the state after the move
     assert mav.state_text(nxt) in a[-1].text
+
+
+def test_league_workers_with_torch_loaded_do_not_hang(model, tmp_path):
+    """The parent builds the MAV agent (torch backend) before the worker pool starts; forked workers that
+    then ran torch used to hang in the inherited thread pool (the README's `mavgame league` did)."""
+    pytest.importorskip("torch")
+    import os
+    import subprocess
+    import sys
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    out = tmp_path / "lg.jsonl"
+    r = subprocess.run([sys.executable, "-m", "mavgame.cli", "league", "--agent", "mav", "--agent", "random",
+                        "--max-games", "4", "--workers", "2", "--no-progress", "--out", str(out)],
+                       env=env, capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, r.stderr
+    assert len(out.read_text().splitlines()) == 5
