@@ -69,7 +69,6 @@ DEFAULT_LEAGUE = {
     "game": "connect_four",
     "agents": [
         "random=random",
-        "mav=mav",                      # the shipped Connect Four MAV model, searchless
         "uct-100=uct:sims=100",
         "uct-400=uct:sims=400",
         "uct-1600=uct:sims=1600",
@@ -566,8 +565,7 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Every pair of agents plays every opening with both colours; games run in "
                         "parallel and are stored one by one in a JSON-lines file, so an interrupted league resumes "
                         "when run again.  Prints the W/D/L matrix and a maximum-likelihood Elo table with "
-                        "confidence intervals.  Without --agent: a Connect Four league of random, the shipped MAV "
-                        "model (searchless), playout UCT at "
+                        "confidence intervals.  Without --agent: a Connect Four league of random, playout UCT at "
                         "100/400/1600 simulations, MCTS guided by the perfect solver and the perfect player, from "
                         "six shipped openings (a few minutes on two cores).")
     _add_game_options(lg, "connect_four")

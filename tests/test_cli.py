@@ -59,10 +59,9 @@ def test_default_league_configuration(tmp_path, capsys):
     rc, out, err = run(capsys, "league", "--out", str(out_file), "--max-games", "4", "--workers", "1",
                        "--no-progress")
     assert rc == 0
-    assert "connect_four: 7 agents, 6 opening(s), 252 games" in err
+    assert "connect_four: 6 agents, 6 opening(s), 180 games" in err
     header = json.loads(out_file.read_text().splitlines()[0])
-    assert list(header["agents"]) == ["random", "mav", "uct-100", "uct-400", "uct-1600", "solver-mcts-50",
-                                             "perfect"]
+    assert list(header["agents"]) == ["random", "uct-100", "uct-400", "uct-1600", "solver-mcts-50", "perfect"]
     assert [o["name"] for o in header["openings"]] == cli.DEFAULT_LEAGUE["openings"].split(",")
     assert "4 games" in out and "Elo" in out
 
