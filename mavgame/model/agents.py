@@ -21,7 +21,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy as np
 
 from ..agents import Agent, AgentError, MCTSAgent, _mix, register_agent
-from .inference import MAVModel
+from .inference import MAVModel, game_of_prompt
 
 PLAIN = "%state %top_all %best_action"
 
@@ -164,7 +164,7 @@ class MAVEvaluator:
                 vals = {m: v for m, v in vals.items() if m in legal}
                 results.append({"values": vals} if vals else o.text)
                 continue
-            game = self.model.game or _game_of(p)
+            game = self.model.game or game_of_prompt(p)
             pr = mav.parse(game, p + o.text)
             if pr.outcome is not None:
                 results.append({"result": pr.outcome, "state": pr.cur.text or r.parent_text or "", "moves": []})
@@ -176,14 +176,6 @@ class MAVEvaluator:
             results.append({"state": pr.cur.text, "moves": moves,
                             "values": {m: vals[m] for m in moves if m in vals}})
         return results
-
-
-def _game_of(prompt: str) -> str:
-    head = prompt.split("\n", 1)[0]
-    for part in head.split():
-        if part.startswith("game="):
-            return part[5:].rstrip(">")
-    raise ValueError(f"no game in MAV header {head!r}")
 
 
 class MAVMCTSAgent(MCTSAgent):

@@ -486,7 +486,7 @@ class MAVModel:
             chunk = [self.encode_prompt(p) for p in prompts[s:s + batch_size]]
             group = None
             if decoding == "grouped":
-                games = {self.game or _game_of_prompt(p) for p in prompts[s:s + batch_size]}
+                games = {self.game or game_of_prompt(p) for p in prompts[s:s + batch_size]}
                 group = sorted({t for g in games for t in self.move_tokens(g)})
             longest = max(len(c) for c in chunk)
             budget = max_new_tokens or (self.cfg.max_seq_len - longest)
@@ -533,7 +533,8 @@ class MAVModel:
         return [(mav.parse(s.game, p + o.text, true_state=s), o) for s, p, o in zip(states, prompts, outs)]
 
 
-def _game_of_prompt(prompt: str) -> str:
+def game_of_prompt(prompt: str) -> str:
+    """The game named in a MAV prompt's header (``<mav game=NAME> ...``)."""
     head = prompt.split("\n", 1)[0]
     for part in head.split():
         if part.startswith("game="):
