@@ -596,3 +596,73 @@ def test_two_runs_started_together_never_count_a_game_twice(tmp_path):
     keys = _stored_keys(path)
     assert len(keys) == len(set(keys))
     assert len(League(TTT, "tictactoe", rounds=2, path=str(path)).run(progress=False)) == 36
+
+
+# ---- results in Jupyter and pandas, PGN headers -----------------------------------------------------
+
+
+def test_results_render_as_html_tables_and_export():
+    res = League(TTT, "tictactoe").run(progress=False)
+    html = res._repr_html_()
+    assert html.startswith("<table>") and html.count("<tr>") == 1 + 3
+    assert "<caption>mavgame tictactoe league: 18 games" in html and "<th>minimax</th>" in html
+    w, d, l = res.wdl("minimax", "random")
+    assert f"<td>{w}/{d}/{l}</td>" in html
+    elo = res.elo()
+    eh = elo._repr_html_()
+    assert eh.startswith("<table>") and eh.count("<tr>") == 1 + 3 and "<th>minimax</th>" in eh
+    # agent names are escaped
+    odd = League({"<b>x</b>": "random", "y&z": "minimax"}, "tictactoe").run(progress=False)
+    assert "&lt;b&gt;x&lt;/b&gt;" in odd._repr_html_() and "<b>x</b>" not in odd._repr_html_()
+    assert "y&amp;z" in odd.elo()._repr_html_()
+
+
+def test_results_to_pandas():
+    res = League(TTT, "tictactoe").run(progress=False)
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError, match="to_pandas.. needs pandas: pip install pandas"):
+            res.to_pandas()
+        with pytest.raises(ImportError, match="needs pandas"):
+            res.elo().to_dataframe()
+        return
+    df = res.to_pandas()
+    assert len(df) == 18 and list(df.columns[:8]) == ["key", "game", "round", "opening", "first", "second",
+                                                      "result", "reason"]
+    assert df["score_first"].isin([0.0, 0.5, 1.0]).all()
+    assert res.to_dataframe().equals(df)
+    e = res.elo().to_pandas()
+    assert list(e.index) == [r["agent"] for r in res.elo().rows()] and "elo" in e.columns
+    assert res.matrix_pandas().loc["minimax", "random"] == "{}/{}/{}".format(*res.wdl("minimax", "random"))
+
+
+def test_pgn_has_the_date_and_event(tmp_path):
+    chess = pytest.importorskip("chess")
+    import chess.pgn
+    import datetime
+    import io
+
+    ops = [Opening("e4", ("e2e4",))]
+    res = match("random:seed=1", "random:seed=2", "chess", ops, progress=False, max_plies=6)
+    rec = res.games[0]
+    today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y.%m.%d")
+    g = chess.pgn.read_game(io.StringIO(to_pgn(rec)))
+    assert g.headers["Date"] == today and g.headers["Event"] == "mavgame chess league"
+    assert len(g.headers["UTCTime"]) == 8
+    path = tmp_path / "m.pgn"
+    League({"a": "random", "b": "random:seed=3"}, "chess", ops, max_plies=4,
+           event="my match").run(progress=False).write_games(str(path))
+    g = chess.pgn.read_game(io.StringIO(path.read_text()))
+    assert g.headers["Event"] == "my match" and g.headers["Date"] == today
+
+
+def test_league_refuses_bad_numbers():
+    with pytest.raises(ValueError, match="max_plies must be a number of moves >= 1 .None: no limit., not 0"):
+        League(TTT, "tictactoe", max_plies=0)
+    with pytest.raises(ValueError, match="max_plies must be"):
+        play_game(RandomAgent(1), RandomAgent(2), "tictactoe", max_plies=0)
+    with pytest.raises(ValueError, match="workers must be a number of processes >= 1, not 0"):
+        League(TTT, "tictactoe", workers=0)
+    with pytest.raises(ValueError, match="anchor 'nonexistent' is not an agent with finished games"):
+        League(TTT, "tictactoe").run(progress=False).elo(anchors={"nonexistent": 1500})
