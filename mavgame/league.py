@@ -718,4 +718,5 @@ def match(first: Any, second: Any, game: str = "connect_four", openings: Union[N
     nb = second.name if isinstance(second, Agent) else make_agent(second).name
     if na == nb:
         na, nb = na + "-1", nb + "-2"
+    kwargs.setdefault("event", f"mavgame {game} match: {na} vs {nb}")
     return League({na: first, nb: second}, game, openings, **kwargs).run(progress=progress)

@@ -199,7 +199,8 @@ class ResultStore:
             if row is not None and (row[0], row[1]) != (host, pid):
                 if row[0] != host or _pid_alive(row[1]):
                     raise StoreError(f"{self.path} is being written by another league run (process {row[1]} on "
-                                     f"{row[0]}, started {row[2]}); wait for it to finish")
+                                     f"{row[0]}, started {row[2]}); wait for it to finish (if no run is alive "
+                                     f"there, release it: sqlite3 {self.path} 'DELETE FROM runs')")
             db.execute("INSERT OR REPLACE INTO runs VALUES (1, ?, ?, ?)", (host, pid, _now()))
 
         self._write(claim)

@@ -647,8 +647,9 @@ def test_pgn_has_the_date_and_event(tmp_path):
     res = match("random:seed=1", "random:seed=2", "chess", ops, progress=False, max_plies=6)
     rec = res.games[0]
     today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y.%m.%d")
-    g = chess.pgn.read_game(io.StringIO(to_pgn(rec)))
-    assert g.headers["Date"] == today and g.headers["Event"] == "mavgame chess league"
+    g = chess.pgn.read_game(io.StringIO(to_pgn(rec, res.event)))
+    assert '[Event "mavgame chess league"]' in to_pgn(rec)
+    assert g.headers["Date"] == today and g.headers["Event"] == "mavgame chess match: random-1 vs random-2"
     assert len(g.headers["UTCTime"]) == 8
     path = tmp_path / "m.pgn"
     League({"a": "random", "b": "random:seed=3"}, "chess", ops, max_plies=4,
