@@ -286,6 +286,10 @@ class ResultStore:
         rep.refused = refused
 
         def load(db):
+            if not force and db.execute("SELECT 1 FROM imports WHERE source = ?", (src,)).fetchone():
+                rep.already = True  # another run imported it meanwhile
+                rep.refused = []
+                return
             if header is not None and db.execute("SELECT 1 FROM meta WHERE name = 'league'").fetchone() is None:
                 db.execute("INSERT INTO meta VALUES ('league', ?)", (json.dumps(header),))
             have = {r[0] for r in db.execute("SELECT key FROM games")}
