@@ -620,7 +620,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     lg = sub.add_parser("league", help="round robin between agents with an Elo table",
                         description="Every pair of agents plays every opening with both colours; games run in "
-                        "parallel and are stored one by one in a SQLite results store, so an interrupted league resumes "
+                        "parallel and are stored one by one in a SQLite results store, so an interrupted league "
+                        "resumes "
                         "when run again.  Prints the W/D/L matrix and a maximum-likelihood Elo table with "
                         "confidence intervals.  Without --agent: a Connect Four league of random, playout UCT at "
                         "100/400/1600 simulations, MCTS guided by the perfect solver and the perfect player, from "

@@ -692,7 +692,8 @@ class League:
                 bar.close()
         if failed and self.on_error == "stop":
             e = failed[0]
-            where = f"; {played} game(s) finished in this run are saved in {self.store_path}" if store is not None else ""
+            where = (f"; {played} game(s) finished in this run are saved in {self.store_path}"
+                     if store is not None else "")
             more = f" (and {len(failed) - 1} more failed game(s))" if len(failed) > 1 else ""
             raise LeagueError(f"game {e['key']} ({e['first']} vs {e['second']}, opening {e['opening']}) failed: "
                               f"{e['error']}{more}{where}")

@@ -30,7 +30,7 @@ import socket
 import sqlite3
 import time
 from dataclasses import dataclass, field
-from typing import Iterable, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 from .records import GameRecord, RecordError, check_record
 

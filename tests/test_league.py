@@ -232,7 +232,7 @@ def test_jsonl_results_are_imported_once_and_validated(tmp_path):
     bad = [
         lines[1],                                                   # 6: the same game again
         json.dumps(dict(g, key="0|centre|random|uct", first="random", second="uct", result="2-0")),  # 7
-        json.dumps(dict(g, key="0|centre|ghost|uct", first="ghost", second="uct")),                # 8: not in the league
+        json.dumps(dict(g, key="0|centre|ghost|uct", first="ghost", second="uct")),  # 8: not in the league
         json.dumps([1, 2]),                                         # 9: JSON, not a record
         json.dumps({"type": "game", "key": 3}),                     # 10: a record without fields
         json.dumps(dict(g, moves=["b2", "b2"])),                    # 11: illegal move (and a duplicate key)
