@@ -319,7 +319,10 @@ def cmd_league(args: argparse.Namespace) -> int:
     out = None if args.out in ("", "none") else (args.out or f"league-{args.game}.sqlite")
     if out and out != "-" and args.fresh:
         from .store import store_path_for
-        store = store_path_for(out)[0]
+        store, old = store_path_for(out)
+        if old and os.path.exists(old):
+            raise _fail(f"--fresh with --out {out}: that JSON-lines file would be imported again; give a .sqlite "
+                        "--out (or move the file away)")
         for f in (store, store + "-wal", store + "-shm"):
             if os.path.exists(f):
                 os.remove(f)

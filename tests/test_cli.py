@@ -75,6 +75,10 @@ def test_league_jsonl_out_imports_an_old_results_file(tmp_path, capsys):
     assert "results now kept in" in err and "3 game(s) imported, 1 line(s) refused: line 5: not JSON" in err
     assert "(3 game(s) there already: resuming)" in err
     assert len(_stored(tmp_path / "ttt.sqlite")[1]) == 6
+    with pytest.raises(SystemExit, match="--fresh with --out .*ttt.jsonl: that JSON-lines file would be imported"):
+        cli.main([*args, "--out", str(old), "--fresh"])
+    rc, out, err = run(capsys, *args, "--out", str(tmp_path / "ttt.sqlite"), "--fresh")
+    assert rc == 0 and "resuming" not in err and len(_stored(tmp_path / "ttt.sqlite")[1]) == 6
 
 
 def test_default_league_configuration(tmp_path, capsys, monkeypatch):
