@@ -234,7 +234,14 @@ def _run_league(args, agents: Dict[str, str], out: Optional[str], event: Optiona
     openings = _resolve_openings(args.openings, args.game, args.board_size, args.seed)
     with warnings.catch_warnings():  # refused or uncounted stored games: one line each
         warnings.simplefilter("always", ResultsWarning)
-        warnings.showwarning = lambda m, *a, **k: print(f"mavgame: warning: {m}", file=sys.stderr)
+        said: set = set()
+
+        def show(m, *a, **k):
+            if str(m) not in said:
+                said.add(str(m))
+                print(f"mavgame: warning: {m}", file=sys.stderr)
+
+        warnings.showwarning = show
         try:
             lg = League(agents, args.game, openings, rounds=args.rounds, path=out, workers=args.workers,
                         board_size=args.board_size, adjudicate=_adjudicator(args), max_plies=args.max_plies,
