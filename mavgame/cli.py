@@ -98,7 +98,7 @@ def _parse_agents(items: Sequence[str]) -> Dict[str, str]:
         try:
             ag = make_agent(spec)
         except ValueError as e:
-            raise _fail(str(e))
+            raise _fail(f"agent {it!r}: {e}")
         name = name or (spec if ":" not in spec else ag.name)
         ag.close()
         if name in out:

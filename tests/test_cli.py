@@ -117,7 +117,7 @@ def test_league_numbers_must_be_positive(argv, msg, capsys):
 
 
 def test_bad_agent_and_anchor_refused_before_any_game(capsys):
-    with pytest.raises(SystemExit, match="sims must be a number of simulations >= 1, not -5"):
+    with pytest.raises(SystemExit, match="agent 'uct:sims=-5': sims must be a number of simulations >= 1, not -5"):
         cli.main(["league", "--game", "tictactoe", "--agent", "uct:sims=-5", "--agent", "random", "--out", "none"])
     with pytest.raises(SystemExit, match="--anchor nonexistent=...: 'nonexistent' is not an agent of this league "
                                          r"\(agents: random, minimax\)"):
