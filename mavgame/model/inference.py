@@ -70,6 +70,9 @@ class _BlasThreads:
             self._find()[1](self.old)
 
 
+_GELU_C = np.float32(np.sqrt(2.0 / np.pi))
+
+
 def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     m = np.max(x, axis=axis, keepdims=True)
     e = np.exp(x - m)
@@ -142,7 +145,7 @@ class NumpyTransformer:
             begin = np.maximum(before, cache["line_start"][:, None])
             x = x + self.w["line_embed.weight"][np.clip(pos - begin, 0, c.line_pos - 1)]
             cache["line_start"] = np.maximum(cache["line_start"], start[:, -1])
-        scale = 1.0 / np.sqrt(hd)
+        scale = np.float32(1.0 / np.sqrt(hd))   # a float64 scalar would promote the whole residual stream
         for i in range(c.n_layers):
             p = f"blocks.{i}."
             h = self._norm(x, self.w[p + "attn_norm.weight"])
@@ -163,7 +166,7 @@ class NumpyTransformer:
             h = self._norm(x, self.w[p + "mlp_norm.weight"])
             g = h @ self.t[p + "mlp.gate.weight"]
             if c.mlp == "geglu":
-                g = 0.5 * g * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (g + 0.044715 * g ** 3)))
+                g = np.float32(0.5) * g * (np.float32(1.0) + np.tanh(_GELU_C * (g + np.float32(0.044715) * g ** 3)))
             else:
                 g = g / (1.0 + np.exp(-g))
             x = x + (g * (h @ self.t[p + "mlp.up.weight"])) @ self.t[p + "mlp.down.weight"]
@@ -182,15 +185,54 @@ class NumpyTransformer:
         return out
 
 
+def default_torch_threads() -> int:
+    """Intra-op threads for torch inference when the caller gives none: the ``OMP_NUM_THREADS`` the user set
+    (torch reads it too), else 1. The MAV models are small: at the batch sizes of search, per-op dispatch and
+    thread hand-off dominate, and torch's default (every core) is 3-33x slower than one thread on a 2-core
+    machine (issue 12); one thread per process also suits league and annotation worker pools."""
+    import os
+    try:
+        n = int(os.environ.get("OMP_NUM_THREADS", ""))
+    except ValueError:
+        n = 0
+    return n if n > 0 else 1
+
+
+class _TorchThreads:
+    """Set torch's intra-op thread count for the duration of a block (restored after; 0: leave it)."""
+
+    def __init__(self, n: int):
+        self.n = int(n)
+        self.old = 0
+
+    def __enter__(self):
+        if self.n > 0:
+            import torch
+            self.old = torch.get_num_threads()
+            if self.old != self.n:
+                torch.set_num_threads(self.n)
+        return self
+
+    def __exit__(self, *exc):
+        if self.n > 0 and self.old and self.old != self.n:
+            import torch
+            torch.set_num_threads(self.old)
+
+
 class _TorchBackend:
-    """Runs the torch MAVTransformer behind the same prefill/step interface as NumpyTransformer."""
+    """Runs the torch MAVTransformer behind the same prefill/step interface as NumpyTransformer.
+
+    ``threads``: torch intra-op threads while this backend generates (0: :func:`default_torch_threads`); the
+    process-wide setting is restored after each generation call, so the caller's own torch work keeps its
+    thread count. A backend wrapping a training module (:meth:`from_module`) leaves the setting alone."""
 
     def __init__(self, weights: Dict[str, np.ndarray], cfg: MAVConfig, device: str, threads: int = 0):
         import torch
 
         from .transformer import MAVTransformer
-        if threads:
-            torch.set_num_threads(threads)
+        if threads < 0:
+            raise ValueError(f"threads must be >= 0, got {threads}")
+        self.threads = threads or default_torch_threads()
         self.cfg = cfg
         self.device = torch.device(device)
         self.model = MAVTransformer(cfg)
@@ -203,8 +245,12 @@ class _TorchBackend:
         import torch
         self.cfg = model.cfg
         self.model = model
+        self.threads = 0
         self.device = next(model.parameters()).device if device is None else torch.device(device)
         return self
+
+    def threads_scope(self) -> "_TorchThreads":
+        return _TorchThreads(self.threads)
 
     def new_cache(self, batch: int, capacity: int):
         from .transformer import KVCache
@@ -251,7 +297,8 @@ def generate_ids(backend, prompts: Sequence[Sequence[int]], max_new_tokens: int,
     emitted. (See :meth:`MAVModel.generate`: the move tokens, whose probability a model trained on
     shuffled move lists spreads over all the moves it could write next.)
     """
-    with _BlasThreads(getattr(backend, "threads", 0)):
+    scope = backend.threads_scope() if hasattr(backend, "threads_scope") else _BlasThreads(getattr(backend, "threads", 0))
+    with scope:
         return _generate_ids(backend, prompts, max_new_tokens, stop_ids, pad_id, bucket_ids, group_ids)
 
 
