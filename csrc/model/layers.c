@@ -1,0 +1,93 @@
+/*
+ * layers.c - the per-row layers of layers.h.
+ */
+#include "layers.h"
+
+#include <math.h>
+
+void mg_rmsnorm(float *out, const float *x, const float *w, int d, float eps)
+{
+    double ss = 0.0;
+    for (int i = 0; i < d; i++)
+        ss += (double)x[i] * x[i];
+    float r = (float)(1.0 / sqrt(ss / d + (double)eps));
+    for (int i = 0; i < d; i++)
+        out[i] = x[i] * r * w[i];
+}
+
+void mg_rope(float *v, int nh, int hd, const float *cos, const float *sin)
+{
+    int h2 = hd / 2;
+    for (int h = 0; h < nh; h++) {
+        float *a = v + h * hd, *b = a + h2;
+        for (int i = 0; i < h2; i++) {
+            float x1 = a[i], x2 = b[i];
+            a[i] = x1 * cos[i] - x2 * sin[i];
+            b[i] = x2 * cos[i] + x1 * sin[i];
+        }
+    }
+}
+
+void mg_rope_tables(float *cos_t, float *sin_t, int S, int hd, double theta)
+{
+    int h2 = hd / 2;
+    for (int i = 0; i < h2; i++) {
+        double inv = 1.0 / pow(theta, (double)(2 * i) / hd);
+        for (int p = 0; p < S; p++) {
+            double ang = (double)p * inv;
+            cos_t[(long)p * h2 + i] = (float)cos(ang);
+            sin_t[(long)p * h2 + i] = (float)sin(ang);
+        }
+    }
+}
+
+void mg_attention(float *out, const float *q, const float *kc, const float *vc, int len, int H, int KV, int hd,
+                  float *scores)
+{
+    int rep = H / KV, kvd = KV * hd;
+    float scale = 1.0f / sqrtf((float)hd);
+    for (int h = 0; h < H; h++) {
+        const float *qh = q + h * hd;
+        int kh = h / rep;
+        float mx = -INFINITY;
+        for (int t = 0; t < len; t++) {
+            const float *kt = kc + (long)t * kvd + kh * hd;
+            float s = 0.0f;
+            for (int i = 0; i < hd; i++)
+                s += qh[i] * kt[i];
+            s *= scale;
+            scores[t] = s;
+            if (s > mx)
+                mx = s;
+        }
+        float sum = 0.0f;
+        for (int t = 0; t < len; t++) {
+            scores[t] = expf(scores[t] - mx);
+            sum += scores[t];
+        }
+        float inv = 1.0f / sum;
+        float *oh = out + h * hd;
+        for (int i = 0; i < hd; i++)
+            oh[i] = 0.0f;
+        for (int t = 0; t < len; t++) {
+            const float *vt = vc + (long)t * kvd + kh * hd;
+            float a = scores[t] * inv;
+            for (int i = 0; i < hd; i++)
+                oh[i] += a * vt[i];
+        }
+    }
+}
+
+void mg_glu(float *g, const float *u, int n, int geglu)
+{
+    if (geglu) {
+        const float c = 0.7978845608028654f; /* sqrt(2 / pi) */
+        for (int i = 0; i < n; i++) {
+            float x = g[i];
+            g[i] = 0.5f * x * (1.0f + tanhf(c * (x + 0.044715f * x * x * x))) * u[i];
+        }
+    } else {
+        for (int i = 0; i < n; i++)
+            g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+    }
+}
