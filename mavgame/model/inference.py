@@ -1,14 +1,16 @@
 """Inference for exported MAV models: batched greedy generation with a KV cache.
 
-``MAVModel.load(path)`` reads a model exported by :mod:`mavgame.model.export` (safetensors) and runs it
-with PyTorch when it is installed, or with the NumPy implementation in this module otherwise (the two agree
-to float32 rounding; a test checks it). Generation is greedy, batched over prompts of different lengths
+``MAVModel.load(path)`` reads a model exported by :mod:`mavgame.model.export` (safetensors) and runs it with
+the native C engine (``backend="native"``, csrc/model: the default where the extension has it), with PyTorch,
+or with the NumPy implementation in this module (the references: all agree to float32 rounding; tests check
+it). Generation is greedy, batched over prompts of different lengths
 (left padding), with a key/value cache; at every generated value token (the 64 bucket tokens ``<ctrl0>`` ..
 ``<ctrl63>``) the model's 64-way distribution over the buckets is kept, so that both max scoring (the mode)
 and mean scoring (the expectation over bucket midpoints) are available to agents.
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -273,6 +275,70 @@ class _TorchBackend:
             return self.model.logits(h[:, -1]).float().cpu().numpy()
 
 
+def native_available() -> bool:
+    """True when the C extension has the native inference engine (csrc/model)."""
+    from .. import _core
+    return hasattr(_core, "MavEngine")
+
+
+class NativeBackend:
+    """The native C inference engine (``mavgame._core.MavEngine``, csrc/model) behind :func:`generate_ids`.
+
+    Loads the file itself (the C loader validates it and names the offending field of a malformed one),
+    runs prefill and the decode loop in C with the GIL released, with ``threads`` threads (0: 1) and up to
+    ``max_batch`` sequences at once; ``prefix_sharing`` computes the common prefix of a batch's prompts (their
+    MAV header) once. Results do not depend on the thread count, the batch size or prefix sharing."""
+
+    def __init__(self, path, threads: int = 0, max_batch: int = 64, prefix_sharing: bool = True, simd: bool = True):
+        from .. import _core
+        if threads < 0:
+            raise ValueError(f"threads must be >= 0, got {threads}")
+        if not Path(path).is_file():
+            raise FileNotFoundError(f"no MAV model file at {path}")
+        self.path = str(path)
+        self.threads = threads or 1
+        self.max_batch = max_batch
+        self.prefix_sharing = prefix_sharing
+        self.simd = simd
+        self.engine = _core.MavEngine(self.path, threads=self.threads, max_batch=max_batch, simd=simd)
+        self.cfg = MAVConfig.from_json(self.engine.config_json)
+
+    def __getstate__(self):
+        d = dict(self.__dict__)
+        d.pop("engine")           # a C object: reloaded from the file on unpickling
+        return d
+
+    def __setstate__(self, d):
+        from .. import _core
+        self.__dict__.update(d)
+        self.engine = _core.MavEngine(self.path, threads=self.threads, max_batch=self.max_batch, simd=self.simd)
+
+    def generate_ids(self, prompts, max_new_tokens, stop_ids, bucket_ids=None, group_ids=None) -> List["Generation"]:
+        if len(prompts) == 0:
+            return []
+        if max_new_tokens <= 0:
+            return [Generation([]) for _ in prompts]
+        group = sorted(set(int(t) for t in group_ids)) if group_ids is not None else None
+        raw = self.engine.generate([np.asarray(p, dtype=np.int64) for p in prompts], int(max_new_tokens),
+                                   list(stop_ids), group_ids=group, bucket_ids=bucket_ids,
+                                   prefix_sharing=self.prefix_sharing)
+        outs = []
+        for ids, steps, probs, finished in raw:
+            g = Generation(ids.tolist(), steps.tolist(), finished=bool(finished))
+            if len(steps):
+                g.value_probs = probs
+            outs.append(g)
+        return outs
+
+    def logits(self, prompt) -> np.ndarray:
+        """Logits [V] at the last position of one token-id prompt."""
+        return self.engine.logits(np.asarray(prompt, dtype=np.int64))
+
+    def stats(self) -> Dict[str, float]:
+        """Token counters of the engine: prompt tokens, tokens computed, tokens saved by prefix sharing..."""
+        return self.engine.stats()
+
+
 @dataclass
 class Generation:
     """One generated output: token ids, and for every generated bucket token its position in ``ids`` and
@@ -297,6 +363,8 @@ def generate_ids(backend, prompts: Sequence[Sequence[int]], max_new_tokens: int,
     emitted. (See :meth:`MAVModel.generate`: the move tokens, whose probability a model trained on
     shuffled move lists spreads over all the moves it could write next.)
     """
+    if hasattr(backend, "generate_ids"):          # the native engine runs the whole loop in C
+        return backend.generate_ids(prompts, max_new_tokens, stop_ids, bucket_ids, group_ids)
     scope = backend.threads_scope() if hasattr(backend, "threads_scope") else _BlasThreads(getattr(backend, "threads", 0))
     with scope:
         return _generate_ids(backend, prompts, max_new_tokens, stop_ids, pad_id, bucket_ids, group_ids)
@@ -426,7 +494,8 @@ class MAVOutput:
 class MAVModel:
     """A trained MAV model on MAV text: ``MAVModel.load(path)`` then :meth:`generate` / :meth:`analyse`.
 
-    ``backend``: ``"numpy"``, ``"torch"`` or ``"auto"`` (torch when installed). The vocabulary version and
+    ``backend``: ``"native"`` (the C engine of csrc/model), ``"torch"``, ``"numpy"`` or ``"auto"`` (native when the
+    extension has it and ``device`` is the CPU, else torch when installed, else NumPy). The vocabulary version and
     fingerprint stored in the file must match the installed tokenizer (``mavgame.mav``).
     """
 
@@ -471,19 +540,31 @@ class MAVModel:
         """Load an exported model (``path``; None: the Connect Four model shipped in ``mavgame/data``)."""
         if path is None:
             path = shipped_model_path("connect_four")
-        weights, cfg, vv, info = load_exported(path)
+        if backend not in ("auto", "native", "torch", "numpy"):
+            raise ValueError(f"backend must be 'auto', 'native', 'torch' or 'numpy', not {backend!r}")
         if backend == "auto":
+            if native_available() and device == "cpu":
+                backend = "native"
+            else:
+                try:
+                    import torch  # noqa: F401
+                    backend = "torch"
+                except ImportError:
+                    backend = "numpy"
+        if backend == "native":
+            if device != "cpu":
+                raise ValueError(f"the native backend runs on the CPU, not on {device!r}")
+            be = NativeBackend(path, threads=threads)
             try:
-                import torch  # noqa: F401
-                backend = "torch"
-            except ImportError:
-                backend = "numpy"
+                info = json.loads(be.engine.info)
+            except json.JSONDecodeError:
+                raise ValueError(f"{path}: metadata 'info' is not valid JSON") from None
+            return cls(be, be.cfg, be.engine.vocab_version, info, path=str(path))
+        weights, cfg, vv, info = load_exported(path)
         if backend == "torch":
             be = _TorchBackend(weights, cfg, device, threads)
-        elif backend == "numpy":
-            be = NumpyTransformer(weights, cfg, threads=threads or 1)
         else:
-            raise ValueError(f"backend must be 'auto', 'torch' or 'numpy', not {backend!r}")
+            be = NumpyTransformer(weights, cfg, threads=threads or 1)
         return cls(be, cfg, vv, info, path=str(path))
 
     @classmethod
