@@ -63,7 +63,7 @@ int mg_engine_budget(const mg_engine *e, const mg_gen_request *q, char *err, siz
 /* The next token from logits z[V]: plain argmax (first maximum), or grouped greedy (see
  * mavgame/model/inference.py grouped_argmax): with p = softmax(z) in double, the group's most
  * likely token if the group's total probability beats the most likely other token. */
-static int choose(const mg_engine *e, const float *z, int grouped)
+static int choose(mg_engine *e, const float *z, int grouped)
 {
     int V = e->c.vocab_size;
     if (!grouped) {
@@ -77,13 +77,15 @@ static int choose(const mg_engine *e, const float *z, int grouped)
     for (int i = 1; i < V; i++)
         if (z[i] > mx)
             mx = z[i];
-    double sum = 0.0;
-    for (int i = 0; i < V; i++)
-        sum += exp((double)z[i] - mx);
+    double sum = 0.0, *ex = e->zexp;
+    for (int i = 0; i < V; i++) {
+        ex[i] = exp((double)z[i] - mx);
+        sum += ex[i];
+    }
     double pg = 0.0, best_g = -1.0, best_o = -1.0;
     int gi = -1, oi = -1;
     for (int i = 0; i < V; i++) {
-        double p = exp((double)z[i] - mx) / sum;
+        double p = ex[i] / sum;
         if (e->in_group[i]) {
             pg += p;
             if (p > best_g) {
