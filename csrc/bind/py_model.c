@@ -11,6 +11,10 @@
  *   .logits(prompt) -> float32[V]: logits at the prompt's last position
  *   .stats() -> dict, .reset_stats()
  *   .config_json, .vocab_version, .info (str), .n_params, .threads, .max_batch, .kernel, .file_dtype
+ *
+ *   mav_value_moves(ids, value_steps, tok_ids) -> int32[k]: for each generated value token, the index in
+ *       ids of the move token of its %top entry or -1 (format/mav_tokens.h); tok_ids = (colon, space,
+ *       open, close, newline, top_all, top_k, bucket0, n_buckets).
  */
 #include "state.h"
 
@@ -21,6 +25,7 @@
 
 #include <string.h>
 
+#include "../format/mav_tokens.h"
 #include "../model/engine.h"
 #include "../model/safetensors.h"
 
@@ -368,8 +373,50 @@ static PyTypeObject py_engine_type = {
     .tp_new = PyType_GenericNew,
 };
 
+static PyObject *py_mav_value_moves(PyObject *Py_UNUSED(mod), PyObject *args)
+{
+    PyObject *ids_o, *steps_o;
+    mg_mav_tok_ids v;
+    if (!PyArg_ParseTuple(args, "OO(iiiiiiiii):mav_value_moves", &ids_o, &steps_o, &v.colon, &v.space, &v.open,
+                          &v.close, &v.newline, &v.top_all, &v.top_k, &v.bucket0, &v.n_buckets))
+        return NULL;
+    int n, k;
+    PyArrayObject *ids = id_array(ids_o, "ids", &n);
+    if (!ids && PyErr_Occurred())
+        return NULL;
+    PyArrayObject *steps = id_array(steps_o, "value_steps", &k);
+    if (!steps && PyErr_Occurred()) {
+        Py_XDECREF(ids);
+        return NULL;
+    }
+    const int32_t *sp = steps ? PyArray_DATA(steps) : NULL;
+    for (int i = 0; i < k; i++)
+        if (sp[i] < 0 || sp[i] >= n || (i && sp[i] <= sp[i - 1])) {
+            Py_XDECREF(ids);
+            Py_XDECREF(steps);
+            return PyErr_Format(PyExc_ValueError, "value_steps must be increasing indices into ids (%d at %d)",
+                                (int)sp[i], i);
+        }
+    npy_intp dims[1] = {k};
+    PyObject *out = PyArray_SimpleNew(1, dims, NPY_INT32);
+    if (out && k)
+        mg_mav_value_moves(&v, PyArray_DATA(ids), n, sp, k, PyArray_DATA((PyArrayObject *)out));
+    Py_XDECREF(ids);
+    Py_XDECREF(steps);
+    return out;
+}
+
+static PyMethodDef model_module_methods[] = {
+    {"mav_value_moves", (PyCFunction)py_mav_value_moves, METH_VARARGS,
+     "mav_value_moves(ids, value_steps, tok_ids) -> int32 array: the move token index of each value token, -1 if "
+     "it is not a well-formed %top entry."},
+    {NULL, NULL, 0, NULL},
+};
+
 int mg_bind_model(PyObject *m)
 {
+    if (PyModule_AddFunctions(m, model_module_methods) < 0)
+        return -1;
     if (PyType_Ready(&py_engine_type) < 0)
         return -1;
     Py_INCREF(&py_engine_type);

@@ -524,6 +524,8 @@ class MAVModel:
         self._space, self._open, self._close = tok.token_to_id(" "), tok.token_to_id("["), tok.token_to_id("]")
         self._newline = tok.token_to_id("\n")
         self._top_ids = {tok.token_to_id("%top_all"), tok.token_to_id("%top_")}
+        self._tok_ids = (self._colon, self._space, self._open, self._close, self._newline, tok.token_to_id("%top_all"),
+                         tok.token_to_id("%top_"), int(tok.bucket_ids[0]), len(tok.bucket_ids))
 
     def __getstate__(self):
         d = dict(self.__dict__)
@@ -631,25 +633,17 @@ class MAVModel:
     def _value_dists(self, g: "Generation", ids: List[int]) -> Dict[str, np.ndarray]:
         """{move: bucket distribution} of the well-formed ``move:<ctrlN>`` entries of %top lines (first
         occurrence of a move), as mavgame.mav.parse reads them: `` move:<ctrlN>`` followed by a space, ``]`` or
-        the end of the output, on a line that starts with ``[%top_all`` or ``[%top_k``."""
+        the end of the output, on a line that starts with ``[%top_all`` or ``[%top_k`` (the C reader
+        csrc/format/mav_tokens.c, shared with the native MCTS evaluator)."""
+        from .. import _core
+        steps = [s for s in g.value_steps if s < len(ids)]
+        if not steps:
+            return {}
         tok = self.tokenizer
-        step_row = {s: k for k, s in enumerate(g.value_steps)}
         dists: Dict[str, np.ndarray] = {}
-        start, top_line = 0, False
-        for i, t in enumerate(ids):
-            if t == self._newline:
-                start, top_line = i + 1, False
-                continue
-            if i == start + 1:
-                top_line = ids[start] == self._open and t in self._top_ids
-            k = step_row.get(i)
-            if k is None or not top_line or i < start + 4:
-                continue
-            if ids[i - 1] != self._colon or ids[i - 3] != self._space or tok.bucket_of(ids[i - 2]) >= 0:
-                continue
-            if i + 1 < len(ids) and ids[i + 1] not in (self._space, self._close):
-                continue
-            dists.setdefault(tok.decode([ids[i - 2]]), g.value_probs[k])
+        for k, at in enumerate(_core.mav_value_moves(ids, steps, self._tok_ids).tolist()):
+            if at >= 0:
+                dists.setdefault(tok.decode([ids[at]]), g.value_probs[k])
         return dists
 
     def analyse(self, states: Sequence[Any], commands: str = "%state %top_all %best_action",
