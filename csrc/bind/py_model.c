@@ -12,6 +12,10 @@
  *   .stats() -> dict, .reset_stats()
  *   .config_json, .vocab_version, .info (str), .n_params, .threads, .max_batch, .kernel, .file_dtype
  *
+ *   mcts_mav_evaluator(engine, game, *, board_size=0, flags=0, threads=1, max_batch=16, spec=None,
+ *       scoring="mean", group_ids=None, prefix_sharing=True) -> capsule "mavgame.mcts_evaluator": the native
+ *       MAV evaluator of the MCTS (search/mcts_eval_model.h) over the engine's model, with its own engine
+ *       buffers and threads; it keeps the MavEngine alive.  .mcts_mav_evaluator_stats(capsule) -> dict.
  *   mav_value_moves(ids, value_steps, tok_ids) -> int32[k]: for each generated value token, the index in
  *       ids of the move token of its %top entry or -1 (format/mav_tokens.h); tok_ids = (colon, space,
  *       open, close, newline, top_all, top_k, bucket0, n_buckets).
@@ -27,7 +31,11 @@
 
 #include "../format/mav_tokens.h"
 #include "../model/engine.h"
+#include "../search/mcts_eval_model.h"
+#include "../format/values.h"
 #include "../model/safetensors.h"
+
+static PyTypeObject py_engine_type;
 
 typedef struct py_engine {
     PyObject_HEAD
@@ -406,7 +414,102 @@ static PyObject *py_mav_value_moves(PyObject *Py_UNUSED(mod), PyObject *args)
     return out;
 }
 
+/* ---- the native MCTS evaluator ------------------------------------------------------------- */
+
+#define MG_EVAL_CAPSULE "mavgame.mcts_evaluator"
+
+typedef struct eval_holder {
+    mg_evaluator ev;   /* first: the capsule pointer is an mg_evaluator * (bind/py_mcts.c reads it so) */
+    PyObject *engine;  /* the MavEngine whose model the evaluator reads */
+} eval_holder;
+
+static void eval_capsule_destroy(PyObject *cap)
+{
+    eval_holder *h = PyCapsule_GetPointer(cap, MG_EVAL_CAPSULE);
+    if (h) {
+        mg_evaluator_free(&h->ev);
+        Py_XDECREF(h->engine);
+        PyMem_RawFree(h);
+    }
+}
+
+static PyObject *py_mcts_mav_evaluator(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"engine", "game", "board_size", "flags", "threads", "max_batch", "spec", "scoring",
+                             "group_ids", "prefix_sharing", NULL};
+    PyObject *eng_o, *group_o = Py_None;
+    const char *game, *spec = NULL, *scoring = "mean";
+    int board_size = 0, threads = 1, max_batch = 16, sharing = 1;
+    unsigned int flags = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!s|$iIiizsOp:mcts_mav_evaluator", kwlist, &py_engine_type,
+                                     &eng_o, &game, &board_size, &flags, &threads, &max_batch, &spec, &scoring,
+                                     &group_o, &sharing))
+        return NULL;
+    py_engine *pe = (py_engine *)eng_o;
+    if (!pe->e)
+        return PyErr_Format(PyExc_ValueError, "MavEngine is not initialised");
+    const mg_game *g = mg_game_by_name(game);
+    if (!g)
+        return PyErr_Format(PyExc_ValueError, "unknown game '%s'", game);
+    int sc;
+    if (strcmp(scoring, "mean") == 0)
+        sc = MG_MAV_SCORE_MEAN;
+    else if (strcmp(scoring, "max") == 0)
+        sc = MG_MAV_SCORE_MAX;
+    else
+        return PyErr_Format(PyExc_ValueError, "scoring must be 'mean' or 'max', not '%s'", scoring);
+    int ng;
+    PyArrayObject *group = id_array(group_o, "group_ids", &ng);
+    if (!group && PyErr_Occurred())
+        return NULL;
+    mg_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.board_size = board_size;
+    cfg.flags = flags;
+    mg_eval_model_params p = {threads, max_batch, spec, sc, group ? PyArray_DATA(group) : NULL, ng, sharing};
+    eval_holder *h = PyMem_RawCalloc(1, sizeof *h);
+    if (!h) {
+        Py_XDECREF(group);
+        return PyErr_NoMemory();
+    }
+    char err[MG_ERRLEN];
+    int rc = mg_eval_model_create(&h->ev, &pe->model, g, &cfg, &p, err, sizeof err);
+    Py_XDECREF(group);
+    if (rc != MG_OK) {
+        PyMem_RawFree(h);
+        return mg_py_value_error(err);
+    }
+    h->engine = eng_o;
+    Py_INCREF(eng_o);
+    PyObject *cap = PyCapsule_New(h, MG_EVAL_CAPSULE, eval_capsule_destroy);
+    if (!cap) {
+        mg_evaluator_free(&h->ev);
+        Py_DECREF(eng_o);
+        PyMem_RawFree(h);
+    }
+    return cap;
+}
+
+static PyObject *py_mcts_mav_evaluator_stats(PyObject *Py_UNUSED(mod), PyObject *cap)
+{
+    eval_holder *h = PyCapsule_GetPointer(cap, MG_EVAL_CAPSULE);
+    if (!h)
+        return NULL;
+    mg_eval_model_stats s;
+    if (mg_eval_model_stats_get(&h->ev, &s) != MG_OK)
+        return PyErr_Format(PyExc_ValueError, "not a native MAV evaluator capsule");
+    return Py_BuildValue("{sLsLsLsLsLsLsL}", "calls", (long long)s.calls, "requests", (long long)s.requests,
+                         "invalid", (long long)s.invalid, "text_fallbacks", (long long)s.text_fallbacks,
+                         "prompt_tokens", (long long)s.prompt_tokens, "shared_saved", (long long)s.shared_saved,
+                         "generated", (long long)s.generated);
+}
+
 static PyMethodDef model_module_methods[] = {
+    {"mcts_mav_evaluator", (PyCFunction)(void (*)(void))py_mcts_mav_evaluator, METH_VARARGS | METH_KEYWORDS,
+     "mcts_mav_evaluator(engine, game, *, board_size=0, flags=0, threads=1, max_batch=16, spec=None, "
+     "scoring='mean', group_ids=None, prefix_sharing=True): the native MAV evaluator capsule (C)."},
+    {"mcts_mav_evaluator_stats", (PyCFunction)py_mcts_mav_evaluator_stats, METH_O,
+     "mcts_mav_evaluator_stats(capsule) -> dict of counters."},
     {"mav_value_moves", (PyCFunction)py_mav_value_moves, METH_VARARGS,
      "mav_value_moves(ids, value_steps, tok_ids) -> int32 array: the move token index of each value token, -1 if "
      "it is not a well-formed %top entry."},

@@ -16,7 +16,11 @@
 #include "../model/matmul.h"
 #include "../model/model.h"
 #include "../model/safetensors.h"
+#include "../format/tokenizer.h"
+#include "../format/values.h"
 #include "../game.h"
+#include "../search/mcts.h"
+#include "../search/mcts_eval_model.h"
 #include "mgtest.h"
 
 static mg_test_counts T;
@@ -516,8 +520,62 @@ static void test_generation(const tcfg *c, const char *what)
     printf("test_model: generation checks on %s done\n", what);
 }
 
+/* MCTS with the native evaluator over a random model of the real vocabulary: the whole pipeline
+ * (prompts, tokenizer, engine, reading answers) runs; a random model's answers are mostly unusable,
+ * which the search must survive (invalid leaves), and the tree stays consistent. */
+static void test_native_evaluator(void)
+{
+    mg_tokenizer *tok = malloc(sizeof *tok);
+    char err[MG_ERRLEN];
+    MG_CHECK(mg_tok_init(tok, MG_TOK_VERSION, err, sizeof err) == MG_OK);
+    tcfg c = {tok->n, 16, 1, 2, 1, 16, 160, 0, 1, 0, 0, -1};
+    uint8_t *buf;
+    size_t len = build_file(&c, "F32", NULL, "mavgame-mav", MUT_NONE, 5, &buf);
+    mg_model m;
+    MG_CHECK(mg_model_load_buffer(&m, buf, len, err, sizeof err) == MG_OK);
+    free(buf);
+    const mg_game *g = mg_game_by_name("connect_four");
+    mg_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    int32_t group[7];
+    for (int i = 0; i < 7; i++) {
+        char mv[2] = {(char)('1' + i), 0};
+        group[i] = (int32_t)mg_tok_lookup(tok, mv, 1);
+    }
+    mg_eval_model_params p = {2, 4, NULL, MG_MAV_SCORE_MEAN, group, 7, 1};
+    mg_evaluator ev;
+    int rc = mg_eval_model_create(&ev, &m, g, &cfg, &p, err, sizeof err);
+    MG_CHECK(rc == MG_OK);
+    if (rc == MG_OK) {
+        mg_mcts_config mc;
+        mg_mcts_config_default(&mc);
+        mc.batch_size = 4;
+        mg_mcts *t = mg_mcts_create(g, &mc, err, sizeof err);
+        _Alignas(16) unsigned char st[MG_MAX_STATE];
+        MG_CHECK(t && g->init(st, &cfg, err, sizeof err) == MG_OK);
+        MG_CHECK(mg_mcts_set_root(t, st, 0, err, sizeof err) == MG_OK);
+        rc = mg_mcts_search(t, &ev, 12, err, sizeof err);
+        if (rc != MG_OK)
+            fprintf(stderr, "search: %s\n", err);
+        MG_CHECK(rc == MG_OK);
+        MG_CHECK(mg_mcts_check(t, err, sizeof err) == MG_OK);
+        mg_eval_model_stats s;
+        MG_CHECK(mg_eval_model_stats_get(&ev, &s) == MG_OK && s.requests > 0 && s.calls > 0);
+        MG_CHECK(s.shared_saved > 0 || s.requests == s.calls);
+        mg_mcts_free(t);
+        mg_evaluator_free(&ev);
+    }
+    /* refusals */
+    MG_CHECK(mg_eval_model_create(&ev, &m, NULL, &cfg, &p, err, sizeof err) == MG_ERR && strstr(err, "MAV format"));
+    p.scoring = 7;
+    MG_CHECK(mg_eval_model_create(&ev, &m, g, &cfg, &p, err, sizeof err) == MG_ERR && strstr(err, "scoring"));
+    mg_model_free(&m);
+    free(tok);
+}
+
 int main(void)
 {
+    mg_games_init();
     test_json();
     test_half();
     test_model_files();
@@ -533,5 +591,6 @@ int main(void)
     c.line_pos = 5;
     c.newline = 40;
     test_generation(&c, "MHA abs_pos line_pos");
+    test_native_evaluator();
     MG_TEST_MAIN_END("test_model");
 }

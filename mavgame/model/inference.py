@@ -453,14 +453,16 @@ def bucket_midpoints(n: int = NUM_BUCKETS) -> np.ndarray:
 
 
 def mean_value(p: np.ndarray) -> np.ndarray:
-    """Mean scoring: expected win probability under the bucket distribution(s) p [..., 64]."""
-    return np.asarray(p) @ bucket_midpoints(np.asarray(p).shape[-1])
+    """Mean scoring: expected win probability under the bucket distribution(s) p [..., 64] (the C scorer of
+    csrc/format/values.c, shared with the native MCTS evaluator)."""
+    from .. import mav
+    return mav.score(np.asarray(p), "mean")
 
 
 def max_value(p: np.ndarray) -> np.ndarray:
-    """Max scoring: the midpoint of the most likely bucket."""
-    p = np.asarray(p)
-    return bucket_midpoints(p.shape[-1])[np.argmax(p, axis=-1)]
+    """Max scoring: the midpoint of the most likely bucket (the lowest on ties)."""
+    from .. import mav
+    return mav.score(np.asarray(p), "max")
 
 
 # ---- MAV models on text ----------------------------------------------------------------------------------
