@@ -1,69 +1,77 @@
 /*
- * matmul.c - the portable and AVX2/FMA kernels of matmul.h.
+ * matmul.c - the portable and AVX2/FMA kernels of matmul.h over packed 16-column panels.
  *
- * Register tile of the AVX2 kernel: 4 rows x 16 columns (8 accumulators); per k it loads two
- * 8-float vectors of w's row k, broadcasts 4 x values and issues 8 FMAs.  Leftover rows use a
- * 1 x 16 tile, leftover columns a scalar FMA loop, all summing over k in the same order.
+ * Register tile of the AVX2 kernel: 4 rows x 16 columns (8 accumulators); per k it loads the
+ * panel's two 8-float vectors of row k, broadcasts 4 x values and issues 8 FMAs.  Leftover rows
+ * use a 1 x 16 tile; a partial last panel is computed in full (zero padding) and stored in part.
+ * Every element sums over k in the same order whatever tile computes it.
  */
 #include "matmul.h"
 
-#include <stddef.h>
+#include <string.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #define MG_HAVE_X86 1
 #include <immintrin.h>
 #endif
 
+/* Store a 16-wide row tile into y[c0 .. c0 + w) (w <= 16), adding when accumulating. */
+static inline void store_row(float *y, const float *acc, int w, int accumulate)
+{
+    for (int c = 0; c < w; c++)
+        y[c] = accumulate ? y[c] + acc[c] : acc[c];
+}
+
 void mg_matmul_portable(float *y, const float *x, const float *w, int n, int in, int out, int c0, int c1,
                         int accumulate)
 {
-    int j = c0;
-    for (; j + 16 <= c1; j += 16)
+    for (int j = c0; j < c1; j += MG_PANEL) {
+        const float *panel = w + (size_t)(j / MG_PANEL) * (size_t)in * MG_PANEL;
+        int width = c1 - j < MG_PANEL ? c1 - j : MG_PANEL;
         for (int i = 0; i < n; i++) {
-            float acc[16] = {0};
+            float acc[MG_PANEL] = {0};
             const float *xr = x + (size_t)i * in;
             for (int k = 0; k < in; k++) {
-                const float xv = xr[k], *wr = w + (size_t)k * out + j;
-                for (int c = 0; c < 16; c++)
+                const float xv = xr[k], *wr = panel + (size_t)k * MG_PANEL;
+                for (int c = 0; c < MG_PANEL; c++)
                     acc[c] += xv * wr[c];
             }
-            float *yr = y + (size_t)i * out + j;
-            for (int c = 0; c < 16; c++)
-                yr[c] = accumulate ? yr[c] + acc[c] : acc[c];
+            store_row(y + (size_t)i * out + j, acc, width, accumulate);
         }
-    for (; j < c1; j++)
-        for (int i = 0; i < n; i++) {
-            float acc = 0.0f;
-            const float *xr = x + (size_t)i * in;
-            for (int k = 0; k < in; k++)
-                acc += xr[k] * w[(size_t)k * out + j];
-            float *yo = y + (size_t)i * out + j;
-            *yo = accumulate ? *yo + acc : acc;
-        }
+    }
 }
 
 #ifdef MG_HAVE_X86
-__attribute__((target("avx2,fma"))) static inline void store16(float *y, __m256 a, __m256 b, int accumulate)
+__attribute__((target("avx2,fma"))) static inline void store16(float *y, __m256 a, __m256 b, int width,
+                                                                 int accumulate)
 {
-    if (accumulate) {
-        a = _mm256_add_ps(_mm256_loadu_ps(y), a);
-        b = _mm256_add_ps(_mm256_loadu_ps(y + 8), b);
+    if (width == MG_PANEL) {
+        if (accumulate) {
+            a = _mm256_add_ps(_mm256_loadu_ps(y), a);
+            b = _mm256_add_ps(_mm256_loadu_ps(y + 8), b);
+        }
+        _mm256_storeu_ps(y, a);
+        _mm256_storeu_ps(y + 8, b);
+        return;
     }
-    _mm256_storeu_ps(y, a);
-    _mm256_storeu_ps(y + 8, b);
+    float t[MG_PANEL];
+    _mm256_storeu_ps(t, a);
+    _mm256_storeu_ps(t + 8, b);
+    store_row(y, t, width, accumulate);
 }
 
 __attribute__((target("avx2,fma"))) static void matmul_avx2(float *y, const float *x, const float *w, int n, int in,
                                                             int out, int c0, int c1, int accumulate)
 {
-    int j = c0;
-    for (; j + 16 <= c1; j += 16) {
+    for (int j = c0; j < c1; j += MG_PANEL) {
+        const float *panel = w + (size_t)(j / MG_PANEL) * (size_t)in * MG_PANEL;
+        int width = c1 - j < MG_PANEL ? c1 - j : MG_PANEL;
         int i = 0;
         for (; i + 4 <= n; i += 4) {
             __m256 a0 = _mm256_setzero_ps(), b0 = a0, a1 = a0, b1 = a0, a2 = a0, b2 = a0, a3 = a0, b3 = a0;
             const float *x0 = x + (size_t)i * in, *x1 = x0 + in, *x2 = x1 + in, *x3 = x2 + in;
-            const float *wk = w + j;
-            for (int k = 0; k < in; k++, wk += out) {
+            const float *wk = panel;
+            for (int k = 0; k < in; k++, wk += MG_PANEL) {
                 __m256 w0 = _mm256_loadu_ps(wk), w1 = _mm256_loadu_ps(wk + 8);
                 __m256 v = _mm256_broadcast_ss(x0 + k);
                 a0 = _mm256_fmadd_ps(v, w0, a0);
@@ -79,32 +87,22 @@ __attribute__((target("avx2,fma"))) static void matmul_avx2(float *y, const floa
                 b3 = _mm256_fmadd_ps(v, w1, b3);
             }
             float *yr = y + (size_t)i * out + j;
-            store16(yr, a0, b0, accumulate);
-            store16(yr + out, a1, b1, accumulate);
-            store16(yr + 2 * (size_t)out, a2, b2, accumulate);
-            store16(yr + 3 * (size_t)out, a3, b3, accumulate);
+            store16(yr, a0, b0, width, accumulate);
+            store16(yr + out, a1, b1, width, accumulate);
+            store16(yr + 2 * (size_t)out, a2, b2, width, accumulate);
+            store16(yr + 3 * (size_t)out, a3, b3, width, accumulate);
         }
         for (; i < n; i++) {
             __m256 a0 = _mm256_setzero_ps(), b0 = a0;
-            const float *x0 = x + (size_t)i * in, *wk = w + j;
-            for (int k = 0; k < in; k++, wk += out) {
+            const float *x0 = x + (size_t)i * in, *wk = panel;
+            for (int k = 0; k < in; k++, wk += MG_PANEL) {
                 __m256 v = _mm256_broadcast_ss(x0 + k);
                 a0 = _mm256_fmadd_ps(v, _mm256_loadu_ps(wk), a0);
                 b0 = _mm256_fmadd_ps(v, _mm256_loadu_ps(wk + 8), b0);
             }
-            store16(y + (size_t)i * out + j, a0, b0, accumulate);
+            store16(y + (size_t)i * out + j, a0, b0, width, accumulate);
         }
     }
-    for (; j < c1; j++)
-        for (int i = 0; i < n; i++) {
-            __m128 acc = _mm_setzero_ps();
-            const float *xr = x + (size_t)i * in;
-            for (int k = 0; k < in; k++)
-                acc = _mm_fmadd_ss(_mm_load_ss(xr + k), _mm_load_ss(w + (size_t)k * out + j), acc);
-            float *yo = y + (size_t)i * out + j;
-            float a = _mm_cvtss_f32(acc);
-            *yo = accumulate ? *yo + a : a;
-        }
 }
 #endif
 

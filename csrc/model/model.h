@@ -3,8 +3,8 @@
  *
  * The configuration (mavgame/model/config.py MAVConfig) comes from the file's metadata and is
  * validated like MAVConfig.validate; the weights (float32, float16 or bfloat16 in the file) are
- * converted once to float32.  Linear layers are stored transposed, [in][out] row-major, the
- * layout the matmul kernels (matmul.h) read.  The model is read-only after loading: any number
+ * converted once to float32.  Linear layers are stored transposed ([in][out]) and packed in
+ * 16-column panels, the layout the matmul kernels read (matmul.h: mg_pack_at).  The model is read-only after loading: any number
  * of engines (engine.h) may share one.
  *
  * Tensor shapes in the file (PyTorch [out, in] convention):
@@ -40,7 +40,7 @@ typedef struct mg_model_config {
 
 typedef struct mg_layer_weights {
     const float *attn_norm;  /* [d] */
-    const float *wq;         /* [d][H*hd]   (transposed) */
+    const float *wq;         /* [d][H*hd]   (transposed and packed: matmul.h) */
     const float *wk;         /* [d][KV*hd] */
     const float *wv;         /* [d][KV*hd] */
     const float *wo;         /* [H*hd][d] */
@@ -56,7 +56,7 @@ typedef struct mg_model {
     const float *pos_embed;  /* [max_seq_len][d] or NULL */
     const float *line_embed; /* [line_pos][d] or NULL */
     const float *norm;       /* [d] */
-    const float *out;        /* [d][V]: the output layer transposed (embed^T when tied) */
+    const float *out;        /* [d][V]: the output layer transposed and packed (embed^T when tied) */
     mg_layer_weights *layers;
     float *arena;            /* every weight, float32 */
     size_t n_params;         /* parameters of the model (MAVConfig.num_parameters) */

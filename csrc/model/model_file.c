@@ -12,6 +12,7 @@
 
 #include "../game.h"
 #include "json.h"
+#include "matmul.h"
 #include "safetensors.h"
 
 float mg_half_to_float(uint16_t h)
@@ -304,7 +305,7 @@ int mg_model_load_buffer(mg_model *m, const uint8_t *buf, size_t len, char *err,
     }
 #undef WANT
     /* the exact set of tensors, their shapes and dtypes */
-    size_t total = 0;
+    size_t total = 0, floats = 0;
     int dtype = -1;
     for (int i = 0; i < n; i++) {
         const mg_st_tensor *t = mg_st_find(&f, w[i].name);
@@ -334,6 +335,7 @@ int mg_model_load_buffer(mg_model *m, const uint8_t *buf, size_t len, char *err,
         if (dtype < 0 || t->dtype != MG_ST_F32)
             dtype = t->dtype;
         total += (size_t)t->numel;
+        floats += w[i].transpose ? mg_matmul_packed_floats((int)w[i].cols, (int)w[i].rows) : (size_t)t->numel;
     }
     if (f.n_tensors != n) {
         for (int i = 0; i < f.n_tensors; i++) {
@@ -347,31 +349,33 @@ int mg_model_load_buffer(mg_model *m, const uint8_t *buf, size_t len, char *err,
             }
         }
     }
-    size_t out_extra = c->tie_embeddings ? (size_t)(V * d) : 0;
-    m->arena = malloc((total + out_extra) * sizeof(float));
+    if (c->tie_embeddings)
+        floats += mg_matmul_packed_floats((int)d, (int)V);
+    m->arena = calloc(floats, sizeof(float)); /* zeros: the padding of the last panels */
     if (!m->arena) {
-        snprintf(err, errlen, "out of memory for %zu weights", total + out_extra);
+        snprintf(err, errlen, "out of memory for %zu weights", floats);
         goto fail;
     }
     float *at = m->arena;
     for (int i = 0; i < n; i++) {
         const mg_st_tensor *t = mg_st_find(&f, w[i].name);
         size_t rows = (size_t)w[i].rows, cols = w[i].cols ? (size_t)w[i].cols : 1;
-        if (w[i].transpose) {
+        *w[i].dst = at;
+        if (w[i].transpose) { /* [out = rows][in = cols] -> packed panels of W = its transpose */
             for (size_t r = 0; r < rows; r++)
                 for (size_t k = 0; k < cols; k++)
-                    at[k * rows + r] = elem(t, r * cols + k);
+                    at[mg_pack_at((int)cols, (int)k, (int)r)] = elem(t, r * cols + k);
+            at += mg_matmul_packed_floats((int)cols, (int)rows);
         } else {
             for (size_t k = 0; k < rows * cols; k++)
                 at[k] = elem(t, k);
+            at += rows * cols;
         }
-        *w[i].dst = at;
-        at += rows * cols;
     }
     if (c->tie_embeddings) {
         for (int64_t r = 0; r < V; r++)
             for (int64_t k = 0; k < d; k++)
-                at[k * V + r] = m->embed[r * d + k];
+                at[mg_pack_at((int)d, (int)k, (int)r)] = m->embed[r * d + k];
         m->out = at;
     }
     m->n_params = total;

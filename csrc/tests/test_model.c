@@ -281,7 +281,8 @@ static void test_model_files(void)
         MG_CHECK_EQ_U64(m.n_params, 97 * 16 + 16 + 2 * (512 + 256 + 3 * 16 * 24 + 32));
         MG_CHECK(strcmp(m.vocab_version, "1") == 0 && strcmp(m.info, "{}") == 0);
         first[i] = m.embed[5];
-        MG_CHECK(m.out[5 * 97 + 0] == m.embed[0 * 16 + 5]); /* tied output layer, transposed */
+        MG_CHECK(m.out[mg_pack_at(16, 5, 0)] == m.embed[0 * 16 + 5]); /* tied output layer, transposed */
+        MG_CHECK(m.out[mg_pack_at(16, 3, 96)] == m.embed[96 * 16 + 3]);
         mg_model_free(&m);
         free(buf);
     }
@@ -335,17 +336,19 @@ static void test_matmul(void)
 {
     int n = 7, in = 37, out = 53;
     float *x = malloc(sizeof(float) * (size_t)n * in), *w = malloc(sizeof(float) * (size_t)in * out);
+    float *wp = calloc(mg_matmul_packed_floats(in, out), sizeof(float));
     float *y1 = malloc(sizeof(float) * (size_t)n * out), *y2 = malloc(sizeof(float) * (size_t)n * out);
     float *y3 = malloc(sizeof(float) * (size_t)n * out);
     uint64_t s = 3;
     for (int i = 0; i < n * in; i++)
         x[i] = rng_normalish(&s);
-    for (int i = 0; i < in * out; i++)
-        w[i] = rng_normalish(&s);
+    for (int k = 0; k < in; k++)
+        for (int j = 0; j < out; j++)
+            wp[mg_pack_at(in, k, j)] = w[k * out + j] = rng_normalish(&s);
     mg_matmul_fn fast = mg_matmul_select(1);
     printf("test_model: matmul kernel %s\n", mg_matmul_name(fast));
-    mg_matmul_portable(y1, x, w, n, in, out, 0, out, 0);
-    fast(y2, x, w, n, in, out, 0, out, 0);
+    mg_matmul_portable(y1, x, wp, n, in, out, 0, out, 0);
+    fast(y2, x, wp, n, in, out, 0, out, 0);
     double maxd = 0;
     for (int i = 0; i < n; i++)
         for (int j = 0; j < out; j++) {
@@ -359,18 +362,19 @@ static void test_matmul(void)
     MG_CHECK(maxd < 1e-4);
     /* row by row and column block by column block gives the same bits as all at once */
     for (int i = 0; i < n; i++) {
-        fast(y3 + i * out, x + i * in, w, 1, in, out, 0, 16, 0);
-        fast(y3 + i * out, x + i * in, w, 1, in, out, 16, out, 0);
+        fast(y3 + i * out, x + i * in, wp, 1, in, out, 0, 16, 0);
+        fast(y3 + i * out, x + i * in, wp, 1, in, out, 16, out, 0);
     }
     MG_CHECK(memcmp(y2, y3, sizeof(float) * (size_t)n * out) == 0);
     /* accumulate */
-    fast(y3, x, w, n, in, out, 0, out, 1);
+    fast(y3, x, wp, n, in, out, 0, out, 1);
     int ok = 1;
     for (int i = 0; i < n * out; i++)
         ok &= y3[i] == y2[i] + y2[i];
     MG_CHECK(ok);
     free(x);
     free(w);
+    free(wp);
     free(y1);
     free(y2);
     free(y3);
