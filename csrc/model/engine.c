@@ -24,7 +24,7 @@ void mg_engine_free(mg_engine *e)
     mg_pool_free(e->pool);
     void *bufs[] = {e->rope_cos, e->rope_sin, e->kc, e->vc, e->line_start, e->r_tok, e->r_slot, e->r_pos,
                     e->r_logit, e->x, e->h, e->q, e->k, e->v, e->att, e->g, e->u, e->hl, e->logits, e->scores,
-                    e->is_stop, e->in_group, e->bucket_of, e->zexp, e->gen_idx, e->gen_pos, e->gen_last};
+                    e->is_stop, e->in_group, e->bucket_of, e->group, e->gen_idx, e->gen_pos, e->gen_last};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(bufs[i]);
     free(e);
@@ -83,7 +83,7 @@ int mg_engine_create(mg_engine **out, const mg_model *m, int max_batch, int thre
     ALLOC(e->is_stop, V);
     ALLOC(e->in_group, V);
     ALLOC(e->bucket_of, V);
-    ALLOC(e->zexp, V);
+    ALLOC(e->group, V);
     ALLOC(e->gen_idx, B);
     ALLOC(e->gen_pos, B);
     ALLOC(e->gen_last, B);

@@ -32,7 +32,8 @@ struct mg_engine {
     /* generation */
     uint8_t *is_stop, *in_group;       /* [V] */
     int16_t *bucket_of;                /* [V] */
-    double *zexp;                      /* [V] softmax scratch of grouped decoding */
+    int32_t *group;                    /* [V] the distinct group ids of the request */
+    int n_group;
     int32_t *gen_idx, *gen_pos, *gen_last; /* [max_batch] */
     mg_engine_stats stats;
 };

@@ -61,9 +61,12 @@ int mg_engine_budget(const mg_engine *e, const mg_gen_request *q, char *err, siz
 }
 
 /* The next token from logits z[V]: plain argmax (first maximum), or grouped greedy (see
- * mavgame/model/inference.py grouped_argmax): with p = softmax(z) in double, the group's most
- * likely token if the group's total probability beats the most likely other token. */
-static int choose(mg_engine *e, const float *z, int grouped)
+ * mavgame/model/inference.py grouped_argmax): the group's most likely token if the group's total
+ * probability beats the most likely other token, else that token.  With p = softmax(z) the test
+ * sum_g p_g > p_o is sum_g exp(z_g - m) > exp(z_o - m) (the normaliser cancels), and the argmaxes of
+ * p are those of z (lowest id on ties, as NumPy's argmax over the sorted group): so only the
+ * group's exponentials are needed, in double. */
+static int choose(const mg_engine *e, const float *z, int grouped)
 {
     int V = e->c.vocab_size;
     if (!grouped) {
@@ -73,33 +76,23 @@ static int choose(mg_engine *e, const float *z, int grouped)
                 best = i;
         return best;
     }
-    double mx = z[0];
-    for (int i = 1; i < V; i++)
-        if (z[i] > mx)
-            mx = z[i];
-    double sum = 0.0, *ex = e->zexp;
-    for (int i = 0; i < V; i++) {
-        ex[i] = exp((double)z[i] - mx);
-        sum += ex[i];
-    }
-    double pg = 0.0, best_g = -1.0, best_o = -1.0;
     int gi = -1, oi = -1;
     for (int i = 0; i < V; i++) {
-        double p = ex[i] / sum;
         if (e->in_group[i]) {
-            pg += p;
-            if (p > best_g) {
-                best_g = p;
+            if (gi < 0 || z[i] > z[gi])
                 gi = i;
-            }
-        } else if (p > best_o) {
-            best_o = p;
+        } else if (oi < 0 || z[i] > z[oi]) {
             oi = i;
         }
     }
     if (oi < 0)
         return gi;
-    return pg > best_o ? gi : oi;
+    if (gi < 0)
+        return oi;
+    double m = z[gi] > z[oi] ? z[gi] : z[oi], pg = 0.0;
+    for (int k = 0; k < e->n_group; k++)
+        pg += exp((double)z[e->group[k]] - m);
+    return pg > exp((double)z[oi] - m) ? gi : oi;
 }
 
 /* Record token t of prompt b chosen from logits z: the bucket distribution if t is a value token. */
@@ -238,8 +231,12 @@ int mg_engine_generate(mg_engine *e, const mg_gen_request *q, mg_gen_result *res
         e->bucket_of[i] = -1;
     for (int i = 0; i < q->n_stop; i++)
         e->is_stop[q->stop_ids[i]] = 1;
+    e->n_group = 0;
     for (int i = 0; i < q->n_group; i++)
-        e->in_group[q->group_ids[i]] = 1;
+        if (!e->in_group[q->group_ids[i]]) {
+            e->in_group[q->group_ids[i]] = 1;
+            e->group[e->n_group++] = q->group_ids[i];
+        }
     for (int i = 0; i < q->n_buckets; i++)
         e->bucket_of[q->bucket_ids[i]] = (int16_t)i;
     for (int p0 = 0; p0 < q->n; p0 += e->max_batch) {

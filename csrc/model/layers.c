@@ -84,6 +84,24 @@ void mg_attention(float *out, const float *q, const float *kc, const float *vc, 
         }
         float inv = 1.0f / sum;
         float *oh = out + h * hd;
+        if (hd % 8 == 0 && hd <= 8 * 32) { /* accumulate in local vectors (no aliasing with the cache) */
+            v8f acc[32];
+            int nv = hd / 8;
+            for (int j = 0; j < nv; j++)
+                acc[j] = (v8f){0};
+            for (int t = 0; t < len; t++) {
+                const float *vt = vc + (long)t * kvd + kh * hd;
+                float a = scores[t] * inv;
+                v8f av = {a, a, a, a, a, a, a, a};
+                for (int j = 0; j < nv; j++) {
+                    v8f x;
+                    memcpy(&x, vt + 8 * j, sizeof x);
+                    acc[j] += av * x;
+                }
+            }
+            memcpy(oh, acc, sizeof(float) * (size_t)hd);
+            continue;
+        }
         for (int i = 0; i < hd; i++)
             oh[i] = 0.0f;
         for (int t = 0; t < len; t++) {
