@@ -109,7 +109,7 @@ void mg_engine_reset_stats(mg_engine *e) { memset(&e->stats, 0, sizeof e->stats)
 /* ---- parallel matrix products ------------------------------------------------------------- */
 
 #define MM_ROWS 64  /* row block of a task (a multiple of the kernel's 4-row tile) */
-#define MM_COLS 64  /* column block of a task (a multiple of the 16-column tile) */
+#define MM_COLS 64  /* column block of a task (a multiple of the 16-column panel) */
 
 typedef struct mm_job {
     mg_matmul_fn mm;
@@ -128,13 +128,12 @@ static void mm_task(void *ctx, int task, int thread)
     j->mm(j->y + (size_t)r0 * j->out, j->x + (size_t)r0 * j->in, j->w, r1 - r0, j->in, j->out, c0, c1, j->acc);
 }
 
-/* y[n][out] (+)= x[n][in] @ w[in][out] */
-static void matmul(mg_engine *e, float *y, const float *x, const float *w, int n, int in, int out, int acc)
+/* y[n][out] (+)= x[n][in] @ w; split over the pool by blocks of rows and columns when `par` */
+static void matmul(mg_engine *e, int par, float *y, const float *x, const float *w, int n, int in, int out, int acc)
 {
     if (n <= 0)
         return;
-    e->stats.flops += 2.0 * n * in * out;
-    if (mg_pool_threads(e->pool) == 1 || (double)n * in * out < 65536.0) {
+    if (!par || mg_pool_threads(e->pool) == 1 || (double)n * in * out < 65536.0) {
         e->mm(y, x, w, n, in, out, 0, out, acc);
         return;
     }
@@ -143,21 +142,18 @@ static void matmul(mg_engine *e, float *y, const float *x, const float *w, int n
     mg_pool_run(e->pool, mm_task, &j, nrb * j.ncb);
 }
 
-/* ---- attention over the rows of a pass ------------------------------------------------------ */
+/* ---- attention over rows ---------------------------------------------------------------------- */
 
 typedef struct att_job {
     mg_engine *e;
-    int layer, n, per_task;
+    int layer, r0, r1, per_task;
 } att_job;
 
-static void att_task(void *ctx, int task, int thread)
+static void att_rows(mg_engine *e, int layer, int r0, int r1, int thread)
 {
-    const att_job *j = ctx;
-    mg_engine *e = j->e;
     const mg_model_config *c = &e->c;
     size_t S = (size_t)c->max_seq_len, slot_sz = S * (size_t)e->kvd;
-    size_t layer_off = (size_t)j->layer * (size_t)e->max_batch * slot_sz;
-    int r0 = task * j->per_task, r1 = r0 + j->per_task < j->n ? r0 + j->per_task : j->n;
+    size_t layer_off = (size_t)layer * (size_t)e->max_batch * slot_sz;
     for (int r = r0; r < r1; r++) {
         size_t base = layer_off + (size_t)e->r_slot[r] * slot_sz;
         mg_attention(e->att + (size_t)r * e->qd, e->q + (size_t)r * e->qd, e->kc + base, e->vc + base,
@@ -165,18 +161,30 @@ static void att_task(void *ctx, int task, int thread)
     }
 }
 
+static void att_task(void *ctx, int task, int thread)
+{
+    const att_job *j = ctx;
+    int r0 = j->r0 + task * j->per_task, r1 = r0 + j->per_task < j->r1 ? r0 + j->per_task : j->r1;
+    att_rows(j->e, j->layer, r0, r1, thread);
+}
+
 /* ---- the forward pass ---------------------------------------------------------------------- */
 
-void mg_engine_forward(mg_engine *e, int n)
+/* The transformer over rows [r0, r1) (a sequence's rows all inside the range).  `par`: split the
+ * matrix products and attention over the pool (the caller is the only one running); else run
+ * on this thread, using its attention scratch. */
+static void forward_rows(mg_engine *e, int r0, int r1, int par, int thread)
 {
     const mg_model *m = e->m;
     const mg_model_config *c = &e->c;
-    int d = c->d_model, ff = c->d_ff, h2 = c->head_dim / 2, kvd = e->kvd, qd = e->qd;
+    int d = c->d_model, ff = c->d_ff, h2 = c->head_dim / 2, kvd = e->kvd, qd = e->qd, n = r1 - r0;
     size_t S = (size_t)c->max_seq_len, slot_sz = S * (size_t)kvd;
     float eps = (float)c->norm_eps;
-    e->stats.passes++;
+    float *X = e->x + (size_t)r0 * d, *Hh = e->h + (size_t)r0 * d, *Q = e->q + (size_t)r0 * qd;
+    float *K = e->k + (size_t)r0 * kvd, *Vv = e->v + (size_t)r0 * kvd, *A = e->att + (size_t)r0 * qd;
+    float *G = e->g + (size_t)r0 * ff, *U = e->u + (size_t)r0 * ff;
     /* embeddings: x[n][d] = embed[tok] (+ pos_embed[pos]) (+ line_embed[line index]) */
-    for (int r = 0; r < n; r++) {
+    for (int r = r0; r < r1; r++) {
         float *x = e->x + (size_t)r * d;
         int tok = e->r_tok[r], pos = e->r_pos[r];
         memcpy(x, m->embed + (size_t)tok * d, (size_t)d * sizeof(float));
@@ -196,19 +204,16 @@ void mg_engine_forward(mg_engine *e, int n)
                 *ls = pos + 1;
         }
     }
-    double att_flops = 0;
-    for (int r = 0; r < n; r++)
-        att_flops += 4.0 * (e->r_pos[r] + 1) * qd;
     for (int l = 0; l < c->n_layers; l++) {
         const mg_layer_weights *L = &m->layers[l];
         /* attention block: h = norm(x); q,k,v = h @ wq, wk, wv; rope; cache; x += attn @ wo */
         for (int r = 0; r < n; r++)
-            mg_rmsnorm(e->h + (size_t)r * d, e->x + (size_t)r * d, L->attn_norm, d, eps);
-        matmul(e, e->q, e->h, L->wq, n, d, qd, 0);
-        matmul(e, e->k, e->h, L->wk, n, d, kvd, 0);
-        matmul(e, e->v, e->h, L->wv, n, d, kvd, 0);
+            mg_rmsnorm(Hh + (size_t)r * d, X + (size_t)r * d, L->attn_norm, d, eps);
+        matmul(e, par, Q, Hh, L->wq, n, d, qd, 0);
+        matmul(e, par, K, Hh, L->wk, n, d, kvd, 0);
+        matmul(e, par, Vv, Hh, L->wv, n, d, kvd, 0);
         size_t layer_off = (size_t)l * (size_t)e->max_batch * slot_sz;
-        for (int r = 0; r < n; r++) {
+        for (int r = r0; r < r1; r++) {
             const float *cs = e->rope_cos + (size_t)e->r_pos[r] * h2, *sn = e->rope_sin + (size_t)e->r_pos[r] * h2;
             mg_rope(e->q + (size_t)r * qd, c->n_heads, c->head_dim, cs, sn);
             mg_rope(e->k + (size_t)r * kvd, c->n_kv_heads, c->head_dim, cs, sn);
@@ -216,33 +221,85 @@ void mg_engine_forward(mg_engine *e, int n)
             memcpy(e->kc + at, e->k + (size_t)r * kvd, (size_t)kvd * sizeof(float));
             memcpy(e->vc + at, e->v + (size_t)r * kvd, (size_t)kvd * sizeof(float));
         }
-        att_job aj = {e, l, n, 1};
         int threads = mg_pool_threads(e->pool);
-        if (threads == 1 || n == 1) {
-            aj.per_task = n;
-            att_task(&aj, 0, 0);
+        if (!par || threads == 1 || n == 1) {
+            att_rows(e, l, r0, r1, thread);
         } else {
-            aj.per_task = (n + 4 * threads - 1) / (4 * threads);
+            att_job aj = {e, l, r0, r1, (n + 4 * threads - 1) / (4 * threads)};
             mg_pool_run(e->pool, att_task, &aj, (n + aj.per_task - 1) / aj.per_task);
         }
-        matmul(e, e->x, e->att, L->wo, n, qd, d, 1);
+        matmul(e, par, X, A, L->wo, n, qd, d, 1);
         /* MLP block: h = norm(x); x += glu(h @ gate, h @ up) @ down */
         for (int r = 0; r < n; r++)
-            mg_rmsnorm(e->h + (size_t)r * d, e->x + (size_t)r * d, L->mlp_norm, d, eps);
-        matmul(e, e->g, e->h, L->gate, n, d, ff, 0);
-        matmul(e, e->u, e->h, L->up, n, d, ff, 0);
-        mg_glu(e->g, e->u, n * ff, c->geglu);
-        matmul(e, e->x, e->g, L->down, n, ff, d, 1);
+            mg_rmsnorm(Hh + (size_t)r * d, X + (size_t)r * d, L->mlp_norm, d, eps);
+        matmul(e, par, G, Hh, L->gate, n, d, ff, 0);
+        matmul(e, par, U, Hh, L->up, n, d, ff, 0);
+        mg_glu(G, U, n * ff, c->geglu);
+        matmul(e, par, X, G, L->down, n, ff, d, 1);
     }
-    e->stats.flops += att_flops * c->n_layers;
-    /* output: logits[k][V] = norm(x[r]) @ out for the rows that want them */
-    int nl = 0;
-    for (int r = 0; r < n; r++)
+    /* output: logits[k][V] = norm(x[r]) @ out for the rows that want them (their logit rows are
+     * increasing along the rows, so a range's logit rows are contiguous) */
+    int lo = -1, hi = -1;
+    for (int r = r0; r < r1; r++)
         if (e->r_logit[r] >= 0) {
             mg_rmsnorm(e->hl + (size_t)e->r_logit[r] * d, e->x + (size_t)r * d, m->norm, d, eps);
-            nl = e->r_logit[r] + 1 > nl ? e->r_logit[r] + 1 : nl;
+            if (lo < 0)
+                lo = e->r_logit[r];
+            hi = e->r_logit[r];
         }
-    matmul(e, e->logits, e->hl, m->out, nl, d, c->vocab_size, 0);
+    if (lo >= 0)
+        matmul(e, par, e->logits + (size_t)lo * c->vocab_size, e->hl + (size_t)lo * d, m->out, hi - lo + 1, d,
+               c->vocab_size, 0);
+}
+
+typedef struct fwd_job {
+    mg_engine *e;
+    int bounds[MG_POOL_MAX_THREADS + 1];
+} fwd_job;
+
+static void fwd_task(void *ctx, int task, int thread)
+{
+    fwd_job *j = ctx;
+    forward_rows(j->e, j->bounds[task], j->bounds[task + 1], 0, thread);
+}
+
+/* FLOPs of the matrix products and attention of rows [0, n) (for the statistics) */
+static double pass_flops(const mg_engine *e, int n)
+{
+    const mg_model_config *c = &e->c;
+    double per_row = 2.0 * ((double)c->d_model * (2 * e->qd + 2 * e->kvd) + 3.0 * c->d_model * c->d_ff);
+    double f = per_row * n * c->n_layers;
+    for (int r = 0; r < n; r++) {
+        f += 4.0 * (e->r_pos[r] + 1) * e->qd * c->n_layers;
+        if (e->r_logit[r] >= 0)
+            f += 2.0 * c->d_model * c->vocab_size;
+    }
+    return f;
+}
+
+void mg_engine_forward(mg_engine *e, int n)
+{
+    e->stats.passes++;
+    e->stats.flops += pass_flops(e, n);
+    int T = mg_pool_threads(e->pool);
+    if (T == 1) {
+        forward_rows(e, 0, n, 0, 0);
+        return;
+    }
+    /* Split the rows into up to T ranges of whole sequences, one thread each (one hand-off per
+     * pass); a pass of fewer sequences than threads splits its products instead. */
+    fwd_job j;
+    j.e = e;
+    int k = 0, target = (n + T - 1) / T;
+    j.bounds[0] = 0;
+    for (int r = 1; r < n && k + 1 < T; r++)
+        if (e->r_slot[r] != e->r_slot[r - 1] && r - j.bounds[k] >= target)
+            j.bounds[++k] = r;
+    j.bounds[++k] = n;
+    if (k == 1)
+        forward_rows(e, 0, n, 1, 0);
+    else
+        mg_pool_run(e->pool, fwd_task, &j, k);
 }
 
 void mg_engine_copy_prefix(mg_engine *e, int src, int dst, int len)
