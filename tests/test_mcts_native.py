@@ -46,6 +46,22 @@ def test_native_search_equals_python_evaluator_search(model, scoring):
         assert a.best_move == b.best_move
 
 
+@pytest.mark.parametrize("scoring", ["mean", "max"])
+def test_native_state_tracking_search_equals_python_evaluator_search(model, scoring):
+    for i, s in enumerate(positions()):
+        res = []
+        for ev in (MAVEvaluator(model, scoring=scoring, cache_size=0),
+                   NativeMAVEvaluator(model, scoring=scoring, batch_size=8, state_tracking=True)):
+            m = MCTS(ev, num_simulations=32, batch_size=8, seed=200 + i, state_tracking=True, game="connect_four")
+            res.append(m.search(s))
+        a, b = res
+        assert a.moves == b.moves
+        np.testing.assert_array_equal(a.values, b.values)
+        np.testing.assert_array_equal(a.visits, b.visits)
+        np.testing.assert_array_equal(a.hallucinated, b.hallucinated)
+        assert a.best_move == b.best_move and a.pv == b.pv
+
+
 @pytest.mark.slow
 def test_native_agent_plays_the_python_agents_moves(model):
     nat = mav_mcts_agent(model, sims=32, batch_size=8, seed=5)
@@ -75,8 +91,6 @@ def test_native_evaluator_errors(model):
         _core.mcts_mav_evaluator(model.backend.engine, "connect_four", spec="%prev_state %prev_action %state")
     with pytest.raises(ValueError, match="max_batch"):
         _core.mcts_mav_evaluator(model.backend.engine, "connect_four", max_batch=0)
-    with pytest.raises(ValueError, match="engine mode only"):
-        mav_mcts_agent(model, sims=8, state_tracking=True, native=True)
     import pickle
     ev2 = pickle.loads(pickle.dumps(ev))
     assert ev2.capsule() is not None

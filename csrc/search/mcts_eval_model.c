@@ -23,7 +23,7 @@ typedef struct model_ctx {
     mg_mav_result *parsed;
     char *buf;                  /* MG_EVAL_PROMPT_CAP + MG_EVAL_OUTPUT_CAP + 1: prompt text, then output text */
     char *text;                 /* MG_EVAL_OUTPUT_CAP: a decoded answer */
-    int max_batch, S, scoring, prefix_sharing, n_group;
+    int max_batch, S, scoring, prefix_sharing, n_group, mode;
     int32_t *group;             /* [n_group] */
     int32_t *prompt_ids;        /* [max_batch][S] */
     int32_t *lens;              /* [max_batch] */
@@ -92,6 +92,78 @@ static int read_answer(model_ctx *c, const mg_game *g, const mg_eval_request *q,
     return mg_eval_read_output(&c->f, q, c->text, (size_t)tl, out, c->buf, c->parsed);
 }
 
+/* The value of move string mv from the answer's value distributions (the first entry of the move),
+ * NaN if it has none. */
+static float move_value(model_ctx *c, const mg_gen_result *r, const int32_t *move_at, const char *mv, size_t ml)
+{
+    char tt[4 * MG_TOK_MAX_LEN];
+    for (int k = 0; k < r->n_values; k++) {
+        if (move_at[k] < 0)
+            continue;
+        long tl = mg_tok_decode(&c->tok, &r->ids[move_at[k]], 1, tt, sizeof tt);
+        if (tl != (long)ml || memcmp(tt, mv, ml) != 0)
+            continue;
+        double v;
+        char err[MG_ERRLEN];
+        if (mg_mav_score_f32(r->value_probs + (size_t)k * 64, 1, 64, c->scoring, 0, &v, err, sizeof err) == 0)
+            return (float)v;
+        return NAN;
+    }
+    return NAN;
+}
+
+/* State tracking: read the answer of request q (prompt + answer parsed together) as
+ * mavgame.model.agents.MAVEvaluator does: a predicted game result, or the predicted state with its
+ * listed moves (well-formed, first occurrences) and their values where the answer has them. */
+static int read_answer_st(model_ctx *c, const mg_eval_request *q, int i, mg_eval_result *out)
+{
+    const mg_gen_result *r = &c->res[i];
+    int n = r->n_ids - (r->finished ? 1 : 0);
+    int32_t *move_at = c->move_at + (size_t)i * c->S;
+    mg_mav_value_moves(&c->ids, r->ids, n, r->value_steps, r->n_values, move_at);
+    size_t at = mg_eval_prompt(&c->f, q, c->buf, MG_EVAL_PROMPT_CAP);
+    if (!at)
+        return -1;
+    long tl = mg_tok_decode(&c->tok, r->ids, (size_t)n, c->buf + at, MG_EVAL_OUTPUT_CAP);
+    if (tl < 0)
+        return -1;
+    mg_mav_result *p = c->parsed;
+    mg_mav_parse(c->f.g, &c->f.cfg, c->buf, at + (size_t)tl, NULL, p);
+    const mg_mav_slot *cur = &p->slot[MG_MAV_SLOT_CUR];
+    const char *text = cur->text;
+    if (p->top_outcome && p->outcome != MG_ONGOING) {
+        if (!text[0])
+            text = q->parent_text ? q->parent_text : "";
+        size_t l = strlen(text);
+        if (l >= out->text_cap)
+            return -1;
+        memcpy(out->text, text, l + 1);
+        out->result = p->outcome;
+        out->num_moves = 0;
+        return 0;
+    }
+    if (!cur->valid || p->n_moves == 0)
+        return -1;
+    size_t l = strlen(text);
+    if (l >= out->text_cap)
+        return -1;
+    memcpy(out->text, text, l + 1);
+    int nm = 0;
+    for (int k = 0; k < p->n_moves && k < MG_MAV_MAX_TOP; k++) {
+        const mg_mav_move *mv = &p->moves[k];
+        if (mv->status == MG_MAV_MOVE_MALFORMED || mv->duplicate)
+            continue;
+        size_t ml = strlen(mv->move);
+        if (nm >= MG_MAX_MOVES || ml >= MG_MAX_MOVE_STR)
+            return -1;
+        memcpy(out->moves[nm], mv->move, ml + 1);
+        out->values[nm] = move_value(c, r, move_at, mv->move, ml);
+        nm++;
+    }
+    out->num_moves = nm;
+    return 0;
+}
+
 static int model_evaluate(void *vctx, const mg_game *g, const mg_eval_request *req, mg_eval_result *res, int n,
                           double timeout, char *err, size_t errlen)
 {
@@ -106,8 +178,9 @@ static int model_evaluate(void *vctx, const mg_game *g, const mg_eval_request *r
         int m = n - b0 < c->max_batch ? n - b0 : c->max_batch;
         for (int i = 0; i < m; i++) {
             const mg_eval_request *q = &req[b0 + i];
-            if (q->mode != MG_EVAL_ENGINE) {
-                snprintf(err, errlen, "the native MAV evaluator runs in engine mode only");
+            if (q->mode != c->mode) {
+                snprintf(err, errlen, "the native MAV evaluator was made for %s mode",
+                         c->mode == MG_EVAL_ENGINE ? "engine" : "state-tracking");
                 return MG_ERR;
             }
             size_t pl = mg_eval_prompt(&c->f, q, c->buf, MG_EVAL_PROMPT_CAP);
@@ -132,7 +205,8 @@ static int model_evaluate(void *vctx, const mg_game *g, const mg_eval_request *r
             return MG_ERR;
         for (int i = 0; i < m; i++) {
             mg_eval_result *r = &res[b0 + i];
-            int ok = read_answer(c, g, &req[b0 + i], i, r) == 0;
+            int ok = (c->mode == MG_EVAL_ENGINE ? read_answer(c, g, &req[b0 + i], i, r)
+                                                : read_answer_st(c, &req[b0 + i], i, r)) == 0;
             r->status = ok ? MG_EVAL_OK : MG_EVAL_INVALID;
             r->seq = b0 + i;
             c->stats.invalid += !ok;
@@ -183,7 +257,8 @@ int mg_eval_model_create(mg_evaluator *ev, const mg_model *model, const mg_game 
         model_free(c);
         return MG_ERR;
     }
-    if (mg_eval_format_init(&c->f, g, cfg, 0, p->spec, err, errlen) != MG_OK) {
+    c->mode = p->state_tracking ? MG_EVAL_STATE_TRACKING : MG_EVAL_ENGINE;
+    if (mg_eval_format_init(&c->f, g, cfg, p->state_tracking, p->spec, err, errlen) != MG_OK) {
         model_free(c);
         return MG_ERR;
     }
@@ -233,7 +308,7 @@ int mg_eval_model_create(mg_evaluator *ev, const mg_model *model, const mg_game 
     }
     ev->name = "mav-native";
     ev->ctx = c;
-    ev->modes = 1u << MG_EVAL_ENGINE;
+    ev->modes = 1u << c->mode;
     ev->evaluate = model_evaluate;
     ev->destroy = model_free;
     return MG_OK;

@@ -8,7 +8,9 @@
  * %top entries (format/mav_tokens.h); an answer without such values is parsed as text
  * (mg_eval_read_output), which marks the leaf invalid when it has no usable value.
  *
- * Engine mode only (the C game engine gives transitions and legal moves).
+ * Engine mode (the C game engine gives transitions and legal moves) or state-tracking mode (the
+ * model is the world model: prompts in the transition form, the answer parsed with its prompt
+ * gives the predicted state, its moves with their values, or a predicted game result).
  */
 #ifndef MG_SEARCH_MCTS_EVAL_MODEL_H
 #define MG_SEARCH_MCTS_EVAL_MODEL_H
@@ -31,6 +33,7 @@ typedef struct mg_eval_model_params {
     const int32_t *group_ids; /* grouped greedy decoding over these tokens (the game's move tokens) */
     int n_group;
     int prefix_sharing;
+    int state_tracking;       /* state-tracking mode (else engine mode) */
 } mg_eval_model_params;
 
 /* An evaluator over `model` (which must outlive it) for game g (a MAV game).  MG_OK and *ev, or

@@ -546,7 +546,7 @@ static void test_native_evaluator(void)
         char mv[2] = {(char)('1' + i), 0};
         group[i] = (int32_t)mg_tok_lookup(tok, mv, 1);
     }
-    mg_eval_model_params p = {2, 4, NULL, MG_MAV_SCORE_MEAN, group, 7, 1};
+    mg_eval_model_params p = {2, 4, NULL, MG_MAV_SCORE_MEAN, group, 7, 1, 0};
     mg_evaluator ev;
     int rc = mg_eval_model_create(&ev, &m, g, &cfg, &p, err, sizeof err);
     MG_CHECK(rc == MG_OK);
@@ -569,6 +569,30 @@ static void test_native_evaluator(void)
         mg_mcts_free(t);
         mg_evaluator_free(&ev);
     }
+    /* state tracking: the model as the world model from the start position's text */
+    p.state_tracking = 1;
+    rc = mg_eval_model_create(&ev, &m, g, &cfg, &p, err, sizeof err);
+    MG_CHECK(rc == MG_OK);
+    if (rc == MG_OK) {
+        mg_mcts_config mc;
+        mg_mcts_config_default(&mc);
+        mc.batch_size = 4;
+        mc.mode = MG_EVAL_STATE_TRACKING;
+        mg_mcts *t = mg_mcts_create(g, &mc, err, sizeof err);
+        _Alignas(16) unsigned char st[MG_MAX_STATE];
+        char text[MG_MAX_TEXT];
+        MG_CHECK(t && g->init(st, &cfg, err, sizeof err) == MG_OK);
+        g->to_text(st, text, sizeof text);
+        MG_CHECK(mg_mcts_set_root_text(t, text, 0, 0, err, sizeof err) == MG_OK);
+        rc = mg_mcts_search(t, &ev, 12, err, sizeof err);
+        if (rc != MG_OK)
+            fprintf(stderr, "search: %s\n", err);
+        MG_CHECK(rc == MG_OK);
+        MG_CHECK(mg_mcts_check(t, err, sizeof err) == MG_OK);
+        mg_mcts_free(t);
+        mg_evaluator_free(&ev);
+    }
+    p.state_tracking = 0;
     /* refusals */
     MG_CHECK(mg_eval_model_create(&ev, &m, NULL, &cfg, &p, err, sizeof err) == MG_ERR && strstr(err, "MAV format"));
     p.scoring = 7;

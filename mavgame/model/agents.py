@@ -181,15 +181,17 @@ class MAVEvaluator:
 class NativeMAVEvaluator:
     """MCTS evaluator that runs entirely in C (search/mcts_eval_model.c): prompts, tokenization, generation
     with the native engine and reading the values happen without Python, with the GIL released for the
-    whole search. Engine mode only; picks the same moves as :class:`MAVEvaluator` over the same model (it
-    reads the answers the same way), but keeps no output cache across searches.
+    whole search. Engine mode, or state tracking (``state_tracking=True``: the model is the world model);
+    picks the same moves as :class:`MAVEvaluator` over the same model (it reads the answers the same way),
+    but keeps no output cache across searches.
 
     ``threads``: the evaluator's engine threads (default: the model's); ``batch_size``: leaves generated at
-    once (the search's batch size); ``spec``: the MAV prompt form (default ``%state %top_all %best_action``).
+    once (the search's batch size); ``spec``: the MAV prompt form (default ``%state %top_all %best_action``,
+    with state tracking ``%prev_state %prev_action %state %top_all %best_action``).
     """
 
     def __init__(self, model=None, *, scoring: str = "mean", batch_size: int = 16, threads: Optional[int] = None,
-                 prefix_sharing: bool = True, spec: Optional[str] = None):
+                 prefix_sharing: bool = True, spec: Optional[str] = None, state_tracking: bool = False):
         from .inference import NativeBackend
         if scoring not in ("mean", "max"):
             raise ValueError(f"scoring must be 'mean' or 'max', not {scoring!r}")
@@ -203,6 +205,7 @@ class NativeMAVEvaluator:
         self.threads = int(threads) if threads else self.model.backend.threads
         self.prefix_sharing = bool(prefix_sharing)
         self.spec = spec
+        self.state_tracking = bool(state_tracking)
         self.name = f"mav-native-{scoring}"
         self._cap = None
 
@@ -214,7 +217,7 @@ class NativeMAVEvaluator:
             self._cap = _core.mcts_mav_evaluator(
                 self.model.backend.engine, game, threads=self.threads, max_batch=self.batch_size,
                 spec=self.spec, scoring=self.scoring, group_ids=self.model.move_tokens(game),
-                prefix_sharing=self.prefix_sharing)
+                prefix_sharing=self.prefix_sharing, state_tracking=self.state_tracking)
         return self._cap
 
     def stats(self) -> Dict[str, int]:
@@ -261,17 +264,16 @@ def mav_mcts_agent(model=None, sims: int = 64, *, scoring: str = "mean", batch_s
     """MAV-MCTS: MCTS with the model as prior, value function (and, with state_tracking, world model).
     ``cache_size``: model outputs kept by prompt across searches (see :class:`MAVEvaluator`).
     ``native``: evaluate in C (:class:`NativeMAVEvaluator`: no Python in the search loop, no output cache);
-    default: when the model runs on the native backend and the search is in engine mode."""
+    default: when the model runs on the native backend."""
     ev = MAVEvaluator(model, scoring=scoring, backend=backend, batch_size=max(batch_size, 1),
                       cache_size=cache_size)
     game = ev.model.game
     if native is None:
         from .inference import NativeBackend
-        native = isinstance(ev.model.backend, NativeBackend) and not state_tracking and bool(game)
+        native = isinstance(ev.model.backend, NativeBackend) and bool(game)
     if native:
-        if state_tracking:
-            raise ValueError("the native MAV evaluator runs in engine mode only (state_tracking=False)")
-        ev = NativeMAVEvaluator(ev.model, scoring=scoring, batch_size=max(batch_size, 1))
+        ev = NativeMAVEvaluator(ev.model, scoring=scoring, batch_size=max(batch_size, 1),
+                                state_tracking=bool(state_tracking))
     kw = dict(batch_size=batch_size, state_tracking=bool(state_tracking))
     if state_tracking and game:
         kw["game"] = game
