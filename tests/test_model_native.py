@@ -243,6 +243,12 @@ def test_bad_requests(tmp_path):
         be.generate_ids([[1, 5]], 4, [-3])
     with pytest.raises(ValueError, match="prompt 0"):
         be.engine.generate([[[1, 2]]], 4, [2])
+    with pytest.raises(ValueError, match="out of range"):
+        be.engine.generate([[1, 2 ** 32 + 5]], 4, [2])       # not silently wrapped to id 5
+    with pytest.raises(ValueError, match="integer token ids"):
+        be.engine.generate([[1.0, 2.5]], 4, [2])
+    with pytest.raises(ValueError, match="integer token ids"):
+        be.engine.logits([[1, 2]])
     assert be.generate_ids([[1, 5]], 0, [2])[0].ids == []
     with pytest.raises(ValueError, match="threads"):
         _core.MavEngine(str(path), threads=0)

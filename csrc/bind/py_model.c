@@ -98,25 +98,51 @@ static int engine_init(py_engine *self, PyObject *args, PyObject *kwds)
         }                                                                                   \
     } while (0)
 
-/* An int32 C-contiguous copy of an id sequence (None -> NULL with *n = 0).  NULL with an
- * exception on error (a name in the message). */
+/* An int32 C-contiguous copy of an id sequence (None -> NULL with *n = 0): integers only, each
+ * within int32 (the engine then checks the vocabulary).  NULL with an exception naming `what` on
+ * error. */
 static PyArrayObject *id_array(PyObject *o, const char *what, int *n)
 {
     *n = 0;
     if (o == NULL || o == Py_None)
         return NULL;
-    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(o, NPY_INT32, 1, 1, NPY_ARRAY_CARRAY | NPY_ARRAY_FORCECAST);
-    if (!a) {
+    PyArrayObject *raw = (PyArrayObject *)PyArray_FROM_O(o);
+    if (!raw || PyArray_NDIM(raw) != 1 || (PyArray_SIZE(raw) > 0 && !PyArray_ISINTEGER(raw))) {
+        Py_XDECREF(raw);
         PyErr_Clear();
-        PyErr_Format(PyExc_ValueError, "%s must be a 1-D sequence of token ids", what);
+        PyErr_Format(PyExc_ValueError, "%s must be a 1-D sequence of integer token ids", what);
         return NULL;
     }
-    if (PyArray_SIZE(a) > INT32_MAX / 4) {
-        Py_DECREF(a);
+    PyArrayObject *w = (PyArrayObject *)PyArray_FROMANY((PyObject *)raw, NPY_INT64, 1, 1,
+                                                        NPY_ARRAY_CARRAY | NPY_ARRAY_FORCECAST);
+    Py_DECREF(raw);
+    if (!w) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "%s must be a 1-D sequence of integer token ids", what);
+        return NULL;
+    }
+    if (PyArray_SIZE(w) > INT32_MAX / 4) {
+        Py_DECREF(w);
         PyErr_Format(PyExc_ValueError, "%s is too long", what);
         return NULL;
     }
-    *n = (int)PyArray_SIZE(a);
+    const int64_t *src = PyArray_DATA(w);
+    npy_intp len = PyArray_SIZE(w);
+    for (npy_intp i = 0; i < len; i++)
+        if (src[i] < INT32_MIN || src[i] > INT32_MAX) {
+            PyErr_Format(PyExc_ValueError, "%s has a token id %lld out of range", what, (long long)src[i]);
+            Py_DECREF(w);
+            return NULL;
+        }
+    npy_intp dims[1] = {len};
+    PyArrayObject *a = (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_INT32);
+    if (a) {
+        int32_t *dst = PyArray_DATA(a);
+        for (npy_intp i = 0; i < len; i++)
+            dst[i] = (int32_t)src[i];
+    }
+    Py_DECREF(w);
+    *n = (int)len;
     return a;
 }
 
