@@ -252,3 +252,19 @@ def test_bad_requests(tmp_path):
     assert be.generate_ids([[1, 5]], 0, [2])[0].ids == []
     with pytest.raises(ValueError, match="threads"):
         _core.MavEngine(str(path), threads=0)
+
+
+def test_from_module_native_matches_torch(tmp_path):
+    torch = pytest.importorskip("torch")
+    from mavgame.model.transformer import MAVTransformer
+    cfg = MAVConfig(vocab_size=TOK.size, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=48, max_seq_len=96,
+                    line_pos=4, newline_id=NL)
+    torch.manual_seed(0)
+    module = MAVTransformer(cfg)
+    a = MAVModel.from_module(module, "connect_four")
+    b = MAVModel.from_module(module, "connect_four", backend="native")
+    assert isinstance(b.backend, NativeBackend) and b.game == "connect_four"
+    assert isinstance(MAVModel.from_module(module, "connect_four", backend="auto").backend, NativeBackend)
+    prompts = fresh_prompts(6, seed=3)
+    for x, y in zip(a.generate(prompts, max_new_tokens=12), b.generate(prompts, max_new_tokens=12)):
+        assert x.ids == y.ids

@@ -572,9 +572,31 @@ class MAVModel:
         return cls(be, cfg, vv, info, path=str(path))
 
     @classmethod
-    def from_module(cls, module, game: Optional[str] = None, tokenizer=None) -> "MAVModel":
-        """Wrap a torch MAVTransformer (e.g. during training) without exporting it."""
-        return cls(_TorchBackend.from_module(module), module.cfg, "", {"game": game}, tokenizer)
+    def from_module(cls, module, game: Optional[str] = None, tokenizer=None, backend: str = "torch",
+                    threads: int = 0) -> "MAVModel":
+        """A MAVModel of a torch MAVTransformer (e.g. during training). ``backend="torch"`` wraps the module
+        itself; ``"native"`` exports its current weights (float32, to a temporary file) into the native
+        engine, much faster for generating many answers; ``"auto"``: native where the extension has it."""
+        if backend == "auto":
+            backend = "native" if native_available() else "torch"
+        if backend == "torch":
+            return cls(_TorchBackend.from_module(module), module.cfg, "", {"game": game}, tokenizer)
+        if backend != "native":
+            raise ValueError(f"backend must be 'auto', 'native' or 'torch', not {backend!r}")
+        import os
+        import tempfile
+
+        from .. import mav
+        from .export import export_model
+        tok = tokenizer or mav.Tokenizer()
+        fd, path = tempfile.mkstemp(suffix=".safetensors", prefix="mavgame-")
+        os.close(fd)
+        try:
+            export_model(path, module.state_dict(), module.cfg, str(tok.version), info={"game": game})
+            be = NativeBackend(path, threads=threads)      # the engine reads the whole file: it can go
+        finally:
+            os.unlink(path)
+        return cls(be, be.cfg, str(tok.version), {"game": game}, tokenizer)
 
     def encode_prompt(self, prompt: str) -> List[int]:
         return [self.tokenizer.bos_id] + self.tokenizer.encode(prompt).tolist()
@@ -737,7 +759,7 @@ def trainer_metrics(trainer, n_positions: Optional[int] = None, full: bool = Fal
     if store is None or n <= 0:
         return {}
     recs = [store.record(i) for i in range(min(n, len(store)))]
-    model = MAVModel.from_module(trainer.model, trainer.game)
+    model = MAVModel.from_module(trainer.model, trainer.game, backend="auto")
     was_training = trainer.model.training
     trainer.model.eval()
     try:
