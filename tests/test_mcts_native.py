@@ -62,6 +62,25 @@ def test_native_state_tracking_search_equals_python_evaluator_search(model, scor
         assert a.best_move == b.best_move and a.pv == b.pv
 
 
+def test_native_cache_changes_no_search(model):
+    s = positions()[1]
+    ev = NativeMAVEvaluator(model, batch_size=8)
+    a = MCTS(ev, num_simulations=32, batch_size=8, seed=9).search(s)
+    first = ev.stats()
+    b = MCTS(ev, num_simulations=32, batch_size=8, seed=9).search(s)
+    second = ev.stats()
+    assert second["cache_hits"] - first["cache_hits"] == second["requests"] - first["requests"] > 0
+    assert second["generated"] == first["generated"]                  # nothing generated the second time
+    np.testing.assert_array_equal(a.visits, b.visits)
+    np.testing.assert_array_equal(a.values, b.values)
+    off = NativeMAVEvaluator(model, batch_size=8, cache_size=0)
+    c = MCTS(off, num_simulations=32, batch_size=8, seed=9).search(s)
+    np.testing.assert_array_equal(a.visits, c.visits)
+    assert off.stats()["cache_hits"] == 0
+    with pytest.raises(ValueError, match="cache_size"):
+        NativeMAVEvaluator(model, cache_size=-1)
+
+
 @pytest.mark.slow
 def test_native_agent_plays_the_python_agents_moves(model):
     nat = mav_mcts_agent(model, sims=32, batch_size=8, seed=5)

@@ -13,7 +13,7 @@
  *   .config_json, .vocab_version, .info (str), .n_params, .threads, .max_batch, .kernel, .file_dtype
  *
  *   mcts_mav_evaluator(engine, game, *, board_size=0, flags=0, threads=1, max_batch=16, spec=None,
- *       scoring="mean", group_ids=None, prefix_sharing=True, state_tracking=False) -> capsule "mavgame.mcts_evaluator": the native
+ *       scoring="mean", group_ids=None, prefix_sharing=True, state_tracking=False, cache_size=0) -> capsule "mavgame.mcts_evaluator": the native
  *       MAV evaluator of the MCTS (search/mcts_eval_model.h) over the engine's model, with its own engine
  *       buffers and threads; it keeps the MavEngine alive.  .mcts_mav_evaluator_stats(capsule) -> dict.
  *   mav_value_moves(ids, value_steps, tok_ids) -> int32[k]: for each generated value token, the index in
@@ -462,14 +462,14 @@ static void eval_capsule_destroy(PyObject *cap)
 static PyObject *py_mcts_mav_evaluator(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"engine", "game", "board_size", "flags", "threads", "max_batch", "spec", "scoring",
-                             "group_ids", "prefix_sharing", "state_tracking", NULL};
+                             "group_ids", "prefix_sharing", "state_tracking", "cache_size", NULL};
     PyObject *eng_o, *group_o = Py_None;
     const char *game, *spec = NULL, *scoring = "mean";
-    int board_size = 0, threads = 1, max_batch = 16, sharing = 1, st = 0;
+    int board_size = 0, threads = 1, max_batch = 16, sharing = 1, st = 0, cache_size = 0;
     unsigned int flags = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!s|$iIiizsOpp:mcts_mav_evaluator", kwlist, &py_engine_type,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!s|$iIiizsOppi:mcts_mav_evaluator", kwlist, &py_engine_type,
                                      &eng_o, &game, &board_size, &flags, &threads, &max_batch, &spec, &scoring,
-                                     &group_o, &sharing, &st))
+                                     &group_o, &sharing, &st, &cache_size))
         return NULL;
     py_engine *pe = (py_engine *)eng_o;
     if (!pe->e)
@@ -492,7 +492,8 @@ static PyObject *py_mcts_mav_evaluator(PyObject *Py_UNUSED(mod), PyObject *args,
     memset(&cfg, 0, sizeof cfg);
     cfg.board_size = board_size;
     cfg.flags = flags;
-    mg_eval_model_params p = {threads, max_batch, spec, sc, group ? PyArray_DATA(group) : NULL, ng, sharing, st};
+    mg_eval_model_params p = {threads, max_batch, spec, sc, group ? PyArray_DATA(group) : NULL, ng, sharing, st,
+                              cache_size};
     eval_holder *h = PyMem_RawCalloc(1, sizeof *h);
     if (!h) {
         Py_XDECREF(group);
@@ -524,7 +525,8 @@ static PyObject *py_mcts_mav_evaluator_stats(PyObject *Py_UNUSED(mod), PyObject 
     mg_eval_model_stats s;
     if (mg_eval_model_stats_get(&h->ev, &s) != MG_OK)
         return PyErr_Format(PyExc_ValueError, "not a native MAV evaluator capsule");
-    return Py_BuildValue("{sLsLsLsLsLsLsL}", "calls", (long long)s.calls, "requests", (long long)s.requests,
+    return Py_BuildValue("{sLsLsLsLsLsLsLsL}", "calls", (long long)s.calls, "requests", (long long)s.requests,
+                         "cache_hits", (long long)s.cache_hits,
                          "invalid", (long long)s.invalid, "text_fallbacks", (long long)s.text_fallbacks,
                          "prompt_tokens", (long long)s.prompt_tokens, "shared_saved", (long long)s.shared_saved,
                          "generated", (long long)s.generated);
@@ -533,7 +535,7 @@ static PyObject *py_mcts_mav_evaluator_stats(PyObject *Py_UNUSED(mod), PyObject 
 static PyMethodDef model_module_methods[] = {
     {"mcts_mav_evaluator", (PyCFunction)(void (*)(void))py_mcts_mav_evaluator, METH_VARARGS | METH_KEYWORDS,
      "mcts_mav_evaluator(engine, game, *, board_size=0, flags=0, threads=1, max_batch=16, spec=None, "
-     "scoring='mean', group_ids=None, prefix_sharing=True, state_tracking=False): the native MAV evaluator capsule (C)."},
+     "scoring='mean', group_ids=None, prefix_sharing=True, state_tracking=False, cache_size=0): the native MAV evaluator capsule (C)."},
     {"mcts_mav_evaluator_stats", (PyCFunction)py_mcts_mav_evaluator_stats, METH_O,
      "mcts_mav_evaluator_stats(capsule) -> dict of counters."},
     {"mav_value_moves", (PyCFunction)py_mav_value_moves, METH_VARARGS,

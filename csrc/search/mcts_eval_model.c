@@ -15,6 +15,8 @@
 #include "../model/engine.h"
 #include "mav_eval_io.h"
 
+#define MG_EVAL_CACHE_TOKENS 160  /* longer prompts are not cached */
+
 typedef struct model_ctx {
     mg_engine *engine;
     mg_tokenizer tok;
@@ -31,6 +33,13 @@ typedef struct model_ctx {
     int32_t *out_ids, *out_steps, *move_at; /* [max_batch][S] */
     float *out_probs;           /* [max_batch][S][64] */
     mg_gen_result *res;         /* [max_batch] */
+    int32_t *miss;              /* [max_batch] request of each generated answer */
+    /* output cache (engine mode): direct-mapped by a hash of the prompt's tokens, verified against
+     * the stored tokens; an entry keeps the answer's reading (status and legal-move values) */
+    int cache_cap, cache_moves;
+    uint64_t *c_hash;
+    int32_t *c_len, *c_status, *c_toks;  /* [cap], [cap], [cap][MG_EVAL_CACHE_TOKENS] */
+    float *c_vals;                       /* [cap][cache_moves] */
     int32_t buckets[64];
     mg_eval_model_stats stats;
 } model_ctx;
@@ -53,6 +62,12 @@ static void model_free(void *vctx)
     free(c->move_at);
     free(c->out_probs);
     free(c->res);
+    free(c->miss);
+    free(c->c_hash);
+    free(c->c_len);
+    free(c->c_status);
+    free(c->c_toks);
+    free(c->c_vals);
     free(c);
 }
 
@@ -164,6 +179,44 @@ static int read_answer_st(model_ctx *c, const mg_eval_request *q, int i, mg_eval
     return 0;
 }
 
+static uint64_t prompt_hash(const int32_t *ids, int len)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < len; i++) {
+        h ^= (uint32_t)ids[i];
+        h *= 1099511628211ull;
+    }
+    return h ^ (h >> 29);
+}
+
+/* A cached reading of this prompt into r (engine mode); 1 on a hit. */
+static int cache_get(model_ctx *c, const mg_eval_request *q, const int32_t *ids, int len, mg_eval_result *r)
+{
+    if (!c->cache_cap || c->mode != MG_EVAL_ENGINE || len > MG_EVAL_CACHE_TOKENS || q->num_legal > c->cache_moves)
+        return 0;
+    uint64_t h = prompt_hash(ids, len);
+    size_t e = (size_t)(h & (uint64_t)(c->cache_cap - 1));
+    if (c->c_len[e] != len || c->c_hash[e] != h ||
+        memcmp(c->c_toks + e * MG_EVAL_CACHE_TOKENS, ids, sizeof(int32_t) * (size_t)len) != 0)
+        return 0;
+    r->status = c->c_status[e];
+    memcpy(r->values, c->c_vals + e * (size_t)c->cache_moves, sizeof(float) * (size_t)q->num_legal);
+    return 1;
+}
+
+static void cache_put(model_ctx *c, const mg_eval_request *q, const int32_t *ids, int len, const mg_eval_result *r)
+{
+    if (!c->cache_cap || c->mode != MG_EVAL_ENGINE || len > MG_EVAL_CACHE_TOKENS || q->num_legal > c->cache_moves)
+        return;
+    uint64_t h = prompt_hash(ids, len);
+    size_t e = (size_t)(h & (uint64_t)(c->cache_cap - 1));
+    c->c_hash[e] = h;
+    c->c_len[e] = len;
+    c->c_status[e] = r->status;
+    memcpy(c->c_toks + e * MG_EVAL_CACHE_TOKENS, ids, sizeof(int32_t) * (size_t)len);
+    memcpy(c->c_vals + e * (size_t)c->cache_moves, r->values, sizeof(float) * (size_t)q->num_legal);
+}
+
 static int model_evaluate(void *vctx, const mg_game *g, const mg_eval_request *req, mg_eval_result *res, int n,
                           double timeout, char *err, size_t errlen)
 {
@@ -175,9 +228,10 @@ static int model_evaluate(void *vctx, const mg_game *g, const mg_eval_request *r
     }
     c->stats.calls++;
     for (int b0 = 0; b0 < n; b0 += c->max_batch) {
-        int m = n - b0 < c->max_batch ? n - b0 : c->max_batch;
+        int m = n - b0 < c->max_batch ? n - b0 : c->max_batch, nmiss = 0;
         for (int i = 0; i < m; i++) {
             const mg_eval_request *q = &req[b0 + i];
+            mg_eval_result *r = &res[b0 + i];
             if (q->mode != c->mode) {
                 snprintf(err, errlen, "the native MAV evaluator was made for %s mode",
                          c->mode == MG_EVAL_ENGINE ? "engine" : "state-tracking");
@@ -195,21 +249,30 @@ static int model_evaluate(void *vctx, const mg_game *g, const mg_eval_request *r
                 snprintf(err, errlen, "a prompt of %zu tokens does not fit the model's max_seq_len %d", nt + 1, c->S);
                 return MG_ERR;
             }
-            c->lens[i] = (int32_t)(nt + 1);
-            c->prompts[i] = ids;
-        }
-        int32_t stop = MG_TOK_EOS;
-        mg_gen_request gq = {m, c->prompts, c->lens, c->S, &stop, 1, c->group, c->n_group, c->buckets, 64,
-                             c->prefix_sharing};
-        if (mg_engine_generate(c->engine, &gq, c->res, err, errlen) != MG_OK)
-            return MG_ERR;
-        for (int i = 0; i < m; i++) {
-            mg_eval_result *r = &res[b0 + i];
-            int ok = (c->mode == MG_EVAL_ENGINE ? read_answer(c, g, &req[b0 + i], i, r)
-                                                : read_answer_st(c, &req[b0 + i], i, r)) == 0;
-            r->status = ok ? MG_EVAL_OK : MG_EVAL_INVALID;
             r->seq = b0 + i;
+            if (cache_get(c, q, ids, (int)nt + 1, r)) {
+                c->stats.cache_hits++;
+                continue;
+            }
+            c->lens[nmiss] = (int32_t)(nt + 1);
+            c->prompts[nmiss] = ids;
+            c->miss[nmiss++] = i;
+        }
+        if (nmiss) {
+            int32_t stop = MG_TOK_EOS;
+            mg_gen_request gq = {nmiss, c->prompts, c->lens, c->S, &stop, 1, c->group, c->n_group, c->buckets, 64,
+                                 c->prefix_sharing};
+            if (mg_engine_generate(c->engine, &gq, c->res, err, errlen) != MG_OK)
+                return MG_ERR;
+        }
+        for (int k = 0; k < nmiss; k++) {
+            int i = c->miss[k];
+            mg_eval_result *r = &res[b0 + i];
+            int ok = (c->mode == MG_EVAL_ENGINE ? read_answer(c, g, &req[b0 + i], k, r)
+                                                : read_answer_st(c, &req[b0 + i], k, r)) == 0;
+            r->status = ok ? MG_EVAL_OK : MG_EVAL_INVALID;
             c->stats.invalid += !ok;
+            cache_put(c, &req[b0 + i], c->prompts[k], c->lens[k], r);
         }
         c->stats.requests += m;
     }
@@ -293,8 +356,31 @@ int mg_eval_model_create(mg_evaluator *ev, const mg_model *model, const mg_game 
     c->move_at = malloc(sizeof(int32_t) * BS);
     c->out_probs = malloc(sizeof(float) * BS * 64);
     c->res = calloc((size_t)B, sizeof *c->res);
+    c->miss = malloc(sizeof(int32_t) * (size_t)B);
+    if (p->cache_size < 0 || p->cache_size > (1 << 24)) {
+        snprintf(err, errlen, "cache_size must be in [0, 2^24], got %d", p->cache_size);
+        model_free(c);
+        return MG_ERR;
+    }
+    int cap = 0;
+    while (cap < p->cache_size)
+        cap = cap ? cap * 2 : 1;
+    c->cache_cap = c->mode == MG_EVAL_ENGINE ? cap : 0;
+    c->cache_moves = g->max_moves;
+    if (c->cache_cap) {
+        c->c_hash = calloc((size_t)cap, sizeof *c->c_hash);
+        c->c_len = calloc((size_t)cap, sizeof *c->c_len);
+        c->c_status = calloc((size_t)cap, sizeof *c->c_status);
+        c->c_toks = malloc(sizeof(int32_t) * (size_t)cap * MG_EVAL_CACHE_TOKENS);
+        c->c_vals = malloc(sizeof(float) * (size_t)cap * (size_t)c->cache_moves);
+        if (!c->c_hash || !c->c_len || !c->c_status || !c->c_toks || !c->c_vals) {
+            snprintf(err, errlen, "out of memory for an output cache of %d entries", cap);
+            model_free(c);
+            return MG_ERR;
+        }
+    }
     if (!c->parsed || !c->buf || !c->text || !c->group || !c->prompt_ids || !c->lens || !c->prompts || !c->out_ids ||
-        !c->out_steps || !c->move_at || !c->out_probs || !c->res) {
+        !c->out_steps || !c->move_at || !c->out_probs || !c->res || !c->miss) {
         snprintf(err, errlen, "out of memory for the evaluator's buffers");
         model_free(c);
         return MG_ERR;

@@ -546,7 +546,7 @@ static void test_native_evaluator(void)
         char mv[2] = {(char)('1' + i), 0};
         group[i] = (int32_t)mg_tok_lookup(tok, mv, 1);
     }
-    mg_eval_model_params p = {2, 4, NULL, MG_MAV_SCORE_MEAN, group, 7, 1, 0};
+    mg_eval_model_params p = {2, 4, NULL, MG_MAV_SCORE_MEAN, group, 7, 1, 0, 64};
     mg_evaluator ev;
     int rc = mg_eval_model_create(&ev, &m, g, &cfg, &p, err, sizeof err);
     MG_CHECK(rc == MG_OK);
@@ -566,6 +566,30 @@ static void test_native_evaluator(void)
         mg_eval_model_stats s;
         MG_CHECK(mg_eval_model_stats_get(&ev, &s) == MG_OK && s.requests > 0 && s.calls > 0);
         MG_CHECK(s.shared_saved > 0 || s.requests == s.calls);
+        /* a second search of the same root: the cached answers give the same tree */
+        int32_t a1[8] = {0}, a2[8] = {0};
+        uint32_t v1[8] = {0}, v2[8] = {0};
+        double q1[8], q2[8];
+        float p1[8], p2[8], w1[8] = {0}, w2[8] = {0};
+        uint8_t h1[8] = {0}, h2[8] = {0};
+        int ne = mg_mcts_num_root_edges(t);
+        MG_CHECK(ne >= 0 && ne <= 7);
+        mg_mcts_root_edges(t, a1, v1, q1, p1, w1, h1);
+        mg_mcts_free(t);
+        t = mg_mcts_create(g, &mc, err, sizeof err); /* a fresh tree: the same random choices */
+        MG_CHECK(t && mg_mcts_set_root(t, st, 0, err, sizeof err) == MG_OK);
+        MG_CHECK(mg_mcts_search(t, &ev, 12, err, sizeof err) == MG_OK);
+        MG_CHECK(mg_mcts_num_root_edges(t) == ne);
+        mg_mcts_root_edges(t, a2, v2, q2, p2, w2, h2);
+        mg_eval_model_stats s2;
+        mg_eval_model_stats_get(&ev, &s2);
+        MG_CHECK(s2.cache_hits > 0);
+        MG_CHECK(memcmp(v1, v2, sizeof(uint32_t) * 7) == 0 && memcmp(h1, h2, 7) == 0);
+        int same_vals = 1;
+        for (int i = 0; i < 7; i++)
+            same_vals &= (isnan(w1[i]) && isnan(w2[i])) || w1[i] == w2[i];
+        MG_CHECK(same_vals);
+
         mg_mcts_free(t);
         mg_evaluator_free(&ev);
     }

@@ -182,8 +182,9 @@ class NativeMAVEvaluator:
     """MCTS evaluator that runs entirely in C (search/mcts_eval_model.c): prompts, tokenization, generation
     with the native engine and reading the values happen without Python, with the GIL released for the
     whole search. Engine mode, or state tracking (``state_tracking=True``: the model is the world model);
-    picks the same moves as :class:`MAVEvaluator` over the same model (it reads the answers the same way),
-    but keeps no output cache across searches.
+    picks the same moves as :class:`MAVEvaluator` over the same model (it reads the answers the same way).
+    ``cache_size``: engine mode keeps the answers of that many prompts across searches (a direct-mapped
+    C table, checked against the prompt's tokens; 0: none); state tracking has no cache.
 
     ``threads``: the evaluator's engine threads (default: the model's); ``batch_size``: leaves generated at
     once (the search's batch size); ``spec``: the MAV prompt form (default ``%state %top_all %best_action``,
@@ -191,7 +192,8 @@ class NativeMAVEvaluator:
     """
 
     def __init__(self, model=None, *, scoring: str = "mean", batch_size: int = 16, threads: Optional[int] = None,
-                 prefix_sharing: bool = True, spec: Optional[str] = None, state_tracking: bool = False):
+                 prefix_sharing: bool = True, spec: Optional[str] = None, state_tracking: bool = False,
+                 cache_size: int = 16384):
         from .inference import NativeBackend
         if scoring not in ("mean", "max"):
             raise ValueError(f"scoring must be 'mean' or 'max', not {scoring!r}")
@@ -206,6 +208,9 @@ class NativeMAVEvaluator:
         self.prefix_sharing = bool(prefix_sharing)
         self.spec = spec
         self.state_tracking = bool(state_tracking)
+        if not 0 <= int(cache_size) <= 1 << 24:
+            raise ValueError(f"cache_size must be in [0, 2**24], got {cache_size}")
+        self.cache_size = int(cache_size)
         self.name = f"mav-native-{scoring}"
         self._cap = None
 
@@ -217,12 +222,12 @@ class NativeMAVEvaluator:
             self._cap = _core.mcts_mav_evaluator(
                 self.model.backend.engine, game, threads=self.threads, max_batch=self.batch_size,
                 spec=self.spec, scoring=self.scoring, group_ids=self.model.move_tokens(game),
-                prefix_sharing=self.prefix_sharing, state_tracking=self.state_tracking)
+                prefix_sharing=self.prefix_sharing, state_tracking=self.state_tracking, cache_size=self.cache_size)
         return self._cap
 
     def stats(self) -> Dict[str, int]:
-        """Counters: calls, requests, invalid answers, text fallbacks, prompt tokens, tokens saved by prefix
-        sharing, tokens generated."""
+        """Counters: calls, requests, cache hits, invalid answers, text fallbacks, prompt tokens, tokens saved
+        by prefix sharing, tokens generated."""
         from .. import _core
         return _core.mcts_mav_evaluator_stats(self.capsule())
 
@@ -273,7 +278,7 @@ def mav_mcts_agent(model=None, sims: int = 64, *, scoring: str = "mean", batch_s
         native = isinstance(ev.model.backend, NativeBackend) and bool(game)
     if native:
         ev = NativeMAVEvaluator(ev.model, scoring=scoring, batch_size=max(batch_size, 1),
-                                state_tracking=bool(state_tracking))
+                                state_tracking=bool(state_tracking), cache_size=min(cache_size, 1 << 16))
     kw = dict(batch_size=batch_size, state_tracking=bool(state_tracking))
     if state_tracking and game:
         kw["game"] = game
