@@ -169,9 +169,10 @@ def main():
     s = mavgame.State("connect_four")
     variants = [("python/numpy", lambda: MAVEvaluator(models["numpy"], cache_size=0)),
                 ("python/native", lambda: MAVEvaluator(models["native-1"], cache_size=0)),
-                ("C/native-1", lambda: NativeMAVEvaluator(models["native-1"], batch_size=16, threads=1)),
+                ("C/native-1", lambda: NativeMAVEvaluator(models["native-1"], batch_size=16, threads=1,
+                                                          cache_size=0)),
                 (f"C/native-{args.threads}",
-                 lambda: NativeMAVEvaluator(models["native-1"], batch_size=16, threads=args.threads))]
+                 lambda: NativeMAVEvaluator(models["native-1"], batch_size=16, threads=args.threads, cache_size=0))]
     if torch is not None:
         variants.insert(1, ("python/torch-1", lambda: MAVEvaluator(models["torch-1"], cache_size=0)))
     mt = {name: [] for name, _ in variants}
@@ -191,7 +192,7 @@ def main():
         results["mcts"].append({"evaluator": name, "evals_per_s": r})
         print(f"  {name:16s} {r:8.1f}   ({r / base:5.2f}x the Python evaluator over torch-1)")
     print("\nnative MAV-MCTS time per move (batch 16, 1 thread):")
-    ev = NativeMAVEvaluator(models["native-1"], batch_size=16, threads=1)
+    ev = NativeMAVEvaluator(models["native-1"], batch_size=16, threads=1, cache_size=0)
     for n in ((64, 100) if args.quick else (100, 256, 1000)):
         m = MCTS(ev, num_simulations=n, batch_size=16, seed=0)
         t0 = time.perf_counter()
