@@ -60,9 +60,42 @@ __attribute__((target("avx2,fma"))) static inline void store16(float *y, __m256 
     store_row(y, t, width, accumulate);
 }
 
+/* One row against four full panels (64 columns): eight independent accumulator chains, so the
+ * FMA latency is hidden for single rows too (decoding at batch 1).  Same order over k per element. */
+__attribute__((target("avx2,fma"))) static void row_x4(float *y, const float *x0, const float *panel, int in,
+                                                       int accumulate)
+{
+    const size_t ps = (size_t)in * MG_PANEL;
+    __m256 a0 = _mm256_setzero_ps(), b0 = a0, a1 = a0, b1 = a0, a2 = a0, b2 = a0, a3 = a0, b3 = a0;
+    const float *w0 = panel, *w1 = panel + ps, *w2 = panel + 2 * ps, *w3 = panel + 3 * ps;
+    for (int k = 0; k < in; k++) {
+        __m256 v = _mm256_broadcast_ss(x0 + k);
+        size_t o = (size_t)k * MG_PANEL;
+        a0 = _mm256_fmadd_ps(v, _mm256_loadu_ps(w0 + o), a0);
+        b0 = _mm256_fmadd_ps(v, _mm256_loadu_ps(w0 + o + 8), b0);
+        a1 = _mm256_fmadd_ps(v, _mm256_loadu_ps(w1 + o), a1);
+        b1 = _mm256_fmadd_ps(v, _mm256_loadu_ps(w1 + o + 8), b1);
+        a2 = _mm256_fmadd_ps(v, _mm256_loadu_ps(w2 + o), a2);
+        b2 = _mm256_fmadd_ps(v, _mm256_loadu_ps(w2 + o + 8), b2);
+        a3 = _mm256_fmadd_ps(v, _mm256_loadu_ps(w3 + o), a3);
+        b3 = _mm256_fmadd_ps(v, _mm256_loadu_ps(w3 + o + 8), b3);
+    }
+    store16(y, a0, b0, MG_PANEL, accumulate);
+    store16(y + 16, a1, b1, MG_PANEL, accumulate);
+    store16(y + 32, a2, b2, MG_PANEL, accumulate);
+    store16(y + 48, a3, b3, MG_PANEL, accumulate);
+}
+
 __attribute__((target("avx2,fma"))) static void matmul_avx2(float *y, const float *x, const float *w, int n, int in,
                                                             int out, int c0, int c1, int accumulate)
 {
+    /* rows that do not fill a 4-row tile: four panels at a time while whole panels remain */
+    int n4 = n - n % 4, jr = c0;
+    if (n4 < n)
+        for (; jr + 4 * MG_PANEL <= c1; jr += 4 * MG_PANEL)
+            for (int i = n4; i < n; i++)
+                row_x4(y + (size_t)i * out + jr, x + (size_t)i * in, w + (size_t)(jr / MG_PANEL) * in * MG_PANEL, in,
+                       accumulate);
     for (int j = c0; j < c1; j += MG_PANEL) {
         const float *panel = w + (size_t)(j / MG_PANEL) * (size_t)in * MG_PANEL;
         int width = c1 - j < MG_PANEL ? c1 - j : MG_PANEL;
@@ -92,7 +125,7 @@ __attribute__((target("avx2,fma"))) static void matmul_avx2(float *y, const floa
             store16(yr + 2 * (size_t)out, a2, b2, width, accumulate);
             store16(yr + 3 * (size_t)out, a3, b3, width, accumulate);
         }
-        for (; i < n; i++) {
+        for (i = j < jr ? n : i; i < n; i++) { /* (columns before jr: done by row_x4) */
             __m256 a0 = _mm256_setzero_ps(), b0 = a0;
             const float *x0 = x + (size_t)i * in, *wk = panel;
             for (int k = 0; k < in; k++, wk += MG_PANEL) {
