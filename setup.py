@@ -88,7 +88,7 @@ core = Extension(
     include_dirs=[numpy.get_include(), "csrc"],
     extra_compile_args=cflags,
     extra_link_args=ldflags,
-    libraries=["m"],
+    libraries=["m", "pthread"],
 )
 
 setup(ext_modules=[core], cmdclass={"build_ext": BuildExt})

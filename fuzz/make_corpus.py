@@ -1,9 +1,10 @@
 #!/usr/bin/env python
-"""Write the seed corpora of the fuzz targets (fuzz/corpus/{fen,state,parse}) from random positions.
+"""Write the seed corpora of the fuzz targets (fuzz/corpus/{fen,state,parse,model}).
 
     python fuzz/make_corpus.py
 
-Each seed is one selector byte (the game, as the targets read it) followed by a valid text."""
+A text seed is one selector byte (the game, as the targets read it) followed by a valid text made from
+random positions; a model seed is a tiny exported MAV model file (float32, float16, bfloat16)."""
 import hashlib
 import sys
 from pathlib import Path
@@ -50,6 +51,18 @@ def main():
             ann = None if s.is_terminal() else {m: float(rng.random()) for m in s.legal_moves()}
             p, t = b.build([(s, ann)], return_text=True).texts[0]
             write(out / "parse", bytes([i | 0x40]) + (p + t).encode())
+    from mavgame.model.config import MAVConfig
+    from mavgame.model.export import expected_shapes, export_model
+    import tempfile
+    for dtype, extra in (("float32", {}), ("float16", {"mlp": "geglu", "tie_embeddings": False}),
+                         ("bfloat16", {"abs_pos": True, "line_pos": 3, "newline_id": 2, "n_kv_heads": 2})):
+        cfg = MAVConfig(**{**dict(vocab_size=6, d_model=4, n_layers=1, n_heads=2, n_kv_heads=1, d_ff=4,
+                                  max_seq_len=8), **extra})
+        w = {k: rng.normal(0, 0.3, size=sh).astype(np.float32) for k, sh in expected_shapes(cfg).items()}
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "m.safetensors"
+            export_model(path, w, cfg, "1", info={}, dtype=dtype)
+            write(out / "model", path.read_bytes())
     print(f"seeds in {out}: " + ", ".join(f"{d.name} {len(list(d.iterdir()))}" for d in sorted(out.iterdir())))
 
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Build and run the libFuzzer targets of the MAV format (FEN reader, %state reader, output parser).
+# Build and run the libFuzzer targets: the MAV format (FEN reader, %state reader, output parser) and the
+# model-file reader of the native inference engine (csrc/model).
 #
 #   bash fuzz/run.sh              # 10 seconds per target (CI: bash fuzz/run.sh 5)
 #   bash fuzz/run.sh 600          # longer local runs
@@ -23,7 +24,7 @@ if ! command -v "$CC" >/dev/null 2>&1 || ! echo 'int LLVMFuzzerTestOneInput(cons
 fi
 rm -f /tmp/mg_fuzz_probe_$$
 mkdir -p "$BUILD"
-SRCS="csrc/game.c csrc/registry.c $(ls csrc/games/*.c) $(ls csrc/format/*.c)"
+SRCS="csrc/game.c csrc/registry.c $(ls csrc/games/*.c) $(ls csrc/format/*.c) $(ls csrc/model/*.c)"
 FLAGS="-std=c11 -g -O1 -D_POSIX_C_SOURCE=200809L -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all"
 # the library objects once, without the fuzzer main
 LIBFLAGS="-std=c11 -g -O1 -D_POSIX_C_SOURCE=200809L -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all"
@@ -37,8 +38,8 @@ for s in $SRCS; do
     objs+=("$o")
 done
 status=0
-for t in fen state parse; do
-    "$CC" $FLAGS "fuzz/fuzz_$t.c" "${objs[@]}" -lm -o "$BUILD/fuzz_$t"
+for t in fen state parse model; do
+    "$CC" $FLAGS "fuzz/fuzz_$t.c" "${objs[@]}" -lm -lpthread -o "$BUILD/fuzz_$t"
     work="$BUILD/corpus_$t"
     rm -rf "$work"
     mkdir -p "$work"
@@ -46,6 +47,7 @@ for t in fen state parse; do
     log="$BUILD/fuzz_$t.log"
     maxlen=4096
     [ "$t" = parse ] && maxlen=16384
+    [ "$t" = model ] && maxlen=16384
     if (cd "$BUILD" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
             "./fuzz_$t" -max_total_time="$SECONDS_PER_TARGET" -max_len=$maxlen -print_final_stats=1 \
             ${FUZZ_JOBS:+-jobs=$FUZZ_JOBS -workers=$FUZZ_JOBS} "corpus_$t" >"fuzz_$t.log" 2>&1); then

@@ -13,6 +13,7 @@ int mg_bind_mcts(PyObject *m);
 int mg_bind_mav(PyObject *m);
 int mg_bind_connect_four(PyObject *m);
 int mg_bind_hex(PyObject *m);
+int mg_bind_model(PyObject *m);
 
 static const mg_bind_fn MG_BINDINGS[] = {
     mg_bind_chess,
@@ -20,6 +21,7 @@ static const mg_bind_fn MG_BINDINGS[] = {
     mg_bind_mav,
     mg_bind_connect_four,
     mg_bind_hex,
+    mg_bind_model,
     NULL, /* keep last */
 };
 

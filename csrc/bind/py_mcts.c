@@ -37,6 +37,7 @@
 #include "../format/mav.h"
 #include "../format/values.h"
 #include "../search/evaluator.h"
+#include "../search/mav_eval_io.h"
 #include "../search/mcts.h"
 
 #define MG_EVAL_CAPSULE "mavgame.mcts_evaluator"
@@ -112,77 +113,15 @@ static PyObject *py_c4_solver_evaluator(PyObject *Py_UNUSED(mod), PyObject *args
 
 /* ---- the Python-callable evaluator -------------------------------------------------------- */
 
-#define PROMPT_CAP 8192
-#define OUTPUT_CAP 65536
-
 typedef struct py_eval_ctx {
     PyObject *fn;
     PyThreadState *ts;       /* saved thread state while the search runs without the GIL */
-    const mg_game *g;
-    mg_config cfg;
-    int fmt;                 /* MAV prompts and text outputs are available */
-    mg_mav_spec spec;        /* engine: state form; state tracking: transition form */
-    mg_mav_spec root_spec;   /* state tracking, root request: state form */
+    mg_eval_format f;        /* prompts and output reading (search/mav_eval_io.h) */
     mg_mav_result *parsed;   /* scratch for the parser */
-    char *buf;               /* scratch: PROMPT_CAP + OUTPUT_CAP */
+    char *buf;               /* scratch: MG_EVAL_PROMPT_CAP + MG_EVAL_OUTPUT_CAP + 1 */
 } py_eval_ctx;
 
-/* Append "[%cmd value]\n"; 0 if it does not fit. */
-static size_t put_line(char *out, size_t cap, size_t at, int cmd, const char *val, size_t vlen)
-{
-    const char *name = mg_mav_cmd_name(cmd);
-    size_t nl = strlen(name);
-    if (at + nl + vlen + 4 >= cap)
-        return 0;
-    out[at++] = '[';
-    memcpy(out + at, name, nl);
-    at += nl;
-    out[at++] = ' ';
-    memcpy(out + at, val, vlen);
-    at += vlen;
-    out[at++] = ']';
-    out[at++] = '\n';
-    out[at] = '\0';
-    return at;
-}
-
-/* The MAV prompt of a request into out (NUL-terminated); its length, 0 if it cannot be written
- * (the game has no MAV format, or a predicted text does not convert). */
-static size_t build_prompt(py_eval_ctx *c, const mg_eval_request *q, char *out, size_t cap)
-{
-    char err[MG_ERRLEN];
-    if (!c->fmt)
-        return 0;
-    if (q->mode == MG_EVAL_ENGINE) {
-        mg_mav_input in;
-        memset(&in, 0, sizeof in);
-        in.state = q->state;
-        in.best = -1;
-        long n = mg_mav_write(c->g, &c->spec, &in, MG_MAV_PART_PROMPT, out, cap, err, sizeof err);
-        return n > 0 ? (size_t)n : 0;
-    }
-    const mg_mav_spec *sp = q->text ? &c->root_spec : &c->spec;
-    size_t at = mg_mav_header(c->g, sp, out, cap);
-    if (!at)
-        return 0;
-    for (int i = 0; i < sp->n_inputs && at; i++) {
-        int cmd = sp->cmd[i];
-        const char *txt = q->text ? q->text : q->parent_text;
-        char st[MG_MAX_TEXT];
-        if (cmd == MG_MAV_PREV_ACTION) {
-            at = put_line(out, cap, at, cmd, q->move, strlen(q->move));
-        } else if (cmd == MG_MAV_PREV_FEN || cmd == MG_MAV_FEN) {
-            at = put_line(out, cap, at, cmd, txt, strlen(txt));
-        } else {
-            size_t n = mg_mav_state_from_game_text(c->g, txt, st, sizeof st, err, sizeof err);
-            at = n ? put_line(out, cap, at, cmd, st, n) : 0;
-        }
-    }
-    return at;
-}
-
-/* Fill `r` from MAV output text (the model's answer to the request's prompt, or a whole MAV
- * text starting with its header); 0, or -1 if it is unusable (the leaf is then invalid). */
+/* Fill `r` from a str output (see mg_eval_read_output); 0, or -1 if it is unusable. */
 static int result_from_text(py_eval_ctx *c, const mg_eval_request *q, PyObject *o, mg_eval_result *r)
 {
     Py_ssize_t olen;
@@ -191,64 +130,7 @@ static int result_from_text(py_eval_ctx *c, const mg_eval_request *q, PyObject *
         PyErr_Clear();
         return -1;
     }
-    if (!c->fmt || olen > OUTPUT_CAP)
-        return -1;
-    size_t at = 0;
-    if (!(olen >= 4 && memcmp(os, "<mav", 4) == 0)) {
-        at = build_prompt(c, q, c->buf, PROMPT_CAP);
-        if (!at)
-            return -1;
-    }
-    memcpy(c->buf + at, os, (size_t)olen);
-    at += (size_t)olen;
-    mg_mav_result *p = c->parsed;
-    mg_mav_parse(c->g, &c->cfg, c->buf, at, q->mode == MG_EVAL_ENGINE ? q->state : NULL, p);
-    if (!p->header_ok)
-        return -1;
-    if (q->mode == MG_EVAL_ENGINE) {
-        if (p->top_outcome)
-            return -1; /* claims a finished game where the engine says it goes on */
-        int got = 0;
-        for (int i = 0; i < p->n_moves && i < MG_MAV_MAX_TOP; i++) {
-            const mg_mav_move *mv = &p->moves[i];
-            if (mv->status != MG_MAV_MOVE_LEGAL || mv->action < 0 || mv->duplicate || mv->bucket < 0)
-                continue;
-            for (int j = 0; j < q->num_legal; j++)
-                if (q->legal[j] == mv->action) {
-                    r->values[j] = (float)mg_mav_bucket_value(mv->bucket);
-                    got++;
-                    break;
-                }
-        }
-        return got > 0 ? 0 : -1;
-    }
-    /* State tracking: the predicted state (an output in transition form, the input at the root). */
-    const mg_mav_slot *cur = &p->slot[MG_MAV_SLOT_CUR];
-    if (!cur->present || !cur->valid)
-        return -1;
-    size_t tl = strlen(cur->text);
-    if (tl == 0 || tl >= r->text_cap)
-        return -1;
-    memcpy(r->text, cur->text, tl + 1);
-    if (p->top_outcome) {
-        if (p->outcome == MG_ONGOING)
-            return -1;
-        r->result = p->outcome;
-        r->num_moves = 0;
-        return 0;
-    }
-    int nm = 0;
-    for (int i = 0; i < p->n_moves && i < MG_MAV_MAX_TOP && nm < MG_MAX_MOVES; i++) {
-        const mg_mav_move *mv = &p->moves[i];
-        if (mv->status == MG_MAV_MOVE_MALFORMED || mv->duplicate || mv->bucket < 0 || !mv->move[0])
-            continue;
-        memcpy(r->moves[nm], mv->move, MG_MAX_MOVE_STR);
-        r->moves[nm][MG_MAX_MOVE_STR - 1] = '\0';
-        r->values[nm] = (float)mg_mav_bucket_value(mv->bucket);
-        nm++;
-    }
-    r->num_moves = nm;
-    return nm > 0 ? 0 : -1;
+    return mg_eval_read_output(&c->f, q, os, (size_t)olen, r, c->buf, c->parsed);
 }
 
 static PyObject *str_or_none(const char *s)
@@ -273,7 +155,7 @@ static PyObject *request_tuple(py_eval_ctx *c, const mg_eval_request *q)
     PyObject *path = int32_array(q->path, q->depth);
     PyObject *legal = q->mode == MG_EVAL_ENGINE ? int32_array(q->legal, q->num_legal) : (Py_INCREF(Py_None), Py_None);
     PyObject *t = NULL;
-    size_t pl = build_prompt(c, q, c->buf, PROMPT_CAP);
+    size_t pl = mg_eval_prompt(&c->f, q, c->buf, MG_EVAL_PROMPT_CAP);
     if (path && legal)
         t = Py_BuildValue("(iOOiiiNNNN)", q->index, path, legal, q->to_move, q->ply, q->depth, str_or_none(q->text),
                           str_or_none(q->parent_text), str_or_none(q->move), str_or_none(pl ? c->buf : NULL));
@@ -654,57 +536,19 @@ static PyObject *mcts_advance_move(py_mcts *self, PyObject *arg)
  * state form (engine mode) or the transition form (state tracking).  -1 with an exception. */
 static int setup_format(py_mcts *self, py_eval_ctx *c, const char *spec)
 {
-    c->g = self->g;
-    c->cfg = self->cfg;
-    c->fmt = 0;
-    if (!self->g || !mg_mav_game_supported(self->g, NULL)) {
-        if (spec) {
-            PyErr_Format(PyExc_ValueError, "MAV spec '%s' given, but %s has no MAV format", spec,
-                         self->g ? self->g->name : "a tree without a game");
-            return -1;
-        }
-        return 0;
-    }
     char err[MG_ERRLEN];
-    if (!spec)
-        spec = self->st ? "%prev_state %prev_action %state %top_all %best_action" : "%state %top_all %best_action";
-    if (mg_mav_spec_parse(self->g, spec, &c->spec, err, sizeof err) != MG_OK) {
-        PyErr_Format(PyExc_ValueError, "bad MAV spec '%s': %s", spec, err);
+    if (mg_eval_format_init(&c->f, self->g, &self->cfg, self->st, spec, err, sizeof err) != MG_OK) {
+        PyErr_SetString(PyExc_ValueError, err);
         return -1;
     }
-    if (!self->st && c->spec.transition) {
-        PyErr_Format(PyExc_ValueError, "MAV spec '%s': engine mode prompts give the current state, not a previous "
-                     "state and action (use %%state/%%fen inputs)", spec);
-        return -1;
-    }
-    if (self->st) {
-        if (!c->spec.transition) {
-            PyErr_Format(PyExc_ValueError, "MAV spec '%s': state tracking needs the transition form "
-                         "(%%prev_state/%%prev_fen %%prev_action first)", spec);
-            return -1;
-        }
-        /* The root is asked in the state form: drop the previous-state inputs. */
-        mg_mav_spec r;
-        memset(&r, 0, sizeof r);
-        int first = 0;
-        while (first < c->spec.n && c->spec.cmd[first] != MG_MAV_STATE && c->spec.cmd[first] != MG_MAV_FEN)
-            first++;
-        for (int i = first; i < c->spec.n; i++)
-            r.cmd[r.n++] = c->spec.cmd[i];
-        r.top_k = c->spec.top_k;
-        if (mg_mav_spec_check(self->g, &r, err, sizeof err) != MG_OK) {
-            PyErr_Format(PyExc_ValueError, "MAV spec '%s' has no usable state form for the root: %s", spec, err);
-            return -1;
-        }
-        c->root_spec = r;
-    }
+    if (!c->f.fmt)
+        return 0;
     c->parsed = PyMem_Malloc(sizeof *c->parsed);
-    c->buf = PyMem_Malloc(PROMPT_CAP + OUTPUT_CAP + 1);
+    c->buf = PyMem_Malloc(MG_EVAL_PROMPT_CAP + MG_EVAL_OUTPUT_CAP + 1);
     if (!c->parsed || !c->buf) {
         PyErr_NoMemory();
         return -1;
     }
-    c->fmt = 1;
     return 0;
 }
 

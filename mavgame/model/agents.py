@@ -178,6 +178,65 @@ class MAVEvaluator:
         return results
 
 
+class NativeMAVEvaluator:
+    """MCTS evaluator that runs entirely in C (search/mcts_eval_model.c): prompts, tokenization, generation
+    with the native engine and reading the values happen without Python, with the GIL released for the
+    whole search. Engine mode, or state tracking (``state_tracking=True``: the model is the world model);
+    picks the same moves as :class:`MAVEvaluator` over the same model (it reads the answers the same way).
+    ``cache_size``: engine mode keeps the answers of that many prompts across searches (a direct-mapped
+    C table, checked against the prompt's tokens; 0: none); state tracking has no cache.
+
+    ``threads``: the evaluator's engine threads (default: the model's); ``batch_size``: leaves generated at
+    once (the search's batch size); ``spec``: the MAV prompt form (default ``%state %top_all %best_action``,
+    with state tracking ``%prev_state %prev_action %state %top_all %best_action``).
+    """
+
+    def __init__(self, model=None, *, scoring: str = "mean", batch_size: int = 16, threads: Optional[int] = None,
+                 prefix_sharing: bool = True, spec: Optional[str] = None, state_tracking: bool = False,
+                 cache_size: int = 16384):
+        from .inference import NativeBackend
+        if scoring not in ("mean", "max"):
+            raise ValueError(f"scoring must be 'mean' or 'max', not {scoring!r}")
+        self.model = get_model(model, "native")
+        if not isinstance(self.model.backend, NativeBackend):
+            raise ValueError("NativeMAVEvaluator needs a model on the native backend")
+        if not self.model.game:
+            raise ValueError("NativeMAVEvaluator needs a model whose file names its game")
+        self.scoring = scoring
+        self.batch_size = max(int(batch_size), 1)
+        self.threads = int(threads) if threads else self.model.backend.threads
+        self.prefix_sharing = bool(prefix_sharing)
+        self.spec = spec
+        self.state_tracking = bool(state_tracking)
+        if not 0 <= int(cache_size) <= 1 << 24:
+            raise ValueError(f"cache_size must be in [0, 2**24], got {cache_size}")
+        self.cache_size = int(cache_size)
+        self.name = f"mav-native-{scoring}"
+        self._cap = None
+
+    def capsule(self):
+        """The C evaluator (made once; one search at a time uses it)."""
+        if self._cap is None:
+            from .. import _core
+            game = self.model.game
+            self._cap = _core.mcts_mav_evaluator(
+                self.model.backend.engine, game, threads=self.threads, max_batch=self.batch_size,
+                spec=self.spec, scoring=self.scoring, group_ids=self.model.move_tokens(game),
+                prefix_sharing=self.prefix_sharing, state_tracking=self.state_tracking, cache_size=self.cache_size)
+        return self._cap
+
+    def stats(self) -> Dict[str, int]:
+        """Counters: calls, requests, cache hits, invalid answers, text fallbacks, prompt tokens, tokens saved
+        by prefix sharing, tokens generated."""
+        from .. import _core
+        return _core.mcts_mav_evaluator_stats(self.capsule())
+
+    def __getstate__(self):
+        d = dict(self.__dict__)
+        d["_cap"] = None
+        return d
+
+
 class MAVMCTSAgent(MCTSAgent):
     """MCTSAgent whose search may find no move when the model never answers usably for the root (an
     untrained or badly hallucinating model): it then plays a random legal move and counts it in
@@ -206,12 +265,20 @@ class MAVMCTSAgent(MCTSAgent):
 
 def mav_mcts_agent(model=None, sims: int = 64, *, scoring: str = "mean", batch_size: int = 16,
                    state_tracking: bool = False, backend: str = "auto", name: Optional[str] = None,
-                   cache_size: int = 100_000, **mcts_kwargs) -> MAVMCTSAgent:
+                   cache_size: int = 100_000, native: Optional[bool] = None, **mcts_kwargs) -> MAVMCTSAgent:
     """MAV-MCTS: MCTS with the model as prior, value function (and, with state_tracking, world model).
-    ``cache_size``: model outputs kept by prompt across searches (see :class:`MAVEvaluator`)."""
+    ``cache_size``: model outputs kept by prompt across searches (see :class:`MAVEvaluator`).
+    ``native``: evaluate in C (:class:`NativeMAVEvaluator`: no Python in the search loop, no output cache);
+    default: when the model runs on the native backend."""
     ev = MAVEvaluator(model, scoring=scoring, backend=backend, batch_size=max(batch_size, 1),
                       cache_size=cache_size)
     game = ev.model.game
+    if native is None:
+        from .inference import NativeBackend
+        native = isinstance(ev.model.backend, NativeBackend) and bool(game)
+    if native:
+        ev = NativeMAVEvaluator(ev.model, scoring=scoring, batch_size=max(batch_size, 1),
+                                state_tracking=bool(state_tracking), cache_size=min(cache_size, 1 << 16))
     kw = dict(batch_size=batch_size, state_tracking=bool(state_tracking))
     if state_tracking and game:
         kw["game"] = game

@@ -179,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
                                        progress=not args.no_progress)
         recs = recs[:args.final_eval_positions or None]
         tr.model.eval()
-        report["ood"] = evaluate_records(MAVModel.from_module(tr.model, tr.game), tr.game, recs)
+        report["ood"] = evaluate_records(MAVModel.from_module(tr.model, tr.game, backend="auto"), tr.game, recs)
         report["ood"]["set"] = ood_info
     path = tr.export(args.export, info={"metrics": report, "command": " ".join(sys.argv)})
     report["exported"] = str(path)

@@ -1,14 +1,16 @@
 """Inference for exported MAV models: batched greedy generation with a KV cache.
 
-``MAVModel.load(path)`` reads a model exported by :mod:`mavgame.model.export` (safetensors) and runs it
-with PyTorch when it is installed, or with the NumPy implementation in this module otherwise (the two agree
-to float32 rounding; a test checks it). Generation is greedy, batched over prompts of different lengths
+``MAVModel.load(path)`` reads a model exported by :mod:`mavgame.model.export` (safetensors) and runs it with
+the native C engine (``backend="native"``, csrc/model: the default where the extension has it), with PyTorch,
+or with the NumPy implementation in this module (the references: all agree to float32 rounding; tests check
+it). Generation is greedy, batched over prompts of different lengths
 (left padding), with a key/value cache; at every generated value token (the 64 bucket tokens ``<ctrl0>`` ..
 ``<ctrl63>``) the model's 64-way distribution over the buckets is kept, so that both max scoring (the mode)
 and mean scoring (the expectation over bucket midpoints) are available to agents.
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +70,9 @@ class _BlasThreads:
     def __exit__(self, *exc):
         if self.old is not None:
             self._find()[1](self.old)
+
+
+_GELU_C = np.float32(np.sqrt(2.0 / np.pi))
 
 
 def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -142,7 +147,7 @@ class NumpyTransformer:
             begin = np.maximum(before, cache["line_start"][:, None])
             x = x + self.w["line_embed.weight"][np.clip(pos - begin, 0, c.line_pos - 1)]
             cache["line_start"] = np.maximum(cache["line_start"], start[:, -1])
-        scale = 1.0 / np.sqrt(hd)
+        scale = np.float32(1.0 / np.sqrt(hd))   # a float64 scalar would promote the whole residual stream
         for i in range(c.n_layers):
             p = f"blocks.{i}."
             h = self._norm(x, self.w[p + "attn_norm.weight"])
@@ -163,7 +168,7 @@ class NumpyTransformer:
             h = self._norm(x, self.w[p + "mlp_norm.weight"])
             g = h @ self.t[p + "mlp.gate.weight"]
             if c.mlp == "geglu":
-                g = 0.5 * g * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (g + 0.044715 * g ** 3)))
+                g = np.float32(0.5) * g * (np.float32(1.0) + np.tanh(_GELU_C * (g + np.float32(0.044715) * g ** 3)))
             else:
                 g = g / (1.0 + np.exp(-g))
             x = x + (g * (h @ self.t[p + "mlp.up.weight"])) @ self.t[p + "mlp.down.weight"]
@@ -182,15 +187,54 @@ class NumpyTransformer:
         return out
 
 
+def default_torch_threads() -> int:
+    """Intra-op threads for torch inference when the caller gives none: the ``OMP_NUM_THREADS`` the user set
+    (torch reads it too), else 1. The MAV models are small: at the batch sizes of search, per-op dispatch and
+    thread hand-off dominate, and torch's default (every core) is 3-33x slower than one thread on a 2-core
+    machine (issue 12); one thread per process also suits league and annotation worker pools."""
+    import os
+    try:
+        n = int(os.environ.get("OMP_NUM_THREADS", ""))
+    except ValueError:
+        n = 0
+    return n if n > 0 else 1
+
+
+class _TorchThreads:
+    """Set torch's intra-op thread count for the duration of a block (restored after; 0: leave it)."""
+
+    def __init__(self, n: int):
+        self.n = int(n)
+        self.old = 0
+
+    def __enter__(self):
+        if self.n > 0:
+            import torch
+            self.old = torch.get_num_threads()
+            if self.old != self.n:
+                torch.set_num_threads(self.n)
+        return self
+
+    def __exit__(self, *exc):
+        if self.n > 0 and self.old and self.old != self.n:
+            import torch
+            torch.set_num_threads(self.old)
+
+
 class _TorchBackend:
-    """Runs the torch MAVTransformer behind the same prefill/step interface as NumpyTransformer."""
+    """Runs the torch MAVTransformer behind the same prefill/step interface as NumpyTransformer.
+
+    ``threads``: torch intra-op threads while this backend generates (0: :func:`default_torch_threads`); the
+    process-wide setting is restored after each generation call, so the caller's own torch work keeps its
+    thread count. A backend wrapping a training module (:meth:`from_module`) leaves the setting alone."""
 
     def __init__(self, weights: Dict[str, np.ndarray], cfg: MAVConfig, device: str, threads: int = 0):
         import torch
 
         from .transformer import MAVTransformer
-        if threads:
-            torch.set_num_threads(threads)
+        if threads < 0:
+            raise ValueError(f"threads must be >= 0, got {threads}")
+        self.threads = threads or default_torch_threads()
         self.cfg = cfg
         self.device = torch.device(device)
         self.model = MAVTransformer(cfg)
@@ -203,8 +247,12 @@ class _TorchBackend:
         import torch
         self.cfg = model.cfg
         self.model = model
+        self.threads = 0
         self.device = next(model.parameters()).device if device is None else torch.device(device)
         return self
+
+    def threads_scope(self) -> "_TorchThreads":
+        return _TorchThreads(self.threads)
 
     def new_cache(self, batch: int, capacity: int):
         from .transformer import KVCache
@@ -225,6 +273,70 @@ class _TorchBackend:
                            key_valid=torch.as_tensor(key_valid, dtype=torch.bool, device=dev), cache=cache,
                            return_hidden=True)
             return self.model.logits(h[:, -1]).float().cpu().numpy()
+
+
+def native_available() -> bool:
+    """True when the C extension has the native inference engine (csrc/model)."""
+    from .. import _core
+    return hasattr(_core, "MavEngine")
+
+
+class NativeBackend:
+    """The native C inference engine (``mavgame._core.MavEngine``, csrc/model) behind :func:`generate_ids`.
+
+    Loads the file itself (the C loader validates it and names the offending field of a malformed one),
+    runs prefill and the decode loop in C with the GIL released, with ``threads`` threads (0: 1) and up to
+    ``max_batch`` sequences at once; ``prefix_sharing`` computes the common prefix of a batch's prompts (their
+    MAV header) once. Results do not depend on the thread count, the batch size or prefix sharing."""
+
+    def __init__(self, path, threads: int = 0, max_batch: int = 64, prefix_sharing: bool = True, simd: bool = True):
+        from .. import _core
+        if threads < 0:
+            raise ValueError(f"threads must be >= 0, got {threads}")
+        if not Path(path).is_file():
+            raise FileNotFoundError(f"no MAV model file at {path}")
+        self.path = str(path)
+        self.threads = threads or 1
+        self.max_batch = max_batch
+        self.prefix_sharing = prefix_sharing
+        self.simd = simd
+        self.engine = _core.MavEngine(self.path, threads=self.threads, max_batch=max_batch, simd=simd)
+        self.cfg = MAVConfig.from_json(self.engine.config_json)
+
+    def __getstate__(self):
+        d = dict(self.__dict__)
+        d.pop("engine")           # a C object: reloaded from the file on unpickling
+        return d
+
+    def __setstate__(self, d):
+        from .. import _core
+        self.__dict__.update(d)
+        self.engine = _core.MavEngine(self.path, threads=self.threads, max_batch=self.max_batch, simd=self.simd)
+
+    def generate_ids(self, prompts, max_new_tokens, stop_ids, bucket_ids=None, group_ids=None) -> List["Generation"]:
+        if len(prompts) == 0:
+            return []
+        if max_new_tokens <= 0:
+            return [Generation([]) for _ in prompts]
+        group = sorted(set(int(t) for t in group_ids)) if group_ids is not None else None
+        raw = self.engine.generate([np.asarray(p, dtype=np.int64) for p in prompts], int(max_new_tokens),
+                                   list(stop_ids), group_ids=group, bucket_ids=bucket_ids,
+                                   prefix_sharing=self.prefix_sharing)
+        outs = []
+        for ids, steps, probs, finished in raw:
+            g = Generation(ids.tolist(), steps.tolist(), finished=bool(finished))
+            if len(steps):
+                g.value_probs = probs
+            outs.append(g)
+        return outs
+
+    def logits(self, prompt) -> np.ndarray:
+        """Logits [V] at the last position of one token-id prompt."""
+        return self.engine.logits(np.asarray(prompt, dtype=np.int64))
+
+    def stats(self) -> Dict[str, float]:
+        """Token counters of the engine: prompt tokens, tokens computed, tokens saved by prefix sharing..."""
+        return self.engine.stats()
 
 
 @dataclass
@@ -251,7 +363,10 @@ def generate_ids(backend, prompts: Sequence[Sequence[int]], max_new_tokens: int,
     emitted. (See :meth:`MAVModel.generate`: the move tokens, whose probability a model trained on
     shuffled move lists spreads over all the moves it could write next.)
     """
-    with _BlasThreads(getattr(backend, "threads", 0)):
+    if hasattr(backend, "generate_ids"):          # the native engine runs the whole loop in C
+        return backend.generate_ids(prompts, max_new_tokens, stop_ids, bucket_ids, group_ids)
+    scope = backend.threads_scope() if hasattr(backend, "threads_scope") else _BlasThreads(getattr(backend, "threads", 0))
+    with scope:
         return _generate_ids(backend, prompts, max_new_tokens, stop_ids, pad_id, bucket_ids, group_ids)
 
 
@@ -338,14 +453,16 @@ def bucket_midpoints(n: int = NUM_BUCKETS) -> np.ndarray:
 
 
 def mean_value(p: np.ndarray) -> np.ndarray:
-    """Mean scoring: expected win probability under the bucket distribution(s) p [..., 64]."""
-    return np.asarray(p) @ bucket_midpoints(np.asarray(p).shape[-1])
+    """Mean scoring: expected win probability under the bucket distribution(s) p [..., 64] (the C scorer of
+    csrc/format/values.c, shared with the native MCTS evaluator)."""
+    from .. import mav
+    return mav.score(np.asarray(p), "mean")
 
 
 def max_value(p: np.ndarray) -> np.ndarray:
-    """Max scoring: the midpoint of the most likely bucket."""
-    p = np.asarray(p)
-    return bucket_midpoints(p.shape[-1])[np.argmax(p, axis=-1)]
+    """Max scoring: the midpoint of the most likely bucket (the lowest on ties)."""
+    from .. import mav
+    return mav.score(np.asarray(p), "max")
 
 
 # ---- MAV models on text ----------------------------------------------------------------------------------
@@ -379,7 +496,8 @@ class MAVOutput:
 class MAVModel:
     """A trained MAV model on MAV text: ``MAVModel.load(path)`` then :meth:`generate` / :meth:`analyse`.
 
-    ``backend``: ``"numpy"``, ``"torch"`` or ``"auto"`` (torch when installed). The vocabulary version and
+    ``backend``: ``"native"`` (the C engine of csrc/model), ``"torch"``, ``"numpy"`` or ``"auto"`` (native when the
+    extension has it and ``device`` is the CPU, else torch when installed, else NumPy). The vocabulary version and
     fingerprint stored in the file must match the installed tokenizer (``mavgame.mav``).
     """
 
@@ -408,6 +526,8 @@ class MAVModel:
         self._space, self._open, self._close = tok.token_to_id(" "), tok.token_to_id("["), tok.token_to_id("]")
         self._newline = tok.token_to_id("\n")
         self._top_ids = {tok.token_to_id("%top_all"), tok.token_to_id("%top_")}
+        self._tok_ids = (self._colon, self._space, self._open, self._close, self._newline, tok.token_to_id("%top_all"),
+                         tok.token_to_id("%top_"), int(tok.bucket_ids[0]), len(tok.bucket_ids))
 
     def __getstate__(self):
         d = dict(self.__dict__)
@@ -424,25 +544,59 @@ class MAVModel:
         """Load an exported model (``path``; None: the Connect Four model shipped in ``mavgame/data``)."""
         if path is None:
             path = shipped_model_path("connect_four")
-        weights, cfg, vv, info = load_exported(path)
+        if backend not in ("auto", "native", "torch", "numpy"):
+            raise ValueError(f"backend must be 'auto', 'native', 'torch' or 'numpy', not {backend!r}")
         if backend == "auto":
+            if native_available() and device == "cpu":
+                backend = "native"
+            else:
+                try:
+                    import torch  # noqa: F401
+                    backend = "torch"
+                except ImportError:
+                    backend = "numpy"
+        if backend == "native":
+            if device != "cpu":
+                raise ValueError(f"the native backend runs on the CPU, not on {device!r}")
+            be = NativeBackend(path, threads=threads)
             try:
-                import torch  # noqa: F401
-                backend = "torch"
-            except ImportError:
-                backend = "numpy"
+                info = json.loads(be.engine.info)
+            except json.JSONDecodeError:
+                raise ValueError(f"{path}: metadata 'info' is not valid JSON") from None
+            return cls(be, be.cfg, be.engine.vocab_version, info, path=str(path))
+        weights, cfg, vv, info = load_exported(path)
         if backend == "torch":
             be = _TorchBackend(weights, cfg, device, threads)
-        elif backend == "numpy":
-            be = NumpyTransformer(weights, cfg, threads=threads or 1)
         else:
-            raise ValueError(f"backend must be 'auto', 'torch' or 'numpy', not {backend!r}")
+            be = NumpyTransformer(weights, cfg, threads=threads or 1)
         return cls(be, cfg, vv, info, path=str(path))
 
     @classmethod
-    def from_module(cls, module, game: Optional[str] = None, tokenizer=None) -> "MAVModel":
-        """Wrap a torch MAVTransformer (e.g. during training) without exporting it."""
-        return cls(_TorchBackend.from_module(module), module.cfg, "", {"game": game}, tokenizer)
+    def from_module(cls, module, game: Optional[str] = None, tokenizer=None, backend: str = "torch",
+                    threads: int = 0) -> "MAVModel":
+        """A MAVModel of a torch MAVTransformer (e.g. during training). ``backend="torch"`` wraps the module
+        itself; ``"native"`` exports its current weights (float32, to a temporary file) into the native
+        engine, much faster for generating many answers; ``"auto"``: native where the extension has it."""
+        if backend == "auto":
+            backend = "native" if native_available() else "torch"
+        if backend == "torch":
+            return cls(_TorchBackend.from_module(module), module.cfg, "", {"game": game}, tokenizer)
+        if backend != "native":
+            raise ValueError(f"backend must be 'auto', 'native' or 'torch', not {backend!r}")
+        import os
+        import tempfile
+
+        from .. import mav
+        from .export import export_model
+        tok = tokenizer or mav.Tokenizer()
+        fd, path = tempfile.mkstemp(suffix=".safetensors", prefix="mavgame-")
+        os.close(fd)
+        try:
+            export_model(path, module.state_dict(), module.cfg, str(tok.version), info={"game": game})
+            be = NativeBackend(path, threads=threads)      # the engine reads the whole file: it can go
+        finally:
+            os.unlink(path)
+        return cls(be, be.cfg, str(tok.version), {"game": game}, tokenizer)
 
     def encode_prompt(self, prompt: str) -> List[int]:
         return [self.tokenizer.bos_id] + self.tokenizer.encode(prompt).tolist()
@@ -503,25 +657,17 @@ class MAVModel:
     def _value_dists(self, g: "Generation", ids: List[int]) -> Dict[str, np.ndarray]:
         """{move: bucket distribution} of the well-formed ``move:<ctrlN>`` entries of %top lines (first
         occurrence of a move), as mavgame.mav.parse reads them: `` move:<ctrlN>`` followed by a space, ``]`` or
-        the end of the output, on a line that starts with ``[%top_all`` or ``[%top_k``."""
+        the end of the output, on a line that starts with ``[%top_all`` or ``[%top_k`` (the C reader
+        csrc/format/mav_tokens.c, shared with the native MCTS evaluator)."""
+        from .. import _core
+        steps = [s for s in g.value_steps if s < len(ids)]
+        if not steps:
+            return {}
         tok = self.tokenizer
-        step_row = {s: k for k, s in enumerate(g.value_steps)}
         dists: Dict[str, np.ndarray] = {}
-        start, top_line = 0, False
-        for i, t in enumerate(ids):
-            if t == self._newline:
-                start, top_line = i + 1, False
-                continue
-            if i == start + 1:
-                top_line = ids[start] == self._open and t in self._top_ids
-            k = step_row.get(i)
-            if k is None or not top_line or i < start + 4:
-                continue
-            if ids[i - 1] != self._colon or ids[i - 3] != self._space or tok.bucket_of(ids[i - 2]) >= 0:
-                continue
-            if i + 1 < len(ids) and ids[i + 1] not in (self._space, self._close):
-                continue
-            dists.setdefault(tok.decode([ids[i - 2]]), g.value_probs[k])
+        for k, at in enumerate(_core.mav_value_moves(ids, steps, self._tok_ids).tolist()):
+            if at >= 0:
+                dists.setdefault(tok.decode([ids[at]]), g.value_probs[k])
         return dists
 
     def analyse(self, states: Sequence[Any], commands: str = "%state %top_all %best_action",
@@ -613,7 +759,7 @@ def trainer_metrics(trainer, n_positions: Optional[int] = None, full: bool = Fal
     if store is None or n <= 0:
         return {}
     recs = [store.record(i) for i in range(min(n, len(store)))]
-    model = MAVModel.from_module(trainer.model, trainer.game)
+    model = MAVModel.from_module(trainer.model, trainer.game, backend="auto")
     was_training = trainer.model.training
     trainer.model.eval()
     try:

@@ -1,0 +1,104 @@
+/*
+ * engine.h - the native MAV inference engine: batched greedy generation over a loaded model
+ * (model.h) with a KV cache, a thread pool and run-time selected SIMD kernels.
+ *
+ *   mg_engine_create(&e, model, max_batch, threads, flags)  all buffers allocated here, once
+ *   mg_engine_generate(e, req, res, ...)                     no allocation inside
+ *
+ * Generation follows mavgame/model/inference.py generate_ids exactly: every prompt is prefilled
+ * (ragged: no padding is computed), then each step picks the next token of every unfinished
+ * prompt by plain greedy or grouped greedy decoding (grouped_argmax: the group's total
+ * probability against every other single token), records the 64-way distribution over the
+ * bucket tokens whenever the chosen token is one of them, and ends a prompt at a stop token.
+ * The token budget is shared by the request: min(max_new_tokens, max_seq_len - longest prompt).
+ *
+ * Prefix sharing: the prompts of a request usually share their header; the longest common
+ * prefix (leaving each prompt at least one token of its own) is computed once and its keys and
+ * values copied to the other sequences.  Outputs are identical with it on or off, and for any
+ * thread count: every value the engine computes depends only on its own sequence.
+ */
+#ifndef MG_MODEL_ENGINE_H
+#define MG_MODEL_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MG_ENGINE_MAX_BUCKETS 64
+
+enum mg_engine_flags {
+    MG_ENGINE_NO_SIMD = 1u,  /* the portable matmul kernel even where AVX2/FMA exist */
+};
+
+typedef struct mg_engine mg_engine;
+
+typedef struct mg_gen_request {
+    int n;                          /* number of prompts (any number; processed max_batch at a time) */
+    const int32_t *const *prompts;  /* prompts[i][0..lens[i]) token ids */
+    const int32_t *lens;
+    int max_new_tokens;             /* > 0 */
+    const int32_t *stop_ids;        /* a row ends after emitting one of them (kept in its output) */
+    int n_stop;
+    const int32_t *group_ids;       /* grouped greedy decoding over these ids (n_group 0: plain greedy) */
+    int n_group;
+    const int32_t *bucket_ids;      /* the value tokens in bucket order (at most 64) */
+    int n_buckets;
+    int prefix_sharing;             /* compute a shared prompt prefix once */
+} mg_gen_request;
+
+/* One prompt's output, in caller-owned buffers of capacity mg_engine_budget(...) tokens. */
+typedef struct mg_gen_result {
+    int32_t *ids;           /* [cap] generated ids (the stop token included) */
+    int32_t *value_steps;   /* [cap] index into ids of each generated bucket token */
+    float *value_probs;     /* [cap][n_buckets] the bucket distribution at each of them */
+    int n_ids;
+    int n_values;
+    int finished;           /* ended with a stop token */
+} mg_gen_result;
+
+typedef struct mg_engine_stats {
+    int64_t prompt_tokens;      /* prompt tokens of all requests */
+    int64_t prefill_tokens;     /* prompt tokens actually computed */
+    int64_t shared_saved;       /* prompt tokens not computed thanks to prefix sharing */
+    int64_t decode_tokens;      /* tokens fed back during decoding */
+    int64_t generated;          /* tokens generated */
+    int64_t passes;             /* forward passes */
+    double flops;               /* floating-point operations of the matrix products and attention */
+} mg_engine_stats;
+
+/* An engine for `model` (which must outlive it) running up to max_batch sequences at once on
+ * `threads` threads.  MG_OK or MG_ERR with a message. */
+int mg_engine_create(mg_engine **e, const mg_model *model, int max_batch, int threads, unsigned flags, char *err,
+                     size_t errlen);
+void mg_engine_free(mg_engine *e);
+
+int mg_engine_threads(const mg_engine *e);
+int mg_engine_max_batch(const mg_engine *e);
+const char *mg_engine_kernel(const mg_engine *e);
+const mg_model *mg_engine_model(const mg_engine *e);
+
+/* The number of tokens each prompt of a request may generate: min(max_new_tokens,
+ * max_seq_len - longest prompt), or -1 with a message if a prompt is empty, too long or has
+ * an id outside the vocabulary, or another field is invalid. */
+int mg_engine_budget(const mg_engine *e, const mg_gen_request *q, char *err, size_t errlen);
+
+/* Generate for every prompt of q into res[0..q->n) (buffers of mg_engine_budget tokens).  MG_OK
+ * or MG_ERR with a message (bad request). */
+int mg_engine_generate(mg_engine *e, const mg_gen_request *q, mg_gen_result *res, char *err, size_t errlen);
+
+/* The logits [V] at the last position of one prompt (a plain prefill; for tests). */
+int mg_engine_logits(mg_engine *e, const int32_t *prompt, int len, float *logits, char *err, size_t errlen);
+
+/* Statistics accumulated since creation or the last reset. */
+void mg_engine_get_stats(const mg_engine *e, mg_engine_stats *s);
+void mg_engine_reset_stats(mg_engine *e);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,50 @@
+/*
+ * engine_impl.h - the engine's state (private to csrc/model): the buffers of one forward pass,
+ * the KV cache and the per-sequence state; shared by engine.c (forward pass) and generate.c.
+ */
+#ifndef MG_MODEL_ENGINE_IMPL_H
+#define MG_MODEL_ENGINE_IMPL_H
+
+#include <stdint.h>
+
+#include "engine.h"
+#include "matmul.h"
+#include "threadpool.h"
+
+#define MG_ENGINE_PASS_ROWS 512  /* token rows per forward pass (prefill is chunked) */
+
+struct mg_engine {
+    const mg_model *m;
+    mg_model_config c;
+    int max_batch, rows_cap, kvd, qd;
+    mg_pool *pool;
+    mg_matmul_fn mm;
+    float *rope_cos, *rope_sin;        /* [S][hd/2] */
+    float *kc, *vc;                    /* [L][max_batch][S][kvd] */
+    int *line_start;                   /* [max_batch] where the current text line began */
+    /* one pass: rows r = 0..n-1 */
+    int32_t *r_tok, *r_slot, *r_pos, *r_logit; /* [rows_cap]; r_logit: row of `logits` or -1 */
+    float *x, *h, *q, *k, *v, *att;    /* [rows_cap][d | qd | kvd] */
+    float *g, *u;                      /* [rows_cap][ff] */
+    float *hl;                         /* [max_batch][d] final-normed rows that need logits */
+    float *logits;                     /* [max_batch][V] */
+    float *scores;                     /* [threads][S] attention scratch */
+    /* generation */
+    uint8_t *is_stop, *in_group;       /* [V] */
+    int16_t *bucket_of;                /* [V] */
+    int32_t *group;                    /* [V] the distinct group ids of the request */
+    int n_group;
+    int32_t *gen_idx, *gen_pos, *gen_last; /* [max_batch] */
+    mg_engine_stats stats;
+};
+
+/* Forward pass over e->r_* rows 0..n-1 (at most rows_cap; a sequence's rows in position order,
+ * its earlier positions already in the cache): writes their keys/values into the cache and the
+ * logits of rows with r_logit >= 0 into e->logits.  Line positions come from e->line_start,
+ * which it advances. */
+void mg_engine_forward(mg_engine *e, int n);
+
+/* Copy slot src's cached keys/values of positions [0, len) to slot dst (prefix sharing). */
+void mg_engine_copy_prefix(mg_engine *e, int src, int dst, int len);
+
+#endif

@@ -1,0 +1,240 @@
+/*
+ * safetensors.c - the validating safetensors reader of safetensors.h.
+ */
+#include "safetensors.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../game.h"
+#include "json.h"
+
+static const char *const DT_NAMES[MG_ST_NDTYPES] = {"F64", "F32", "F16", "BF16", "I64", "I32", "I16",
+                                                     "I8",  "U8",  "U16", "U32",  "U64", "BOOL"};
+static const size_t DT_SIZES[MG_ST_NDTYPES] = {8, 4, 2, 2, 8, 4, 2, 1, 1, 2, 4, 8, 1};
+
+const char *mg_st_dtype_name(int dtype)
+{
+    return dtype >= 0 && dtype < MG_ST_NDTYPES ? DT_NAMES[dtype] : "?";
+}
+
+size_t mg_st_dtype_size(int dtype)
+{
+    return dtype >= 0 && dtype < MG_ST_NDTYPES ? DT_SIZES[dtype] : 0;
+}
+
+void mg_st_free(mg_st_file *f)
+{
+    for (int i = 0; i < f->n_tensors; i++)
+        free(f->tensors[i].name);
+    free(f->tensors);
+    for (int i = 0; i < f->n_meta; i++) {
+        free(f->meta_keys[i]);
+        free(f->meta_values[i]);
+    }
+    free(f->meta_keys);
+    free(f->meta_values);
+    memset(f, 0, sizeof *f);
+}
+
+/* A malloc'ed unescaped copy of string token t, or NULL. */
+static char *str_dup(const char *s, const mg_json_tok *t)
+{
+    size_t cap = t->end - t->start + 1; /* unescaping never grows a string */
+    char *out = malloc(cap);
+    if (out && mg_json_str_copy(s, t, out, cap) < 0) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+typedef struct span {
+    uint64_t b, e;
+    int idx;
+} span;
+
+static int span_cmp(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    if (x->b != y->b)
+        return x->b < y->b ? -1 : 1;
+    return x->e < y->e ? -1 : x->e > y->e;
+}
+
+#define FAIL(...)                                   \
+    do {                                            \
+        snprintf(err, errlen, __VA_ARGS__);         \
+        goto fail;                                  \
+    } while (0)
+
+int mg_st_parse(const uint8_t *buf, size_t len, mg_st_file *f, char *err, size_t errlen)
+{
+    memset(f, 0, sizeof *f);
+    mg_json_tok *toks = NULL;
+    span *spans = NULL;
+    char jerr[MG_ERRLEN];
+    if (len < 8)
+        FAIL("not a safetensors file (only %zu bytes)", len);
+    uint64_t hlen = 0;
+    for (int i = 7; i >= 0; i--)
+        hlen = (hlen << 8) | buf[i];
+    if (hlen > MG_ST_MAX_HEADER || hlen > len - 8)
+        FAIL("invalid safetensors header length %llu for a file of %zu bytes", (unsigned long long)hlen, len);
+    const char *h = (const char *)buf + 8;
+    const uint8_t *data = buf + 8 + hlen;
+    size_t dlen = len - 8 - (size_t)hlen;
+    int nt = mg_json_parse(h, (size_t)hlen, NULL, 0, jerr, sizeof jerr);
+    if (nt < 0)
+        FAIL("invalid safetensors header: %s", jerr);
+    toks = malloc((size_t)nt * sizeof *toks);
+    if (!toks)
+        FAIL("out of memory for %d header tokens", nt);
+    mg_json_parse(h, (size_t)hlen, toks, nt, jerr, sizeof jerr);
+    if (toks[0].type != MG_JSON_OBJECT)
+        FAIL("safetensors header is not a JSON object");
+    int nkeys = toks[0].size;
+    f->tensors = calloc((size_t)nkeys + 1, sizeof *f->tensors);
+    spans = calloc((size_t)nkeys + 1, sizeof *spans);
+    if (!f->tensors || !spans)
+        FAIL("out of memory for %d header entries", nkeys);
+    int k = 1;
+    for (int e = 0; e < nkeys; e++) {
+        const mg_json_tok *key = &toks[k], *val = &toks[k + 1];
+        int next = val->next;
+        char *name = str_dup(h, key);
+        if (!name)
+            FAIL("header entry %d: key is not a valid name (empty, NUL or out of memory)", e);
+        if (!name[0]) {
+            free(name);
+            FAIL("header entry %d: empty tensor name", e);
+        }
+        if (strcmp(name, "__metadata__") == 0) {
+            free(name);
+            if (val->type == MG_JSON_NULL) {
+                k = next;
+                continue;
+            }
+            if (val->type != MG_JSON_OBJECT || f->n_meta)
+                FAIL("safetensors __metadata__ must be one object mapping strings to strings");
+            int mk = k + 2;
+            for (int j = 0; j < val->size; j++) {
+                const mg_json_tok *mkey = &toks[mk], *mval = &toks[mk + 1];
+                if (mval->type != MG_JSON_STRING)
+                    FAIL("safetensors __metadata__ must map strings to strings (entry %d is not a string)", j);
+                char *ks = str_dup(h, mkey), *vs = str_dup(h, mval);
+                if (!ks || !vs) {
+                    free(ks);
+                    free(vs);
+                    FAIL("__metadata__ entry %d: string with a NUL character", j);
+                }
+                /* repeated keys: the last one wins, as in Python's json */
+                int dup = -1;
+                for (int q = 0; q < f->n_meta; q++)
+                    if (strcmp(f->meta_keys[q], ks) == 0)
+                        dup = q;
+                if (dup >= 0) {
+                    free(f->meta_values[dup]);
+                    f->meta_values[dup] = vs;
+                    free(ks);
+                } else {
+                    char **nk = realloc(f->meta_keys, ((size_t)f->n_meta + 1) * sizeof(char *));
+                    if (nk)
+                        f->meta_keys = nk;
+                    char **nv = realloc(f->meta_values, ((size_t)f->n_meta + 1) * sizeof(char *));
+                    if (nv)
+                        f->meta_values = nv;
+                    if (!nk || !nv) {
+                        free(ks);
+                        free(vs);
+                        FAIL("out of memory for metadata");
+                    }
+                    f->meta_keys[f->n_meta] = ks;
+                    f->meta_values[f->n_meta] = vs;
+                    f->n_meta++;
+                }
+                mk = toks[mk + 1].next;
+            }
+            k = next;
+            continue;
+        }
+        for (int q = 0; q < f->n_tensors; q++)
+            if (strcmp(f->tensors[q].name, name) == 0) {
+                snprintf(err, errlen, "tensor '%.100s' appears twice in the header", name);
+                free(name);
+                goto fail;
+            }
+        mg_st_tensor *t = &f->tensors[f->n_tensors++];
+        t->name = name;
+        if (val->type != MG_JSON_OBJECT)
+            FAIL("tensor '%.100s': header entry is not an object", name);
+        int dt = mg_json_find(h, toks, k + 1, "dtype");
+        int sh = mg_json_find(h, toks, k + 1, "shape");
+        int of = mg_json_find(h, toks, k + 1, "data_offsets");
+        t->dtype = -1;
+        for (int q = 0; dt >= 0 && q < MG_ST_NDTYPES; q++)
+            if (mg_json_str_eq(h, &toks[dt], DT_NAMES[q]))
+                t->dtype = q;
+        if (t->dtype < 0)
+            FAIL("tensor '%.100s': unsupported or missing dtype", name);
+        if (sh < 0 || toks[sh].type != MG_JSON_ARRAY || toks[sh].size > MG_ST_MAX_DIMS)
+            FAIL("tensor '%.100s': invalid shape (a list of at most %d ints expected)", name, MG_ST_MAX_DIMS);
+        t->ndim = toks[sh].size;
+        int64_t numel = 1;
+        for (int d = 0; d < t->ndim; d++) {
+            int64_t v;
+            if (mg_json_int(h, &toks[sh + 1 + d], &v) < 0 || v < 0 || v > ((int64_t)1 << 40))
+                FAIL("tensor '%.100s': invalid shape (dimension %d is not an int in [0, 2^40])", name, d);
+            t->shape[d] = v;
+            if (v && numel > ((int64_t)1 << 40) / v)
+                FAIL("tensor '%.100s': shape has too many elements", name);
+            numel *= v;
+        }
+        t->numel = numel;
+        int64_t b, e2;
+        if (of < 0 || toks[of].type != MG_JSON_ARRAY || toks[of].size != 2 ||
+            mg_json_int(h, &toks[of + 1], &b) < 0 || mg_json_int(h, &toks[of + 2], &e2) < 0)
+            FAIL("tensor '%.100s': data_offsets must be a list of two ints", name);
+        if (b < 0 || e2 < b || (uint64_t)e2 > dlen)
+            FAIL("tensor '%.100s': data offsets [%lld, %lld] outside the %zu-byte buffer", name, (long long)b,
+                 (long long)e2, dlen);
+        uint64_t need = (uint64_t)numel * DT_SIZES[t->dtype];
+        if (need != (uint64_t)(e2 - b))
+            FAIL("tensor '%.100s': shape of %s needs %llu bytes, data offsets give %lld", name, DT_NAMES[t->dtype],
+                 (unsigned long long)need, (long long)(e2 - b));
+        t->data = data + b;
+        t->nbytes = (size_t)(e2 - b);
+        spans[f->n_tensors - 1] = (span){(uint64_t)b, (uint64_t)e2, f->n_tensors - 1};
+        k = next;
+    }
+    qsort(spans, (size_t)f->n_tensors, sizeof *spans, span_cmp);
+    for (int i = 0; i + 1 < f->n_tensors; i++)
+        if (spans[i + 1].b < spans[i].e)
+            FAIL("tensors '%.100s' and '%.100s' overlap in the data buffer", f->tensors[spans[i].idx].name,
+                 f->tensors[spans[i + 1].idx].name);
+    free(toks);
+    free(spans);
+    return MG_OK;
+fail:
+    free(toks);
+    free(spans);
+    mg_st_free(f);
+    return MG_ERR;
+}
+
+const mg_st_tensor *mg_st_find(const mg_st_file *f, const char *name)
+{
+    for (int i = 0; i < f->n_tensors; i++)
+        if (strcmp(f->tensors[i].name, name) == 0)
+            return &f->tensors[i];
+    return NULL;
+}
+
+const char *mg_st_meta(const mg_st_file *f, const char *key)
+{
+    for (int i = 0; i < f->n_meta; i++)
+        if (strcmp(f->meta_keys[i], key) == 0)
+            return f->meta_values[i];
+    return NULL;
+}

@@ -1,0 +1,64 @@
+/*
+ * safetensors.h - reader of the safetensors container (an 8-byte little-endian header length,
+ * a JSON header, then the raw tensor bytes) over a caller-owned byte buffer.
+ *
+ * mg_st_parse validates everything the header claims: the header length against the buffer,
+ * the JSON, every tensor's dtype, shape (non-negative ints, at most MG_ST_MAX_DIMS) and data
+ * offsets (inside the data buffer, byte count = elements x dtype size, no two tensors
+ * overlapping), and __metadata__ (strings only).  Errors name the offending tensor or field.
+ * The parsed file points into the buffer (tensor data) and owns copies of names and metadata.
+ */
+#ifndef MG_MODEL_SAFETENSORS_H
+#define MG_MODEL_SAFETENSORS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MG_ST_MAX_DIMS 8
+#define MG_ST_MAX_HEADER (100u * 1024u * 1024u)
+
+enum mg_st_dtype {
+    MG_ST_F64 = 0, MG_ST_F32, MG_ST_F16, MG_ST_BF16, MG_ST_I64, MG_ST_I32, MG_ST_I16, MG_ST_I8,
+    MG_ST_U8, MG_ST_U16, MG_ST_U32, MG_ST_U64, MG_ST_BOOL, MG_ST_NDTYPES
+};
+
+typedef struct mg_st_tensor {
+    char *name;
+    int dtype;               /* enum mg_st_dtype */
+    int ndim;
+    int64_t shape[MG_ST_MAX_DIMS];
+    int64_t numel;
+    const uint8_t *data;     /* into the caller's buffer */
+    size_t nbytes;
+} mg_st_tensor;
+
+typedef struct mg_st_file {
+    int n_tensors;
+    mg_st_tensor *tensors;
+    int n_meta;
+    char **meta_keys;
+    char **meta_values;
+} mg_st_file;
+
+/* Name ("F32", ...) and element size of a dtype. */
+const char *mg_st_dtype_name(int dtype);
+size_t mg_st_dtype_size(int dtype);
+
+/* Parse buf[0..len) into *f (zeroed first).  MG_OK, or MG_ERR with a message (f is then
+ * empty and needs no free). */
+int mg_st_parse(const uint8_t *buf, size_t len, mg_st_file *f, char *err, size_t errlen);
+
+/* Tensor named `name` or NULL; metadata value of `key` or NULL. */
+const mg_st_tensor *mg_st_find(const mg_st_file *f, const char *name);
+const char *mg_st_meta(const mg_st_file *f, const char *key);
+
+void mg_st_free(mg_st_file *f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,115 @@
+"""MAV-MCTS entirely in C (NativeMAVEvaluator, search/mcts_eval_model.c) against MAV-MCTS with the Python
+evaluator (MAVEvaluator) over the same shipped model: the same values at the root, the same visit counts and
+the same moves from fixed seeds."""
+import numpy as np
+import pytest
+
+import mavgame
+from mavgame import _core
+from mavgame.mcts import MCTS
+from mavgame.model.agents import MAVEvaluator, NativeMAVEvaluator, mav_mcts_agent
+from mavgame.model.inference import MAVModel, native_available, shipped_model_path
+
+pytestmark = pytest.mark.skipif(not native_available(), reason="extension built without the native engine")
+
+
+@pytest.fixture(scope="module")
+def model():
+    try:
+        return MAVModel.load(shipped_model_path("connect_four"), backend="native")
+    except FileNotFoundError:
+        pytest.skip("no Connect Four MAV shipped")
+
+
+def positions():
+    out = []
+    for moves in ("", "4433", "1234567"):
+        s = mavgame.State("connect_four")
+        for m in moves:
+            s.push_str(m)
+        out.append(s)
+    return out
+
+
+@pytest.mark.parametrize("scoring", ["mean", "max"])
+def test_native_search_equals_python_evaluator_search(model, scoring):
+    for i, s in enumerate(positions()):
+        res = []
+        for ev in (MAVEvaluator(model, scoring=scoring, cache_size=0),
+                   NativeMAVEvaluator(model, scoring=scoring, batch_size=8)):
+            m = MCTS(ev, num_simulations=32, batch_size=8, seed=100 + i)
+            res.append(m.search(s))
+        a, b = res
+        assert a.moves == b.moves
+        np.testing.assert_array_equal(a.values, b.values)
+        np.testing.assert_array_equal(a.visits, b.visits)
+        assert a.best_move == b.best_move
+
+
+@pytest.mark.parametrize("scoring", ["mean", "max"])
+def test_native_state_tracking_search_equals_python_evaluator_search(model, scoring):
+    for i, s in enumerate(positions()):
+        res = []
+        for ev in (MAVEvaluator(model, scoring=scoring, cache_size=0),
+                   NativeMAVEvaluator(model, scoring=scoring, batch_size=8, state_tracking=True)):
+            m = MCTS(ev, num_simulations=32, batch_size=8, seed=200 + i, state_tracking=True, game="connect_four")
+            res.append(m.search(s))
+        a, b = res
+        assert a.moves == b.moves
+        np.testing.assert_array_equal(a.values, b.values)
+        np.testing.assert_array_equal(a.visits, b.visits)
+        np.testing.assert_array_equal(a.hallucinated, b.hallucinated)
+        assert a.best_move == b.best_move and a.pv == b.pv
+
+
+def test_native_cache_changes_no_search(model):
+    s = positions()[1]
+    ev = NativeMAVEvaluator(model, batch_size=8)
+    a = MCTS(ev, num_simulations=32, batch_size=8, seed=9).search(s)
+    first = ev.stats()
+    b = MCTS(ev, num_simulations=32, batch_size=8, seed=9).search(s)
+    second = ev.stats()
+    assert second["cache_hits"] - first["cache_hits"] == second["requests"] - first["requests"] > 0
+    assert second["generated"] == first["generated"]                  # nothing generated the second time
+    np.testing.assert_array_equal(a.visits, b.visits)
+    np.testing.assert_array_equal(a.values, b.values)
+    off = NativeMAVEvaluator(model, batch_size=8, cache_size=0)
+    c = MCTS(off, num_simulations=32, batch_size=8, seed=9).search(s)
+    np.testing.assert_array_equal(a.visits, c.visits)
+    assert off.stats()["cache_hits"] == 0
+    with pytest.raises(ValueError, match="cache_size"):
+        NativeMAVEvaluator(model, cache_size=-1)
+
+
+@pytest.mark.slow
+def test_native_agent_plays_the_python_agents_moves(model):
+    nat = mav_mcts_agent(model, sims=32, batch_size=8, seed=5)
+    py = mav_mcts_agent(model, sims=32, batch_size=8, seed=5, native=False)
+    assert isinstance(nat.evaluator, NativeMAVEvaluator)
+    assert isinstance(py.evaluator, MAVEvaluator)
+    s = mavgame.State("connect_four")
+    for p in (nat, py):
+        p.setup("connect_four", seed=3)
+    for _ in range(8):
+        a, b = nat.act(s), py.act(s)
+        assert a == b
+        s.push_str(a)
+        if s.is_terminal():
+            break
+    st = nat.evaluator.stats()
+    assert st["requests"] > 0 and st["shared_saved"] > 0 and st["invalid"] == 0
+
+
+def test_native_evaluator_errors(model):
+    ev = NativeMAVEvaluator(model)
+    with pytest.raises(ValueError, match="scoring"):
+        NativeMAVEvaluator(model, scoring="median")
+    with pytest.raises(ValueError, match="unknown game"):
+        _core.mcts_mav_evaluator(model.backend.engine, "go")
+    with pytest.raises(ValueError, match="engine mode prompts give the current state"):
+        _core.mcts_mav_evaluator(model.backend.engine, "connect_four", spec="%prev_state %prev_action %state")
+    with pytest.raises(ValueError, match="max_batch"):
+        _core.mcts_mav_evaluator(model.backend.engine, "connect_four", max_batch=0)
+    import pickle
+    ev2 = pickle.loads(pickle.dumps(ev))
+    assert ev2.capsule() is not None

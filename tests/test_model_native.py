@@ -1,0 +1,270 @@
+"""The native inference engine (csrc/model, ``MAVModel.load(backend="native")``) against the references:
+logits against the torch transformer on random models of every configuration variant, generation against
+the NumPy backend, identical greedy outputs on the shipped model over fresh positions, the same results for
+1 and 2 threads and with prefix sharing on or off, and clear errors for malformed model files."""
+import json
+import struct
+
+import numpy as np
+import pytest
+
+import mavgame
+from mavgame import _core, mav
+from mavgame.model.config import MAVConfig
+from mavgame.model.export import expected_shapes, export_model, save_safetensors, load_safetensors
+from mavgame.model.inference import (MAVModel, NativeBackend, NumpyTransformer, PLAIN, TRANSITION, generate_ids,
+                                     native_available, shipped_model_path, vocab_fingerprint)
+
+pytestmark = pytest.mark.skipif(not native_available(), reason="extension built without the native engine")
+TOK = mav.Tokenizer()
+NL = TOK.token_to_id("\n")
+
+VARIANTS = {
+    "mqa-swiglu-tied": {},
+    "gqa-geglu-untied": dict(n_heads=4, n_kv_heads=2, mlp="geglu", tie_embeddings=False),
+    "mha-abs-line": dict(n_heads=2, n_kv_heads=2, abs_pos=True, line_pos=6, newline_id=NL),
+    "gqa-all": dict(n_heads=4, n_kv_heads=2, mlp="geglu", tie_embeddings=False, abs_pos=True, line_pos=4,
+                    newline_id=NL, rope_theta=500.0, norm_eps=1e-5),
+}
+
+
+def make_model(tmp_path, name="m", dtype="float32", seed=0, **kw):
+    base = dict(vocab_size=TOK.size, d_model=32, n_layers=2, n_heads=4, n_kv_heads=1, d_ff=48, max_seq_len=96)
+    base.update(kw)
+    cfg = MAVConfig(**base)
+    rng = np.random.default_rng(seed)
+    w = {k: rng.normal(0, 0.25, size=s).astype(np.float32) for k, s in expected_shapes(cfg).items()}
+    for k in w:
+        if k.endswith("norm.weight"):
+            w[k] = 1.0 + 0.1 * w[k]
+    path = tmp_path / f"{name}.safetensors"
+    info = {"game": "connect_four", "vocab_fingerprint": vocab_fingerprint(TOK)}
+    export_model(path, w, cfg, str(TOK.version), info=info, dtype=dtype)
+    return path, w, cfg
+
+
+def random_prompts(n, seed, lo=5, hi=40):
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        p = rng.integers(3, TOK.size, size=int(rng.integers(lo, hi)))
+        p[rng.random(len(p)) < 0.15] = NL
+        p[0] = TOK.bos_id
+        out.append(p.tolist())
+    return out
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_logits_match_torch(tmp_path, variant):
+    torch = pytest.importorskip("torch")
+    from mavgame.model.transformer import MAVTransformer
+    path, w, cfg = make_model(tmp_path, **VARIANTS[variant])
+    ref = MAVTransformer(cfg)
+    ref.load_state_dict({k: torch.from_numpy(v) for k, v in w.items()}, strict=False)
+    ref.eval()
+    be = NativeBackend(path)
+    for p in random_prompts(4, 1, hi=90):
+        with torch.no_grad():
+            want = ref(torch.tensor([p]))[0, -1].numpy()
+        got = be.logits(p)
+        assert got.dtype == np.float32 and got.shape == (cfg.vocab_size,)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_generation_matches_numpy(tmp_path, variant):
+    path, w, cfg = make_model(tmp_path, **VARIANTS[variant])
+    ref = NumpyTransformer(w, cfg)
+    nat = NativeBackend(path)
+    prompts = random_prompts(6, 2)
+    buckets = TOK.bucket_ids.tolist()
+    for group in (None, list(range(100, 400))):
+        a = generate_ids(ref, prompts, 20, stop_ids=[TOK.eos_id, NL], bucket_ids=buckets, group_ids=group)
+        b = generate_ids(nat, prompts, 20, stop_ids=[TOK.eos_id, NL], bucket_ids=buckets, group_ids=group)
+        for x, y in zip(a, b):
+            assert x.ids == y.ids and x.finished == y.finished and x.value_steps == y.value_steps
+            np.testing.assert_allclose(x.value_probs, y.value_probs, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_files(tmp_path, dtype):
+    path, w, cfg = make_model(tmp_path, dtype=dtype)
+    path32, _, _ = make_model(tmp_path, name="f32")
+    ref = MAVModel.load(path, backend="numpy").backend      # the NumPy loader widens the same file
+    nat = NativeBackend(path)
+    assert nat.engine.file_dtype == {"float16": "F16", "bfloat16": "BF16"}[dtype]
+    cache = ref.new_cache(1, 64)
+    p = random_prompts(1, 3)[0]
+    want = ref.forward(np.array([p]), np.arange(len(p))[None], np.ones((1, len(p)), bool), cache)[0]
+    np.testing.assert_allclose(nat.logits(p), want, rtol=1e-4, atol=1e-4)
+    assert not np.allclose(NativeBackend(path32).logits(p), want, atol=1e-6)   # it did read the rounded weights
+
+
+def fresh_prompts(n=24, seed=12345):
+    """Plain and transition prompts of positions from random Connect Four games (not the training data)."""
+    rng = np.random.default_rng(seed)
+    prompts = []
+    while len(prompts) < n:
+        s = mavgame.State("connect_four")
+        prev, mv = None, None
+        for _ in range(int(rng.integers(0, 20))):
+            if s.is_terminal():
+                break
+            prev = s.copy()
+            mv = str(rng.choice(s.legal_moves()))
+            s.push_str(mv)
+        prompts.append(mav.prompt(s, PLAIN))
+        if prev is not None:
+            prompts.append(mav.prompt(s, TRANSITION, prev_state=prev, prev_action=mv))
+    return prompts[:n]
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    try:
+        path = shipped_model_path("connect_four")
+    except FileNotFoundError:
+        pytest.skip("no Connect Four MAV shipped")
+    return path
+
+
+def test_shipped_model_same_outputs_as_numpy(shipped):
+    prompts = fresh_prompts()
+    assert sum("%prev_state" in p for p in prompts) >= 8
+    nat = MAVModel.load(shipped, backend="native")
+    ref = MAVModel.load(shipped, backend="numpy")
+    a, b = nat.generate(prompts), ref.generate(prompts)
+    assert sum(len(x.value_dists) for x in a) > 0
+    for x, y in zip(a, b):
+        assert x.text == y.text and x.ids == y.ids and x.finished == y.finished
+        assert x.value_dists.keys() == y.value_dists.keys()
+        for mv in x.value_dists:
+            np.testing.assert_allclose(x.value_dists[mv], y.value_dists[mv], atol=1e-4)
+    for x, y in zip(nat.generate(prompts[:6], decoding="greedy"), ref.generate(prompts[:6], decoding="greedy")):
+        assert x.text == y.text
+
+
+def test_shipped_model_threads_and_prefix_sharing_change_nothing(shipped):
+    prompts = fresh_prompts(16, seed=7)
+    outs = []
+    for threads, sharing in ((1, False), (2, False), (2, True), (1, True)):
+        m = MAVModel.load(shipped, backend="native", threads=threads)
+        m.backend.prefix_sharing = sharing
+        assert m.backend.engine.threads == threads
+        outs.append(m.generate(prompts))
+        st = m.backend.stats()
+        assert (st["shared_saved"] > 0) == sharing
+        assert st["prefill_tokens"] + st["shared_saved"] == st["prompt_tokens"]
+    for o in outs[1:]:
+        for x, y in zip(outs[0], o):
+            assert x.ids == y.ids
+            for mv in x.value_dists:
+                assert np.array_equal(x.value_dists[mv], y.value_dists[mv])   # bit for bit
+
+
+def test_default_backend_is_native(shipped):
+    m = MAVModel.load(shipped)
+    assert isinstance(m.backend, NativeBackend)
+    assert m.game == "connect_four" and m.cfg.vocab_size == TOK.size
+    import pickle
+    m2 = pickle.loads(pickle.dumps(m))
+    p = fresh_prompts(2)
+    assert [o.text for o in m2.generate(p)] == [o.text for o in m.generate(p)]
+
+
+def _corrupt(tmp_path, name, mutate):
+    path, _, _ = make_model(tmp_path, name="good")
+    tensors, meta = load_safetensors(path)
+    tensors, meta = mutate(dict(tensors), dict(meta))
+    out = tmp_path / f"{name}.safetensors"
+    save_safetensors(out, tensors, meta)
+    return out
+
+
+def test_bad_model_files_raise_clear_errors(tmp_path):
+    path, _, _ = make_model(tmp_path, name="good")
+    raw = path.read_bytes()
+    bad = tmp_path / "trunc.safetensors"
+    bad.write_bytes(raw[:len(raw) - 10])
+    with pytest.raises(ValueError, match="outside the"):
+        NativeBackend(bad)
+    bad.write_bytes(raw[:4])
+    with pytest.raises(ValueError, match="only 4 bytes"):
+        NativeBackend(bad)
+    bad.write_bytes(struct.pack("<Q", 10 ** 12) + raw[8:])
+    with pytest.raises(ValueError, match="header length"):
+        NativeBackend(bad)
+    with pytest.raises(FileNotFoundError):
+        MAVModel.load(tmp_path / "missing.safetensors", backend="native")
+
+    def drop(t, m):
+        del t["blocks.1.mlp.up.weight"]
+        return t, m
+
+    def reshape(t, m):
+        t["blocks.0.attn.wk.weight"] = np.zeros((4, 4), np.float32)
+        return t, m
+
+    def ints(t, m):
+        t["norm.weight"] = np.zeros(32, np.int32)
+        return t, m
+
+    def fmt(t, m):
+        m["format"] = "gguf"
+        return t, m
+
+    def cfg(t, m):
+        c = json.loads(m["config"])
+        c["n_kv_heads"] = 3
+        m["config"] = json.dumps(c)
+        return t, m
+
+    for name, mut, msg in (("drop", drop, "'blocks.1.mlp.up.weight' is missing"),
+                           ("reshape", reshape, "'blocks.0.attn.wk.weight' has shape \\(4, 4\\)"),
+                           ("ints", ints, "'norm.weight' has dtype I32"),
+                           ("fmt", fmt, "not a mavgame MAV model"),
+                           ("cfg", cfg, "n_kv_heads")):
+        p = _corrupt(tmp_path, name, mut)
+        with pytest.raises(ValueError, match=msg):
+            MAVModel.load(p, backend="native")
+        assert str(p) in str(pytest.raises(ValueError, NativeBackend, p).value)
+
+
+def test_bad_requests(tmp_path):
+    path, _, cfg = make_model(tmp_path)
+    be = NativeBackend(path)
+    with pytest.raises(ValueError, match="prompt 1 is empty"):
+        be.generate_ids([[1, 5], []], 4, [TOK.eos_id])
+    with pytest.raises(ValueError, match="outside"):
+        be.generate_ids([[1, 5, TOK.size]], 4, [TOK.eos_id])
+    with pytest.raises(ValueError, match="max_seq_len"):
+        be.generate_ids([[1] * cfg.max_seq_len], 4, [TOK.eos_id])
+    with pytest.raises(ValueError, match="stop id"):
+        be.generate_ids([[1, 5]], 4, [-3])
+    with pytest.raises(ValueError, match="prompt 0"):
+        be.engine.generate([[[1, 2]]], 4, [2])
+    with pytest.raises(ValueError, match="out of range"):
+        be.engine.generate([[1, 2 ** 32 + 5]], 4, [2])       # not silently wrapped to id 5
+    with pytest.raises(ValueError, match="integer token ids"):
+        be.engine.generate([[1.0, 2.5]], 4, [2])
+    with pytest.raises(ValueError, match="integer token ids"):
+        be.engine.logits([[1, 2]])
+    assert be.generate_ids([[1, 5]], 0, [2])[0].ids == []
+    with pytest.raises(ValueError, match="threads"):
+        _core.MavEngine(str(path), threads=0)
+
+
+def test_from_module_native_matches_torch(tmp_path):
+    torch = pytest.importorskip("torch")
+    from mavgame.model.transformer import MAVTransformer
+    cfg = MAVConfig(vocab_size=TOK.size, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=48, max_seq_len=96,
+                    line_pos=4, newline_id=NL)
+    torch.manual_seed(0)
+    module = MAVTransformer(cfg)
+    a = MAVModel.from_module(module, "connect_four")
+    b = MAVModel.from_module(module, "connect_four", backend="native")
+    assert isinstance(b.backend, NativeBackend) and b.game == "connect_four"
+    assert isinstance(MAVModel.from_module(module, "connect_four", backend="auto").backend, NativeBackend)
+    prompts = fresh_prompts(6, seed=3)
+    for x, y in zip(a.generate(prompts, max_new_tokens=12), b.generate(prompts, max_new_tokens=12)):
+        assert x.ids == y.ids
