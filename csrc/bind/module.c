@@ -33,6 +33,9 @@ static PyObject *core_games(PyObject *Py_UNUSED(mod), PyObject *Py_UNUSED(ignore
 static PyMethodDef core_methods[] = {
     {"games", core_games, METH_NOARGS, "games() -> list[str]\n\nNames of the games in the C registry."},
     {"_rebuild_state", mg_py_rebuild_state, METH_VARARGS, "Unpickling helper for game states."},
+    {"observation_tensors", mg_py_observation_tensors, METH_O,
+     "observation_tensors(states) -> numpy.ndarray[float32] (len(states), planes, rows, cols)\n\n"
+     "State.observation_tensor() of each state, filled in C (one game and board size per batch)."},
     {NULL, NULL, 0, NULL},
 };
 
