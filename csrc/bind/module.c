@@ -56,6 +56,14 @@ PyMODINIT_FUNC PyInit__core(void)
     for (int i = 0; MG_BINDINGS[i]; i++)
         if (MG_BINDINGS[i](m) < 0)
             goto fail;
+    /* 1 if built with MAVGAME_NATIVE=1 (-march=native: only for the build machine). */
+#ifdef MG_NATIVE_BUILD
+    if (PyModule_AddIntConstant(m, "NATIVE_BUILD", 1) < 0)
+        goto fail;
+#else
+    if (PyModule_AddIntConstant(m, "NATIVE_BUILD", 0) < 0)
+        goto fail;
+#endif
 #ifdef MG_WITH_CUDA
     if (PyModule_AddIntConstant(m, "WITH_CUDA", 1) < 0)
         goto fail;

@@ -7,6 +7,7 @@
 #include "../rng.h"
 #include "bitboard.h"
 #include "../cancel.h"
+#include "../multiversion.h"
 
 #define INLINE MG_BB_INLINE
 #define NO_SQ MG_CH_NO_SQ
@@ -483,7 +484,7 @@ static void chess_unmake(void *st, int32_t a, const void *undo)
  * Perft with bulk counting at the last ply.
  */
 
-static uint64_t perft_rec(S *s, int depth, mg_cancel *cancel)
+MG_HOT static uint64_t perft_rec(S *s, int depth, mg_cancel *cancel)
 {
     int32_t moves[MG_CHESS_MAX_MOVES];
     U u;

@@ -6,6 +6,7 @@
 
 #include "../rng.h"
 #include "../cancel.h"
+#include "../multiversion.h"
 
 void mg_c4_init(mg_c4_state *s) { memset(s, 0, sizeof *s); }
 
@@ -268,7 +269,7 @@ static int c4_action_from_str(const void *st, const char *s, int32_t *a, char *e
     return MG_OK;
 }
 
-static uint64_t c4_perft_rec(uint64_t cur, uint64_t mask, int depth, mg_cancel *cancel)
+MG_HOT static uint64_t c4_perft_rec(uint64_t cur, uint64_t mask, int depth, mg_cancel *cancel)
 {
     if (mg_c4_has_four(cur ^ mask))
         return 0;

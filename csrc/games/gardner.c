@@ -12,6 +12,7 @@
 
 #include "fen.h"
 #include "../cancel.h"
+#include "../multiversion.h"
 
 #define NSQ MG_GARDNER_SQUARES
 #define BOARD_MASK 0x1ffffffu
@@ -362,7 +363,7 @@ static void g_unmake(void *vst, int32_t a, const void *vundo)
 
 /* ---- perft -------------------------------------------------------------------------- */
 
-static uint64_t perft_rec(mg_gardner_state *st, int depth, mg_cancel *cancel)
+MG_HOT static uint64_t perft_rec(mg_gardner_state *st, int depth, mg_cancel *cancel)
 {
     int32_t moves[MG_GARDNER_MAX_MOVES];
     mg_gardner_undo u;

@@ -7,6 +7,7 @@
 #endif
 #include "c4_solver.h"
 #include "../cancel.h"
+#include "../multiversion.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,7 +186,7 @@ static void check_budget(search *sr)
  * lower bound).  Precondition: the game is not over and the side to move cannot
  * complete four with its next stone.
  */
-static int negamax(search *sr, uint64_t cur, uint64_t mask, int n, int alpha, int beta)
+MG_HOT static int negamax(search *sr, uint64_t cur, uint64_t mask, int n, int alpha, int beta)
 {
     sr->nodes++;
     if (sr->nodes >= sr->next_check) {

@@ -1,6 +1,7 @@
 /* hex_solver.c - exact Hex solver for small boards (see hex_solver.h). */
 #include "hex_solver.h"
 #include "../cancel.h"
+#include "../multiversion.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,7 +136,7 @@ static void tt_store(solver *sv, uint64_t b, uint64_t w, int colour, int win)
 
 /* 1 if the player to move (`colour`) wins; positions are non-terminal.  `swap_ok`: the
  * swap move is available.  On abort the return value is meaningless. */
-static int solve(solver *sv, uint64_t bb[2], int colour, int swap_ok)
+MG_HOT static int solve(solver *sv, uint64_t bb[2], int colour, int swap_ok)
 {
     sv->nodes++;
     if ((sv->max_nodes && sv->nodes > sv->max_nodes) || mg_cancel_tick(sv->cancel)) {

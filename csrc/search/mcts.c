@@ -794,6 +794,8 @@ static int compute_prior(mg_mcts *m, int n, const float *values, const float *po
     } else {
         float best[MG_MAX_MOVES]; /* descending, at most k entries */
         int kk = m->cfg.k, cnt = 0;
+        for (int i = 0; i < kk; i++)
+            best[i] = -INFINITY; /* never read before written; gcc -march=x86-64-v2 cannot tell */
         for (int s = 0; s < nk; s++) {
             float v = values[top[s]];
             if (cnt == kk && v <= best[kk - 1])
