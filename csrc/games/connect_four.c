@@ -270,38 +270,49 @@ static int c4_action_from_str(const void *st, const char *s, int32_t *a, char *e
 }
 
 /* The plies near the leaves, without cancellation checks (the recursion stays as lean as it
- * can: a 4th argument alone cost a third of the speed). */
-MG_HOT static uint64_t c4_perft_rec(uint64_t cur, uint64_t mask, int depth)
-{
-    if (mg_c4_has_four(cur ^ mask))
-        return 0;
-    uint64_t moves = mg_c4_playable(mask);
-    if (depth == 1)
-        return (uint64_t)__builtin_popcountll(moves);
-    uint64_t total = 0;
-    while (moves) {
-        uint64_t m = moves & (0 - moves);
-        moves ^= m;
-        total += c4_perft_rec(cur ^ mask, mask | m, depth - 1);
+ * can: a 4th argument alone cost a third of the speed), instantiated for x86-64-v3 and for the
+ * baseline (multiversion.h). */
+#define C4_PERFT_LEAN(NAME)                                                                    \
+    static uint64_t NAME(uint64_t cur, uint64_t mask, int depth)                               \
+    {                                                                                          \
+        if (mg_c4_has_four(cur ^ mask))                                                        \
+            return 0;                                                                          \
+        uint64_t moves = mg_c4_playable(mask);                                                 \
+        if (depth == 1)                                                                        \
+            return (uint64_t)__builtin_popcountll(moves);                                      \
+        uint64_t total = 0;                                                                    \
+        while (moves) {                                                                        \
+            uint64_t m = moves & (0 - moves);                                                  \
+            moves ^= m;                                                                        \
+            total += NAME(cur ^ mask, mask | m, depth - 1);                                    \
+        }                                                                                      \
+        return total;                                                                          \
     }
-    return total;
-}
+C4_PERFT_LEAN(c4_perft_lean)
+#if MG_MULTIVERSION
+MG_TARGET_V3 C4_PERFT_LEAN(c4_perft_lean_v3)
+#else
+#define c4_perft_lean_v3 c4_perft_lean
+#endif
 
 /* Subtrees of C4_PERFT_LEAN_DEPTH plies (at most 7^6 leaves, well under a millisecond) are
- * counted by c4_perft_rec; above them each node ticks `cancel`. */
+ * counted by c4_perft_lean; above them each node ticks `cancel`. */
 #define C4_PERFT_LEAN_DEPTH 6
 
-static uint64_t c4_perft_top(uint64_t cur, uint64_t mask, int depth, mg_cancel *cancel)
+static uint64_t c4_perft_top(uint64_t cur, uint64_t mask, int depth, int v3, mg_cancel *cancel)
 {
-    if (depth <= C4_PERFT_LEAN_DEPTH)
-        return mg_cancel_tick(cancel) ? 0 : c4_perft_rec(cur, mask, depth);
+    if (depth <= C4_PERFT_LEAN_DEPTH) {
+        if (mg_cancel_tick(cancel))
+            return 0;
+        return v3 ? c4_perft_lean_v3(cur, mask, depth) : c4_perft_lean(cur, mask, depth);
+    }
     if (mg_c4_has_four(cur ^ mask))
         return 0;
     uint64_t moves = mg_c4_playable(mask), total = 0;
     while (moves) {
         uint64_t m = moves & (0 - moves);
         moves ^= m;
-        total += c4_perft_top(cur ^ mask, mask | m, depth - 1, cancel);
+        total += c4_perft_top(cur ^ mask, mask | m, depth - 1, v3, cancel);
     }
     return total;
 }
@@ -311,7 +322,7 @@ static uint64_t c4_perft(void *st, int depth, mg_cancel *cancel)
     const mg_c4_state *s = st;
     if (depth <= 0)
         return 1;
-    return c4_perft_top(s->cur, s->mask, depth, cancel);
+    return c4_perft_top(s->cur, s->mask, depth, mg_cpu_has_v3(), cancel);
 }
 
 /* Uniformly random playout on the bitboards: each move is a column drawn uniformly among the
