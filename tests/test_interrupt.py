@@ -46,7 +46,7 @@ CHILD = textwrap.dedent(r"""
         b = ConnectFour()
         out["latency"] = interrupted(lambda: b.solve())
         out["unchanged"] = b.text() == ConnectFour().text() and b.ply == 0
-        r = ConnectFour.from_moves("4444443").solve()
+        r = ConnectFour.from_moves("444444333").solve()
         out["works"] = r.complete and r.score is not None
     elif case == "hex":
         b = Hex(7)
@@ -54,7 +54,7 @@ CHILD = textwrap.dedent(r"""
         out["unchanged"] = b.text() == Hex(7).text()
         out["works"] = Hex(3).solve().value == 1
     elif case == "mcts":
-        m = MCTS("playout", num_simulations=10**8, seed=1)
+        m = MCTS("playout", num_simulations=10**7, seed=1)
         b = Chess()
         out["latency"] = interrupted(lambda: m.search(b))
         out["unchanged"] = b.text() == Chess().text() and b.ply == 0
