@@ -2,7 +2,11 @@
 
 Environment switches:
   MAVGAME_WERROR=1     compile the C core with -Werror (CI does)
-  MAVGAME_PORTABLE=1   no -march=native (for redistributable wheels)
+  MAVGAME_NATIVE=1     -march=native: tuned for the build machine only (a wheel built so can crash
+                       with an illegal instruction elsewhere).  The default is portable: the
+                       x86-64-v2 baseline, with the hottest searches also compiled for x86-64-v3
+                       and picked at load time (csrc/multiversion.h)
+  MAVGAME_PORTABLE=1   accepted for compatibility (portable is the default)
   MAVGAME_NO_CUDA=1    skip the CUDA kernels even if nvcc is found
   MAVGAME_SANITIZE=1   build with AddressSanitizer + UBSan (load with LD_PRELOAD=libasan)
 """
@@ -74,10 +78,12 @@ cflags = ["-std=c11", "-O3", "-Wall", "-Wextra", "-D_POSIX_C_SOURCE=200809L", "-
 ldflags = []
 if env_flag("MAVGAME_WERROR"):
     cflags.append("-Werror")
-if not env_flag("MAVGAME_PORTABLE"):
+define_macros = []
+if env_flag("MAVGAME_NATIVE"):
     cflags.append("-march=native")
+    define_macros.append(("MG_NATIVE_BUILD", "1"))
 elif platform.machine() in ("x86_64", "AMD64"):
-    cflags.append("-march=x86-64-v2")  # popcnt for the bitboard games
+    cflags.append("-march=x86-64-v2")  # popcnt for the bitboard games; v3 copies of the hot code are dispatched
 if env_flag("MAVGAME_SANITIZE"):
     cflags += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined", "-O1"]
     ldflags += ["-fsanitize=address,undefined"]
@@ -88,6 +94,7 @@ core = Extension(
     include_dirs=[numpy.get_include(), "csrc"],
     extra_compile_args=cflags,
     extra_link_args=ldflags,
+    define_macros=define_macros,
     libraries=["m", "pthread"],
 )
 

@@ -1,10 +1,12 @@
 /* game.c - generic algorithms over the game interface (perft, names). */
 #include "game.h"
+#include "cancel.h"
 #include "rng.h"
 
+#include <stdio.h>
 #include <string.h>
 
-uint64_t mg_perft_generic(const mg_game *g, void *st, int depth)
+uint64_t mg_perft_generic(const mg_game *g, void *st, int depth, mg_cancel *cancel)
 {
     int32_t moves[MG_MAX_MOVES];
     _Alignas(16) unsigned char undo[MG_MAX_UNDO];
@@ -13,21 +15,28 @@ uint64_t mg_perft_generic(const mg_game *g, void *st, int depth)
     int n = g->legal_actions(st, moves);
     if (depth == 1)
         return (uint64_t)n;
+    if (mg_cancel_tick(cancel))
+        return 0;
     uint64_t total = 0;
     for (int i = 0; i < n; i++) {
         g->make(st, moves[i], undo);
-        total += mg_perft_generic(g, st, depth - 1);
+        total += mg_perft_generic(g, st, depth - 1, cancel);
         g->unmake(st, moves[i], undo);
     }
     return total;
 }
 
-uint64_t mg_perft(const mg_game *g, void *st, int depth)
+uint64_t mg_perft_cancel(const mg_game *g, void *st, int depth, mg_cancel *cancel)
 {
-    return g->perft ? g->perft(st, depth) : mg_perft_generic(g, st, depth);
+    return g->perft ? g->perft(st, depth, cancel) : mg_perft_generic(g, st, depth, cancel);
 }
 
-int mg_perft_divide(const mg_game *g, void *st, int depth, int32_t *moves, uint64_t *counts)
+uint64_t mg_perft(const mg_game *g, void *st, int depth)
+{
+    return mg_perft_cancel(g, st, depth, NULL);
+}
+
+int mg_perft_divide(const mg_game *g, void *st, int depth, int32_t *moves, uint64_t *counts, mg_cancel *cancel)
 {
     _Alignas(16) unsigned char undo[MG_MAX_UNDO];
     int n = g->legal_actions(st, moves);
@@ -37,7 +46,7 @@ int mg_perft_divide(const mg_game *g, void *st, int depth, int32_t *moves, uint6
             continue;
         }
         g->make(st, moves[i], undo);
-        counts[i] = mg_perft(g, st, depth - 1);
+        counts[i] = mg_perft_cancel(g, st, depth - 1, cancel);
         g->unmake(st, moves[i], undo);
     }
     return n;
@@ -65,6 +74,30 @@ int mg_random_playout_moves(const mg_game *g, void *st, mg_rng *rng, int max_pli
     if (plies)
         *plies = n;
     return r;
+}
+
+int mg_config_check(const mg_game *g, const mg_config *cfg, char *err, size_t errlen)
+{
+    static const struct {
+        uint32_t bit;
+        const char *name; /* MG_<name> in C, mavgame._core.<name> in Python */
+    } names[] = {
+        {MG_FLAG_CHESS960, "FLAG_CHESS960"},
+        {MG_FLAG_GARDNER_BISHOP, "FLAG_GARDNER_BISHOP"},
+        {MG_FLAG_HEX_SWAP, "FLAG_HEX_SWAP"},
+    };
+    if (!cfg || !(cfg->flags & ~g->rule_flags))
+        return MG_OK;
+    char known[128] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (g->rule_flags & names[i].bit)
+            len += (size_t)snprintf(known + len, sizeof known - len, "%s%s = %u", len ? ", " : "", names[i].name,
+                                    (unsigned)names[i].bit);
+    snprintf(err, errlen, "%s: unknown rule flags %u (0x%x): %s %s", g->name, (unsigned)cfg->flags,
+             (unsigned)(cfg->flags & ~g->rule_flags), len ? "this game knows" : "this game has no rule flags",
+             known);
+    return MG_ERR;
 }
 
 size_t mg_text_out(char *buf, size_t buflen, const char *src, size_t len)

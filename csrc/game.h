@@ -67,6 +67,8 @@ enum mg_termination {
 #define MG_FLAG_CHESS960          (1u << 0) /* chess: Chess960 castling rules */
 #define MG_FLAG_GARDNER_BISHOP    (1u << 1) /* gardner: allow promotion to bishop */
 #define MG_FLAG_HEX_SWAP          (1u << 2) /* hex: pie (swap) rule */
+/* Every flag some game defines; any other bit is refused by mg_config_check. */
+#define MG_FLAGS_KNOWN (MG_FLAG_CHESS960 | MG_FLAG_GARDNER_BISHOP | MG_FLAG_HEX_SWAP)
 
 /* Game configuration passed at construction; zero means "default". */
 typedef struct mg_config {
@@ -83,6 +85,7 @@ typedef struct mg_config {
 #define MG_MAX_STATE 4096     /* >= every game's state_size */
 
 struct mg_rng;
+struct mg_cancel;
 
 typedef struct mg_game {
     const char *name;        /* "chess", "chess960", "gardner", "connect_four", "hex", "tictactoe" */
@@ -122,11 +125,21 @@ typedef struct mg_game {
      * string is malformed or the move is not legal in `st`. */
     int (*action_from_str)(const void *st, const char *s, int32_t *a, char *err, size_t errlen);
 
-    /* Optional fast perft (NULL: the generic one in game.c). */
-    uint64_t (*perft)(void *st, int depth);
+    /* Optional fast perft (NULL: the generic one in game.c).  `cancel` (may be NULL) is
+     * ticked at interior nodes; once it asks to stop, the count is meaningless (the state
+     * is still restored) and the caller must look at cancel->stopped. */
+    uint64_t (*perft)(void *st, int depth, struct mg_cancel *cancel);
     /* Optional specialised uniformly random playout with the outcome distribution of
      * move-by-move random play (NULL: mg_random_playout_moves); see mg_random_playout. */
     int (*random_playout)(const struct mg_game *g, void *st, struct mg_rng *rng, int max_plies, int *plies);
+    /* Observation tensor (OpenSpiel's ObservationTensor): float32 planes x rows x cols, rows in
+     * the order of the game's text (top row first), columns left to right; the planes of each
+     * game are listed above its observation function and in docs/architecture.md.  obs_shape writes {planes, rows, cols} for `st` (Hex: its size);
+     * observation fills planes * rows * cols floats of the caller's buffer. */
+    void (*obs_shape)(const void *st, int shape[3]);
+    void (*observation)(const void *st, float *out);
+    /* The MG_FLAG_* bits this game reads (chess960 accepts MG_FLAG_CHESS960, which it implies). */
+    uint32_t rule_flags;
 } mg_game;
 
 /* The registry (registry.c). */
@@ -138,12 +151,21 @@ int mg_game_count(void);
  * it returns those tables are never written again. */
 void mg_games_init(void);
 
+/* MG_OK if `cfg` (NULL: defaults) sets only flags of `g`; else MG_ERR with a message naming
+ * the offending value and the flags the game knows.  Callers building states from outside
+ * data (the binding's constructor) check first: a game's init ignores bits it does not read. */
+int mg_config_check(const mg_game *g, const mg_config *cfg, char *err, size_t errlen);
+
 /* Generic algorithms over the interface (game.c). */
-uint64_t mg_perft_generic(const mg_game *g, void *st, int depth);
+/* `cancel` (may be NULL): see cancel.h; when cancel->stopped is set on return, the counts
+ * are meaningless (the state is restored all the same). */
+uint64_t mg_perft_generic(const mg_game *g, void *st, int depth, struct mg_cancel *cancel);
 uint64_t mg_perft(const mg_game *g, void *st, int depth);
+uint64_t mg_perft_cancel(const mg_game *g, void *st, int depth, struct mg_cancel *cancel);
 /* Per-move perft: writes the legal actions to `moves` and their subtree counts
  * (depth-1) to `counts` (both with max_moves entries); returns the move count. */
-int mg_perft_divide(const mg_game *g, void *st, int depth, int32_t *moves, uint64_t *counts);
+int mg_perft_divide(const mg_game *g, void *st, int depth, int32_t *moves, uint64_t *counts,
+                    struct mg_cancel *cancel);
 
 /* Play uniformly random legal moves from `st` (modified in place, no undo) until the game
  * ends or `max_plies` moves were made; returns the enum mg_result reached (MG_ONGOING if

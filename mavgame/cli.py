@@ -395,7 +395,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     try:
         agent = make_agent(args.agent)
         agent.check_game(args.game)
-        state = _core.State(args.game, args.fen, args.board_size, 1 if args.swap else 0)
+        state = _core.State(args.game, args.fen, args.board_size, _core.FLAG_HEX_SWAP if args.swap else 0)
     except (ValueError, AgentError) as e:
         raise _fail(str(e))
     for m in (args.moves or "").split():

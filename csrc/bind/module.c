@@ -33,6 +33,9 @@ static PyObject *core_games(PyObject *Py_UNUSED(mod), PyObject *Py_UNUSED(ignore
 static PyMethodDef core_methods[] = {
     {"games", core_games, METH_NOARGS, "games() -> list[str]\n\nNames of the games in the C registry."},
     {"_rebuild_state", mg_py_rebuild_state, METH_VARARGS, "Unpickling helper for game states."},
+    {"observation_tensors", mg_py_observation_tensors, METH_O,
+     "observation_tensors(states) -> numpy.ndarray[float32] (len(states), planes, rows, cols)\n\n"
+     "State.observation_tensor() of each state, filled in C (one game and board size per batch)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -53,6 +56,14 @@ PyMODINIT_FUNC PyInit__core(void)
     for (int i = 0; MG_BINDINGS[i]; i++)
         if (MG_BINDINGS[i](m) < 0)
             goto fail;
+    /* 1 if built with MAVGAME_NATIVE=1 (-march=native: only for the build machine). */
+#ifdef MG_NATIVE_BUILD
+    if (PyModule_AddIntConstant(m, "NATIVE_BUILD", 1) < 0)
+        goto fail;
+#else
+    if (PyModule_AddIntConstant(m, "NATIVE_BUILD", 0) < 0)
+        goto fail;
+#endif
 #ifdef MG_WITH_CUDA
     if (PyModule_AddIntConstant(m, "WITH_CUDA", 1) < 0)
         goto fail;

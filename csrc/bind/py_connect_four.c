@@ -28,6 +28,7 @@
  * The search runs without the GIL; a solver serves one search at a time (others wait).
  */
 #include "state.h"
+#include "interrupt.h"
 
 #define NO_IMPORT_ARRAY
 #define PY_ARRAY_UNIQUE_SYMBOL MG_ARRAY_API
@@ -113,7 +114,7 @@ static int c4_state_arg(PyObject *o, mg_c4_state *out)
     return 1;
 }
 
-static PyObject *run_solve(py_c4_solver *solver, PyObject *state, unsigned long long max_nodes, double max_seconds,
+static PyObject *run_solve(py_c4_solver *solver, PyObject *state, long long max_nodes, double max_seconds,
                            int weak, int moves)
 {
     if (!c4s_ready(solver))
@@ -121,13 +122,19 @@ static PyObject *run_solve(py_c4_solver *solver, PyObject *state, unsigned long 
     mg_c4_state pos;
     if (!c4_state_arg(state, &pos))
         return NULL;
+    if (max_nodes < 0) {
+        PyErr_Format(PyExc_ValueError, "max_nodes must be >= 0 (0: no limit), got %lld", max_nodes);
+        return NULL;
+    }
     if (!(max_seconds >= 0.0)) {
         char msg[96];
         snprintf(msg, sizeof msg, "max_seconds must be >= 0 (0: no limit), got %g", max_seconds);
         PyErr_SetString(PyExc_ValueError, msg);
         return NULL;
     }
-    mg_c4_limits lim = {(uint64_t)max_nodes, max_seconds, weak};
+    mg_py_interrupt pi;
+    mg_py_interrupt_init(&pi);
+    mg_c4_limits lim = {(uint64_t)max_nodes, max_seconds, weak, &pi.cancel};
     mg_c4_solution res;
     Py_INCREF(solver);
     Py_BEGIN_ALLOW_THREADS
@@ -139,6 +146,8 @@ static PyObject *run_solve(py_c4_solver *solver, PyObject *state, unsigned long 
     PyThread_release_lock(solver->lock);
     Py_END_ALLOW_THREADS
     Py_DECREF(solver);
+    if (mg_py_interrupted(&pi))
+        return NULL;
 
     npy_intp dim = MG_C4_WIDTH;
     PyObject *arr = PyArray_SimpleNew(1, &dim, NPY_FLOAT64);
@@ -165,10 +174,10 @@ static PyObject *c4s_solve(py_c4_solver *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"state", "max_nodes", "max_seconds", "weak", "moves", NULL};
     PyObject *state;
-    unsigned long long max_nodes = 0;
+    long long max_nodes = 0;
     double max_seconds = 0.0;
     int weak = 0, moves = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|Kdpp:solve", kwlist, &state, &max_nodes, &max_seconds, &weak,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|Ldpp:solve", kwlist, &state, &max_nodes, &max_seconds, &weak,
                                      &moves))
         return NULL;
     return run_solve(self, state, max_nodes, max_seconds, weak, moves);
@@ -206,12 +215,11 @@ static PyObject *c4s_solve_sequences(py_c4_solver *self, PyObject *args, PyObjec
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *item = PySequence_Fast_GET_ITEM(fast, i);
-        const char *mv = PyUnicode_Check(item) ? PyUnicode_AsUTF8(item) : NULL;
-        if (!mv) {
-            if (!PyErr_Occurred())
-                PyErr_Format(PyExc_TypeError, "sequences[%zd] must be a str, not %.100s", i, Py_TYPE(item)->tp_name);
+        char what[48];
+        snprintf(what, sizeof what, "sequences[%zd]", i);
+        const char *mv = mg_py_text_arg(item, what);
+        if (!mv)
             goto fail;
-        }
         char err[MG_ERRLEN] = "";
         if (mg_c4_from_moves(&pos[i], mv, err, sizeof err) != MG_OK) {
             PyErr_Format(PyExc_ValueError, "sequences[%zd]: %s", i, err);
@@ -221,10 +229,12 @@ static PyObject *c4s_solve_sequences(py_c4_solver *self, PyObject *args, PyObjec
     int32_t *sc = PyArray_DATA((PyArrayObject *)scores);
     uint64_t *nd = PyArray_DATA((PyArrayObject *)nodes);
     double *tm = PyArray_DATA((PyArrayObject *)secs);
+    mg_py_interrupt pi;
+    mg_py_interrupt_init(&pi);
     Py_BEGIN_ALLOW_THREADS
     PyThread_acquire_lock(self->lock, WAIT_LOCK);
-    mg_c4_limits lim = {0, 0.0, weak};
-    for (Py_ssize_t i = 0; i < n; i++) {
+    mg_c4_limits lim = {0, 0.0, weak, &pi.cancel};
+    for (Py_ssize_t i = 0; i < n && !pi.cancel.stopped; i++) {
         if (clear)
             mg_c4_solver_clear(self->sv);
         mg_c4_solution r;
@@ -236,6 +246,8 @@ static PyObject *c4s_solve_sequences(py_c4_solver *self, PyObject *args, PyObjec
     }
     PyThread_release_lock(self->lock);
     Py_END_ALLOW_THREADS
+    if (mg_py_interrupted(&pi))
+        goto fail;
     PyMem_Free(pos);
     Py_DECREF(fast);
     return Py_BuildValue("(NNN)", scores, nodes, secs);
@@ -302,10 +314,10 @@ static PyObject *py_c4_solve(PyObject *mod, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"state", "max_nodes", "max_seconds", "weak", "moves", "solver", NULL};
     PyObject *state, *solver = Py_None;
-    unsigned long long max_nodes = 0;
+    long long max_nodes = 0;
     double max_seconds = 0.0;
     int weak = 0, moves = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|KdppO:c4_solve", kwlist, &state, &max_nodes, &max_seconds, &weak,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|LdppO:c4_solve", kwlist, &state, &max_nodes, &max_seconds, &weak,
                                      &moves, &solver))
         return NULL;
     PyObject *owned = NULL;
@@ -333,7 +345,7 @@ static PyObject *py_c4_solve(PyObject *mod, PyObject *args, PyObject *kw)
 
 static PyObject *py_c4_from_moves(PyObject *Py_UNUSED(mod), PyObject *arg)
 {
-    const char *moves = PyUnicode_AsUTF8(arg);
+    const char *moves = mg_py_text_arg(arg, "Connect Four moves");
     if (!moves)
         return NULL;
     mg_c4_state s;
@@ -370,10 +382,12 @@ static PyObject *py_random_playouts(PyObject *Py_UNUSED(mod), PyObject *args, Py
     unsigned char *work = start + g->state_size;
     memcpy(start, s->state, g->state_size);
     unsigned long long counts[4] = {0, 0, 0, 0}, plies = 0;
+    mg_py_interrupt pi;
+    mg_py_interrupt_init(&pi);
     Py_BEGIN_ALLOW_THREADS
     mg_rng rng;
     mg_rng_seed(&rng, seed);
-    for (long long i = 0; i < n; i++) {
+    for (long long i = 0; i < n && !mg_cancel_tick(&pi.cancel); i++) {
         memcpy(work, start, g->state_size);
         int p = 0;
         int lim = max_plies ? max_plies : INT_MAX;
@@ -383,6 +397,8 @@ static PyObject *py_random_playouts(PyObject *Py_UNUSED(mod), PyObject *args, Py
     }
     Py_END_ALLOW_THREADS
     PyMem_Free(start);
+    if (mg_py_interrupted(&pi))
+        return NULL;
     return Py_BuildValue("(KKKK)", counts[MG_P0_WINS], counts[MG_P1_WINS], counts[MG_DRAW], plies);
 }
 

@@ -27,6 +27,7 @@
  * All copy the position and run without the GIL.
  */
 #include "state.h"
+#include "interrupt.h"
 
 #define NO_IMPORT_ARRAY
 #define PY_ARRAY_UNIQUE_SYMBOL MG_ARRAY_API
@@ -66,9 +67,15 @@ static PyObject *py_hex_solve(PyObject *Py_UNUSED(mod), PyObject *args, PyObject
         return PyErr_NoMemory();
     char err[MG_ERRLEN] = "";
     int rc;
+    mg_py_interrupt pi;
+    mg_py_interrupt_init(&pi);
     Py_BEGIN_ALLOW_THREADS
-    rc = mg_hex_solve(&pos, (uint64_t)max_nodes, sol, err, sizeof err);
+    rc = mg_hex_solve(&pos, (uint64_t)max_nodes, &pi.cancel, sol, err, sizeof err);
     Py_END_ALLOW_THREADS
+    if (mg_py_interrupted(&pi)) {
+        PyMem_Free(sol);
+        return NULL;
+    }
     if (rc != MG_OK) {
         PyMem_Free(sol);
         return mg_py_value_error(err);
@@ -134,10 +141,17 @@ static PyObject *py_playout_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObj
     memcpy(pos, s->state, g->state_size);
     char err[MG_ERRLEN] = "";
     int rc;
+    mg_py_interrupt pi;
+    mg_py_interrupt_init(&pi);
+    cfg.cancel = &pi.cancel;
     Py_BEGIN_ALLOW_THREADS
     rc = mg_playout_mcts(g, pos, &cfg, r, err, sizeof err);
     Py_END_ALLOW_THREADS
     PyMem_Free(pos);
+    if (mg_py_interrupted(&pi)) {
+        PyMem_Free(r);
+        return NULL;
+    }
     if (rc != MG_OK) {
         PyMem_Free(r);
         return mg_py_value_error(err);
@@ -186,16 +200,20 @@ static PyObject *py_hex_random_playouts(PyObject *Py_UNUSED(mod), PyObject *args
     mg_hex_state pos;
     memcpy(&pos, s->state, sizeof pos);
     unsigned long long counts[4] = {0, 0, 0, 0}, plies = 0;
+    mg_py_interrupt pi;
+    mg_py_interrupt_init(&pi);
     Py_BEGIN_ALLOW_THREADS
     mg_rng rng;
     mg_rng_seed(&rng, seed);
-    for (long long i = 0; i < n; i++) {
+    for (long long i = 0; i < n && !mg_cancel_tick(&pi.cancel); i++) {
         int p = 0;
         int r = mg_hex_fill_playout(&mg_hex, &pos, &rng, INT_MAX, &p);
         counts[r & 3]++;
         plies += (unsigned long long)p;
     }
     Py_END_ALLOW_THREADS
+    if (mg_py_interrupted(&pi))
+        return NULL;
     return Py_BuildValue("(KKKK)", counts[MG_P0_WINS], counts[MG_P1_WINS], counts[MG_DRAW], plies);
 }
 

@@ -25,6 +25,7 @@
  *   native evaluator (the model engine) plugs in by returning such a capsule.
  */
 #include "state.h"
+#include "interrupt.h"
 
 #define NO_IMPORT_ARRAY
 #define PY_ARRAY_UNIQUE_SYMBOL MG_ARRAY_API
@@ -521,9 +522,7 @@ static PyObject *mcts_advance(py_mcts *self, PyObject *arg)
 static PyObject *mcts_advance_move(py_mcts *self, PyObject *arg)
 {
     CHECK_TREE(self);
-    if (!PyUnicode_Check(arg))
-        return PyErr_Format(PyExc_TypeError, "move must be a str, not %.100s", Py_TYPE(arg)->tp_name);
-    const char *s = PyUnicode_AsUTF8(arg);
+    const char *s = mg_py_text_arg(arg, "move");
     if (!s)
         return NULL;
     char err[MG_ERRLEN];
@@ -577,9 +576,13 @@ static PyObject *mcts_search(py_mcts *self, PyObject *args, PyObject *kwds)
         }
         ev->busy = 1;
         Py_INCREF(evo);
+        mg_py_interrupt pi;
+        mg_py_interrupt_init(&pi);
         Py_BEGIN_ALLOW_THREADS
-        rc = mg_mcts_search(self->m, ev, nsims, err, sizeof err);
+        rc = mg_mcts_search_cancel(self->m, ev, nsims, &pi.cancel, err, sizeof err);
         Py_END_ALLOW_THREADS
+        if (mg_py_interrupted(&pi))
+            rc = MG_ERR;
         ev->busy = 0;
         Py_DECREF(evo);
     } else if (PyCallable_Check(evo)) {
@@ -599,9 +602,13 @@ static PyObject *mcts_search(py_mcts *self, PyObject *args, PyObject *kwds)
         ev.modes = (1u << MG_EVAL_ENGINE) | (1u << MG_EVAL_STATE_TRACKING);
         ev.evaluate = py_evaluate;
         Py_INCREF(evo);
+        mg_py_interrupt pi;
+        mg_py_interrupt_init(&pi);
         ctx.ts = PyEval_SaveThread();
-        rc = mg_mcts_search(self->m, &ev, nsims, err, sizeof err);
+        rc = mg_mcts_search_cancel(self->m, &ev, nsims, &pi.cancel, err, sizeof err);
         PyEval_RestoreThread(ctx.ts);
+        if (mg_py_interrupted(&pi))
+            rc = MG_ERR;
         Py_DECREF(evo);
         PyMem_Free(ctx.parsed);
         PyMem_Free(ctx.buf);

@@ -5,6 +5,7 @@
  * so the hot methods (push, pop, legal_actions, ...) are direct C calls.
  */
 #include "state.h"
+#include "interrupt.h"
 
 #define NO_IMPORT_ARRAY
 #define PY_ARRAY_UNIQUE_SYMBOL MG_ARRAY_API
@@ -23,6 +24,21 @@ PyObject *mg_py_value_error(const char *msg)
         Py_DECREF(s);
     }
     return NULL;
+}
+
+const char *mg_py_text_arg(PyObject *o, const char *what)
+{
+    if (!PyUnicode_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a str, not %.100s", what, Py_TYPE(o)->tp_name);
+        return NULL;
+    }
+    Py_ssize_t size;
+    const char *s = PyUnicode_AsUTF8AndSize(o, &size);
+    if (s && (Py_ssize_t)strlen(s) != size) {
+        PyErr_Format(PyExc_ValueError, "%s %.200R contains a NUL character", what, o);
+        return NULL;
+    }
+    return s;
 }
 
 mg_py_state *mg_py_state_arg(PyObject *o, const char *what)
@@ -92,12 +108,17 @@ static int state_init(mg_py_state *self, PyObject *args, PyObject *kwds)
     const char *name;
     PyObject *text_obj = Py_None;
     int board_size = 0;
-    unsigned int flags = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "s|OiI:State", kwlist, &name, &text_obj, &board_size, &flags))
+    long long flags = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "s|OiL:State", kwlist, &name, &text_obj, &board_size, &flags))
         return -1;
     const mg_game *g = mg_game_by_name(name);
     if (!g) {
         PyErr_Format(PyExc_ValueError, "unknown game '%s'", name);
+        return -1;
+    }
+    if (flags < 0 || flags > (long long)UINT32_MAX) {
+        PyErr_Format(PyExc_ValueError, "%s: unknown rule flags %lld (a bit set of the FLAG_* constants)", name,
+                     flags);
         return -1;
     }
     const char *text = NULL;
@@ -119,10 +140,14 @@ static int state_init(mg_py_state *self, PyObject *args, PyObject *kwds)
             return -1;
         }
     }
-    mg_config cfg = {board_size, flags};
+    mg_config cfg = {board_size, (uint32_t)flags};
+    char err[MG_ERRLEN] = "";
+    if (mg_config_check(g, &cfg, err, sizeof err) != MG_OK) {
+        mg_py_value_error(err);
+        return -1;
+    }
     /* Build into a scratch buffer first so that a failed re-__init__ leaves the object as it was. */
     unsigned char scratch[MG_MAX_STATE];
-    char err[MG_ERRLEN] = "";
     int rc = text ? g->from_text(scratch, &cfg, text, err, sizeof err) : g->init(scratch, &cfg, err, sizeof err);
     if (rc != MG_OK) {
         mg_py_value_error(err[0] ? err : "invalid game state");
@@ -226,7 +251,15 @@ int mg_py_state_parse_move(mg_py_state *self, PyObject *move, int32_t *out)
         }
         if (v < 0 || v >= g->num_actions || !g->is_legal(self->state, (int32_t)v)) {
             char ms[MG_MAX_MOVE_STR];
-            if (v < 0 || v >= g->num_actions)
+            int32_t as_str;
+            char num[32], serr[MG_ERRLEN];
+            snprintf(num, sizeof num, "%lld", v);
+            if ((v < 0 || v >= g->num_actions) &&
+                g->action_from_str(self->state, num, &as_str, serr, sizeof serr) == MG_OK)
+                /* Connect Four: actions are columns 0..6, move strings "1".."7". */
+                snprintf(err, sizeof err, "illegal %s action %lld (not in 0..%d; the move string '%s' is action %d)",
+                         g->name, v, (int)g->num_actions - 1, num, (int)as_str);
+            else if (v < 0 || v >= g->num_actions)
                 snprintf(err, sizeof err, "illegal %s action %lld (not in 0..%d)", g->name, v,
                          (int)g->num_actions - 1);
             else if (g->action_to_str(self->state, (int32_t)v, ms, sizeof ms))
@@ -459,9 +492,13 @@ static PyObject *state_perft(mg_py_state *self, PyObject *arg)
     memcpy(copy, self->state, self->game->state_size);
     const mg_game *g = self->game;
     uint64_t n;
+    mg_py_interrupt pi;
+    mg_py_interrupt_init(&pi);
     Py_BEGIN_ALLOW_THREADS
-    n = mg_perft(g, copy, depth);
+    n = mg_perft_cancel(g, copy, depth, &pi.cancel);
     Py_END_ALLOW_THREADS
+    if (mg_py_interrupted(&pi))
+        return NULL;
     return PyLong_FromUnsignedLongLong(n);
 }
 
@@ -481,9 +518,13 @@ static PyObject *state_perft_divide(mg_py_state *self, PyObject *arg)
     int32_t moves[MG_MAX_MOVES];
     uint64_t counts[MG_MAX_MOVES];
     int n;
+    mg_py_interrupt pi;
+    mg_py_interrupt_init(&pi);
     Py_BEGIN_ALLOW_THREADS
-    n = mg_perft_divide(g, copy, depth, moves, counts);
+    n = mg_perft_divide(g, copy, depth, moves, counts, &pi.cancel);
     Py_END_ALLOW_THREADS
+    if (mg_py_interrupted(&pi))
+        return NULL;
     npy_intp dim = n;
     PyObject *acts = PyArray_SimpleNew(1, &dim, NPY_INT32);
     PyObject *cnts = PyArray_SimpleNew(1, &dim, NPY_UINT64);
@@ -495,6 +536,155 @@ static PyObject *state_perft_divide(mg_py_state *self, PyObject *arg)
     memcpy(PyArray_DATA((PyArrayObject *)acts), moves, (size_t)n * sizeof(int32_t));
     memcpy(PyArray_DATA((PyArrayObject *)cnts), counts, (size_t)n * sizeof(uint64_t));
     return Py_BuildValue("(NN)", acts, cnts);
+}
+
+/* ---- OpenSpiel names ----------------------------------------------------------------- */
+
+#define MG_TERMINAL_PLAYER (-4) /* pyspiel.PlayerId.TERMINAL */
+
+static PyObject *state_current_player(mg_py_state *self, PyObject *Py_UNUSED(ignored))
+{
+    CHECK_INIT(self);
+    if (self->game->outcome(self->state, NULL) != MG_ONGOING)
+        return PyLong_FromLong(MG_TERMINAL_PLAYER);
+    return PyLong_FromLong(self->game->to_move(self->state));
+}
+
+static PyObject *state_apply_action(mg_py_state *self, PyObject *move)
+{
+    CHECK_INIT(self);
+    int32_t a;
+    if (mg_py_state_parse_move(self, move, &a) < 0)
+        return NULL;
+    if (self->ply == self->cap && state_grow(self) < 0)
+        return NULL;
+    state_push_unchecked(self, a);
+    Py_RETURN_NONE;
+}
+
+static PyObject *state_returns(mg_py_state *self, PyObject *Py_UNUSED(ignored))
+{
+    CHECK_INIT(self);
+    int r = self->game->outcome(self->state, NULL);
+    double r0 = r == MG_P0_WINS ? 1.0 : r == MG_P1_WINS ? -1.0 : 0.0;
+    double r1 = r == MG_P1_WINS ? 1.0 : r == MG_P0_WINS ? -1.0 : 0.0;
+    return Py_BuildValue("[dd]", r0, r1);
+}
+
+/* action_to_string(action) or action_to_string(player, action) (OpenSpiel's form; the player
+ * must be the side to move or the terminal player id, the text does not depend on it). */
+static PyObject *state_action_to_string(mg_py_state *self, PyObject *args)
+{
+    CHECK_INIT(self);
+    PyObject *player = NULL, *action;
+    if (!PyArg_UnpackTuple(args, "action_to_string", 1, 2, &player, &action))
+        return NULL;
+    if (PyTuple_GET_SIZE(args) == 1) {
+        action = player;
+        player = NULL;
+    }
+    if (player) {
+        long p = PyLong_AsLong(player);
+        if (p == -1 && PyErr_Occurred())
+            return NULL;
+        if (p != 0 && p != 1) {
+            PyErr_Format(PyExc_ValueError, "action_to_string: player must be 0 or 1, got %ld", p);
+            return NULL;
+        }
+    }
+    return state_action_to_str(self, action);
+}
+
+/* string_to_action(move) or string_to_action(player, move) (OpenSpiel's form). */
+static PyObject *state_string_to_action(mg_py_state *self, PyObject *args)
+{
+    CHECK_INIT(self);
+    PyObject *player = NULL, *move;
+    if (!PyArg_UnpackTuple(args, "string_to_action", 1, 2, &player, &move))
+        return NULL;
+    if (PyTuple_GET_SIZE(args) == 1) {
+        move = player;
+        player = NULL;
+    }
+    if (player) {
+        long p = PyLong_AsLong(player);
+        if (p == -1 && PyErr_Occurred())
+            return NULL;
+        if (p != 0 && p != 1) {
+            PyErr_Format(PyExc_ValueError, "string_to_action: player must be 0 or 1, got %ld", p);
+            return NULL;
+        }
+    }
+    return state_action_from_str(self, move);
+}
+
+/* ---- observation tensors ------------------------------------------------------------- */
+
+static PyObject *state_observation_tensor(mg_py_state *self, PyObject *Py_UNUSED(ignored))
+{
+    CHECK_INIT(self);
+    const mg_game *g = self->game;
+    int shape[3];
+    g->obs_shape(self->state, shape);
+    npy_intp dims[3] = {shape[0], shape[1], shape[2]};
+    PyObject *arr = PyArray_SimpleNew(3, dims, NPY_FLOAT32);
+    if (!arr)
+        return NULL;
+    g->observation(self->state, PyArray_DATA((PyArrayObject *)arr));
+    return arr;
+}
+
+/* _core.observation_tensors(states) -> float32 array (len(states), planes, rows, cols). */
+PyObject *mg_py_observation_tensors(PyObject *Py_UNUSED(mod), PyObject *arg)
+{
+    PyObject *seq = PySequence_Fast(arg, "observation_tensors needs a sequence of game states");
+    if (!seq)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    if (n == 0) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_ValueError, "observation_tensors needs at least one state (the shape depends on the game)");
+        return NULL;
+    }
+    const mg_game *g = NULL;
+    int shape[3] = {0, 0, 0};
+    for (Py_ssize_t i = 0; i < n; i++) {
+        char what[48];
+        snprintf(what, sizeof what, "states[%zd]", i);
+        mg_py_state *s = mg_py_state_arg(items[i], what);
+        if (!s) {
+            Py_DECREF(seq);
+            return NULL;
+        }
+        int sh[3];
+        s->game->obs_shape(s->state, sh);
+        if (i == 0) {
+            g = s->game;
+            memcpy(shape, sh, sizeof shape);
+        } else if (s->game != g || memcmp(sh, shape, sizeof sh) != 0) {
+            PyErr_Format(PyExc_ValueError,
+                         "observation_tensors: states[%zd] is a %s state with observations of shape (%d, %d, %d), "
+                         "states[0] a %s state with (%d, %d, %d): a batch needs one game and one board size",
+                         i, s->game->name, sh[0], sh[1], sh[2], g->name, shape[0], shape[1], shape[2]);
+            Py_DECREF(seq);
+            return NULL;
+        }
+    }
+    npy_intp dims[4] = {n, shape[0], shape[1], shape[2]};
+    PyObject *arr = PyArray_SimpleNew(4, dims, NPY_FLOAT32);
+    if (!arr) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    float *out = PyArray_DATA((PyArrayObject *)arr);
+    size_t per = (size_t)shape[0] * (size_t)shape[1] * (size_t)shape[2];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        mg_py_state *s = (mg_py_state *)items[i];
+        g->observation(s->state, out + (size_t)i * per);
+    }
+    Py_DECREF(seq);
+    return arr;
 }
 
 /* ---- copying, comparing, pickling ---------------------------------------------------- */
@@ -713,6 +903,14 @@ static PyObject *state_get_flags(mg_py_state *self, void *Py_UNUSED(c))
     return PyLong_FromUnsignedLong(self->cfg.flags);
 }
 
+static PyObject *state_get_observation_shape(mg_py_state *self, void *Py_UNUSED(c))
+{
+    CHECK_INIT(self);
+    int shape[3];
+    self->game->obs_shape(self->state, shape);
+    return Py_BuildValue("(iii)", shape[0], shape[1], shape[2]);
+}
+
 static PyObject *state_repr(mg_py_state *self)
 {
     if (!self->game)
@@ -751,11 +949,31 @@ static PyMethodDef state_methods[] = {
     {"history", (PyCFunction)state_history, METH_NOARGS,
      "history() -> numpy.ndarray[int32]\n\nThe actions pushed since construction."},
     {"perft", (PyCFunction)state_perft, METH_O,
-     "perft(depth) -> int\n\nNumber of leaf nodes of the legal move tree (the GIL is released)."},
+     "perft(depth) -> int\n\nNumber of leaf nodes of the legal move tree (the GIL is released; Ctrl-C raises "
+     "KeyboardInterrupt within a fraction of a second, the state unchanged)."},
     {"perft_divide", (PyCFunction)state_perft_divide, METH_O,
      "perft_divide(depth) -> (actions, counts)\n\nperft(depth - 1) below each legal move."},
     {"copy", (PyCFunction)(void (*)(void))state_copy, METH_VARARGS | METH_KEYWORDS,
      "copy(stack=True)\n\nAn independent copy; stack=False drops the move history."},
+    {"clone", (PyCFunction)state_deepcopy, METH_NOARGS,
+     "clone()\n\nOpenSpiel's name for copy(): an independent copy with the move history."},
+    {"current_player", (PyCFunction)state_current_player, METH_NOARGS,
+     "current_player() -> int\n\nOpenSpiel's name: the player to move (0 or 1), or -4 "
+     "(pyspiel.PlayerId.TERMINAL) once the game is over."},
+    {"apply_action", (PyCFunction)state_apply_action, METH_O,
+     "apply_action(action) -> None\n\nOpenSpiel's name for push() (an int action; a move string works too)."},
+    {"returns", (PyCFunction)state_returns, METH_NOARGS,
+     "returns() -> list[float]\n\nOpenSpiel's returns: [1.0, -1.0] if the first player won, [-1.0, 1.0] if "
+     "the second did, [0.0, 0.0] for a draw or a game in progress."},
+    {"action_to_string", (PyCFunction)state_action_to_string, METH_VARARGS,
+     "action_to_string([player,] action) -> str\n\nOpenSpiel's name for action_to_str (the move text)."},
+    {"string_to_action", (PyCFunction)state_string_to_action, METH_VARARGS,
+     "string_to_action([player,] move) -> int\n\nOpenSpiel's name for action_from_str."},
+    {"observation_tensor", (PyCFunction)state_observation_tensor, METH_NOARGS,
+     "observation_tensor() -> numpy.ndarray[float32] of shape observation_shape\n\n"
+     "OpenSpiel-style planes of the board and the side to move (planes, rows, cols); rows in the order of "
+     "text() (top row first).  mavgame._core.observation_tensors(states) batches them.  The planes of each "
+     "game are listed in docs/architecture.md."},
     {"__copy__", (PyCFunction)state_deepcopy, METH_NOARGS, NULL},
     {"__deepcopy__", (PyCFunction)state_deepcopy, METH_O, NULL},
     {"__reduce__", (PyCFunction)state_reduce, METH_NOARGS, NULL},
@@ -772,6 +990,8 @@ static PyGetSetDef state_getset[] = {
     {"max_moves", (getter)state_get_max_moves, NULL, "Upper bound on the number of legal moves.", NULL},
     {"board_size", (getter)state_get_board_size, NULL, "Board size parameter (0: the game's default).", NULL},
     {"flags", (getter)state_get_flags, NULL, "Rule flags.", NULL},
+    {"observation_shape", (getter)state_get_observation_shape, NULL,
+     "Shape (planes, rows, cols) of observation_tensor().", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -783,6 +1003,8 @@ PyTypeObject mg_py_state_type = {
     .tp_hash = PyObject_HashNotImplemented,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "State(game, text=None, board_size=0, flags=0)\n\n"
+              "flags: a bit set of the game's rule flags (FLAG_CHESS960, FLAG_GARDNER_BISHOP, FLAG_HEX_SWAP);\n"
+              "a flag the game does not define is refused with ValueError.\n"
               "A position of any mavgame game, with its move history. Mutable (push/pop), so unhashable;\n"
               "use .hash for the position key.",
     .tp_richcompare = state_richcompare,
@@ -795,6 +1017,11 @@ PyTypeObject mg_py_state_type = {
 int mg_bind_state(PyObject *m)
 {
     if (PyType_Ready(&mg_py_state_type) < 0)
+        return -1;
+    /* The rule flags of csrc/game.h, for State(game, text, board_size, flags). */
+    if (PyModule_AddIntConstant(m, "FLAG_CHESS960", MG_FLAG_CHESS960) < 0 ||
+        PyModule_AddIntConstant(m, "FLAG_GARDNER_BISHOP", MG_FLAG_GARDNER_BISHOP) < 0 ||
+        PyModule_AddIntConstant(m, "FLAG_HEX_SWAP", MG_FLAG_HEX_SWAP) < 0)
         return -1;
     Py_INCREF(&mg_py_state_type);
     if (PyModule_AddObject(m, "State", (PyObject *)&mg_py_state_type) < 0) {

@@ -33,6 +33,14 @@ mg_py_state *mg_py_state_arg(PyObject *o, const char *what);
  * ValueError (malformed or illegal, naming the move and the position) or TypeError set. */
 int mg_py_state_parse_move(mg_py_state *s, PyObject *move, int32_t *out);
 
+/* The UTF-8 text of a str argument; NULL with TypeError (not a str) or ValueError (contains a
+ * NUL character, which C would silently cut the text at) naming `what` and the value. */
+const char *mg_py_text_arg(PyObject *o, const char *what);
+
+/* _core.observation_tensors(states): the observation tensors of a batch of states of one game
+ * (and board size) as one float32 array (n, planes, rows, cols), filled in C. */
+PyObject *mg_py_observation_tensors(PyObject *mod, PyObject *arg);
+
 /* Raise ValueError with the C error text. Returns NULL. */
 PyObject *mg_py_value_error(const char *msg);
 

@@ -6,6 +6,8 @@
 
 #include "../rng.h"
 #include "bitboard.h"
+#include "../cancel.h"
+#include "../multiversion.h"
 
 #define INLINE MG_BB_INLINE
 #define NO_SQ MG_CH_NO_SQ
@@ -482,7 +484,7 @@ static void chess_unmake(void *st, int32_t a, const void *undo)
  * Perft with bulk counting at the last ply.
  */
 
-static uint64_t perft_rec(S *s, int depth)
+MG_HOT static uint64_t perft_rec(S *s, int depth, mg_cancel *cancel)
 {
     int32_t moves[MG_CHESS_MAX_MOVES];
     U u;
@@ -496,22 +498,25 @@ static uint64_t perft_rec(S *s, int depth)
         }
         return total;
     }
+    /* Ticked above the bulk-counted plies only: a tick per ~1000 leaves costs nothing. */
+    if (mg_cancel_tick(cancel))
+        return 0;
     for (int i = 0; i < n; i++) {
         chess_make(s, moves[i], &u);
-        total += perft_rec(s, depth - 1);
+        total += perft_rec(s, depth - 1, cancel);
         chess_unmake(s, moves[i], &u);
     }
     return total;
 }
 
-static uint64_t chess_perft(void *st, int depth)
+static uint64_t chess_perft(void *st, int depth, mg_cancel *cancel)
 {
     S *s = st;
     if (depth <= 0)
         return 1;
     if (depth == 1)
         return (uint64_t)mg_chess_count_legal(s);
-    return perft_rec(s, depth);
+    return perft_rec(s, depth, cancel);
 }
 
 /* ---------------------------------------------------------------------------------
@@ -712,6 +717,35 @@ static void chess_move_info(const void *st, int32_t a, mg_move_info *out)
 
 static int chess_in_check_hook(const void *st) { return mg_chess_in_check(st); }
 
+/* Planes (18 x 8 x 8): White P N B R Q K, Black p n b r q k, side to move (all 1 when Black is
+ * to move), the castling rights White O-O, White O-O-O, Black O-O, Black O-O-O (all 1 when
+ * held), the en passant target square (only when a capture there is legal).  Row 0 is rank 8,
+ * column 0 is file a. */
+static void chess_obs_shape(const void *st, int shape[3])
+{
+    (void)st;
+    shape[0] = 18;
+    shape[1] = 8;
+    shape[2] = 8;
+}
+
+static void chess_observation(const void *st, float *out)
+{
+    const S *s = st;
+    memset(out, 0, 18 * 64 * sizeof *out);
+    for (int sq = 0; sq < 64; sq++) {
+        int pc = s->board[sq];
+        int i = (7 - sq / 8) * 8 + sq % 8;
+        if (pc)
+            out[((pc >> 3) * 6 + (pc & 7) - 1) * 64 + i] = 1.0f;
+        out[12 * 64 + i] = (float)s->stm;
+        for (int right = 0; right < 4; right++)
+            out[(13 + right) * 64 + i] = (s->castling >> right & 1) ? 1.0f : 0.0f;
+    }
+    if (s->ep != MG_CH_NO_SQ)
+        out[17 * 64 + (7 - s->ep / 8) * 8 + s->ep % 8] = 1.0f;
+}
+
 #define CHESS_VTABLE(NAME, INIT, FROM_TEXT)                                                            \
     {                                                                                                  \
         .name = NAME, .state_size = sizeof(S), .undo_size = sizeof(U), .max_moves = MG_CHESS_MAX_MOVES, \
@@ -720,6 +754,7 @@ static int chess_in_check_hook(const void *st) { return mg_chess_in_check(st); }
         .make = chess_make, .unmake = chess_unmake, .to_move = chess_to_move,                          \
         .outcome = chess_outcome, .hash = chess_hash, .action_to_str = chess_action_to_str,            \
         .action_from_str = chess_action_from_str, .perft = chess_perft,                                \
+        .rule_flags = MG_FLAG_CHESS960, .obs_shape = chess_obs_shape, .observation = chess_observation, \
     }
 
 const mg_game mg_chess = CHESS_VTABLE("chess", chess_init, chess_from_text);

@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "fen.h"
+#include "../cancel.h"
+#include "../multiversion.h"
 
 #define NSQ MG_GARDNER_SQUARES
 #define BOARD_MASK 0x1ffffffu
@@ -361,25 +363,27 @@ static void g_unmake(void *vst, int32_t a, const void *vundo)
 
 /* ---- perft -------------------------------------------------------------------------- */
 
-static uint64_t perft_rec(mg_gardner_state *st, int depth)
+MG_HOT static uint64_t perft_rec(mg_gardner_state *st, int depth, mg_cancel *cancel)
 {
     int32_t moves[MG_GARDNER_MAX_MOVES];
     mg_gardner_undo u;
     int n = gen_legal(st, moves);
     if (depth == 1)
         return (uint64_t)n;
+    if (mg_cancel_tick(cancel))
+        return 0;
     uint64_t total = 0;
     for (int i = 0; i < n; i++) {
         g_make(st, moves[i], &u);
-        total += perft_rec(st, depth - 1);
+        total += perft_rec(st, depth - 1, cancel);
         g_unmake(st, moves[i], &u);
     }
     return total;
 }
 
-static uint64_t g_perft(void *st, int depth)
+static uint64_t g_perft(void *st, int depth, mg_cancel *cancel)
 {
-    return depth <= 0 ? 1 : perft_rec(st, depth);
+    return depth <= 0 ? 1 : perft_rec(st, depth, cancel);
 }
 
 /* ---- the interface ------------------------------------------------------------------ */
@@ -645,6 +649,29 @@ static void g_move_info(const void *st, int32_t a, mg_move_info *out)
 
 static int g_san_in_check(const void *st) { return mg_gardner_in_check(st); }
 
+/* Planes (13 x 5 x 5): White P N B R Q K, Black p n b r q k, side to move (all 1 when Black is
+ * to move).  Row 0 is rank 5, column 0 is file a. */
+static void g_obs_shape(const void *st, int shape[3])
+{
+    (void)st;
+    shape[0] = 13;
+    shape[1] = 5;
+    shape[2] = 5;
+}
+
+static void g_observation(const void *st, float *out)
+{
+    const mg_gardner_state *s = st;
+    memset(out, 0, 13 * 25 * sizeof *out);
+    for (int sq = 0; sq < MG_GARDNER_SQUARES; sq++) {
+        int pc = s->board[sq];
+        int i = (4 - sq / 5) * 5 + sq % 5;
+        if (pc)
+            out[(PC_COLOR(pc) * 6 + PC_TYPE(pc) - 1) * 25 + i] = 1.0f;
+        out[12 * 25 + i] = (float)s->side;
+    }
+}
+
 const mg_game mg_gardner = {
     .name = "gardner",
     .state_size = sizeof(mg_gardner_state),
@@ -664,6 +691,9 @@ const mg_game mg_gardner = {
     .action_to_str = g_action_to_str,
     .action_from_str = g_action_from_str,
     .perft = g_perft,
+    .rule_flags = MG_FLAG_GARDNER_BISHOP,
+    .obs_shape = g_obs_shape,
+    .observation = g_observation,
 };
 
 const mg_san_ops mg_gardner_san_ops = {

@@ -581,6 +581,30 @@ int mg_hex_fill_playout(const mg_game *g, void *st, mg_rng *rng, int max_plies, 
     return win ? MG_P0_WINS : MG_P1_WINS;
 }
 
+/* Planes (4 x n x n): black stones (x), white stones (o), empty cells, side to move (all 1
+ * when white is to move).  Row 0 is row 1 (the top edge), column 0 is column a. */
+static void hex_obs_shape(const void *st, int shape[3])
+{
+    const mg_hex_state *s = st;
+    shape[0] = 4;
+    shape[1] = s->n;
+    shape[2] = s->n;
+}
+
+static void hex_observation(const void *st, float *out)
+{
+    const mg_hex_state *s = st;
+    int n = s->n, cells = n * n;
+    for (int r = 0; r < n; r++)
+        for (int c = 0; c < n; c++) {
+            int i = r * n + c, v = mg_hex_cell(s, r, c);
+            out[i] = v == MG_HEX_BLACK ? 1.0f : 0.0f;
+            out[cells + i] = v == MG_HEX_WHITE ? 1.0f : 0.0f;
+            out[2 * cells + i] = v == MG_HEX_EMPTY ? 1.0f : 0.0f;
+            out[3 * cells + i] = (float)s->to_move;
+        }
+}
+
 const mg_game mg_hex = {
     .name = "hex",
     .state_size = sizeof(mg_hex_state),
@@ -600,5 +624,8 @@ const mg_game mg_hex = {
     .action_to_str = hex_action_to_str,
     .action_from_str = hex_action_from_str,
     .perft = NULL,
+    .rule_flags = MG_FLAG_HEX_SWAP,
+    .obs_shape = hex_obs_shape,
+    .observation = hex_observation,
     .random_playout = mg_hex_fill_playout,
 };

@@ -200,6 +200,28 @@ static int ttt_action_from_str(const void *st, const char *s, int32_t *a, char *
     return MG_OK;
 }
 
+/* Planes (4 x 3 x 3): x, o, empty, side to move (all 1 when o is to move).  Row 0 is rank 3. */
+static void ttt_obs_shape(const void *st, int shape[3])
+{
+    (void)st;
+    shape[0] = 4;
+    shape[1] = 3;
+    shape[2] = 3;
+}
+
+static void ttt_observation(const void *st, float *out)
+{
+    const mg_ttt_state *s = st;
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) {
+            int i = r * 3 + c, v = s->cell[(2 - r) * 3 + c];
+            out[i] = v == 1 ? 1.0f : 0.0f;
+            out[9 + i] = v == 2 ? 1.0f : 0.0f;
+            out[18 + i] = v == 0 ? 1.0f : 0.0f;
+            out[27 + i] = (float)s->to_move;
+        }
+}
+
 const mg_game mg_tictactoe = {
     .name = "tictactoe",
     .state_size = sizeof(mg_ttt_state),
@@ -219,4 +241,6 @@ const mg_game mg_tictactoe = {
     .action_to_str = ttt_action_to_str,
     .action_from_str = ttt_action_from_str,
     .perft = NULL,
+    .obs_shape = ttt_obs_shape,
+    .observation = ttt_observation,
 };

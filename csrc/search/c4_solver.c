@@ -6,6 +6,8 @@
 #define _DEFAULT_SOURCE /* madvise */
 #endif
 #include "c4_solver.h"
+#include "../cancel.h"
+#include "../multiversion.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +41,7 @@ typedef struct search {
     uint64_t max_nodes;   /* 0: none */
     uint64_t next_check;  /* node count at which to look at the budget */
     double deadline;      /* <= 0: none */
+    mg_cancel *cancel;    /* NULL: none */
     int aborted;
     int sym_max;          /* positions with fewer stones share entries with their mirror image */
 } search;
@@ -173,6 +176,8 @@ static void check_budget(search *sr)
         sr->aborted = 1;
     else if (sr->deadline > 0 && now_seconds() >= sr->deadline)
         sr->aborted = 1;
+    else if (mg_cancel_check(sr->cancel))
+        sr->aborted = 1;
 }
 
 /*
@@ -181,7 +186,7 @@ static void check_budget(search *sr)
  * lower bound).  Precondition: the game is not over and the side to move cannot
  * complete four with its next stone.
  */
-static int negamax(search *sr, uint64_t cur, uint64_t mask, int n, int alpha, int beta)
+MG_HOT static int negamax(search *sr, uint64_t cur, uint64_t mask, int n, int alpha, int beta)
 {
     sr->nodes++;
     if (sr->nodes >= sr->next_check) {
@@ -321,6 +326,7 @@ static void search_start(search *sr, mg_c4_solver *sv, const mg_c4_limits *lim, 
     sr->next_check = 4096;
     if (lim) {
         sr->max_nodes = lim->max_nodes;
+        sr->cancel = lim->cancel;
         if (lim->max_seconds > 0)
             sr->deadline = now_seconds() + lim->max_seconds;
         if (sr->max_nodes && sr->max_nodes < sr->next_check)

@@ -33,6 +33,8 @@
 #define MG_C4_SOLVER_H
 #include "../games/connect_four.h"
 
+struct mg_cancel;
+
 #define MG_C4_MIN_SCORE (-18)
 #define MG_C4_MAX_SCORE 18
 /* move_score entry for an illegal column or a move not solved within the budget. */
@@ -53,6 +55,9 @@ typedef struct mg_c4_limits {
     uint64_t max_nodes;  /* 0: no node budget */
     double max_seconds;  /* <= 0: no time budget */
     int weak;            /* non-zero: only win (+1) / draw (0) / loss (-1) */
+    struct mg_cancel *cancel; /* NULL: none; checked with the budget every 4096 nodes.  A stop
+                                 reads like a spent budget (complete == 0) with
+                                 cancel->stopped set */
 } mg_c4_limits;
 
 typedef struct mg_c4_solution {

@@ -1,5 +1,7 @@
 /* hex_solver.c - exact Hex solver for small boards (see hex_solver.h). */
 #include "hex_solver.h"
+#include "../cancel.h"
+#include "../multiversion.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@ typedef struct solver {
     uint64_t *tt;                     /* pairs (black | flags, white | flags) */
     uint64_t ttmask;                  /* number of pairs - 1 */
     uint64_t nodes, max_nodes;
+    mg_cancel *cancel;
     int aborted;
 } solver;
 
@@ -133,10 +136,10 @@ static void tt_store(solver *sv, uint64_t b, uint64_t w, int colour, int win)
 
 /* 1 if the player to move (`colour`) wins; positions are non-terminal.  `swap_ok`: the
  * swap move is available.  On abort the return value is meaningless. */
-static int solve(solver *sv, uint64_t bb[2], int colour, int swap_ok)
+MG_HOT static int solve(solver *sv, uint64_t bb[2], int colour, int swap_ok)
 {
     sv->nodes++;
-    if (sv->max_nodes && sv->nodes > sv->max_nodes) {
+    if ((sv->max_nodes && sv->nodes > sv->max_nodes) || mg_cancel_tick(sv->cancel)) {
         sv->aborted = 1;
         return 0;
     }
@@ -219,7 +222,8 @@ static int solve(solver *sv, uint64_t bb[2], int colour, int swap_ok)
     return win;
 }
 
-int mg_hex_solve(const mg_hex_state *s, uint64_t max_nodes, mg_hex_solution *out, char *err, size_t errlen)
+int mg_hex_solve(const mg_hex_state *s, uint64_t max_nodes, mg_cancel *cancel, mg_hex_solution *out, char *err,
+                 size_t errlen)
 {
     int n = s->n;
     memset(out, 0, sizeof *out);
@@ -237,6 +241,7 @@ int mg_hex_solve(const mg_hex_state *s, uint64_t max_nodes, mg_hex_solution *out
     memset(&sv, 0, sizeof sv);
     sv.n = n;
     sv.max_nodes = max_nodes;
+    sv.cancel = cancel;
     int nn = n * n;
     sv.board = nn == 64 ? ~0ULL : (1ULL << nn) - 1;
     for (int r = 0; r < n; r++) {

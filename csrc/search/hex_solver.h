@@ -24,6 +24,8 @@
 #define MG_HEX_SOLVER_H
 #include "../games/hex.h"
 
+struct mg_cancel;
+
 #define MG_HEX_SOLVER_MAX_N 7
 
 typedef struct mg_hex_solution {
@@ -37,9 +39,12 @@ typedef struct mg_hex_solution {
 
 /* Solve `s`.  max_nodes = 0: no limit; otherwise the search stops after about that many
  * positions and reports what it proved (complete = 0 if anything is left unknown).
+ * `cancel` (may be NULL, see cancel.h) is ticked at every position; a stop reads like a
+ * spent budget (complete = 0) with cancel->stopped set.
  * A terminal state has value -1 (the previous player connected) and no moves.
  * Returns MG_ERR with a message if the board is larger than MG_HEX_SOLVER_MAX_N or the
  * table cannot be allocated. */
-int mg_hex_solve(const mg_hex_state *s, uint64_t max_nodes, mg_hex_solution *out, char *err, size_t errlen);
+int mg_hex_solve(const mg_hex_state *s, uint64_t max_nodes, struct mg_cancel *cancel, mg_hex_solution *out, char *err,
+                 size_t errlen);
 
 #endif

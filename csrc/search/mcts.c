@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../cancel.h"
 #include "../rng.h"
 
 /* Node flags. */
@@ -812,6 +813,8 @@ static int compute_prior(mg_mcts *m, int n, const float *values, const float *po
     } else {
         float best[MG_MAX_MOVES]; /* descending, at most k entries */
         int kk = m->cfg.k, cnt = 0;
+        for (int i = 0; i < kk; i++)
+            best[i] = -INFINITY; /* never read before written; gcc -march=x86-64-v2 cannot tell */
         for (int s = 0; s < nk; s++) {
             float v = values[top[s]];
             if (cnt == kk && v <= best[kk - 1])
@@ -1058,6 +1061,12 @@ static void mark_hallucinated(mg_mcts *m, const mcts_slot *sl)
 
 int mg_mcts_search(mg_mcts *m, const mg_evaluator *ev, int num_simulations, char *err, size_t errlen)
 {
+    return mg_mcts_search_cancel(m, ev, num_simulations, NULL, err, errlen);
+}
+
+int mg_mcts_search_cancel(mg_mcts *m, const mg_evaluator *ev, int num_simulations, mg_cancel *cancel, char *err,
+                          size_t errlen)
+{
     if (!m->has_root) {
         snprintf(err, errlen, "mcts: no root position set");
         return MG_ERR;
@@ -1094,6 +1103,12 @@ int mg_mcts_search(mg_mcts *m, const mg_evaluator *ev, int num_simulations, char
     int rc = MG_OK;
     int stop = m->a.nodes[0].flags & NF_TERMINAL ? 1 : 0;
     while (!stop && done < num_simulations) {
+        if (mg_cancel_check(cancel)) { /* between batches: no pending leaves, no virtual counts */
+            snprintf(err, errlen, "mcts: interrupted after %lld of %d simulations", (long long)done,
+                     num_simulations);
+            rc = MG_ERR;
+            break;
+        }
         int npend = 0, nslots = 0, attempts = 0;
         int64_t before = done;
         while (npend < B && done + npend < num_simulations && attempts < 2 * B && nslots < m->nslots_cap) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../cancel.h"
 #include "../rng.h"
 
 typedef struct pnode {
@@ -28,6 +29,7 @@ void mg_pmcts_config_default(mg_pmcts_config *c)
     c->seed = 0;
     c->max_playout_plies = 0;
     c->playout = NULL;
+    c->cancel = NULL;
 }
 
 /* Score of a result for player 0. */
@@ -94,7 +96,10 @@ int mg_playout_mcts(const mg_game *g, const void *root, const mg_pmcts_config *c
     double root_score = 0.0;
     uint64_t plies_total = 0;
 
-    for (int sim = 0; sim < cfg->simulations; sim++) {
+    int sims = 0;
+    for (; sims < cfg->simulations; sims++) {
+        if (mg_cancel_tick(cfg->cancel))
+            break;
         memcpy(work, root, g->state_size);
         int32_t cur = 0;
         int depth = 0;
@@ -173,6 +178,15 @@ int mg_playout_mcts(const mg_game *g, const void *root, const mg_pmcts_config *c
             nd->score += nd->mover == 0 ? s0 : 1.0 - s0;
         }
         root_score += root_mover == 0 ? s0 : 1.0 - s0;
+    }
+
+    if (sims < cfg->simulations) {
+        free(nodes);
+        free(path);
+        free(tried);
+        free(work);
+        snprintf(err, errlen, "playout mcts: interrupted after %d of %d simulations", sims, cfg->simulations);
+        return MG_ERR;
     }
 
     /* Root statistics in legal_actions() order. */

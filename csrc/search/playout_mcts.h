@@ -24,6 +24,8 @@
 #define MG_PLAYOUT_MCTS_H
 #include "../game.h"
 
+struct mg_cancel;
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -40,6 +42,9 @@ typedef struct mg_pmcts_config {
      * modify it; it must return the result with the distribution of a uniformly random
      * playout, e.g. mg_hex_fill_playout for Hex (the same outcomes, about 10x faster). */
     int (*playout)(const mg_game *g, void *st, struct mg_rng *rng, int max_plies, int *plies);
+    /* NULL: none.  Ticked once per simulation (see cancel.h); a stop frees the tree and
+     * returns MG_ERR ("interrupted") with cancel->stopped set. */
+    struct mg_cancel *cancel;
 } mg_pmcts_config;
 
 typedef struct mg_pmcts_result {
@@ -55,7 +60,7 @@ typedef struct mg_pmcts_result {
     uint64_t playout_plies;           /* moves played in playouts */
 } mg_pmcts_result;
 
-/* simulations 1000, c sqrt(2), seed 0, max_playout_plies 0, playout NULL. */
+/* simulations 1000, c sqrt(2), seed 0, max_playout_plies 0, playout NULL, cancel NULL. */
 void mg_pmcts_config_default(mg_pmcts_config *c);
 
 /* Search from `root` (not modified).  MG_ERR with a message for a bad configuration, a

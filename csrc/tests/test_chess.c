@@ -47,9 +47,9 @@ static void test_startpos(void)
     mg_chess_state s;
     MG_CHECK(load(&s, 0, "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"));
     for (int d = 0; d <= 5; d++)
-        MG_CHECK_EQ_U64(mg_chess.perft(&s, d), expect[d]);
+        MG_CHECK_EQ_U64(mg_chess.perft(&s, d, NULL), expect[d]);
     /* The generic perft (full move lists, make/unmake at every ply) agrees. */
-    MG_CHECK_EQ_U64(mg_perft_generic(&mg_chess, &s, 4), expect[4]);
+    MG_CHECK_EQ_U64(mg_perft_generic(&mg_chess, &s, 4, NULL), expect[4]);
     mg_chess_state s2;
     char err[MG_ERRLEN];
     MG_CHECK(mg_chess.init(&s2, NULL, err, sizeof err) == MG_OK);
@@ -84,13 +84,13 @@ static void run_perft_file(const char *path, int max_depth, uint64_t max_nodes, 
             unsigned long long n = 0;
             if (sscanf(line + 6, "%d %llu", &d, &n) != 2 || d > max_depth || n > max_nodes)
                 continue;
-            uint64_t got = mg_chess960.perft(&s960, d);
+            uint64_t got = mg_chess960.perft(&s960, d, NULL);
             if (got != n)
                 fprintf(stderr, "perft mismatch (chess960) %s depth %d: %llu != %llu\n", fen, d,
                         (unsigned long long)got, n);
             MG_CHECK_EQ_U64(got, n);
             if (std_ok)
-                MG_CHECK_EQ_U64(mg_chess.perft(&sstd, d), n);
+                MG_CHECK_EQ_U64(mg_chess.perft(&sstd, d, NULL), n);
         }
     }
     fclose(f);
@@ -434,7 +434,7 @@ static void test_many_moves(void)
     MG_CHECK(load(&s, 0, "2Q1Q1rk/Q5pp/3Q4/1Q1Q2QQ/3Q4/Q6Q/2Q4Q/K3QQ2 w - - 0 1"));
     int32_t moves[MG_CHESS_MAX_MOVES];
     MG_CHECK(mg_chess_legal_actions(&s, moves) == 224 && mg_chess_count_legal(&s) == 224);
-    MG_CHECK(mg_chess.perft(&s, 2) == 692 && mg_perft_generic(&mg_chess, &s, 2) == 692);
+    MG_CHECK(mg_chess.perft(&s, 2, NULL) == 692 && mg_perft_generic(&mg_chess, &s, 2, NULL) == 692);
 }
 
 int main(void)

@@ -167,7 +167,7 @@ static void test_rules(mg_test_counts *t, const mg_game *g)
     for (int d = 1; d <= 7; d++) {
         uint64_t ref = ref_perft(&rb, d);
         MG_CHECK_EQ_U64_T(t, mg_perft(g, st, d), ref);
-        MG_CHECK_EQ_U64_T(t, mg_perft_generic(g, st, d), ref);
+        MG_CHECK_EQ_U64_T(t, mg_perft_generic(g, st, d, NULL), ref);
     }
     /* No four can exist before the 7th stone, so the first 6 plies are 7^d; at ply 7 the
      * 7 sequences that filled one column have 6 moves: 7^7 - 7. */
@@ -452,7 +452,7 @@ static void test_solver(mg_test_counts *t)
         mg_c4_solve(sv2, &s, NULL, &r2);
         ok &= r2.score == best && res.score == best;
         /* weak solve agrees in sign */
-        mg_c4_limits weak = {0, 0.0, 1};
+        mg_c4_limits weak = {0, 0.0, 1, NULL};
         mg_c4_solve(sv2, &s, &weak, &r2);
         ok &= r2.complete && r2.score == (best > 0) - (best < 0);
         /* the distance to the end fits the board */
@@ -496,7 +496,7 @@ static void test_solver(mg_test_counts *t)
         mg_c4_state ms;
         MG_CHECK_T(t, mg_c4_from_moves(&ms, mirrored, err, sizeof err) == MG_OK);
         mg_c4_solution a, b;
-        mg_c4_limits lim = {20000000, 0.0, 0};
+        mg_c4_limits lim = {20000000, 0.0, 0, NULL};
         mg_c4_solve_moves(sv, &s, &lim, &a);
         if (!a.complete)
             continue;
@@ -510,7 +510,7 @@ static void test_solver(mg_test_counts *t)
     /* Budget: a hard early position stops and says so. */
     mg_c4_solver_clear(sv);
     mg_c4_from_moves(&s, "44", err, sizeof err);
-    mg_c4_limits lim = {5000, 0.0, 0};
+    mg_c4_limits lim = {5000, 0.0, 0, NULL};
     mg_c4_solve_moves(sv, &s, &lim, &res);
     MG_CHECK_T(t, !res.complete && res.nodes >= 5000 && res.nodes < 5100);
     lim.max_nodes = 0;
@@ -522,7 +522,7 @@ static void test_solver(mg_test_counts *t)
         /* The empty board is a first-player win, and only the centre column wins. */
         mg_c4_solver *big = mg_c4_solver_new(24, err, sizeof err);
         mg_c4_init(&s);
-        mg_c4_limits weak = {0, 0.0, 1};
+        mg_c4_limits weak = {0, 0.0, 1, NULL};
         mg_c4_solve_moves(big, &s, &weak, &res);
         MG_CHECK_T(t, res.complete && res.score == 1);
         for (int c = 0; c < 7; c++)

@@ -321,11 +321,11 @@ int main(void)
     for (int d = 0; d <= 6; d++)
         MG_CHECK_EQ_U64(mg_perft(g, &s, d), PERFT[d]);
     /* The generic perft (make/unmake at every leaf) agrees with the fast one. */
-    MG_CHECK_EQ_U64(mg_perft_generic(g, &s, 5), PERFT[5]);
+    MG_CHECK_EQ_U64(mg_perft_generic(g, &s, 5, NULL), PERFT[5]);
     {
         int32_t mv[MG_MAX_MOVES];
         uint64_t cnt[MG_MAX_MOVES], sum = 0;
-        int n = mg_perft_divide(g, &s, 5, mv, cnt);
+        int n = mg_perft_divide(g, &s, 5, mv, cnt, NULL);
         MG_CHECK(n == 7);
         for (int i = 0; i < n; i++)
             sum += cnt[i];

@@ -348,7 +348,7 @@ static void check_solver_vs_brute(mg_test_counts *t, mg_hex_state *s)
     const mg_game *g = &mg_hex;
     static mg_hex_solution sol;
     char err[MG_ERRLEN];
-    MG_CHECK_T(t, mg_hex_solve(s, 0, &sol, err, sizeof err) == MG_OK);
+    MG_CHECK_T(t, mg_hex_solve(s, 0, NULL, &sol, err, sizeof err) == MG_OK);
     MG_CHECK_T(t, sol.complete == 1);
     MG_CHECK_T(t, sol.value == brute(g, s));
     int32_t moves[MG_MAX_MOVES];
@@ -405,7 +405,7 @@ static void test_solver(mg_test_counts *t)
         mg_config cfg = {n, 0}, cfgs = {n, MG_FLAG_HEX_SWAP};
         static mg_hex_solution plain, swp, after;
         g->init(&s, &cfg, err, sizeof err);
-        MG_CHECK_T(t, mg_hex_solve(&s, 0, &plain, err, sizeof err) == MG_OK && plain.complete);
+        MG_CHECK_T(t, mg_hex_solve(&s, 0, NULL, &plain, err, sizeof err) == MG_OK && plain.complete);
         MG_CHECK_T(t, plain.value == 1);
         for (int a = 0; a < n * n; a++)
             MG_CHECK_T(t, plain.move_value[a] == plain.move_value[n * n - 1 - a]);
@@ -413,12 +413,12 @@ static void test_solver(mg_test_counts *t)
             for (int a = 0; a < 16; a++)
                 MG_CHECK_T(t, plain.move_value[a] == ((a % 4) + (a / 4) == 3 ? 1 : -1));
         g->init(&s, &cfgs, err, sizeof err);
-        MG_CHECK_T(t, mg_hex_solve(&s, 0, &swp, err, sizeof err) == MG_OK && swp.complete);
+        MG_CHECK_T(t, mg_hex_solve(&s, 0, NULL, &swp, err, sizeof err) == MG_OK && swp.complete);
         MG_CHECK_T(t, swp.value == (n == 1 ? 1 : -1));
         for (int a = 0; a < n * n && n > 1; a++) {
             unsigned char undo[MG_MAX_UNDO];
             g->make(&s, a, undo);
-            MG_CHECK_T(t, mg_hex_solve(&s, 0, &after, err, sizeof err) == MG_OK && after.complete);
+            MG_CHECK_T(t, mg_hex_solve(&s, 0, NULL, &after, err, sizeof err) == MG_OK && after.complete);
             MG_CHECK_T(t, after.move_value[n * n] == plain.move_value[a]);
             g->unmake(&s, a, undo);
         }
@@ -429,8 +429,8 @@ static void test_solver(mg_test_counts *t)
         static mg_hex_solution s1, s2;
         MG_CHECK_T(t, g->from_text(&s, NULL, "...../.x.../..o../...../..x.. o", err, sizeof err) == MG_OK);
         MG_CHECK_T(t, g->from_text(&r, NULL, "..x../...../..o../...x./..... o", err, sizeof err) == MG_OK);
-        MG_CHECK_T(t, mg_hex_solve(&s, 0, &s1, err, sizeof err) == MG_OK && s1.complete);
-        MG_CHECK_T(t, mg_hex_solve(&r, 0, &s2, err, sizeof err) == MG_OK && s2.complete);
+        MG_CHECK_T(t, mg_hex_solve(&s, 0, NULL, &s1, err, sizeof err) == MG_OK && s1.complete);
+        MG_CHECK_T(t, mg_hex_solve(&r, 0, NULL, &s2, err, sizeof err) == MG_OK && s2.complete);
         MG_CHECK_T(t, s1.value == s2.value);
         for (int a = 0; a < 25; a++)
             MG_CHECK_T(t, s1.move_value[a] == s2.move_value[24 - a]);
@@ -440,19 +440,19 @@ static void test_solver(mg_test_counts *t)
         mg_config cfg = {4, 0};
         static mg_hex_solution full, part;
         g->init(&s, &cfg, err, sizeof err);
-        mg_hex_solve(&s, 0, &full, err, sizeof err);
-        MG_CHECK_T(t, mg_hex_solve(&s, 50, &part, err, sizeof err) == MG_OK);
+        mg_hex_solve(&s, 0, NULL, &full, err, sizeof err);
+        MG_CHECK_T(t, mg_hex_solve(&s, 50, NULL, &part, err, sizeof err) == MG_OK);
         MG_CHECK_T(t, part.complete == 0 && part.nodes <= 50 + 16);
         for (int a = 0; a < 16; a++)
             MG_CHECK_T(t, part.move_value[a] == 0 || part.move_value[a] == full.move_value[a]);
     }
     /* terminal and too large */
     MG_CHECK_T(t, g->from_text(&s, NULL, "x o", err, sizeof err) == MG_OK);
-    MG_CHECK_T(t, mg_hex_solve(&s, 0, &sol, err, sizeof err) == MG_OK && sol.value == -1 && sol.complete);
+    MG_CHECK_T(t, mg_hex_solve(&s, 0, NULL, &sol, err, sizeof err) == MG_OK && sol.value == -1 && sol.complete);
     mg_config big = {8, 0};
     g->init(&s, &big, err, sizeof err);
     err[0] = '\0';
-    MG_CHECK_T(t, mg_hex_solve(&s, 0, &sol, err, sizeof err) == MG_ERR && strstr(err, "too large"));
+    MG_CHECK_T(t, mg_hex_solve(&s, 0, NULL, &sol, err, sizeof err) == MG_ERR && strstr(err, "too large"));
 }
 
 /* Exact probability that the first player wins under uniformly random play. */

@@ -174,7 +174,7 @@ static void test_hex_vs_solver(mg_test_counts *t, int fill)
     int wins_best = 0;
     for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++) {
         MG_CHECK_T(t, g->from_text(&s, NULL, pos[i].text, err, sizeof err) == MG_OK);
-        MG_CHECK_T(t, mg_hex_solve(&s, 0, &sol, err, sizeof err) == MG_OK && sol.complete);
+        MG_CHECK_T(t, mg_hex_solve(&s, 0, NULL, &sol, err, sizeof err) == MG_OK && sol.complete);
         mg_pmcts_config cfg;
         mg_pmcts_config_default(&cfg);
         cfg.simulations = pos[i].sims;

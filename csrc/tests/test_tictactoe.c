@@ -55,7 +55,7 @@ int main(void)
 
     int32_t moves[MG_MAX_MOVES];
     uint64_t counts[MG_MAX_MOVES];
-    int n = mg_perft_divide(g, st, 3, moves, counts);
+    int n = mg_perft_divide(g, st, 3, moves, counts, NULL);
     uint64_t sum = 0;
     for (int i = 0; i < n; i++)
         sum += counts[i];

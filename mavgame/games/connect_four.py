@@ -11,8 +11,11 @@
 >>> ConnectFour(moves="44").solve(max_seconds=0.001).complete
 False
 
-Moves are columns: the move text is the column number ``"1"`` .. ``"7"`` (left to right) and
-the action is the column index 0..6, so ``push("4")`` and ``push(3)`` play the centre column.
+Moves are columns: the move text is the column number ``"1"`` .. ``"7"`` (left to right, as in
+the public solver test sets) and the action is the column index 0..6 (as in OpenSpiel, and the
+index into a policy vector), so ``push("4")`` and ``push(3)`` play the centre column.  An int is
+always an action and a string always a column number: ``push(7)`` is refused with a message
+saying that the move string ``"7"`` is action 6.
 A position can be given as a move sequence in the convention of the public Connect Four solver
 test sets (``ConnectFour.from_moves("4453")`` or ``ConnectFour(moves="4453")``) or as board text:
 the six rows from the top down, separated by ``/``, each seven of ``x`` (first player), ``o``

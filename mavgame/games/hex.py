@@ -52,7 +52,7 @@ Move = Union[str, int]
 MAX_SIZE = 19
 DEFAULT_SIZE = 11
 SWAP = "swap"
-FLAG_SWAP = 1 << 2          # MG_FLAG_HEX_SWAP in csrc/game.h
+FLAG_SWAP = _core.FLAG_HEX_SWAP   # MG_FLAG_HEX_SWAP in csrc/game.h
 COLUMNS = "abcdefghijklmnopqrs"
 
 

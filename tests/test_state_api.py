@@ -1,0 +1,119 @@
+"""The State constructor's checks (rule flags, NUL bytes, budgets) and the OpenSpiel names."""
+import io
+import sys
+
+import numpy as np
+import pytest
+
+from mavgame import Chess, ConnectFour, Gardner, Hex, State, TicTacToe, _core, cli
+
+
+# ---- rule flags ---------------------------------------------------------------------------------
+
+def test_flag_constants_are_exported():
+    assert (_core.FLAG_CHESS960, _core.FLAG_GARDNER_BISHOP, _core.FLAG_HEX_SWAP) == (1, 2, 4)
+    assert Hex(5, swap=True).flags == _core.FLAG_HEX_SWAP
+    assert Gardner(bishop_promotion=True).flags == _core.FLAG_GARDNER_BISHOP
+
+
+@pytest.mark.parametrize("game,flags", [
+    ("hex", -1), ("hex", 1), ("hex", 8), ("hex", 1 << 31), ("hex", 2 ** 32), ("chess", _core.FLAG_HEX_SWAP),
+    ("connect_four", 1), ("tictactoe", _core.FLAG_CHESS960), ("gardner", _core.FLAG_CHESS960),
+])
+def test_unknown_flags_are_refused_naming_the_value(game, flags):
+    with pytest.raises(ValueError, match=f"{game}: unknown rule flags {flags}"):
+        State(game, None, 5 if game == "hex" else 0, flags)
+
+
+def test_known_flags_are_accepted():
+    assert State("hex", None, 5, _core.FLAG_HEX_SWAP).flags == _core.FLAG_HEX_SWAP
+    assert State("chess", None, 0, _core.FLAG_CHESS960).flags == _core.FLAG_CHESS960
+    assert State("chess960", None, 0, _core.FLAG_CHESS960).flags == _core.FLAG_CHESS960
+    assert State("gardner", None, 0, _core.FLAG_GARDNER_BISHOP).flags == _core.FLAG_GARDNER_BISHOP
+
+
+def test_cli_play_hex_swap_enables_the_swap_rule(monkeypatch, capsys):
+    # second player: after the agent's first stone the legal moves include the swap
+    monkeypatch.setattr(sys, "stdin", io.StringIO("moves\nswap\n"))
+    rc = cli.main(["play", "--game", "hex", "--board-size", "3", "--swap", "--agent", "random", "--color", "second"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "swap" in out.split()                   # listed by 'moves'
+    assert "illegal move" not in out               # and played
+
+
+# ---- NUL bytes and budgets ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("call", [
+    lambda: ConnectFour.from_moves("4\x004"),
+    lambda: ConnectFour(moves="44\x00"),
+    lambda: _core.c4_from_moves("4\x00"),
+    lambda: _core.C4Solver(10).solve_sequences(["44", "4\x004"]),
+    lambda: ConnectFour("\x00"),
+    lambda: ConnectFour().push("4\x00"),
+])
+def test_text_with_nul_is_refused(call):
+    with pytest.raises(ValueError, match="NUL"):
+        call()
+
+
+@pytest.mark.parametrize("kw", [{"max_nodes": -1}, {"max_nodes": -(2 ** 40)}, {"max_seconds": -1.0},
+                                {"max_seconds": float("nan")}])
+def test_c4_solve_refuses_negative_budgets(kw):
+    name = next(iter(kw))
+    with pytest.raises(ValueError, match=name):
+        ConnectFour().solve(**kw)
+    with pytest.raises(ValueError, match=name):
+        _core.C4Solver(10).solve(ConnectFour(), **kw)
+
+
+def test_other_budgets_are_checked():
+    with pytest.raises(ValueError, match="max_nodes"):
+        Hex(3).solve(max_nodes=-1)
+    with pytest.raises(ValueError, match="depth"):
+        Chess().perft(-1)
+    with pytest.raises(ValueError, match="simulations"):
+        Hex(3).mcts(simulations=-5)
+    with pytest.raises(OverflowError):
+        ConnectFour().solve(max_nodes=2 ** 64)
+
+
+# ---- OpenSpiel names ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("make", [Chess, Gardner, ConnectFour, lambda: Hex(4), TicTacToe])
+def test_openspiel_names(make):
+    s = make()
+    assert s.current_player() == 0 and s.returns() == [0.0, 0.0]
+    a = int(s.legal_actions()[0])
+    assert s.string_to_action(s.action_to_string(a)) == a
+    assert s.action_to_string(0, a) == s.action_to_str(a)
+    c = s.clone()
+    assert s.apply_action(a) is None
+    assert s.ply == 1 and c.ply == 0 and c != s
+    assert s.current_player() == 1
+
+
+def test_returns_and_terminal_player():
+    s = ConnectFour.from_moves("1212121")              # x completes four in column 1
+    assert s.is_terminal() and s.current_player() == -4
+    assert s.returns() == [1.0, -1.0]
+    t = TicTacToe("xx./oo./x.. o")
+    t.apply_action("c2")                                   # o completes the middle row
+    assert t.returns() == [-1.0, 1.0] and t.current_player() == -4
+    d = TicTacToe("xox/xox/oxo o")
+    assert d.is_terminal() and d.returns() == [0.0, 0.0]
+
+
+def test_connect_four_actions_are_columns_from_0_and_move_strings_from_1():
+    # The decision: action = column index 0..6 (OpenSpiel, policy vectors), move text "1".."7"
+    # (the solver test sets).  The two forms name the same column, and an int out of range says so.
+    for col in range(7):
+        a, b = ConnectFour(), ConnectFour()
+        assert a.push(col) == col and b.push(str(col + 1)) == col
+        assert a == b and a.action_to_str(col) == str(col + 1) and a.parse_move(str(col + 1)) == col
+        assert a.legal_moves()[col] == str(col + 1)
+    with pytest.raises(ValueError, match=r"action 7 \(not in 0..6; the move string '7' is action 6\)"):
+        ConnectFour().push(7)
+    with pytest.raises(ValueError, match=r"not in 0..6\)"):
+        ConnectFour().push(9)
+    assert np.array_equal(ConnectFour().legal_actions(), np.arange(7))
