@@ -309,13 +309,19 @@ class MCTSAgent(Agent):
         self._new(_mix(self._seed, seed))
 
     def act(self, state) -> Move:
+        self.check_game(state.game)
         if self._mcts is None:
             self._new(self._seed)
-        res = self._mcts.search(state)
+        from .mcts import SearchError
+        try:
+            res = self._mcts.search(state)
+        except SearchError as e:
+            raise AgentError(f"MCTS agent {self.name!r}: {e}") from e
         if res.best_action is not None:
             return int(res.best_action)
         if res.best_move is None:
-            raise AgentError(f"MCTS agent {self.name!r} found no move in position {state.text()!r}")
+            raise AgentError(f"MCTS agent {self.name!r} found no move in position {state.text()!r} "
+                             f"(search counters: {res.stats})")
         return res.best_move
 
     def __getstate__(self):
