@@ -36,6 +36,12 @@ int mg_py_state_parse_move(mg_py_state *s, PyObject *move, int32_t *out);
 /* Raise ValueError with the C error text. Returns NULL. */
 PyObject *mg_py_value_error(const char *msg);
 
+/* Raise the python-chess style error (mavgame.errors, all ValueError subclasses) for a move error
+ * text, by its first word, which every game's action_from_str and the SAN parser begin with:
+ * "illegal ..." IllegalMoveError, "ambiguous ..." AmbiguousMoveError, else InvalidMoveError.
+ * Returns NULL. */
+PyObject *mg_py_move_error(const char *msg);
+
 int mg_bind_state(PyObject *m);
 
 #endif
