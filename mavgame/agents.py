@@ -28,6 +28,12 @@ spec                    agent
                         7x7), exact minimax for tic-tac-toe
 ``minimax``             exact memoized minimax (small games only: tic-tac-toe, tiny Hex)
 ``python``              a Python callable ``fn(state) -> move``: ``fn=package.module:function``
+``mav``                 the MAV model, searchless (numpy or torch): ``model`` (a .safetensors file;
+                        default: the shipped Connect Four model), ``scoring`` (mean, max), ``best``
+                        (1: %best_action breaks near ties), ``tie``, ``backend`` (auto, numpy, torch)
+``mav_mcts``            MAV-MCTS, the model guiding MCTS: ``sims`` (default 64), ``batch`` (16),
+                        ``scoring``, ``state_tracking`` (1: engine-free), ``cache``, ``model``,
+                        ``backend``
 ======================  =====================================================================
 
 A spec is ``kind`` or ``kind:key=value,key=value`` (e.g. ``stockfish:skill=3,movetime=50``);
