@@ -516,13 +516,11 @@ def _pool_run(task: _Task) -> Tuple[_Task, str, Any]:
     return task, status, payload
 
 
-def _mp_context():
-    """fork where it is safe; forkserver once torch is loaded in this process (a MAV agent's model): a
-    forked child that runs torch after the parent did can hang in the inherited thread pool."""
-    methods = mp.get_all_start_methods()
-    if "torch" in sys.modules and "forkserver" in methods:
-        return mp.get_context("forkserver")
-    return mp.get_context("fork" if "fork" in methods else "spawn")
+def _mp_context(workers: int = 1):
+    """The worker processes' context from :mod:`mavgame.workers` (the one place that creates them): fork
+    where safe, forkserver once torch is loaded, threads per worker from the worker count."""
+    from .workers import worker_context
+    return worker_context(workers)
 
 
 class _SerialExecutor:
@@ -548,8 +546,8 @@ class _ProcessExecutor:
         self.workers = workers
 
     def run(self, tasks: List[_Task], stop: Callable[[], bool]) -> Iterator[Tuple[_Task, str, Any]]:
-        ctx = _mp_context()
-        pool = ctx.Pool(self.workers, initializer=_pool_init, initargs=(self.config,))
+        from .workers import pool as worker_pool
+        pool = worker_pool(self.workers, _pool_init, (self.config,))
         pending = []
         it = iter(tasks)
         window = 2 * self.workers
