@@ -297,7 +297,7 @@ def annotate_many(positions: Iterable[Union[str, Tuple[str, Sequence[str]]]], *,
     kwargs = dict(kwargs, engine=engine)
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from ._progress import tqdm
         bar = tqdm(total=len(items), desc="annotate", unit="pos")
     try:
         if workers <= 1:

@@ -662,7 +662,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     games = args.game or [g for g in _core.games()]
     rows = []
     try:
-        from tqdm.auto import tqdm
+        from ._progress import tqdm
     except ImportError:  # pragma: no cover - tqdm is a dependency
         tqdm = None
     items = [(g, k) for g in games for k in ("perft", "playouts", "uct", "mcts")]

@@ -187,7 +187,7 @@ def annotate_ray(positions: Iterable[Union[str, Tuple[str, Sequence[str]]]], *, 
     actors = [Actor.remote(kwargs, 1) for _ in range(n)]
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from ._progress import tqdm
         bar = tqdm(total=len(items), desc="annotate (ray)", unit="pos")
     done: Dict[int, dict] = {}
     nxt = 0

@@ -796,7 +796,7 @@ class League:
             todo = todo[:max(0, int(max_games))]
         bar = None
         if progress and todo:
-            from tqdm.auto import tqdm
+            from ._progress import tqdm
             bar = tqdm(total=len(todo), desc=f"{self.game} league", unit="game", dynamic_ncols=True)
         failed: List[dict] = []
         stopping = [False]

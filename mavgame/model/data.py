@@ -751,7 +751,7 @@ def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: flo
     counts = {split: sum(c) for split, c in writer.shard_counts().items()}
     bar = None
     if progress:
-        from tqdm import tqdm
+        from .._progress import tqdm
         bar = tqdm(total=n_games, initial=done, desc=f"{game} games", unit="game", dynamic_ncols=True)
 
     def save_progress():
@@ -982,7 +982,7 @@ def positions_from_pgn(pgn_paths: Sequence[str], out, every: int = 1, skip_plies
     t0 = time.perf_counter()
     bar = None
     if progress:
-        from tqdm import tqdm
+        from .._progress import tqdm
         bar = tqdm(total=len(games), desc="pgn games", unit="game", dynamic_ncols=True)
 
     def consume(results):
