@@ -160,7 +160,7 @@ class _AnnotateWorker:
         from .uci import EngineError
         try:
             return idx, self.ann.annotate(fen, moves).to_dict(), None
-        except EngineError as e:
+        except (EngineError, ValueError) as e:
             return idx, None, f"{type(e).__name__}: {e}"
 
     def close(self) -> None:
@@ -172,12 +172,16 @@ def annotate_ray(positions: Iterable[Union[str, Tuple[str, Sequence[str]]]], *, 
                  **kwargs) -> Iterator[Any]:
     """Like :func:`mavgame.annotate.annotate_many` (same positions, same keyword arguments for the
     :class:`~mavgame.annotate.Annotator`), with one engine per Ray actor; yields in input order."""
-    from .annotate import Annotation, parse_position
+    from .annotate import Annotation, check_line, parse_position
     from .uci import EngineError
 
     items = []
     for i, p in enumerate(positions):
         fen, mv = parse_position(p) if isinstance(p, str) else (p[0], list(p[1]))
+        try:   # checked here, before any actor starts (an engine would skip an illegal move silently)
+            check_line(fen, mv, bool(kwargs.get("chess960")))
+        except ValueError as e:
+            raise type(e)(f"position {i} ({fen!r} moves {' '.join(mv) or '-'}): {e}") from None
         items.append((i, fen, list(mv)))
     if not items:
         return
