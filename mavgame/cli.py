@@ -83,16 +83,21 @@ _positive_float.__name__ = "number"
 
 
 def _agent_table() -> str:
-    """The agent kinds and their options: the table of mavgame.agents' docstring (one copy)."""
+    """The agent kinds and their options, from the table in mavgame.agents' docstring (one copy)."""
+    import re
+
     from . import agents
-    doc = agents.__doc__ or ""
-    try:
-        start, end = doc.index("====="), doc.rindex("=====")
-    except ValueError:  # docstrings stripped (python -OO)
+    lines = (agents.__doc__ or "").splitlines()
+    rules = [i for i, ln in enumerate(lines) if ln.startswith("=====")]
+    if len(rules) < 3:  # docstrings stripped (python -OO)
         return "agent kinds: " + ", ".join(agents.agent_kinds())
-    table = doc[start:doc.index("\n", end)].replace("``", "")
-    return ("agent specs: KIND or KIND:KEY=VALUE,KEY=VALUE, optionally named NAME=SPEC; kinds and options:\n\n"
-            + table + "\n")
+    col = lines[rules[0]].index(" ") + 2          # where the second column starts
+    out = ["agent specs: KIND or KIND:KEY=VALUE,KEY=VALUE (optionally named NAME=SPEC); the kinds and their "
+           "options:", ""]
+    for ln in lines[rules[1] + 1:rules[2]]:
+        kind, text = ln[:col].strip().strip("`"), re.sub(r":\w+:`([^`]*)`", r"\1", ln[col:]).replace("``", "")
+        out.append(f"  {kind:<12} {text}" if kind else f"  {'':<12} {text}")
+    return "\n".join(out) + "\n"
 
 
 def _check_writable(opt: str, path: Optional[str]) -> None:
