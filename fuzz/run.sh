@@ -30,7 +30,8 @@ LIBFLAGS="-std=c11 -g -O1 -D_POSIX_C_SOURCE=200809L -fsanitize=fuzzer-no-link,ad
 objs=()
 for s in $SRCS; do
     o="$BUILD/$(echo "$s" | tr / _).o"
-    if [ ! -f "$o" ] || [ "$s" -nt "$o" ]; then
+    # rebuilt when the source or any header changed (a struct layout change must reach every object)
+    if [ ! -f "$o" ] || [ "$s" -nt "$o" ] || [ -n "$(find csrc -name '*.h' -newer "$o" -print -quit)" ]; then
         "$CC" $LIBFLAGS -c "$s" -o "$o"
     fi
     objs+=("$o")

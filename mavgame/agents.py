@@ -86,6 +86,13 @@ def resolve_move(state, move: Any, who: str = "agent") -> int:
     raise AgentError(f"{who} returned {move!r} ({type(move).__name__}), not a move, in position {state.text()!r}")
 
 
+def _check_sims(sims) -> int:
+    """A simulation count from an agent spec: an integer >= 1 (ValueError naming the value)."""
+    if isinstance(sims, bool) or not isinstance(sims, (int, np.integer)) or sims < 1:
+        raise ValueError(f"sims must be a number of simulations >= 1, not {sims!r}")
+    return int(sims)
+
+
 class Agent:
     """Base class; subclasses override :meth:`act` (and :meth:`setup` / :meth:`close` if needed).
 
@@ -280,7 +287,7 @@ class MCTSAgent(Agent):
     def __init__(self, evaluator: Any = "playout", sims: int = 200, *, name: Optional[str] = None,
                  games: Optional[tuple] = None, **mcts_kwargs):
         self.evaluator = evaluator
-        self.sims = int(sims)
+        self.sims = _check_sims(sims)
         self.kwargs = mcts_kwargs
         self.games = games
         ev_name = evaluator if isinstance(evaluator, str) else getattr(evaluator, "name", type(evaluator).__name__)
@@ -344,7 +351,7 @@ class UCTAgent(Agent):
     :class:`mavgame.MCTS` with its playout evaluator (uniform prior)."""
 
     def __init__(self, sims: int = 200, *, c: float = 2 ** 0.5, name: Optional[str] = None, seed: int = 0):
-        self.sims = int(sims)
+        self.sims = _check_sims(sims)
         self.c = float(c)
         self.name = name or f"uct-{self.sims}"
         self._seed = seed

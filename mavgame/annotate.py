@@ -217,7 +217,8 @@ class Annotator:
                     got[ln.move] = ln.score
                     found = True
             if not found:
-                raise EngineError(f"engine {self._engine.name!r} gave no score for moves {chunk} in {fen!r}")
+                why = f" (it sent malformed info lines: {'; '.join(r2.ignored[:2])})" if r2.ignored else ""
+                raise EngineError(f"engine {self._engine.name!r} gave no score for moves {chunk} in {fen!r}{why}")
             missing = [m for m in legal if m not in got]
         best = res.bestmove
         if best is None or best not in legal_set:

@@ -14,6 +14,7 @@ Every subcommand explains its options with ``--help``.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -223,8 +224,8 @@ def _parse_agents(items: Sequence[str]) -> Dict[str, str]:
         try:
             ag = make_agent(spec)
         except (ValueError, ImportError, OSError) as e:
-            raise _fail(f"agent {spec!r}: {e}")
-        _check_engine(spec, ag)
+            raise _fail(f"agent {it!r}: {e}")
+        _check_engine(it, ag)
         name = name or (spec if ":" not in spec else ag.name)
         ag.close()
         if name in out:
@@ -300,16 +301,28 @@ def _add_game_options(p: argparse.ArgumentParser, default_game: str) -> None:
     p.add_argument("--board-size", type=int, default=0, help="board size for Hex (default: 11)")
 
 
+def _at_least_one(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, not {v}")
+    return v
+
+
 def _add_league_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--openings", default=None,
                    help="openings: N (the first N shipped for the game; N random start positions for chess960), "
                         "comma-separated names of shipped openings, a file in the openings format, or "
                         "random:PLIES:N (N random openings of PLIES moves); default: all shipped openings")
     p.add_argument("--rounds", type=int, default=1, help="times each (pair, opening, colour) game is played (default: 1)")
-    p.add_argument("--workers", type=int, default=max(1, min(os.cpu_count() or 1, 2)),
-                   help="processes playing games in parallel (default: min(2, CPUs))")
-    p.add_argument("--max-plies", type=int, default=None,
-                   help="moves after the opening before a game is scored a draw (default: play to the end)")
+    p.add_argument("--workers", type=_at_least_one, default=max(1, min(os.cpu_count() or 1, 2)),
+                   help="processes playing games in parallel, >= 1 (default: min(2, CPUs))")
+    p.add_argument("--max-plies", type=_at_least_one, default=None,
+                   help="moves after the opening before a game is scored a draw, >= 1 (default: no limit, "
+                        "play to the end)")
     p.add_argument("--adjudicate", type=int, default=None, metavar="CP",
                    help="chess: end a game once Stockfish's evaluation reaches CP centipawns for one side "
                         "(the MAV paper used 1200 for some runs)")
@@ -320,6 +333,9 @@ def _add_league_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed for per-game agent seeds and random openings (default: 0)")
     p.add_argument("--games-out", "--pgn", dest="games_out", default=None, metavar="FILE",
                    help="write all games: PGN for the chess family, one move list per line for other games")
+    p.add_argument("--export", action="append", default=None, metavar="FILE",
+                   help="also export the results by extension: .jsonl (records), .csv (one row per game), .pgn "
+                        "(repeat for several)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--prior", type=float, default=1.0,
                    help="virtual draws added to each pair in the Elo fit (keeps perfect scores finite; 0: plain "
@@ -335,18 +351,52 @@ def _add_league_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plot", default=None, metavar="FILE", help="save a plot of the ratings (needs matplotlib)")
 
 
-def _run_league(args, agents: Dict[str, str], out: Optional[str]) -> int:
-    from .league import League, LeagueError
+def _run_league(args, agents: Dict[str, str], out: Optional[str], event: Optional[str] = None) -> int:
+    import warnings
 
+    from .league import League
+    from .results import ResultsWarning
+    from .store import StoreError
+
+    for path in getattr(args, "export", None) or []:
+        if os.path.splitext(path)[1].lower() not in (".jsonl", ".csv", ".pgn", ".txt"):
+            raise _fail(f"--export {path}: use a .jsonl, .csv, .pgn or .txt name")
+    anchors = _parse_anchors(args.anchor)
+    unknown = [k for k in anchors if k not in agents]
+    if unknown:
+        raise _fail(f"--anchor {unknown[0]}=...: {unknown[0]!r} is not an agent of this league "
+                    f"(agents: {', '.join(agents)})")
+    to_stdout = out == "-"
+    if to_stdout:
+        out = None
     openings = _resolve_openings(args.openings, args.game, args.board_size, args.seed)
-    try:
-        lg = League(agents, args.game, openings, rounds=args.rounds, path=out, workers=args.workers,
-                    board_size=args.board_size, adjudicate=_adjudicator(args), max_plies=args.max_plies,
-                    seed=args.seed)
-    except ValueError as e:
-        raise _fail(str(e))
-    todo = len(lg.schedule())
-    done = len(lg.finished()) if out and os.path.exists(out) else 0
+    with warnings.catch_warnings():  # refused or uncounted stored games: one line each
+        warnings.simplefilter("always", ResultsWarning)
+        said: set = set()
+
+        def show(m, *a, **k):
+            if str(m) not in said:
+                said.add(str(m))
+                print(f"mavgame: warning: {m}", file=sys.stderr)
+
+        warnings.showwarning = show
+        try:
+            lg = League(agents, args.game, openings, rounds=args.rounds, path=out, workers=args.workers,
+                        board_size=args.board_size, adjudicate=_adjudicator(args), max_plies=args.max_plies,
+                        seed=args.seed, event=event)
+            todo = len(lg.schedule())
+            done = len(lg.finished()) if out else 0
+            return _play_league(args, lg, agents, anchors, lg.store_path, todo, done, to_stdout)
+        except StoreError as e:
+            raise _fail(str(e))
+        except ValueError as e:
+            raise _fail(str(e))
+
+
+def _play_league(args, lg, agents: Dict[str, str], anchors: Dict[str, float], out: Optional[str], todo: int,
+                 done: int, to_stdout: bool) -> int:
+    from .league import LeagueError
+
     where = f"; results in {out}" + (f" ({done} game(s) there already: resuming)" if done else "") if out else ""
     print(f"{args.game}: {len(agents)} agents, {len(lg.openings)} opening(s), {todo} games{where}", file=sys.stderr)
     t0 = time.perf_counter()
@@ -358,10 +408,15 @@ def _run_league(args, agents: Dict[str, str], out: Optional[str]) -> int:
     except ValueError as e:
         raise _fail(str(e))
     dt = time.perf_counter() - t0
-    print(f"\n{len(res)} games ({dt:.0f} s)\n")
-    print(res.matrix_table())
-    print()
-    anchors = _parse_anchors(args.anchor)
+    report = sys.stdout
+    if to_stdout:  # --out -: the games as JSON lines on stdout, the tables on stderr
+        for g in res.games:
+            print(json.dumps(g.to_dict()), file=sys.stdout)
+        sys.stdout.flush()
+        report = sys.stderr
+    print(f"\n{len(res)} games ({dt:.0f} s)\n", file=report)
+    print(res.matrix_table(), file=report)
+    print(file=report)
     if getattr(args, "anchor_uci_elo", False):
         from .agents import parse_spec
         for name, spec in agents.items():
@@ -381,10 +436,13 @@ def _run_league(args, agents: Dict[str, str], out: Optional[str]) -> int:
             elo = calibrate(elo, {k: v for k, v in anchors.items() if k in elo.names})
         except ValueError as e:
             print(f"mavgame: no calibration: {e}", file=sys.stderr)
-    print(elo.table())
+    print(elo.table(), file=report)
     if args.games_out:
         n = res.write_games(args.games_out)
         print(f"\n{n} games written to {args.games_out}", file=sys.stderr)
+    for path in args.export or []:
+        n = res.export(path)
+        print(f"{n} games exported to {path}", file=sys.stderr)
     if args.plot:
         elo.plot(args.plot, title=f"{args.game} league ({len(res)} games)")
         print(f"plot saved to {args.plot}", file=sys.stderr)
@@ -403,10 +461,17 @@ def cmd_league(args: argparse.Namespace) -> int:
             args.openings = DEFAULT_LEAGUE["openings"]
     if len(agents) < 2:
         raise _fail("a league needs at least two agents")
-    out = None if args.out in ("", "-", "none") else (args.out or f"league-{args.game}.jsonl")
-    if out and args.fresh and os.path.exists(out):
-        os.remove(out)
-    return _run_league(args, agents, out)
+    out = None if args.out in ("", "none") else (args.out or f"league-{args.game}.sqlite")
+    if out and out != "-" and args.fresh:
+        from .store import store_path_for
+        store, old = store_path_for(out)
+        if old and os.path.exists(old):
+            raise _fail(f"--fresh with --out {out}: that JSON-lines file would be imported again; give a .sqlite "
+                        "--out (or move the file away)")
+        for f in (store, store + "-wal", store + "-shm"):
+            if os.path.exists(f):
+                os.remove(f)
+    return _run_league(args, agents, out, event=f"mavgame {args.game} league")
 
 
 def cmd_match(args: argparse.Namespace) -> int:
@@ -415,7 +480,7 @@ def cmd_match(args: argparse.Namespace) -> int:
     (na, sa), (nb, sb) = next(iter(a.items())), next(iter(b.items()))
     if na == nb:  # the same kind of agent on both sides
         na, nb = na + "-1", nb + "-2"
-    return _run_league(args, {na: sa, nb: sb}, args.out)
+    return _run_league(args, {na: sa, nb: sb}, args.out, event=f"mavgame {args.game} match: {na} vs {nb}")
 
 
 # ---- play --------------------------------------------------------------------------------------
@@ -775,13 +840,16 @@ def build_parser() -> argparse.ArgumentParser:
     ma.add_argument("second", help="second agent spec (NAME=SPEC to name it)")
     _add_game_options(ma, "connect_four")
     _add_league_options(ma)
-    ma.add_argument("--out", default=None, metavar="FILE.jsonl",
-                    help="store the games in this JSON-lines file (rerun to resume; default: not stored)")
+    ma.add_argument("--out", default=None, metavar="FILE.sqlite",
+                    help="store the games in this SQLite results store (rerun to resume; a .jsonl name stores in "
+                         "the .sqlite beside it and imports the JSON-lines file once); '-': write the games to "
+                         "stdout as JSON lines, the tables to stderr (default: not stored)")
     ma.set_defaults(func=cmd_match)
 
     lg = sub.add_parser("league", help="round robin between agents with an Elo table",
                         description="Every pair of agents plays every opening with both colours; games run in "
-                        "parallel and are stored one by one in a JSON-lines file, so an interrupted league resumes "
+                        "parallel and are stored one by one in a SQLite results store, so an interrupted league "
+                        "resumes "
                         "when run again.  Prints the W/D/L matrix and a maximum-likelihood Elo table with "
                         "confidence intervals.  Without --agent: a Connect Four league of random, playout UCT at "
                         "100/400/1600 simulations, MCTS guided by the perfect solver and the perfect player, from "
@@ -791,9 +859,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="an agent (repeat for each): a spec such as uct:sims=400 or stockfish:skill=3,movetime=100, "
                          "optionally named NAME=SPEC (see `mavgame match --help` for the kinds)")
     _add_league_options(lg)
-    lg.add_argument("--out", default=None, metavar="FILE.jsonl",
-                    help="results file, reused to resume (default: league-GAME.jsonl in the current directory; "
-                         "'-' for none)")
+    lg.add_argument("--out", default=None, metavar="FILE.sqlite",
+                    help="SQLite results store, reused to resume (default: league-GAME.sqlite in the current "
+                         "directory; a .jsonl name stores in the .sqlite beside it and imports the JSON-lines file "
+                         "once); '-': not stored, the games to stdout as JSON lines and the tables to stderr; "
+                         "'none': not stored")
     lg.add_argument("--fresh", action="store_true", help="delete the results file first instead of resuming")
     lg.add_argument("--max-games", type=int, default=None,
                     help="stop after this many new games (the rest can be played by a later run)")

@@ -4,8 +4,8 @@ The same API as on one machine, with the work spread over Ray actors (one per wo
 its own agents or engine, started on first use)::
 
     >>> from mavgame.distributed import RayExecutor, annotate_ray
-    >>> lg = League(agents, "chess", openings=20, path="league.jsonl", executor=RayExecutor(num_workers=64))
-    >>> lg.run()                         # results still stream into league.jsonl, resumable as usual
+    >>> lg = League(agents, "chess", openings=20, path="league.sqlite", executor=RayExecutor(num_workers=64))
+    >>> lg.run()                         # each result is sent back and stored by this process, resumable as usual
     >>> for a in annotate_ray(fens, num_workers=64, nodes=100000): ...
 
 ``address`` is passed to ``ray.init`` ("auto" joins a running cluster; None starts a local one

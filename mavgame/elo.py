@@ -132,6 +132,21 @@ class EloResult:
         lines.append(foot)
         return "\n".join(lines)
 
+    def to_pandas(self):
+        """The table as a pandas DataFrame, one row per agent best first (needs pandas)."""
+        from ._tables import pandas
+        return pandas().DataFrame(self.rows()).set_index("agent")
+
+    to_dataframe = to_pandas
+
+    def _repr_html_(self) -> str:
+        """The table as HTML (Jupyter shows it as a table)."""
+        from ._tables import html_table
+        rows = self.rows()
+        cols = [c for c in (rows[0] if rows else {}) if c != "agent"]
+        caption = f"Elo, {self.level:.0%} intervals ({self.ci_method})"
+        return html_table(cols, [[r[c] for c in cols] for r in rows], caption, index=[r["agent"] for r in rows])
+
     def __str__(self) -> str:
         return self.table()
 

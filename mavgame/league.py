@@ -2,121 +2,59 @@
 
 A league plays every pair of agents from every opening of an opening set, once with each colour
 (``rounds`` times over), as in the MAV paper's evaluation.  Games run in parallel over processes
-with a progress bar.  Each finished game is appended at once to a JSON-lines file, so a league
-that is interrupted (Ctrl-C, a crash, a killed job) resumes where it stopped when run again with
-the same file: finished games are never played twice nor lost.
+(or Ray actors) with a progress bar.  The process that schedules the games records each finished
+game at once in a SQLite results store (:mod:`mavgame.store`), so a league that is interrupted
+(Ctrl-C, a crash, kill -9) resumes where it stopped when run again with the same store: finished
+games are never played twice, counted twice, nor lost.
 
     >>> from mavgame.league import League
     >>> lg = League({"random": "random", "uct100": "uct:sims=100", "perfect": "perfect"},
-    ...             game="connect_four", openings=4, path="c4.jsonl", workers=2)
-    >>> res = lg.run()                  # plays what the file does not have yet
-    >>> print(res.matrix_table())       # W/D/L per pair
+    ...             game="connect_four", openings=4, path="c4.sqlite", workers=2)
+    >>> res = lg.run()                  # plays what the store does not have yet
+    >>> print(res.matrix_table())       # W/D/L per pair (in Jupyter, ``res`` shows as a table)
     >>> print(res.elo().table())        # maximum-likelihood Elo with 95% intervals
     >>> res.write_games("c4.pgn")       # PGN for the chess family, move lists for other games
+    >>> res.to_pandas()                 # one row per game (pandas optional); write_csv, write_jsonl
 
 Chess960: ``openings=League.chess960(n, seed)`` (random start positions, both colours each).
 Adjudication: ``adjudicate=Adjudicator(margin_cp=1200)`` ends chess games once an engine
 evaluation passes the margin (the MAV paper did this for its internal-search runs);
 ``max_plies`` ends any game as a draw after that many moves.
 
-The file format: a first line ``{"type": "league", ...}`` with the configuration, then one line
-``{"type": "game", ...}`` per finished game (a :class:`GameRecord`).  A torn last line left by a
-killed run is cut off on resume.
+A results path ending in ``.jsonl`` (the results file of older versions) keeps its results in the
+``.sqlite`` store beside it and reads the JSON-lines file into it once, validated (refused lines
+are reported).  The pieces live in their own modules, re-exported here: records
+(:mod:`mavgame.records`), the store (:mod:`mavgame.store`), results and exports
+(:mod:`mavgame.results`), PGN (:mod:`mavgame.pgn`).
 """
 from __future__ import annotations
 
-import dataclasses
-import json
-import multiprocessing as mp
 import os
-import sys
 import time
 import traceback
+import warnings
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _core
 from .agents import Agent, AgentError, make_agent, resolve_move
+from .pgn import to_movelist, to_pgn
+from .records import CHESS_FAMILY, GameRecord, Opening, RecordError, check_record, game_key
+from .results import LeagueResults, ResultsWarning, load_results
+from .store import ResultStore, StoreError, store_path_for
 
 __all__ = ["Opening", "GameRecord", "Adjudicator", "League", "LeagueResults", "LeagueError", "play_game",
-           "match", "load_results", "to_pgn", "CHESS_FAMILY"]
+           "match", "load_results", "to_pgn", "to_movelist", "CHESS_FAMILY", "ResultStore", "StoreError",
+           "ResultsWarning"]
 
-CHESS_FAMILY = ("chess", "chess960", "gardner")
 FILE_VERSION = 1
 
 
 class LeagueError(RuntimeError):
     """A game of the league failed (the message names the game and the cause); finished games are saved."""
-
-
-# ---------------------------------------------------------------------------------------------
-# openings and game records
-
-
-@dataclass(frozen=True)
-class Opening:
-    """A start for games: a position text (None: the game's start position) and moves after it."""
-
-    name: str
-    moves: Tuple[str, ...] = ()
-    text: Optional[str] = None
-
-    def state(self, game: str, board_size: int = 0, flags: int = 0):
-        """The position after the opening (ValueError if a move is illegal)."""
-        s = _core.State(game, self.text, board_size, flags)
-        for i, m in enumerate(self.moves):
-            try:
-                s.push_str(m)
-            except ValueError as e:
-                raise ValueError(f"opening {self.name!r}: move {i + 1} {m!r} is illegal: {e}") from None
-        if s.is_terminal():
-            raise ValueError(f"opening {self.name!r} ends the game")
-        return s
-
-    def to_dict(self) -> dict:
-        return {"name": self.name, "moves": list(self.moves), "text": self.text}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "Opening":
-        return cls(d["name"], tuple(d.get("moves") or ()), d.get("text"))
-
-
-@dataclass
-class GameRecord:
-    """One finished game.  ``first`` moved first (White in chess)."""
-
-    key: str
-    game: str
-    first: str
-    second: str
-    opening: str
-    round: int
-    start: Optional[str]           # start position text before the opening (None: standard)
-    opening_moves: List[str]
-    moves: List[str]               # moves played by the agents
-    result: str                    # "1-0", "0-1", "1/2-1/2"
-    reason: str                    # checkmate, connected, adjudication, max plies, ...
-    seconds: float = 0.0
-    think: List[float] = field(default_factory=lambda: [0.0, 0.0])
-    seed: int = 0
-    board_size: int = 0
-    flags: int = 0
-
-    def score_first(self) -> float:
-        return {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}[self.result]
-
-    def to_dict(self) -> dict:
-        d = dataclasses.asdict(self)
-        d["type"] = "game"
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "GameRecord":
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -206,8 +144,9 @@ def play_game(first: Agent, second: Agent, game: str, opening: Optional[Opening]
               seed: int = 0, key: str = "", round: int = 0, on_move: Optional[Callable] = None) -> GameRecord:
     """Play one game between two agents and return its record.
 
-    ``max_plies`` (moves after the opening) ends the game as a draw; ``on_move(state, move)`` is
-    called after every move (e.g. to print the board)."""
+    ``max_plies`` (moves after the opening, >= 1; None: no limit) ends the game as a draw;
+    ``on_move(state, move)`` is called after every move (e.g. to print the board)."""
+    _check_max_plies(max_plies)
     opening = opening or Opening("start")
     state = opening.state(game, board_size, flags)
     agents = (first, second)
@@ -248,199 +187,14 @@ def play_game(first: Agent, second: Agent, game: str, opening: Optional[Opening]
     return GameRecord(key=key, game=game, first=first.name, second=second.name, opening=opening.name,
                       round=round, start=opening.text, opening_moves=list(opening.moves), moves=moves,
                       result=result, reason=reason, seconds=time.perf_counter() - t0, think=think, seed=seed,
-                      board_size=board_size, flags=flags)
+                      board_size=board_size, flags=flags,
+                      finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
 
 
-# ---------------------------------------------------------------------------------------------
-# PGN and move lists
-
-
-def _pgn_escape(s: str) -> str:
-    return str(s).replace("\\", "\\\\").replace('"', '\\"')
-
-
-def to_pgn(rec: GameRecord, event: str = "mavgame league") -> str:
-    """PGN of a chess-family game (SAN moves from the opening's start, opening moves included)."""
-    if rec.game not in CHESS_FAMILY:
-        raise ValueError(f"PGN is for the chess family, not {rec.game!r}")
-    s = _core.State(rec.game, rec.start, rec.board_size, rec.flags)
-    standard = _core.State("chess").text()
-    tags = [("Event", event), ("Site", "mavgame"), ("Date", "????.??.??"), ("Round", str(rec.round + 1)),
-            ("White", rec.first), ("Black", rec.second), ("Result", rec.result)]
-    start_text = s.text()
-    if rec.game == "chess960":
-        tags.append(("Variant", "Chess960"))
-    elif rec.game == "gardner":
-        tags.append(("Variant", "Gardner"))
-    if rec.game != "chess" or start_text != standard:
-        tags += [("SetUp", "1"), ("FEN", start_text)]
-    tags += [("Opening", rec.opening), ("Termination", rec.reason), ("PlyCount", str(len(rec.opening_moves) + len(rec.moves)))]
-    out = [f'[{k} "{_pgn_escape(v)}"]' for k, v in tags]
-    toks: List[str] = []
-    fields = start_text.split()
-    move_no = int(fields[5]) if len(fields) > 5 and fields[5].isdigit() else 1
-    all_moves = list(rec.opening_moves) + list(rec.moves)
-    for i, m in enumerate(all_moves):
-        a = s.action_from_str(m)
-        san = _core.san(s, a)
-        after_comment = False
-        if i == len(rec.opening_moves) and rec.opening_moves:
-            toks.append("{ end of opening }")
-            after_comment = True
-        if s.to_move == 0:
-            toks.append(f"{move_no}.")
-        elif i == 0 or after_comment:
-            toks.append(f"{move_no}...")
-        toks.append(san)
-        s.push(a)
-        if s.to_move == 0:
-            move_no += 1
-    toks.append(rec.result)
-    body, line = [], ""
-    for t in toks:
-        if len(line) + len(t) + 1 > 79:
-            body.append(line)
-            line = t
-        else:
-            line = f"{line} {t}" if line else t
-    body.append(line)
-    return "\n".join(out) + "\n\n" + "\n".join(body) + "\n"
-
-
-def to_movelist(rec: GameRecord) -> str:
-    """One line per game: ``first - second result [reason] opening: moves | moves``."""
-    op = " ".join(rec.opening_moves)
-    return (f"{rec.first} - {rec.second} {rec.result} [{rec.reason}] {rec.opening}: "
-            f"{op + ' | ' if op else ''}{' '.join(rec.moves)}")
-
-
-# ---------------------------------------------------------------------------------------------
-# results
-
-
-class LeagueResults:
-    """Finished games of a league: results matrix, Elo and exports."""
-
-    def __init__(self, names: Sequence[str], games: Sequence[GameRecord], game: str = ""):
-        self.names = list(names)
-        self.games = list(games)
-        self.game = game
-        idx = {n: i for i, n in enumerate(self.names)}
-        n = len(self.names)
-        self.wins = np.zeros((n, n), dtype=np.int64)
-        self.draws = np.zeros((n, n), dtype=np.int64)
-        for g in self.games:
-            if g.first not in idx or g.second not in idx:
-                continue
-            i, j = idx[g.first], idx[g.second]
-            if g.result == "1-0":
-                self.wins[i, j] += 1
-            elif g.result == "0-1":
-                self.wins[j, i] += 1
-            else:
-                self.draws[i, j] += 1
-                self.draws[j, i] += 1
-
-    def __len__(self) -> int:
-        return len(self.games)
-
-    def wdl(self, a: str, b: str) -> Tuple[int, int, int]:
-        """(wins, draws, losses) of agent a against agent b."""
-        i, j = self.names.index(a), self.names.index(b)
-        return int(self.wins[i, j]), int(self.draws[i, j]), int(self.wins[j, i])
-
-    def matrix_table(self) -> str:
-        """Square table: row agent's W/D/L against the column agent."""
-        n = len(self.names)
-        cells = [["" if i == j else f"{self.wins[i, j]}/{self.draws[i, j]}/{self.wins[j, i]}" for j in range(n)]
-                 for i in range(n)]
-        w0 = max([len("W/D/L")] + [len(x) for x in self.names])
-        w = max([6] + [len(x) for x in self.names] + [len(c) for row in cells for c in row])
-        lines = [f"{'W/D/L':<{w0}}  " + "  ".join(f"{x:>{w}}" for x in self.names)]
-        for i, name in enumerate(self.names):
-            lines.append(f"{name:<{w0}}  " + "  ".join(f"{c:>{w}}" for c in cells[i]))
-        return "\n".join(lines)
-
-    def elo(self, anchors: Optional[Dict[str, float]] = None, **kwargs):
-        """Maximum-likelihood Elo (see :func:`mavgame.elo.fit_elo`), calibrated if ``anchors`` given."""
-        from .elo import calibrate, fit_elo
-        played = [i for i in range(len(self.names)) if (self.wins[i].sum() + self.wins[:, i].sum()
-                                                          + self.draws[i].sum()) > 0]
-        if len(played) < 2:
-            raise ValueError("fewer than two agents have finished games: no ratings yet")
-        names = [self.names[i] for i in played]
-        W = self.wins[np.ix_(played, played)]
-        D = self.draws[np.ix_(played, played)]
-        r = fit_elo(names, W, D, **kwargs)
-        if anchors:
-            r = calibrate(r, {k: v for k, v in anchors.items() if k in names})
-        return r
-
-    def write_games(self, path: str) -> int:
-        """PGN (chess family) or move lists (other games) of all games; returns the count."""
-        with open(path, "w") as f:
-            for g in self.games:
-                if g.game in CHESS_FAMILY:
-                    f.write(to_pgn(g) + "\n")
-                else:
-                    f.write(to_movelist(g) + "\n")
-        return len(self.games)
-
-
-def _read_jsonl(path: str, repair: bool = False) -> Tuple[Optional[dict], List[dict], List[dict]]:
-    """(header, game dicts, error dicts) of a league file; a torn last line is cut off when ``repair``."""
-    header = None
-    games: List[dict] = []
-    errors: List[dict] = []
-    if not os.path.exists(path):
-        return None, games, errors
-    good = 0
-    with open(path, "rb") as f:
-        data = f.read()
-    pos = 0
-    lineno = 0
-    while pos < len(data):
-        nl = data.find(b"\n", pos)
-        if nl < 0:
-            break  # torn last line (no newline)
-        raw = data[pos:nl]
-        lineno += 1
-        try:
-            d = json.loads(raw) if raw.strip() else None
-        except ValueError:
-            if data.find(b"\n", nl + 1) < 0 and nl + 1 >= len(data):
-                break  # damaged last line
-            raise ValueError(f"{path}:{lineno}: not a JSON line: {raw[:80]!r}") from None
-        pos = nl + 1
-        good = pos
-        if d is None:
-            continue
-        t = d.get("type")
-        if t == "league":
-            if header is None:
-                header = d
-        elif t == "game":
-            games.append(d)
-        elif t == "error":
-            errors.append(d)
-    if repair and good != len(data):
-        with open(path, "rb+") as f:
-            f.truncate(good)
-    return header, games, errors
-
-
-def load_results(path: str) -> LeagueResults:
-    """The results stored in a league file."""
-    header, games, _ = _read_jsonl(path)
-    if header is None and not games:
-        raise ValueError(f"{path} is not a league file (no header and no games)")
-    recs = [GameRecord.from_dict(g) for g in games]
-    names = list((header or {}).get("agents", {}))
-    for r in recs:
-        for n in (r.first, r.second):
-            if n not in names:
-                names.append(n)
-    return LeagueResults(names, recs, (header or {}).get("game", ""))
+def _check_max_plies(max_plies: Optional[int]) -> None:
+    if max_plies is not None and (isinstance(max_plies, bool) or not isinstance(max_plies, (int, np.integer))
+                                  or max_plies < 1):
+        raise ValueError(f"max_plies must be a number of moves >= 1 (None: no limit), not {max_plies!r}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -516,13 +270,6 @@ def _pool_run(task: _Task) -> Tuple[_Task, str, Any]:
     return task, status, payload
 
 
-def _mp_context(workers: int = 1):
-    """The worker processes' context from :mod:`mavgame.workers` (the one place that creates them): fork
-    where safe, forkserver once torch is loaded, threads per worker from the worker count."""
-    from .workers import worker_context
-    return worker_context(workers)
-
-
 class _SerialExecutor:
     def __init__(self, config):
         self.ws = _WorkerState(config)
@@ -539,66 +286,88 @@ class _SerialExecutor:
 
 
 class _ProcessExecutor:
-    """Games over a process pool; stops submitting when asked and drains the games in flight."""
+    """Games over a process pool; stops submitting when asked and drains the games in flight.
+
+    A worker process that dies (killed, or a crash in C code) breaks the pool: the games that
+    were in flight are played again in a fresh pool, and a game in flight at two such deaths is
+    reported as failed ("the worker process playing it died"), never silently lost."""
 
     def __init__(self, config, workers: int):
         self.config = config
         self.workers = workers
 
+    def _pool(self):
+        from .workers import process_pool_executor
+        return process_pool_executor(self.workers, _pool_init, (self.config,))
+
+    @staticmethod
+    def _kill(pool) -> None:
+        for p in list((getattr(pool, "_processes", None) or {}).values()):
+            try:
+                p.kill()
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+        pool.shutdown(wait=True, cancel_futures=True)
+
     def run(self, tasks: List[_Task], stop: Callable[[], bool]) -> Iterator[Tuple[_Task, str, Any]]:
-        from .workers import pool as worker_pool
-        pool = worker_pool(self.workers, _pool_init, (self.config,))
-        pending = []
+        from concurrent.futures import FIRST_COMPLETED, wait
+        from concurrent.futures.process import BrokenProcessPool
+
+        pool = self._pool()
+        pending: Dict[Any, _Task] = {}
+        suspects: List[_Task] = []  # in flight when a worker died: played again one at a time
         it = iter(tasks)
-        window = 2 * self.workers
         clean = False
         try:
             exhausted = False
             while True:
-                while not exhausted and not stop() and len(pending) < window:
-                    try:
-                        t = next(it)
-                    except StopIteration:
-                        exhausted = True
+                while not stop():
+                    if suspects:
+                        if pending:
+                            break
+                        t = suspects.pop(0)
+                    elif exhausted or len(pending) >= 2 * self.workers:
                         break
-                    pending.append(pool.apply_async(_pool_run, (t,)))
+                    else:
+                        try:
+                            t = next(it)
+                        except StopIteration:
+                            exhausted = True
+                            break
+                    pending[pool.submit(_pool_run, t)] = t
                 if not pending:
                     break
-                # wait for the oldest-ready result
-                done = None
-                while done is None:
-                    for i, r in enumerate(pending):
-                        if r.ready():
-                            done = pending.pop(i)
-                            break
+                done, _ = wait(list(pending), timeout=0.5, return_when=FIRST_COMPLETED)
+                lost: List[_Task] = []
+                for fut in done:
+                    try:
+                        res = fut.result()
+                    except BrokenProcessPool:
+                        continue
+                    pending.pop(fut)
+                    yield res
+                if any(f.done() and f.exception() is not None for f in pending):
+                    lost = list(pending.values())  # the pool broke: every game in flight failed with it
+                    pending.clear()
+                    self._kill(pool)
+                    pool = self._pool()
+                    if len(lost) == 1:
+                        t = lost[0]
+                        yield t, "error", {"key": t.key, "traceback": "", "error": (
+                            "the worker process playing this game died (killed by a signal, or a crash in C "
+                            "code); the game was not recorded")}
                     else:
-                        pending[0].wait(0.05)
-                yield done.get()
+                        suspects.extend(lost)
             clean = True
         finally:
             if clean:
-                pool.close()
-                pool.join()
+                pool.shutdown(wait=True)
             else:
-                pool.terminate()
-                pool.join()
+                self._kill(pool)
 
 
 # ---------------------------------------------------------------------------------------------
 # the league
-
-
-def _lock(f, path: str) -> None:
-    """An exclusive lock on an open results file, so that two runs never append to the same file."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX
-        return
-    try:
-        fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        f.close()
-        raise ValueError(f"{path} is being written by another league run (it holds the file's lock)") from None
 
 
 def _stable_seed(*parts) -> int:
@@ -621,18 +390,22 @@ class League:
     rounds:
         How many times each (pair, opening, colour) game is played.
     path:
-        JSON-lines file for the results (None: keep them in memory only); reused to resume.
+        The SQLite results store (None: keep the results in memory only); reused to resume.  A
+        ``.jsonl`` name stores in the ``.sqlite`` file beside it and imports the JSON-lines file
+        once (see the module docstring).
     workers:
-        Processes playing games in parallel (1: in this process).
+        Processes playing games in parallel (1: in this process; 0 or less is refused).
     adjudicate:
         An :class:`Adjudicator` (chess and Chess960), or a centipawn margin.
     max_plies:
-        Moves after the opening before a game is called a draw (None: play to the end).
+        Moves after the opening before a game is called a draw (>= 1; None: play to the end).
     pairs:
         Restrict to these (a, b) pairs (default: all pairs).
     on_error:
         "stop" (default): finish the games in flight, save them, raise :class:`LeagueError`;
-        "skip": record the error in the file and continue (the game is retried on resume).
+        "skip": record the error in the store and continue (the game is retried on resume).
+    event:
+        The PGN Event name of the games (default: ``mavgame <game> league``).
     """
 
     def __init__(self, agents: Union[Dict[str, Any], Sequence[Any]], game: str = "connect_four",
@@ -640,7 +413,7 @@ class League:
                  workers: int = 1, board_size: int = 0, flags: int = 0,
                  adjudicate: Union[None, int, Adjudicator] = None, max_plies: Optional[int] = None, seed: int = 0,
                  pairs: Optional[Sequence[Tuple[str, str]]] = None, on_error: str = "stop",
-                 executor: Any = None):
+                 executor: Any = None, event: Optional[str] = None):
         if game not in _core.games():
             raise ValueError(f"unknown game {game!r} (known: {', '.join(_core.games())})")
         self.game = game
@@ -672,8 +445,13 @@ class League:
         self.rounds = int(rounds)
         if self.rounds < 1:
             raise ValueError(f"rounds must be >= 1, not {rounds}")
-        self.path = path
-        self.workers = max(1, int(workers))
+        self.path = None if path is None else os.fspath(path)
+        self.store_path, self.import_path = store_path_for(self.path) if self.path else (None, None)
+        if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+            raise ValueError(f"workers must be a number of processes >= 1, not {workers!r}")
+        self.workers = int(workers)
+        _check_max_plies(max_plies)
+        self.event = event or f"mavgame {game} league"
         self.board_size = int(board_size)
         self.flags = int(flags)
         if isinstance(adjudicate, (int, float)) and not isinstance(adjudicate, bool):
@@ -696,6 +474,7 @@ class League:
                     raise ValueError(f"pair ({a!r}, {b!r}): both must be distinct agents of {names}")
                 self.pairs.append((a, b))
         self.errors: List[dict] = []
+        self.import_report = None  # the ImportReport of a JSON-lines file read into the store
 
     # -- openings ---------------------------------------------------------------------------------
 
@@ -741,7 +520,7 @@ class League:
             for o in self.openings:
                 for a, b in self.pairs:
                     for first, second in ((a, b), (b, a)):
-                        key = f"{r}|{o.name}|{first}|{second}"
+                        key = game_key(r, o.name, first, second)
                         tasks.append(_Task(key, first, second, o, r, _stable_seed(self.seed, key)))
         return tasks
 
@@ -752,45 +531,97 @@ class League:
         return {"type": "league", "version": FILE_VERSION, "game": self.game, "board_size": self.board_size,
                 "flags": self.flags, "agents": specs, "openings": [o.to_dict() for o in self.openings],
                 "rounds": self.rounds, "max_plies": self.max_plies,
-                "adjudicate": self.adjudicator.to_dict() if self.adjudicator else None, "seed": self.seed}
+                "adjudicate": self.adjudicator.to_dict() if self.adjudicator else None, "seed": self.seed,
+                "event": self.event}
 
     def _config(self) -> dict:
         return {"game": self.game, "board_size": self.board_size, "flags": self.flags, "agents": self.agent_specs,
                 "max_plies": self.max_plies, "adjudicator": self.adjudicator}
 
+    def _open_store(self) -> ResultStore:
+        """The results store, with a JSON-lines file of an older version imported once."""
+        st = ResultStore(self.store_path)
+        try:
+            if self.import_path and os.path.exists(self.import_path):
+                rep = st.import_jsonl(self.import_path, game=self.game)
+                if not rep.already:
+                    self.import_report = rep
+                    warnings.warn(f"results now kept in {self.store_path}; {rep}", ResultsWarning, stacklevel=3)
+        except BaseException:
+            st.close()
+            raise
+        return st
+
     def finished(self) -> List[GameRecord]:
-        """Games already in the results file."""
-        if not self.path:
-            return list(getattr(self, "_memory", []))
-        _, games, _ = _read_jsonl(self.path)
-        return [GameRecord.from_dict(g) for g in games]
+        """The games of this league already played (in the store, or in memory)."""
+        return self.results().games
 
     def results(self) -> LeagueResults:
-        return LeagueResults(list(self.agent_specs), self.finished(), self.game)
+        """The results so far: every stored game of this league's schedule.
+
+        Stored games that are not games of this league (an agent or opening no longer in it) are not
+        counted, and stored rows that are not valid games are refused; both are reported with a
+        :class:`ResultsWarning` naming them."""
+        if not self.path:
+            recs, refused = list(getattr(self, "_memory", [])), []
+        else:
+            if not os.path.exists(self.store_path) and not (self.import_path and os.path.exists(self.import_path)):
+                return LeagueResults(list(self.agent_specs), [], self.game, self.event)
+            st = self._open_store()
+            try:
+                recs, refused = st.games(self.game)
+            finally:
+                st.close()
+        keys = {t.key for t in self.schedule()}
+        outside = [r for r in recs if r.key not in keys]
+        if outside:
+            agents = sorted({n for r in outside for n in (r.first, r.second) if n not in self.agent_specs})
+            why = f" (agents not in this league: {', '.join(agents)})" if agents else " (openings or rounds not in it)"
+            refused.append(f"{len(outside)} stored game(s) are not games of this league{why}, not counted: "
+                           + ", ".join(r.key for r in outside[:5]) + (" ..." if len(outside) > 5 else ""))
+        for msg in refused:
+            warnings.warn(msg, ResultsWarning, stacklevel=2)
+        return LeagueResults(list(self.agent_specs), [r for r in recs if r.key in keys], self.game, self.event)
 
     # -- running -------------------------------------------------------------------------------------
 
+    def _accept(self, task: "_Task", payload: Any) -> GameRecord:
+        """The record a worker sent for a task, checked (a wrong record is the game's error)."""
+        rec = check_record(payload, game=self.game)
+        if rec.key != task.key:
+            raise RecordError(f"the worker sent game {rec.key!r} for game {task.key!r}")
+        return rec
+
     def run(self, progress: bool = True, max_games: Optional[int] = None) -> LeagueResults:
-        """Play every game not yet in the results file; return all results.
+        """Play every game not yet in the results store; return all results.
 
         ``max_games`` stops after that many new games (the rest can be played by a later run)."""
-        done_keys = set()
         memory: List[GameRecord] = getattr(self, "_memory", [])
         self._memory = memory
-        out = None
+        store = None
         if self.path:
-            header, games, _ = _read_jsonl(self.path, repair=True)
-            if header is not None:
-                self._check_header(header)
-            done_keys = {g["key"] for g in games}
-            new_file = not os.path.exists(self.path) or os.path.getsize(self.path) == 0
-            out = open(self.path, "a")
-            _lock(out, self.path)
-            if new_file or header is None:
-                out.write(json.dumps(self._header()) + "\n")
-                out.flush()
+            store = self._open_store()
+            try:
+                store.register_run()
+                header = store.header()
+                if header is not None:
+                    self._check_header(header)
+                store.set_header(self._header())
+            except BaseException:
+                store.close()
+                raise
+            done_keys = store.keys()
         else:
             done_keys = {g.key for g in memory}
+        try:
+            self._run(store, done_keys, memory, progress, max_games)
+        finally:
+            if store is not None:
+                store.close()
+        return self.results()
+
+    def _run(self, store: Optional[ResultStore], done_keys: set, memory: List[GameRecord], progress: bool,
+             max_games: Optional[int]) -> None:
         todo = [t for t in self.schedule() if t.key not in done_keys]
         if max_games is not None:
             todo = todo[:max(0, int(max_games))]
@@ -812,11 +643,14 @@ class League:
         try:
             for task, status, payload in ex.run(todo, lambda: stopping[0]):
                 if status == "ok":
-                    rec = GameRecord.from_dict(payload)
-                    if out is not None:
-                        out.write(json.dumps(rec.to_dict()) + "\n")
-                        out.flush()
-                        os.fsync(out.fileno())
+                    try:
+                        rec = self._accept(task, payload)
+                    except RecordError as e:
+                        status, payload = "error", {"key": task.key, "error": f"invalid game record: {e}",
+                                                    "traceback": ""}
+                if status == "ok":
+                    if store is not None:
+                        store.add_game(rec)
                     else:
                         memory.append(rec)
                     played += 1
@@ -828,9 +662,9 @@ class League:
                                    opening=task.opening.name)
                     failed.append(payload)
                     self.errors.append(payload)
-                    if out is not None:
-                        out.write(json.dumps(payload) + "\n")
-                        out.flush()
+                    if store is not None:
+                        store.add_error(task.key, payload["error"], first=task.first, second=task.second,
+                                        opening=task.opening.name, traceback=payload.get("traceback", ""))
                     if bar is not None:
                         bar.write(f"error in game {task.key}: {payload['error']}")
                     if self.on_error == "stop":
@@ -839,20 +673,18 @@ class League:
             if bar is not None:
                 bar.close()
                 bar = None
-            where = f" in {self.path}; run again to resume" if self.path else ""
+            where = f" in {self.store_path}; run again to resume" if store is not None else ""
             raise LeagueError(f"league interrupted after {played} new game(s); finished games are saved{where}") from None
         finally:
             if bar is not None:
                 bar.close()
-            if out is not None:
-                out.close()
         if failed and self.on_error == "stop":
             e = failed[0]
-            where = f"; {played} game(s) finished in this run are saved in {self.path}" if self.path else ""
+            where = (f"; {played} game(s) finished in this run are saved in {self.store_path}"
+                     if store is not None else "")
             more = f" (and {len(failed) - 1} more failed game(s))" if len(failed) > 1 else ""
             raise LeagueError(f"game {e['key']} ({e['first']} vs {e['second']}, opening {e['opening']}) failed: "
                               f"{e['error']}{more}{where}")
-        return self.results()
 
     def _check_header(self, header: dict) -> None:
         if header.get("game") != self.game:
@@ -875,4 +707,5 @@ def match(first: Any, second: Any, game: str = "connect_four", openings: Union[N
     nb = second.name if isinstance(second, Agent) else make_agent(second).name
     if na == nb:
         na, nb = na + "-1", nb + "-2"
+    kwargs.setdefault("event", f"mavgame {game} match: {na} vs {nb}")
     return League({na: first, nb: second}, game, openings, **kwargs).run(progress=progress)

@@ -27,7 +27,7 @@ from typing import List, Optional, Sequence
 import numpy as np
 
 from . import _core
-from .league import Opening
+from .records import Opening
 
 __all__ = ["load_openings", "openings_path", "parse_openings", "random_openings", "write_openings"]
 

@@ -21,22 +21,33 @@ Errors are subclasses of :class:`EngineError`:
 After a terminated or protocol error the engine is closed; after a timeout the client sends
 ``stop`` and stays usable only if the engine then answers.
 
+The client cannot hang on a misbehaving engine: the engine runs in its own process group, which
+is killed (SIGKILL) as a whole when the engine is closed after an error, a timeout, or a ``quit``
+it ignores; nothing waits on the engine's pipes during cleanup (the reader threads own them, so a
+child process that keeps the engine's output open cannot block the client).  A line longer than
+:data:`MAX_LINE` bytes (an engine writing without newlines) is a protocol error, so the client's
+memory stays bounded.  The client is strict about ``bestmove`` and tolerant about ``info``: a
+malformed ``info`` line is ignored and named in :attr:`SearchResult.ignored` (and logged on the
+``mavgame.uci`` logger), as python-chess's engine module does.
+
 Scores are from the side to move's point of view, as UCI sends them.  :meth:`Score.win_prob`
 converts them to a win probability with the MAV format's formula (see :func:`cp_to_win_prob`).
 """
 from __future__ import annotations
 
 import collections
+import logging
 import math
 import os
 import queue
 import re
 import shutil
+import signal
 import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 __all__ = [
     "EngineError", "EngineTerminatedError", "EngineProtocolError", "EngineTimeoutError",
@@ -48,6 +59,11 @@ STARTPOS = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 
 # Default search timeout for searches not limited by time (nodes, depth): generous but finite.
 DEFAULT_SEARCH_TIMEOUT = 600.0
+
+# The longest line accepted from an engine (bytes); longer is a protocol error.
+MAX_LINE = 1 << 20
+
+_log = logging.getLogger("mavgame.uci")
 
 _MOVE_RE = re.compile(r"^(?:[a-z]{1,2}\d{1,2}[a-z]{1,2}\d{1,2}[a-z]?|[A-Za-z]@[a-z]{1,2}\d{1,2}|0000)$")
 
@@ -151,12 +167,13 @@ class InfoLine:
 
 @dataclass
 class SearchResult:
-    """What a ``go`` returned: the best move, the ponder move and the final line per multipv index
-    (``lines``, sorted by multipv index)."""
+    """What a ``go`` returned: the best move, the ponder move, the final line per multipv index
+    (``lines``, sorted by multipv index) and the malformed info lines that were ignored."""
 
     bestmove: Optional[str]  # None when the engine answered "bestmove (none)" (no legal move)
     ponder: Optional[str]
     lines: List[InfoLine]
+    ignored: List[str] = field(default_factory=list)  # malformed info lines ignored, and why
 
     @property
     def score(self) -> Optional[Score]:
@@ -326,21 +343,55 @@ def _resolve(path: str) -> str:
 # the engine
 
 
-def _pump_lines(f, q: "queue.Queue[Optional[str]]") -> None:
-    try:
-        for line in f:
-            q.put(line.rstrip("\r\n"))
-    except (OSError, ValueError):
-        pass
-    q.put(None)
+class _TooLong:
+    """Put on the line queue when the engine wrote more than MAX_LINE bytes without a newline."""
+
+    def __init__(self, n: int, head: bytes):
+        self.n = n
+        self.head = head
 
 
-def _pump_stderr(f, buf: "collections.deque[str]") -> None:
+def _pump(fd: int, put: Callable[[object], None], limit: int, stop_at_limit: bool) -> None:
+    """Reads an engine pipe (the thread owns ``fd`` and closes it) and hands each line to ``put``;
+    None at the end.  A line over ``limit`` bytes: _TooLong and the end (``stop_at_limit``), or cut
+    to ``limit`` bytes with the rest of it discarded (stderr, which is only kept for messages)."""
+    buf = bytearray()
+    skipping = False
     try:
-        for line in f:
-            buf.append(line.rstrip("\r\n"))
-    except (OSError, ValueError):
+        while True:
+            try:
+                chunk = os.read(fd, 65536)
+            except InterruptedError:
+                continue
+            if not chunk:
+                break
+            buf += chunk
+            while True:
+                nl = buf.find(b"\n")
+                if nl < 0:
+                    break
+                if not skipping:
+                    put(bytes(buf[:nl]).decode("utf-8", "replace").rstrip("\r"))
+                skipping = False
+                del buf[:nl + 1]
+            if len(buf) > limit:
+                if stop_at_limit:
+                    put(_TooLong(len(buf), bytes(buf[:40])))
+                    return
+                if not skipping:
+                    put(bytes(buf[:limit]).decode("utf-8", "replace") + " [...]")
+                skipping = True
+                buf.clear()
+        if buf and not skipping:
+            put(bytes(buf).decode("utf-8", "replace").rstrip("\r"))
+    except OSError:
         pass
+    finally:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+        put(None)
 
 
 class UCIEngine:
@@ -369,26 +420,37 @@ class UCIEngine:
         self.search_timeout = search_timeout
         self.id: Dict[str, str] = {}
         self.options: Dict[str, UCIOption] = {}
-        self._lines: "queue.Queue[Optional[str]]" = queue.Queue()
+        self._lines: "queue.Queue[object]" = queue.Queue()
         self._stderr: "collections.deque[str]" = collections.deque(maxlen=20)
+        self.ignored: "collections.deque[str]" = collections.deque(maxlen=100)  # info lines ignored (why)
         self._closed = False
         self._in_search = False
         self._values: Dict[str, str] = {}
         self._pid = os.getpid()  # engines belong to the process that started them (not to forks)
+        # the engine's output pipes belong to the reader threads alone (they close them at the end),
+        # so that no cleanup here ever waits on a pipe that a child of the engine keeps open
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
         try:
             self._proc = subprocess.Popen(
-                [self.path, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                cwd=cwd, env=env, text=True, bufsize=1, errors="replace")
+                [self.path, *args], stdin=subprocess.PIPE, stdout=out_w, stderr=err_w, cwd=cwd, env=env,
+                text=True, bufsize=1, errors="replace", start_new_session=True)
         except OSError as e:
             self._closed = True
+            for fd in (out_r, out_w, err_r, err_w):
+                os.close(fd)
             raise EngineTerminatedError(f"cannot start engine {self.path!r}: {e}") from None
+        os.close(out_w)
+        os.close(err_w)
         # the reader threads hold the pipes and buffers, not the engine, so an engine that is dropped
         # without close() is still garbage-collected (and its process stopped by __del__)
-        self._reader = threading.Thread(target=_pump_lines, args=(self._proc.stdout, self._lines),
+        self._reader = threading.Thread(target=_pump, args=(out_r, self._lines.put, MAX_LINE, True),
                                         name="uci-stdout", daemon=True)
         self._reader.start()
-        self._errreader = threading.Thread(target=_pump_stderr, args=(self._proc.stderr, self._stderr),
-                                           name="uci-stderr", daemon=True)
+        errbuf = self._stderr
+        self._errreader = threading.Thread(
+            target=_pump, args=(err_r, lambda x: x is not None and errbuf.append(x), 4096, False),
+            name="uci-stderr", daemon=True)
         self._errreader.start()
         try:
             self._handshake()
@@ -450,7 +512,10 @@ class UCIEngine:
             raise EngineTimeoutError(f"engine {self.name!r} did not answer in time while {waiting_for}") from None
         if line is None:
             raise self._died(waiting_for)
-        return line
+        if isinstance(line, _TooLong):
+            raise self._protocol_error(f"wrote more than {MAX_LINE} bytes without a newline while {waiting_for} "
+                                       f"(it starts {line.head!r})")
+        return line  # type: ignore[return-value]
 
     def _protocol_error(self, msg: str) -> EngineProtocolError:
         self.close()
@@ -608,6 +673,7 @@ class UCIEngine:
         self._send(" ".join(parts))
         self._in_search = True
         latest: Dict[int, InfoLine] = {}
+        ignored: List[str] = []
         while True:
             try:
                 line = self._readline(deadline, f"searching ({' '.join(parts)})")
@@ -620,9 +686,12 @@ class UCIEngine:
             if toks[0] == "info":
                 try:
                     info = parse_info(line)
-                except EngineProtocolError as e:
-                    self.close()
-                    raise EngineProtocolError(f"engine {self.name!r}: {e}") from None
+                except EngineProtocolError as e:  # tolerated: named in the result and logged
+                    msg = f"ignored a malformed info line ({e})"
+                    ignored.append(msg)
+                    self.ignored.append(msg)
+                    _log.warning("engine %r: %s", self.name, msg)
+                    continue
                 if info is None:
                     continue
                 # the latest line per multipv index: engines end a search with a full block of
@@ -646,7 +715,7 @@ class UCIEngine:
                         raise self._protocol_error(f"malformed ponder move {toks[3]!r} in line: {line!r}")
                     ponder = toks[3]
                 lines = [latest[k] for k in sorted(latest)]
-                return SearchResult(bestmove=best, ponder=ponder, lines=lines)
+                return SearchResult(bestmove=best, ponder=ponder, lines=lines, ignored=ignored)
             # other lines (engine chatter) are ignored, as the protocol asks
 
     def _recover_after_timeout(self) -> None:
@@ -714,16 +783,21 @@ class UCIEngine:
         return self._closed
 
     def _kill(self) -> None:
+        """SIGKILL to the engine's whole process group (its children too), then reap it; never blocks
+        on a pipe (the output pipes are the reader threads', which end when the last writer is gone)."""
+        try:
+            os.killpg(self._proc.pid, signal.SIGKILL)  # the engine runs in its own session and group
+        except (ProcessLookupError, PermissionError, OSError):
+            pass
         try:
             if self._proc.poll() is None:
                 self._proc.kill()
-                self._proc.wait(timeout=5)
+            self._proc.wait(timeout=5)
         except Exception:  # noqa: BLE001 - best effort
             pass
-        for f in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
+        if self._proc.stdin is not None:
             try:
-                if f:
-                    f.close()
+                self._proc.stdin.close()  # every command was flushed when sent: nothing left to block on
             except Exception:  # noqa: BLE001
                 pass
 

@@ -12,7 +12,13 @@ the chosen `mode` once the last `position` command contains `trigger` (always if
 - "bad_move": answers `bestmove zz99`;
 - "illegal": answers a well-formed but illegal move (a1a1... from the wrong side);
 - "hang": never answers `go`;
-- "chatter": prints unrelated lines everywhere (must be ignored).
+- "chatter": prints unrelated lines everywhere (must be ignored);
+- "garbage": before its answer writes bytes that are not UTF-8 and malformed `info` lines;
+- "no_newline": writes megabytes without a newline instead of answering `go`;
+- "deaf": ignores SIGTERM and `quit`, and never answers `go`;
+- "child_holds_stdout": starts a child process that keeps the engine's stdout open (its pid in
+  the file ``<engine>.child``) and never answers `go`; "escaped_child": the same with the child
+  in a session of its own (outside the engine's process group).
 """
 import stat
 import sys
@@ -38,6 +44,10 @@ def say(s):
 if MODE == "crash_at_start":
     sys.stderr.write("fake engine: cannot start\n")
     sys.exit(4)
+
+if MODE == "deaf":
+    import signal
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 state = None
 position_line = ""
@@ -102,8 +112,30 @@ for line in sys.stdin:
                 sys.stderr.write("fake engine: simulated crash\n")
                 sys.stderr.flush()
                 sys.exit(3)
-            if MODE == "hang":
+            if MODE in ("hang", "deaf"):
                 continue
+            if MODE in ("child_holds_stdout", "escaped_child"):
+                import subprocess
+                child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"],
+                                         start_new_session=MODE == "escaped_child")
+                with open(__file__ + ".child", "w") as f:
+                    f.write(str(child.pid))
+                continue
+            if MODE == "no_newline":
+                chunk = "x" * 65536
+                try:
+                    for _ in range(20000):
+                        out.write(chunk)
+                except BrokenPipeError:
+                    pass
+                sys.exit(0)
+            if MODE == "garbage":
+                out.flush()
+                sys.stdout.buffer.write(b"\xff\xfe garbage \x00\x80 bytes\n")
+                sys.stdout.buffer.flush()
+                say("info depth x score cp 12 pv e2e4")
+                say("info depth 1 score cp 1.5")
+                say("info depth 1 score wins 3 pv e2e4")
             if MODE == "no_move":
                 say("bestmove")
                 continue
@@ -128,7 +160,8 @@ for line in sys.stdin:
     elif line == "stop":
         pass
     elif line == "quit":
-        break
+        if MODE != "deaf":
+            break
 '''
 
 

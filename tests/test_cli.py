@@ -32,38 +32,98 @@ def test_help_explains_every_option(cmd, capsys):
             assert action.option_strings[-1] in out
 
 
+def _stored(path):
+    from mavgame.store import ResultStore
+    with ResultStore(str(path), create=False) as st:
+        return st.header(), [r.to_dict() for r in st.games()[0]]
+
+
 def test_league_runs_prints_elo_and_resumes(tmp_path, capsys):
-    out_file = tmp_path / "ttt.jsonl"
+    out_file = tmp_path / "ttt.sqlite"
     pgn = tmp_path / "games.txt"
     plot = tmp_path / "elo.png"
     args = ["league", "--game", "tictactoe", "--agent", "random", "--agent", "mm=minimax",
             "--agent", "uct:sims=30", "--workers", "2", "--out", str(out_file), "--no-progress",
             "--games-out", str(pgn), "--anchor", "random=0", "--anchor", "mm=400"]
     pytest.importorskip("matplotlib")
-    rc, out, err = run(capsys, *args, "--plot", str(plot))
+    rc, out, err = run(capsys, *args, "--plot", str(plot), "--export", str(tmp_path / "g.csv"),
+                       "--export", str(tmp_path / "g.jsonl"))
     assert rc == 0
     assert "18 games" in out and "W/D/L" in out and "ext. Elo" in out
     assert "mm" in out and "uct-30" in out
     assert plot.stat().st_size > 1000
     assert len(pgn.read_text().splitlines()) == 18
-    lines = out_file.read_text().splitlines()
-    assert len(lines) == 19
+    assert len((tmp_path / "g.csv").read_text().splitlines()) == 19
+    assert len((tmp_path / "g.jsonl").read_text().splitlines()) == 19
+    _, games = _stored(out_file)
+    assert len(games) == 18
     rc, out, err = run(capsys, *args)
     assert rc == 0 and "18 game(s) there already: resuming" in err
-    assert out_file.read_text().splitlines() == lines
+    assert _stored(out_file)[1] == games
 
 
-def test_default_league_configuration(tmp_path, capsys):
-    # the README's main command: the embedded defaults must build; play a few of its games
-    out_file = tmp_path / "c4.jsonl"
-    rc, out, err = run(capsys, "league", "--out", str(out_file), "--max-games", "4", "--workers", "1",
-                       "--no-progress")
+def test_league_jsonl_out_imports_an_old_results_file(tmp_path, capsys):
+    # the results file of older versions: --out x.jsonl keeps the results in x.sqlite, importing x.jsonl once
+    old = tmp_path / "ttt.jsonl"
+    args = ["league", "--game", "tictactoe", "--agent", "random", "--agent", "mm=minimax", "--workers", "1",
+            "--no-progress"]
+    rc, out, err = run(capsys, *args, "--out", "-", "--max-games", "3")
+    old.write_text(json.dumps({"type": "league", "game": "tictactoe", "agents": {"random": "random", "mm": "minimax"}})
+                   + "\n" + out + "not json\n")
+    rc, out, err = run(capsys, *args, "--out", str(old))
+    assert rc == 0 and "6 games" in out
+    assert "results now kept in" in err and "3 game(s) imported, 1 line(s) refused: line 5: not JSON" in err
+    assert "(3 game(s) there already: resuming)" in err
+    assert len(_stored(tmp_path / "ttt.sqlite")[1]) == 6
+    with pytest.raises(SystemExit, match="--fresh with --out .*ttt.jsonl: that JSON-lines file would be imported"):
+        cli.main([*args, "--out", str(old), "--fresh"])
+    rc, out, err = run(capsys, *args, "--out", str(tmp_path / "ttt.sqlite"), "--fresh")
+    assert rc == 0 and "resuming" not in err and len(_stored(tmp_path / "ttt.sqlite")[1]) == 6
+
+
+def test_default_league_configuration(tmp_path, capsys, monkeypatch):
+    # the README's main command: the embedded defaults must build; play a few of its games, resume
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = run(capsys, "league", "--max-games", "4", "--workers", "1", "--no-progress")
     assert rc == 0
-    assert "connect_four: 6 agents, 6 opening(s), 180 games" in err
-    header = json.loads(out_file.read_text().splitlines()[0])
+    assert "connect_four: 6 agents, 6 opening(s), 180 games; results in league-connect_four.sqlite" in err
+    header, games = _stored(tmp_path / "league-connect_four.sqlite")
     assert list(header["agents"]) == ["random", "uct-100", "uct-400", "uct-1600", "solver-mcts-50", "perfect"]
     assert [o["name"] for o in header["openings"]] == cli.DEFAULT_LEAGUE["openings"].split(",")
-    assert "4 games" in out and "Elo" in out
+    assert "4 games" in out and "Elo" in out and len(games) == 4
+    rc, out, err = run(capsys, "league", "--max-games", "2", "--workers", "1", "--no-progress")
+    assert rc == 0 and "(4 game(s) there already: resuming)" in err and "6 games" in out
+
+
+def test_match_out_dash_writes_json_lines_to_stdout(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = run(capsys, "match", "minimax", "random", "--game", "tictactoe", "--no-progress", "--workers", "1",
+                       "--out", "-")
+    assert rc == 0 and not (tmp_path / "-").exists() and list(tmp_path.iterdir()) == []
+    recs = [json.loads(x) for x in out.splitlines()]
+    assert len(recs) == 6 and all(r["type"] == "game" for r in recs)
+    assert "W/D/L" in err and "Elo" in err
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["--max-plies", "0"], "argument --max-plies: must be >= 1, not 0"),
+    (["--workers", "0"], "argument --workers: must be >= 1, not 0"),
+    (["--workers", "-2"], "argument --workers: must be >= 1, not -2"),
+])
+def test_league_numbers_must_be_positive(argv, msg, capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["league", "--game", "tictactoe", "--agent", "random", "--agent", "minimax", "--out", "none", *argv])
+    assert e.value.code == 2 and msg in capsys.readouterr().err
+
+
+def test_bad_agent_and_anchor_refused_before_any_game(capsys):
+    with pytest.raises(SystemExit, match="agent 'uct:sims=-5': sims must be a number of simulations >= 1, not -5"):
+        cli.main(["league", "--game", "tictactoe", "--agent", "uct:sims=-5", "--agent", "random", "--out", "none"])
+    with pytest.raises(SystemExit, match="--anchor nonexistent=...: 'nonexistent' is not an agent of this league "
+                                         r"\(agents: random, minimax\)"):
+        cli.main(["league", "--game", "tictactoe", "--agent", "random", "--agent", "minimax", "--out", "none",
+                  "--anchor", "nonexistent=1500", "--no-progress"])
+    assert "games" not in capsys.readouterr().err  # refused before the league started
 
 
 def test_match(capsys):

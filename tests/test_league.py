@@ -14,8 +14,8 @@ import pytest
 from mavgame import _core
 from mavgame.agents import (AgentError, CallableAgent, MinimaxAgent, RandomAgent, make_agent, parse_spec,
                             register_agent, resolve_move)
-from mavgame.league import (Adjudicator, League, LeagueError, Opening, load_results, match, play_game,
-                            to_pgn)
+from mavgame.league import (Adjudicator, League, LeagueError, Opening, ResultStore, ResultsWarning, StoreError,
+                            load_results, match, play_game, to_pgn)
 from mavgame.openings import load_openings, parse_openings, random_openings
 from mavgame.uci import find_stockfish
 from fake_uci import REPO, write_fake_engine
@@ -26,8 +26,12 @@ needs_stockfish = pytest.mark.skipif(STOCKFISH is None, reason="Stockfish not in
 TTT = {"random": "random", "uct": "uct:sims=50", "minimax": "minimax"}
 
 
-def lines_of(path):
-    return [json.loads(x) for x in Path(path).read_text().splitlines()]
+def stored(path):
+    """(game dicts, error dicts) in a results store."""
+    with ResultStore(str(path), create=False) as st:
+        recs, refused = st.games()
+        assert not refused, refused
+        return [r.to_dict() for r in recs], st.errors()
 
 
 # ---- agents -----------------------------------------------------------------------------------------
@@ -178,21 +182,21 @@ def test_parallel_league_equals_serial(tmp_path):
     assert key(serial) == key(par)
 
 
-def test_league_file_resumes(tmp_path):
-    path = str(tmp_path / "league.jsonl")
+def test_league_store_resumes(tmp_path):
+    path = str(tmp_path / "league.sqlite")
     lg = League(TTT, "tictactoe", path=path)
     res = lg.run(progress=False, max_games=5)
     assert len(res) == 5
-    first = Path(path).read_text().splitlines()
-    assert json.loads(first[0])["type"] == "league" and len(first) == 6
+    first, _ = stored(path)
+    assert len(first) == 5
     res = League(TTT, "tictactoe", path=path).run(progress=False)
     assert len(res) == 18
-    after = Path(path).read_text().splitlines()
-    assert after[:6] == first  # finished games are kept as they were
-    assert len({json.loads(x)["key"] for x in after[1:]}) == 18
+    after, _ = stored(path)
+    assert after[:5] == first  # finished games are kept as they were
+    assert len({g["key"] for g in after}) == 18
     # running again plays nothing
     assert len(League(TTT, "tictactoe", path=path).run(progress=False)) == 18
-    assert len(Path(path).read_text().splitlines()) == 19
+    assert len(stored(path)[0]) == 18
     # a different game or a changed agent is refused
     with pytest.raises(ValueError, match="holds a 'tictactoe' league"):
         League({"a": "random", "b": "random"}, "connect_four", path=path).run(progress=False)
@@ -202,21 +206,98 @@ def test_league_file_resumes(tmp_path):
     res = League(dict(TTT, first="python:fn=test_league:first_legal"), "tictactoe", path=path).run(progress=False)
     assert len(res) == 18 + 3 * 3 * 2
     assert load_results(path).wdl("minimax", "random") == res.wdl("minimax", "random")
+    # an agent left out: its stored games are not counted, and that is said
+    with pytest.warns(ResultsWarning, match=r"30 stored game\(s\) are not games of this league \(agents not in "
+                                            r"this league: first, uct\)"):
+        res = League({"random": "random", "minimax": "minimax"}, "tictactoe", path=path).run(progress=False)
+    assert len(res) == 6 and int(res.wins.sum() + res.draws.sum() / 2) == 6
 
 
 def first_legal(state):
     return int(state.legal_actions()[0])
 
 
-def test_torn_last_line_is_repaired(tmp_path):
-    path = tmp_path / "league.jsonl"
-    League(TTT, "tictactoe", path=str(path)).run(progress=False, max_games=4)
-    good = path.read_text()
-    path.write_text(good + '{"type": "game", "key": "0|cen')  # killed while writing
-    res = League(TTT, "tictactoe", path=str(path)).run(progress=False)
-    assert len(res) == 18
-    text = path.read_text()
-    assert text.startswith(good) and all(json.loads(x) for x in text.splitlines())
+def _jsonl_export(tmp_path, n=4):
+    """A JSON-lines results file as older versions wrote it (header + n games)."""
+    res = League(TTT, "tictactoe").run(progress=False, max_games=n)
+    path = tmp_path / "old.jsonl"
+    res.write_jsonl(str(path), League(TTT, "tictactoe")._header())
+    return path
+
+
+def test_jsonl_results_are_imported_once_and_validated(tmp_path):
+    path = _jsonl_export(tmp_path, 4)
+    lines = path.read_text().splitlines()
+    g = json.loads(lines[1])
+    bad = [
+        lines[1],                                                   # 6: the same game again
+        json.dumps(dict(g, key="0|centre|random|uct", first="random", second="uct", result="2-0")),  # 7
+        json.dumps(dict(g, key="0|centre|ghost|uct", first="ghost", second="uct")),  # 8: not in the league
+        json.dumps([1, 2]),                                         # 9: JSON, not a record
+        json.dumps({"type": "game", "key": 3}),                     # 10: a record without fields
+        json.dumps(dict(g, moves=["b2", "b2"])),                    # 11: illegal move (and a duplicate key)
+        "{not json",                                                # 12
+        json.dumps(dict(g, key="0|x|a|b")),                         # 13: key does not name the game
+    ]
+    text = "\n".join(lines + bad) + "\n" + '{"type": "game", "key": "0|cen'  # 14: torn last line
+    path.write_text(text)
+    with pytest.warns(ResultsWarning) as w:
+        lg = League(TTT, "tictactoe", path=str(path))
+        res = lg.run(progress=False)
+    msgs = "\n".join(str(x.message) for x in w)
+    rep = lg.import_report
+    assert rep.imported == 5  # the 4 games and the ghost's game (refused from the table below)
+    why = dict(rep.refused)
+    assert set(why) == {6, 7, 9, 10, 11, 12, 13, 14}, why
+    assert "again (first on line 2)" in why[6]
+    assert "result '2-0' is not one of" in why[7]
+    assert "not a record (a JSON list)" in why[9]
+    assert "without" in why[10] and "not JSON" in why[12]
+    assert "does not name the game" in why[13] and "incomplete last line" in why[14]
+    assert "agents not in this league: ghost" in msgs
+    assert len(res) == 18  # the 4 imported games were not played again; the ghost's game is not counted
+    assert path.read_text() == text  # the JSON-lines file is never changed
+    # the import happens once
+    with ResultStore(str(tmp_path / "old.sqlite")) as st:
+        assert st.import_jsonl(str(path)).already
+    # load_results reads a JSON-lines file the same way
+    with pytest.warns(ResultsWarning) as w:
+        assert len(load_results(str(path))) == 5
+    msgs = [str(x.message) for x in w]
+    assert len(msgs) == 8 and any("old.jsonl:7: result '2-0'" in m for m in msgs)
+
+
+def test_store_constraints_and_corrupt_stores(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "s.sqlite"
+    League(TTT, "tictactoe", path=str(path)).run(progress=False, max_games=3)
+    db = sqlite3.connect(str(path))
+    row = db.execute("SELECT * FROM games LIMIT 1").fetchone()
+    cols = [d[0] for d in db.execute("SELECT * FROM games LIMIT 1").description]
+    d = dict(zip(cols, row))
+    for change, err in [({}, "UNIQUE"), ({"result": "2-0"}, "CHECK"), ({"key": "x"}, "CHECK"),
+                        ({"moves": "not json"}, "CHECK"), ({"second": d["first"]}, "CHECK")]:
+        e = dict(d, **change)
+        with pytest.raises(sqlite3.IntegrityError, match=err):
+            db.execute(f"INSERT INTO games ({','.join(e)}) VALUES ({','.join('?' * len(e))})", list(e.values()))
+    # a row that passes the constraints but is not a game (moves of another kind) is refused on load
+    db.execute("UPDATE games SET moves = '[1, 2]' WHERE key = ?", (d["key"],))
+    db.commit()
+    db.close()
+    with pytest.warns(ResultsWarning, match=rf"row 1 \(game '{d['key']}'\) refused: field 'moves' must be a list"):
+        assert len(load_results(str(path))) == 2
+    # not a database / a damaged one
+    junk = tmp_path / "junk.sqlite"
+    junk.write_text('{"type": "league"}\n')
+    with pytest.raises(StoreError, match="not a SQLite results store .a JSON-lines results file"):
+        League(TTT, "tictactoe", path=str(junk)).run(progress=False)
+    damaged = tmp_path / "damaged.sqlite"
+    data = bytearray(path.read_bytes())
+    data[100:4096] = b"\xff" * (4096 - 100)
+    damaged.write_bytes(bytes(data))
+    with pytest.raises(StoreError, match="damaged.sqlite is not a usable results store"):
+        League(TTT, "tictactoe", path=str(damaged)).run(progress=False)
 
 
 KILL_SCRIPT = textwrap.dedent("""
@@ -226,64 +307,90 @@ KILL_SCRIPT = textwrap.dedent("""
     from mavgame.league import League
 
     def slow(state):
-        time.sleep(0.03)
+        time.sleep(0.01)
         return int(state.legal_actions()[len(state.legal_actions()) // 2])
 
     League({{"slow": CallableAgent(slow, name="slow"), "random": "random", "minimax": "minimax"}},
            "tictactoe", rounds=3, path={path!r}, workers=2).run(progress=False)
 """)
 
-
-def _wait_until_unlocked(path, timeout=30.0):
-    """SIGKILLed pool workers release the results file's lock when they are reaped, which can
-    trail the parent's death: wait until nobody holds it (as a user re-running later would)."""
-    import fcntl
-
-    deadline = time.monotonic() + timeout
-    with open(path, "a") as f:
-        while True:
-            try:
-                fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                fcntl.flock(f.fileno(), fcntl.LOCK_UN)
-                return
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    pytest.fail("the killed league's workers still hold the results file's lock")
-                time.sleep(0.05)
+KILL_AGENTS = {"random": "random", "minimax": "minimax"}
 
 
-def test_killed_league_resumes_without_losing_games(tmp_path):
-    path = tmp_path / "league.jsonl"
+def _stored_keys(path):
+    if not path.exists():
+        return []
+    with ResultStore(str(path), create=False) as st:
+        recs, refused = st.games()
+    assert not refused
+    return [r.key for r in recs]
+
+
+def _kill_and_resume(tmp_path, kills, seed):
+    """Runs the league in a subprocess, kill -9 (parent and workers) at random moments ``kills``
+    times; every game stored before a kill is still there after it; then a run completes it."""
+    rng = np.random.default_rng(seed)
+    path = tmp_path / "league.sqlite"
     script = tmp_path / "run.py"
     script.write_text(KILL_SCRIPT.format(repo=REPO, path=str(path)))
-    proc = subprocess.Popen([sys.executable, str(script)], start_new_session=True)
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if path.exists() and len(path.read_text().splitlines()) >= 6:
-                break
-            time.sleep(0.05)
-        else:
-            pytest.fail("the league did not start")
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)  # the whole process group: parent and pool workers
-        proc.wait()
-    _wait_until_unlocked(path)
-    before = [x for x in path.read_text().split("\n")[:-1]]  # complete lines only
-    keys_before = [json.loads(x)["key"] for x in before[1:]]
-    assert 5 <= len(keys_before) < 54
+    before: list = []
+    for k in range(kills):
+        proc = subprocess.Popen([sys.executable, str(script)], start_new_session=True, stderr=subprocess.PIPE)
+        try:
+            time.sleep(float(rng.uniform(0.3, 1.5)))
+        finally:
+            os.killpg(proc.pid, signal.SIGKILL)  # the whole process group: parent and pool workers
+            _, err = proc.communicate()
+        assert proc.returncode in (-signal.SIGKILL, 0), err.decode()
+        keys = _stored_keys(path)
+        assert keys[:len(before)] == before  # nothing recorded is lost
+        assert len(keys) == len(set(keys))
+        before = keys
     from mavgame.agents import CallableAgent
 
     def slow(state):
         return int(state.legal_actions()[len(state.legal_actions()) // 2])
 
-    res = League({"slow": CallableAgent(slow, name="slow"), "random": "random", "minimax": "minimax"},
+    res = League({"slow": CallableAgent(slow, name="slow"), **KILL_AGENTS},
                  "tictactoe", rounds=3, path=str(path), workers=1).run(progress=False)
     assert len(res) == 54
-    after = path.read_text().splitlines()
-    assert after[:len(before)] == before
-    keys = [json.loads(x)["key"] for x in after[1:]]
-    assert len(keys) == len(set(keys)) == 54
+    keys = _stored_keys(path)
+    assert keys[:len(before)] == before and len(keys) == len(set(keys)) == 54
+    return before
+
+
+def test_killed_league_resumes_without_losing_games(tmp_path):
+    before = _kill_and_resume(tmp_path, kills=5, seed=1)
+    assert len(before) > 0  # the kills did fall while games were being recorded
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(2, 6))
+def test_killed_league_many_times(tmp_path, seed):
+    _kill_and_resume(tmp_path, kills=15, seed=seed)
+
+
+def die_after_b2(state):
+    """An agent whose process dies (SIGKILL) in games that start with b2; else plays the first legal move."""
+    if list(state.history()[:1]) == [_core.State("tictactoe").action_from_str("b2")]:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return int(state.legal_actions()[0])
+
+
+def test_worker_that_dies_mid_game(tmp_path):
+    ops = [Opening("a1", ("a1",)), Opening("b2", ("b2",)), Opening("c3", ("c3",))]
+    agents = {"killer": "python:fn=test_league:die_after_b2", "random": "random"}
+    path = tmp_path / "league.sqlite"
+    with pytest.raises(LeagueError, match=r"game 0\|b2\|.* failed: the worker process playing this game died"):
+        League(agents, "tictactoe", ops, path=str(path), workers=2).run(progress=False)
+    keys = _stored_keys(path)
+    assert not any("|b2|" in k for k in keys) and len(keys) == len(set(keys))
+    # skipping errors: every other game is played, each b2 game is reported once, nothing is lost
+    lg = League(agents, "tictactoe", ops, path=str(path), workers=2, on_error="skip")
+    res = lg.run(progress=False)
+    assert len(res) == 4 and {g.opening for g in res.games} == {"a1", "c3"}
+    assert sorted(e["key"] for e in lg.errors) == ["0|b2|killer|random", "0|b2|random|killer"]
+    assert all("worker process playing this game died" in e["error"] for e in lg.errors)
 
 
 def chess_agents(engine):
@@ -294,16 +401,15 @@ def test_crashing_engine_stops_league_and_keeps_games(tmp_path):
     # the engine crashes in every position of the second opening; games of the first one finish
     engine = write_fake_engine(tmp_path, "crash", trigger="g1f3")
     ops = [Opening("e4", ("e2e4",)), Opening("nf3", ("g1f3",))]
-    path = tmp_path / "league.jsonl"
+    path = tmp_path / "league.sqlite"
     lg = League(chess_agents(engine), "chess", ops, path=str(path), max_plies=6, workers=1)
     with pytest.raises(LeagueError) as ei:
         lg.run(progress=False)
     msg = str(ei.value)
     assert "0|nf3|engine|random" in msg and "exited with status 3" in msg and "simulated crash" in msg
     assert "saved in" in msg
-    recs = [d for d in lines_of(path) if d["type"] == "game"]
+    recs, errs = stored(path)
     assert sorted(r["key"] for r in recs) == ["0|e4|engine|random", "0|e4|random|engine"]
-    errs = [d for d in lines_of(path) if d["type"] == "error"]
     assert errs and "simulated crash" in errs[0]["error"]
     # with a working engine the league resumes and completes, keeping the finished games
     good = write_fake_engine(tmp_path, "ok", name=Path(engine).name)  # same path, fixed engine
@@ -312,16 +418,16 @@ def test_crashing_engine_stops_league_and_keeps_games(tmp_path):
     assert len(res) == 4
 
 
-@pytest.mark.parametrize("mode,match", [("bad_score", "non-integer cp score 'abc'"),
+@pytest.mark.parametrize("mode,match", [
                                         ("no_move", "'bestmove' without a move"),
                                         ("illegal", "illegal move 'a1a1'")])
 def test_malformed_engine_output_parallel(tmp_path, mode, match):
     engine = write_fake_engine(tmp_path, mode, trigger="g1f3")
     ops = [Opening("e4", ("e2e4",)), Opening("d4", ("d2d4",)), Opening("nf3", ("g1f3",))]
-    path = tmp_path / "league.jsonl"
+    path = tmp_path / "league.sqlite"
     with pytest.raises(LeagueError, match=match):
         League(chess_agents(engine), "chess", ops, path=str(path), max_plies=4, workers=2).run(progress=False)
-    recs = [d for d in lines_of(path) if d["type"] == "game"]
+    recs, _ = stored(path)
     assert {r["opening"] for r in recs} <= {"e4", "d4"}
     assert len(recs) == 4  # games in flight when the error came were finished and saved, none lost
 
@@ -416,7 +522,7 @@ def test_ray_league_matches_local(tmp_path):
         os.environ.setdefault("RAY_AUTH_MODE", "disabled")
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
-        path = str(tmp_path / "ray.jsonl")
+        path = str(tmp_path / "ray.sqlite")
         res = League(TTT, "tictactoe", path=path, executor=RayExecutor(num_workers=2)).run(progress=False)
         local = League(TTT, "tictactoe").run(progress=False)
         key = lambda r: {g.key: (g.result, g.moves) for g in r.games}  # noqa: E731
@@ -446,12 +552,118 @@ def test_agent_with_running_engine_in_parallel_league(tmp_path):
     assert parent_engine.closed
 
 
-def test_two_runs_cannot_share_a_results_file(tmp_path):
-    import fcntl
-
-    path = tmp_path / "league.jsonl"
-    with open(path, "a") as held:
-        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
-        with pytest.raises(ValueError, match="being written by another league run"):
+def test_two_runs_cannot_share_a_store(tmp_path):
+    path = tmp_path / "league.sqlite"
+    # a run in another live process holds the store: the second run is refused before touching it
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import sys, time
+        sys.path.insert(0, {REPO!r})
+        from mavgame.store import ResultStore
+        st = ResultStore({str(path)!r})
+        st.register_run()
+        print("ready", flush=True)
+        time.sleep(60)
+        """)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        with pytest.raises(StoreError, match=rf"being written by another league run \(process {holder.pid} on"):
             League(TTT, "tictactoe", path=str(path)).run(progress=False)
+    finally:
+        holder.kill()
+        holder.wait()
+    # the holder was killed: its claim is stale and the next run takes over
     assert len(League(TTT, "tictactoe", path=str(path)).run(progress=False)) == 18
+    assert len(_stored_keys(path)) == 18
+
+
+def test_two_runs_started_together_never_count_a_game_twice(tmp_path):
+    path = tmp_path / "league.sqlite"
+    code = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {REPO!r})
+        from mavgame.league import League
+        from mavgame.store import StoreError
+        try:
+            League({TTT!r}, "tictactoe", rounds=2, path={str(path)!r}).run(progress=False)
+            print("ran")
+        except StoreError as e:
+            print("refused", e)
+        """)
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True) for _ in range(3)]
+    outs = [p.communicate()[0] for p in procs]
+    assert all(o.startswith(("ran", "refused")) for o in outs), outs
+    assert any(o.startswith("ran") for o in outs)
+    keys = _stored_keys(path)
+    assert len(keys) == len(set(keys))
+    assert len(League(TTT, "tictactoe", rounds=2, path=str(path)).run(progress=False)) == 36
+
+
+# ---- results in Jupyter and pandas, PGN headers -----------------------------------------------------
+
+
+def test_results_render_as_html_tables_and_export():
+    res = League(TTT, "tictactoe").run(progress=False)
+    html = res._repr_html_()
+    assert html.startswith("<table>") and html.count("<tr>") == 1 + 3
+    assert "<caption>mavgame tictactoe league: 18 games" in html and "<th>minimax</th>" in html
+    w, d, l = res.wdl("minimax", "random")
+    assert f"<td>{w}/{d}/{l}</td>" in html
+    elo = res.elo()
+    eh = elo._repr_html_()
+    assert eh.startswith("<table>") and eh.count("<tr>") == 1 + 3 and "<th>minimax</th>" in eh
+    # agent names are escaped
+    odd = League({"<b>x</b>": "random", "y&z": "minimax"}, "tictactoe").run(progress=False)
+    assert "&lt;b&gt;x&lt;/b&gt;" in odd._repr_html_() and "<b>x</b>" not in odd._repr_html_()
+    assert "y&amp;z" in odd.elo()._repr_html_()
+
+
+def test_results_to_pandas():
+    res = League(TTT, "tictactoe").run(progress=False)
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError, match="to_pandas.. needs pandas: pip install pandas"):
+            res.to_pandas()
+        with pytest.raises(ImportError, match="needs pandas"):
+            res.elo().to_dataframe()
+        return
+    df = res.to_pandas()
+    assert len(df) == 18 and list(df.columns[:8]) == ["key", "game", "round", "opening", "first", "second",
+                                                      "result", "reason"]
+    assert df["score_first"].isin([0.0, 0.5, 1.0]).all()
+    assert res.to_dataframe().equals(df)
+    e = res.elo().to_pandas()
+    assert list(e.index) == [r["agent"] for r in res.elo().rows()] and "elo" in e.columns
+    assert res.matrix_pandas().loc["minimax", "random"] == "{}/{}/{}".format(*res.wdl("minimax", "random"))
+
+
+def test_pgn_has_the_date_and_event(tmp_path):
+    chess = pytest.importorskip("chess")
+    import chess.pgn
+    import datetime
+    import io
+
+    ops = [Opening("e4", ("e2e4",))]
+    res = match("random:seed=1", "random:seed=2", "chess", ops, progress=False, max_plies=6)
+    rec = res.games[0]
+    today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y.%m.%d")
+    g = chess.pgn.read_game(io.StringIO(to_pgn(rec, res.event)))
+    assert '[Event "mavgame chess league"]' in to_pgn(rec)
+    assert g.headers["Date"] == today and g.headers["Event"] == "mavgame chess match: random-1 vs random-2"
+    assert len(g.headers["UTCTime"]) == 8
+    path = tmp_path / "m.pgn"
+    League({"a": "random", "b": "random:seed=3"}, "chess", ops, max_plies=4,
+           event="my match").run(progress=False).write_games(str(path))
+    g = chess.pgn.read_game(io.StringIO(path.read_text()))
+    assert g.headers["Event"] == "my match" and g.headers["Date"] == today
+
+
+def test_league_refuses_bad_numbers():
+    with pytest.raises(ValueError, match="max_plies must be a number of moves >= 1 .None: no limit., not 0"):
+        League(TTT, "tictactoe", max_plies=0)
+    with pytest.raises(ValueError, match="max_plies must be"):
+        play_game(RandomAgent(1), RandomAgent(2), "tictactoe", max_plies=0)
+    with pytest.raises(ValueError, match="workers must be a number of processes >= 1, not 0"):
+        League(TTT, "tictactoe", workers=0)
+    with pytest.raises(ValueError, match="anchor 'nonexistent' is not an agent with finished games"):
+        League(TTT, "tictactoe").run(progress=False).elo(anchors={"nonexistent": 1500})

@@ -231,3 +231,34 @@ def test_hex_config_and_swap():
     with pytest.raises(ValueError, match="25 cells, expected 49"):
         mav.state_from_text("hex", st, board_size=7, flags=4)
     assert mav.state_from_text("hex", st, flags=4).text() == s.text()
+
+
+def test_move_with_a_nul_byte_is_reported_whole():
+    # it used to be stored cut at the NUL, so the report named the legal move e2e4 as malformed
+    text = ("<mav game=chess> %state %top_all </mav>\n[%state w RNBQKBNRPPPPPPPP................................"
+            "pppppppprnbqkbnr KQkq . 000 0001]\n[%top_all e2e4\x00zz:<ctrl40> e2e4:<ctrl33>]\n")
+    r = mav.parse("chess", text, _core.State("chess"))
+    assert r.top_moves == ["e2e4\x00zz", "e2e4"]
+    assert r.n_malformed == 1 and r.n_duplicate == 0 and r.n_correct == 1
+    assert any("'e2e4\\x00zz' is not a chess move" in i.message for i in r.issues)
+
+
+def test_chess_state_with_the_chess960_flag_reads_back():
+    # a chess state built with the Chess960 flag used to be written with HAha under game=chess,
+    # which the parser refused and state_from_text could not read
+    s = _core.State("chess", None, 0, 1)
+    cmds = "%fen %state %top_all"
+    text = mav.prompt(s, cmds) + mav.target(s, {m: 0.5 for m in s.legal_moves()}, cmds)
+    assert " KQkq . 000 0001]" in text and "HAha" not in text
+    r = mav.parse("chess", text, s)
+    assert r.ok and not r.issues, r.issues
+    line = text.splitlines()[2]
+    assert mav.state_from_text("chess", line[len("[%state "):-1]).text() == s.text()
+    # Chess960 castling that standard chess cannot spell: refused, naming the way out
+    s960 = _core.State("chess", _core.chess960_fen(100), 0, 1)
+    with pytest.raises(ValueError, match=r"Chess960 castling rights HEhe .*cannot be written under <mav game=chess>; "
+                                         "write it as a chess960 state"):
+        mav.prompt(s960, cmds)
+    c9 = _core.State("chess960", _core.chess960_fen(100))
+    text = mav.prompt(c9, cmds) + mav.target(c9, {m: 0.5 for m in c9.legal_moves()}, cmds)
+    assert mav.parse("chess960", text, c9).ok

@@ -146,3 +146,16 @@ def test_batches(tok):
         tok.decode_batch(ids, [1, 2])
     with pytest.raises(ValueError, match=r"lengths\[0\]"):
         tok.decode_batch(ids, [99, 0, 0])
+
+
+def test_value_token_spellings_round_trip(tok):
+    # only <ctrl0>..<ctrl63> without leading zeros are value tokens; <ctrl049> used to decode as <ctrl49>
+    for text in ["<ctrl049>", "<ctrl007>", "<ctrl00>", "<ctrl063>", "<ctrl64>", "x<ctrl049>:<ctrl49>"]:
+        assert tok.decode(tok.encode(text)) == text
+    assert len(tok.encode("<ctrl49>")) == 1 and len(tok.encode("<ctrl049>")) == len("<ctrl049>")
+    # the parser agrees: a value spelled with a leading zero is not a value
+    text = ("<mav game=chess> %state %top_all </mav>\n[%state w RNBQKBNRPPPPPPPP................................"
+            "pppppppprnbqkbnr KQkq . 000 0001]\n[%top_all e2e4:<ctrl049> d2d4:<ctrl49>]\n")
+    r = mav.parse("chess", text)
+    assert any("expected a value token <ctrl0>..<ctrl63> after 'e2e4:', got '<ctrl049>'" in i.message
+               for i in r.issues), r.issues

@@ -2,7 +2,11 @@
 asynchronous batches with timeouts, state tracking with a hallucinating model, tree reuse,
 Stockfish and the Connect Four oracle.  Tree invariants are checked after every search."""
 import math
+import os
 import random
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 
@@ -14,7 +18,7 @@ from mavgame import _core
 from mavgame.evaluators import StateOracle, ThreadPoolEvaluator
 from mavgame.mcts import MCTS, EvaluatorError, Request, SearchError
 
-from conftest import scaled
+from conftest import REPO, scaled
 
 HAS_C4 = "connect_four" in _core.games()
 
@@ -629,3 +633,24 @@ def test_a_search_without_a_move_raises():
         MCTSAgent(lambda reqs: ["junk"] * len(reqs), 4).act(s)
     # zero simulations asked: no move, and no error
     assert MCTS("playout", num_simulations=0).search(s).best_move is None
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads /proc/self/status")
+def test_huge_batch_size_allocates_for_the_simulations_only():
+    # batch buffers are sized by min(batch_size, num_simulations): a batch size of 65536 for a
+    # 100-simulation search used to take about 800 MB
+    code = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(REPO)!r})
+        import mavgame
+        m = mavgame.MCTS("playout", num_simulations=100, batch_size=int(sys.argv[1]))
+        assert m.best_move(mavgame.ConnectFour.from_moves("4455")) is not None
+        peak = [int(ln.split()[1]) for ln in open("/proc/self/status") if ln.startswith("VmPeak")][0]
+        print(peak // 1024)
+        """)
+    peak = {b: int(subprocess.run([sys.executable, "-c", code, str(b)], capture_output=True, text=True,
+                                  check=True).stdout) for b in (1, 65536)}
+    assert peak[65536] - peak[1] < 64, peak  # MB
+    # the same batch size with more simulations still works, growing the buffers as needed
+    m = MCTS("playout", num_simulations=300, batch_size=65536)
+    assert m.best_move(mavgame.ConnectFour.from_moves("4455")) is not None

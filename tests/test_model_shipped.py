@@ -90,9 +90,11 @@ def test_league_workers_with_torch_loaded_do_not_hang(model, tmp_path):
     import subprocess
     import sys
     env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
-    out = tmp_path / "lg.jsonl"
+    out = tmp_path / "lg.sqlite"
     r = subprocess.run([sys.executable, "-m", "mavgame.cli", "league", "--agent", "mav", "--agent", "random",
                         "--max-games", "4", "--workers", "2", "--no-progress", "--out", str(out)],
                        env=env, capture_output=True, text=True, timeout=240)
     assert r.returncode == 0, r.stderr
-    assert len(out.read_text().splitlines()) == 5
+    from mavgame.store import ResultStore
+    with ResultStore(str(out), create=False) as st:
+        assert len(st) == 4

@@ -1,7 +1,9 @@
 """mavgame.uci (the UCI client) and mavgame.annotate, against a fake engine and Stockfish."""
 import json
 import math
+import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -107,7 +109,6 @@ def test_option_errors(tmp_path):
 @pytest.mark.parametrize("mode,exc,match", [
     ("no_move", EngineProtocolError, "'bestmove' without a move"),
     ("bad_move", EngineProtocolError, "malformed best move 'zz99'"),
-    ("bad_score", EngineProtocolError, "non-integer cp score 'abc'"),
     ("crash", EngineTerminatedError, r"exited with status 3 while searching.*simulated crash"),
 ])
 def test_misbehaving_engine_gives_clear_errors(tmp_path, mode, exc, match):
@@ -118,6 +119,89 @@ def test_misbehaving_engine_gives_clear_errors(tmp_path, mode, exc, match):
     assert eng.closed  # a broken engine is closed, not left half-alive
     with pytest.raises(EngineError, match="closed"):
         eng.play(depth=1)
+
+
+def _gone(pid, timeout=5.0):
+    """True once process pid has exited (gone, or a zombie waiting for its parent)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().split(") ", 1)[1].startswith("Z"):
+                    return True
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_malformed_info_lines_are_ignored_and_named(tmp_path, caplog):
+    # strict about bestmove, tolerant about info (as python-chess): the search succeeds, what was ignored is said
+    eng = UCIEngine(write_fake_engine(tmp_path, "bad_score", trigger="e2e4"))
+    with caplog.at_level("WARNING", logger="mavgame.uci"):
+        r = eng.go(moves=["e2e4"], depth=1)
+    s = _core.State("chess")
+    s.push_str("e2e4")
+    assert r.bestmove == s.legal_moves()[0] and not eng.closed
+    assert len(r.ignored) == 1 and "non-integer cp score 'abc'" in r.ignored[0]
+    assert "ignored a malformed info line" in caplog.text
+    eng.close()
+    with UCIEngine(write_fake_engine(tmp_path, "garbage")) as eng:
+        r = eng.go(depth=1)
+        assert r.bestmove == _core.State("chess").legal_moves()[0] and r.score == Score(cp=0)
+        assert len(r.ignored) == 3
+        assert "non-integer depth 'x'" in r.ignored[0] and "unknown kind 'wins'" in r.ignored[2]
+        assert eng.play(depth=1) is not None  # still usable
+
+
+def test_engine_writing_without_newlines_is_bounded(tmp_path):
+    import resource
+
+    eng = UCIEngine(write_fake_engine(tmp_path, "no_newline"))
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    t = time.monotonic()
+    with pytest.raises(EngineProtocolError, match=r"wrote more than 1048576 bytes without a newline while searching"):
+        eng.go(depth=1)
+    assert time.monotonic() - t < 10
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0) / 1024
+    assert grown_mb < 100, grown_mb  # the engine writes 1.3 GB: none of it is kept
+    assert eng.closed and _gone(eng._proc.pid)
+
+
+def test_engine_ignoring_quit_and_sigterm_is_killed(tmp_path):
+    eng = UCIEngine(write_fake_engine(tmp_path, "deaf"), timeout=1.0)
+    pid = eng._proc.pid
+    t = time.monotonic()
+    with pytest.raises(EngineTimeoutError):
+        eng.go(depth=1, timeout=0.3)
+    eng.close()
+    assert time.monotonic() - t < 8 and eng.closed and _gone(pid)
+    eng = UCIEngine(write_fake_engine(tmp_path, "deaf", name="deaf2.py"))
+    pid = eng._proc.pid
+    t = time.monotonic()
+    eng.close()  # 'quit' is ignored: killed after a second
+    assert time.monotonic() - t < 4 and _gone(pid)
+
+
+@pytest.mark.parametrize("mode", ["child_holds_stdout", "escaped_child"])
+def test_engine_child_holding_stdout_cannot_hang_the_client(tmp_path, mode):
+    import signal
+
+    path = write_fake_engine(tmp_path, mode)
+    eng = UCIEngine(path, timeout=1.0)
+    t = time.monotonic()
+    child = None
+    try:
+        with pytest.raises(EngineTimeoutError, match="did not answer in time"):
+            eng.go(depth=1, timeout=0.5)
+        child = int(Path(path + ".child").read_text())
+        eng.close()
+        assert eng.closed and time.monotonic() - t < 10  # the client used to hang here forever
+        if mode == "child_holds_stdout":
+            assert _gone(child)  # the engine's whole process group is killed
+    finally:
+        if child is not None and mode == "escaped_child":
+            os.kill(child, signal.SIGKILL)
 
 
 def test_engine_that_cannot_start(tmp_path):
@@ -217,7 +301,7 @@ def test_annotator_with_fake_engine_and_errors(tmp_path):
         assert len(a.values) == 20 and a.best == _core.State("chess").legal_moves()[0]
     bad = write_fake_engine(tmp_path, "bad_score", trigger="d2d4")
     out = []
-    with pytest.raises(EngineProtocolError, match=r"position 1 .*non-integer cp score"):
+    with pytest.raises(EngineError, match=r"position 1 .*gave no score .*malformed info lines.*non-integer cp score"):
         for x in annotate_many(["startpos", "startpos moves d2d4", "startpos moves c2c4"], engine=bad, nodes=10):
             out.append(x)
     assert len(out) == 1  # the position before the failure was annotated

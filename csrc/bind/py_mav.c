@@ -566,7 +566,7 @@ static PyObject *moves_columns(const mg_mav_result *r)
     int32_t *d = PyArray_DATA((PyArrayObject *)arr);
     for (int i = 0; i < r->n_moves; i++) {
         const mg_mav_move *mv = &r->moves[i];
-        PyObject *u = ustr(mv->move);
+        PyObject *u = PyUnicode_DecodeUTF8(mv->move, (Py_ssize_t)mv->len, "replace"); /* NUL bytes kept */
         if (!u) {
             Py_DECREF(arr);
             Py_DECREF(names);

@@ -98,6 +98,9 @@ size_t mg_mav_state_to_game_text(const mg_game *g, const mg_config *cfg, const c
 size_t mg_mav_state_write(const mg_game *g, const void *state, char *out, size_t outlen, char *err, size_t errlen);
 size_t mg_mav_state_write_via_text(const mg_game *g, const void *state, char *out, size_t outlen, char *err,
                                    size_t errlen);
+/* MG_OK if the format can write `state` under g's name; MG_ERR with the reason otherwise (a chess
+ * state with Chess960 castling rights that standard chess cannot spell: it is a chess960 state). */
+int mg_mav_state_check(const mg_game *g, const void *state, char *err, size_t errlen);
 /* Non-zero if mg_mav_state_write has a fast path for the game. */
 int mg_mav_has_direct_state(const mg_game *g);
 /* Read a %state value into `state` (game->state_size bytes); MG_OK or MG_ERR with err. */
@@ -167,7 +170,8 @@ enum mg_mav_move_status {
 };
 
 typedef struct mg_mav_move {
-    char move[MG_MAX_MOVE_STR];   /* the move text (cut at MG_MAX_MOVE_STR - 1 bytes) */
+    char move[MG_MAX_MOVE_STR];   /* the move text (cut at MG_MAX_MOVE_STR - 1 bytes; may hold NUL bytes) */
+    uint8_t len;                  /* bytes of move[] (NUL bytes of the text included) */
     int32_t action;               /* the legal action, or -1 */
     int16_t bucket;               /* 0..63, or -1 if the value token is malformed */
     uint8_t status;               /* enum mg_mav_move_status */

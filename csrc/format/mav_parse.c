@@ -190,12 +190,14 @@ static int classify_move(pctx *c, const char *s, size_t n, int32_t *action, int 
     return r->has_ref ? MG_MAV_MOVE_ILLEGAL : MG_MAV_MOVE_UNCHECKED;
 }
 
-static void copy_move(char *dst, const char *s, size_t n)
+/* Copies a move text (cut at MG_MAX_MOVE_STR - 1 bytes, NUL bytes kept); returns the length stored. */
+static uint8_t copy_move(char *dst, const char *s, size_t n)
 {
     if (n >= MG_MAX_MOVE_STR)
         n = MG_MAX_MOVE_STR - 1;
     memcpy(dst, s, n);
     dst[n] = '\0';
+    return (uint8_t)n;
 }
 
 /* Find the reference state: explicit, or derived from valid input lines. */
@@ -279,7 +281,7 @@ static void parse_top(pctx *c, const span *v)
         if (r->top_k > 0 && r->n_moves == r->top_k + 1) /* %top_k lists at most k moves (once per line) */
             issue(r, v->line, col, "the %%top_%d line lists more than %d moves (from entry %d on)", r->top_k, r->top_k,
                   r->n_moves);
-        copy_move(m->move, p + s, mlen);
+        m->len = copy_move(m->move, p + s, mlen);
         m->line = v->line;
         m->col = col;
         m->bucket = -1;
@@ -294,25 +296,15 @@ static void parse_top(pctx *c, const span *v)
         }
         const char *t = colon + 1;
         size_t tl = (size_t)(p + i - t);
-        int b = -1;
-        if (tl >= 7 && memcmp(t, "<ctrl", 5) == 0 && t[tl - 1] == '>') {
-            size_t d = tl - 6;
-            if (d >= 1 && d <= 2 && !(d == 2 && t[5] == '0')) {
-                b = 0;
-                for (size_t k = 0; k < d; k++) {
-                    if (t[5 + k] < '0' || t[5 + k] > '9') {
-                        b = -1;
-                        break;
-                    }
-                    b = b * 10 + (t[5 + k] - '0');
-                }
-                if (b >= MG_MAV_BUCKETS)
-                    b = -1;
-            }
+        size_t vl = 0;
+        int b = mg_mav_value_token(t, tl, &vl);
+        if (vl != tl)
+            b = -1; /* the value token must be the whole rest of the entry */
+        if (b < 0) {
+            char q2[64];
+            issue(r, v->line, col + (int)mlen + 1, "expected a value token <ctrl0>..<ctrl63> after %s, got %s",
+                  mg_quote(p + s, mlen + 1, q2, sizeof q2, 16), mg_quote(t, tl, q, sizeof q, 16));
         }
-        if (b < 0)
-            issue(r, v->line, col + (int)mlen + 1, "expected a value token <ctrl0>..<ctrl63> after '%s:', got %s",
-                  m->move, mg_quote(t, tl, q, sizeof q, 16));
         m->bucket = (int16_t)b;
     }
     /* duplicates among non-legal entries (legal ones were marked by classify_move) */
@@ -321,7 +313,8 @@ static void parse_top(pctx *c, const span *v)
         if (m->status == MG_MAV_MOVE_LEGAL)
             continue;
         for (int b2 = 0; b2 < a; b2++)
-            if (r->moves[b2].status != MG_MAV_MOVE_LEGAL && strcmp(r->moves[b2].move, m->move) == 0) {
+            if (r->moves[b2].status != MG_MAV_MOVE_LEGAL && r->moves[b2].len == m->len &&
+                memcmp(r->moves[b2].move, m->move, m->len) == 0) {
                 m->duplicate = 1;
                 break;
             }

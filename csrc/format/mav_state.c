@@ -846,6 +846,51 @@ static size_t chess_direct(const void *st, char *out, size_t outlen, char *err, 
     return clocks_direct(out, o, s->halfmove, s->fullmove, err, errlen);
 }
 
+/* Under game=chess, a chess state built with the Chess960 flag is written with the standard
+ * letters KQkq when its castling rights mean the same as standard ones (the king on its e-file
+ * square, the rook of each right in its standard corner), as the parser reads them; other Chess960
+ * castling rights have no spelling under game=chess and are refused (the text would not read
+ * back): such a position is a chess960 position. */
+static int chess_std_expressible(const mg_chess_state *s, char *err, size_t errlen)
+{
+    if (!s->chess960)
+        return MG_OK;
+    for (int i = 0; i < 4; i++) {
+        if (!(s->castling & (1u << i)))
+            continue;
+        int color = i >> 1, home = color ? 56 : 0;
+        int king_ok = s->board[home + 4] == (uint8_t)(color << 3 | MG_CH_KING);
+        int rook_ok = s->castle_rook[i] == home + ((i & 1) ? 0 : 7);
+        if (!king_ok || !rook_ok) {
+            char letters[5];
+            for (int j = 0; j < 4; j++)
+                letters[j] =
+                    (s->castling & (1u << j)) ? (char)((j < 2 ? 'A' : 'a') + (s->castle_rook[j] & 7)) : '.';
+            letters[4] = '\0';
+            mg_errf(err, errlen,
+                    "a state with Chess960 castling rights %s (right '%c': %s) cannot be written under "
+                    "<mav game=chess>; write it as a chess960 state",
+                    letters, "KQkq"[i],
+                    king_ok ? "the rook is not in its standard corner" : "the king is not on its e-file square");
+            return MG_ERR;
+        }
+    }
+    return MG_OK;
+}
+
+static size_t chess_direct_std(const void *st, char *out, size_t outlen, char *err, size_t errlen)
+{
+    const mg_chess_state *s = st;
+    if (s->chess960) {
+        if (chess_std_expressible(s, err, errlen) != MG_OK)
+            return 0;
+        mg_chess_state tmp = *s; /* standard-equivalent: the same text as a standard state */
+        tmp.chess960 = 0;
+        return chess_direct(&tmp, out, outlen, err, errlen);
+    }
+    return chess_direct(st, out, outlen, err, errlen);
+}
+
 static size_t gardner_direct(const void *st, char *out, size_t outlen, char *err, size_t errlen)
 {
     const mg_gardner_state *s = st;
@@ -1013,7 +1058,7 @@ typedef struct mav_fmt {
 } mav_fmt;
 
 static const mav_fmt FORMATS[] = {
-    {"chess", 1, chess_to_state_std, chess_from_state_std, chess_tokens, chess_syntax, chess_direct},
+    {"chess", 1, chess_to_state_std, chess_from_state_std, chess_tokens, chess_syntax, chess_direct_std},
     {"chess960", 1, chess_to_state_960, chess_from_state_960, chess_tokens, chess_syntax, chess_direct},
     {"gardner", 1, gardner_to_state, gardner_from_state, gardner_tokens, gardner_syntax, gardner_direct},
     {"connect_four", 0, c4_to_state, c4_from_state, c4_tokens, c4_syntax, NULL},
@@ -1080,6 +1125,13 @@ size_t mg_mav_state_write_via_text(const mg_game *g, const void *state, char *ou
     char text[MG_MAX_TEXT];
     g->to_text(state, text, sizeof text);
     return mg_mav_state_from_game_text(g, text, out, outlen, err, errlen);
+}
+
+int mg_mav_state_check(const mg_game *g, const void *state, char *err, size_t errlen)
+{
+    if (strcmp(g->name, "chess") == 0)
+        return chess_std_expressible(state, err, errlen);
+    return MG_OK;
 }
 
 int mg_mav_has_direct_state(const mg_game *g)

@@ -374,6 +374,9 @@ long mg_mav_write(const mg_game *g, const mg_mav_spec *spec, const mg_mav_input 
         return -1;
     }
     const void *cur = in->state;
+    if (mg_mav_state_check(g, cur, err, errlen) != MG_OK ||
+        (in->prev && mg_mav_state_check(g, in->prev, err, errlen) != MG_OK))
+        return -1;
     if (spec->transition) {
         if (!in->prev) {
             mg_errf(err, errlen, "MAV write: the command list starts with a previous state, but none was given");

@@ -6,6 +6,7 @@
 #include "../game.h"
 #include "mav.h"
 #include "mav_util.h"
+#include "values.h"
 
 static const char *const KIND_NAMES[MG_TOK_NKINDS] = {"control", "value", "char", "markup", "word", "move", "byte"};
 
@@ -202,15 +203,10 @@ size_t mg_tok_encode(const mg_tokenizer *t, const char *s, size_t n, int32_t *id
             int found = -1;
             size_t fl = 0;
             if (c == '<' && rest >= 7 && memcmp(p, "<ctrl", 5) == 0) {
-                /* <ctrlN> with N in 0..63 written without leading zeros */
-                size_t d = 5;
-                int v = 0;
-                while (d < rest && d < 8 && p[d] >= '0' && p[d] <= '9')
-                    v = v * 10 + (p[d++] - '0');
-                if (d > 5 && d < rest && p[d] == '>' && v < 64 && !(d == 7 && p[5] == '0')) {
+                /* <ctrlN> as the format spells it (values.c); other spellings are plain bytes */
+                int v = mg_mav_value_token(p, rest, &fl);
+                if (v >= 0)
                     found = MG_TOK_CTRL0 + v;
-                    fl = d + 1;
-                }
             } else {
                 /* markup tokens, longest first */
                 for (int m = 0; m < t->n_markup; m++) {

@@ -1,6 +1,8 @@
 /* values.c - win probabilities and value buckets of the MAV format (see values.h). */
 #include "values.h"
 
+#include <string.h>
+
 #include <math.h>
 
 #include "mav_util.h"
@@ -25,6 +27,20 @@ int mg_mav_bucket(double p)
         return MG_MAV_BUCKETS - 1;
     int b = (int)floor(p * MG_MAV_BUCKETS);
     return b > MG_MAV_BUCKETS - 1 ? MG_MAV_BUCKETS - 1 : b;
+}
+
+int mg_mav_value_token(const char *s, size_t n, size_t *len)
+{
+    if (n < 7 || memcmp(s, "<ctrl", 5) != 0)
+        return -1;
+    size_t d = 5;
+    int v = 0;
+    while (d < n && d < 7 && s[d] >= '0' && s[d] <= '9')
+        v = v * 10 + (s[d++] - '0');
+    if (d == 5 || d >= n || s[d] != '>' || (d == 7 && s[5] == '0') || v >= MG_MAV_BUCKETS)
+        return -1;
+    *len = d + 1;
+    return v;
 }
 
 double mg_mav_bucket_value(int b)

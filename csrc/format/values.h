@@ -36,6 +36,11 @@ double mg_mav_win_prob_mate(int n);
 int mg_mav_bucket(double p);
 /* Midpoint of bucket b (0..63); NaN for a bad index. */
 double mg_mav_bucket_value(int b);
+/* The value token at the start of s[0..n): "<ctrlN>" with N in 0..63 written in decimal without
+ * leading zeros (the only spelling the writer uses, so text and tokens round-trip).  Returns N
+ * and sets *len to the token's length, or -1 when s does not start with such a token.  The one
+ * reader of value tokens: the tokenizer and the parser both use it. */
+int mg_mav_value_token(const char *s, size_t n, size_t *len);
 
 enum { MG_MAV_SCORE_MAX = 0, MG_MAV_SCORE_MEAN = 1 };
 

@@ -282,6 +282,51 @@ void mg_mcts_free(mg_mcts *m)
     free(m);
 }
 
+/* Batch buffers for n leaf requests (and 2n selection slots).  They are sized by the batch a search
+ * can actually form, min(batch_size, num_simulations), not by batch_size alone: a batch size of
+ * 65536 for a 100-simulation search allocates for 100 leaves (it used to allocate about 800 MB).
+ * Grown between batches only (no request is out), so nothing in them needs to be kept. */
+#define MCTS_BATCH0 64
+static int batch_reserve(mg_mcts *m, int n)
+{
+    if (n <= m->nreq_cap)
+        return MG_OK;
+    mcts_slot *slots = malloc((size_t)2 * (size_t)n * sizeof *slots);
+    unsigned char *states = calloc((size_t)n, m->ss);
+    int32_t *legal = malloc((size_t)n * MG_MAX_MOVES * sizeof *legal);
+    float *values = malloc((size_t)n * MG_MAX_MOVES * sizeof *values);
+    float *policy = malloc((size_t)n * MG_MAX_MOVES * sizeof *policy);
+    mg_eval_request *reqs = calloc((size_t)n, sizeof *reqs);
+    mg_eval_result *res = calloc((size_t)n, sizeof *res);
+    int *order = malloc((size_t)n * sizeof *order);
+    int *req_slot = malloc((size_t)n * sizeof *req_slot);
+    mcts_move *rmoves = m->st ? malloc((size_t)n * MG_MAX_MOVES * sizeof *rmoves) : NULL;
+    char *rtext = m->st ? malloc((size_t)n * MG_MAX_TEXT) : NULL;
+    if (!slots || !states || !legal || !values || !policy || !reqs || !res || !order || !req_slot ||
+        (m->st && (!rmoves || !rtext))) {
+        free(slots), free(states), free(legal), free(values), free(policy), free(reqs), free(res);
+        free(order), free(req_slot), free(rmoves), free(rtext);
+        return MG_ERR;
+    }
+    free(m->slots), free(m->states), free(m->legal), free(m->values), free(m->policy), free(m->reqs);
+    free(m->res), free(m->order), free(m->req_slot), free(m->rmoves), free(m->rtext);
+    m->slots = slots, m->states = states, m->legal = legal, m->values = values, m->policy = policy;
+    m->reqs = reqs, m->res = res, m->order = order, m->req_slot = req_slot, m->rmoves = rmoves, m->rtext = rtext;
+    m->nreq_cap = n;
+    m->nslots_cap = 2 * n;
+    for (int i = 0; i < n; i++) {
+        mg_eval_result *r = &m->res[i];
+        r->values = m->values + (size_t)i * MG_MAX_MOVES;
+        r->policy = m->policy + (size_t)i * MG_MAX_MOVES;
+        if (m->st) {
+            r->moves = m->rmoves + (size_t)i * MG_MAX_MOVES;
+            r->text = m->rtext + (size_t)i * MG_MAX_TEXT;
+            r->text_cap = MG_MAX_TEXT;
+        }
+    }
+    return MG_OK;
+}
+
 mg_mcts *mg_mcts_create(const mg_game *g, const mg_mcts_config *cfg, char *err, size_t errlen)
 {
     mg_mcts_config def;
@@ -308,44 +353,18 @@ mg_mcts *mg_mcts_create(const mg_game *g, const mg_mcts_config *cfg, char *err, 
     m->cfg = *cfg;
     m->st = cfg->mode == MG_EVAL_STATE_TRACKING;
     m->ss = g ? g->state_size : 1;
-    int B = cfg->batch_size;
-    m->nreq_cap = B;
-    m->nslots_cap = 2 * B;
-    m->slots = malloc((size_t)m->nslots_cap * sizeof *m->slots);
     m->root_state = calloc(1, m->ss);
-    m->states = calloc((size_t)B, m->ss);
-    m->legal = malloc((size_t)B * MG_MAX_MOVES * sizeof *m->legal);
-    m->values = malloc((size_t)B * MG_MAX_MOVES * sizeof *m->values);
-    m->policy = malloc((size_t)B * MG_MAX_MOVES * sizeof *m->policy);
-    m->reqs = calloc((size_t)B, sizeof *m->reqs);
-    m->res = calloc((size_t)B, sizeof *m->res);
-    m->order = malloc((size_t)B * sizeof *m->order);
-    m->req_slot = malloc((size_t)B * sizeof *m->req_slot);
     m->tmp_idx = malloc(MG_MAX_MOVES * sizeof *m->tmp_idx);
     m->tmp_prior = malloc(MG_MAX_MOVES * sizeof *m->tmp_prior);
-    int ok = m->slots && m->root_state && m->states && m->legal && m->values && m->policy && m->reqs &&
-             m->res && m->order && m->req_slot && m->tmp_idx && m->tmp_prior;
-    if (ok && m->st) {
-        m->rmoves = malloc((size_t)B * MG_MAX_MOVES * sizeof *m->rmoves);
-        m->rtext = malloc((size_t)B * MG_MAX_TEXT);
-        ok = m->rmoves && m->rtext;
-    }
+    /* the batch buffers start small; each search grows them to the batch it can actually form */
+    int ok = m->root_state && m->tmp_idx && m->tmp_prior &&
+             batch_reserve(m, cfg->batch_size < MCTS_BATCH0 ? cfg->batch_size : MCTS_BATCH0) == MG_OK;
     if (ok)
         ok = arena_reserve_nodes(&m->a, 1024) == MG_OK && arena_reserve_edges(&m->a, 4096, m->st) == MG_OK;
     if (!ok) {
         mg_mcts_free(m);
         snprintf(err, errlen, "mcts: out of memory");
         return NULL;
-    }
-    for (int i = 0; i < B; i++) {
-        mg_eval_result *r = &m->res[i];
-        r->values = m->values + (size_t)i * MG_MAX_MOVES;
-        r->policy = m->policy + (size_t)i * MG_MAX_MOVES;
-        if (m->st) {
-            r->moves = m->rmoves + (size_t)i * MG_MAX_MOVES;
-            r->text = m->rtext + (size_t)i * MG_MAX_TEXT;
-            r->text_cap = MG_MAX_TEXT;
-        }
     }
     mg_rng_seed(&m->rng, cfg->seed);
     for (int i = 0; i < MCTS_CTAB; i++)
@@ -1065,7 +1084,12 @@ int mg_mcts_search(mg_mcts *m, const mg_evaluator *ev, int num_simulations, char
         snprintf(err, errlen, "mcts: out of memory for %d simulations", num_simulations);
         return MG_ERR;
     }
-    const int B = m->cfg.batch_size;
+    const int B = m->cfg.batch_size < num_simulations ? m->cfg.batch_size : (num_simulations > 0 ? num_simulations
+                                                                                                 : 1);
+    if (batch_reserve(m, B) != MG_OK) {
+        snprintf(err, errlen, "mcts: out of memory for batches of %d leaves", B);
+        return MG_ERR;
+    }
     int64_t done = 0;
     int rc = MG_OK;
     int stop = m->a.nodes[0].flags & NF_TERMINAL ? 1 : 0;

@@ -378,6 +378,7 @@ static void test_write_parse_roundtrip(void)
     o.p_best = 0.8;
     static mg_mav_result res;
     static char text[65536];
+    long all_terminal = 0;
     for (int gi = 0; gi < mg_game_count(); gi++) {
         const mg_game *g = mg_game_at(gi);
         if (!mg_mav_game_supported(g, NULL))
@@ -447,7 +448,9 @@ static void test_write_parse_roundtrip(void)
             }
         }
         CHECK_MSG(n_ex > 50, "%s: only %ld examples", g->name, n_ex);
+        all_terminal += n_terminal;
     }
+    MG_CHECK(all_terminal > 0); /* finished games were written and parsed too */
 }
 
 /* Specific hallucinations are reported precisely. */
@@ -692,6 +695,87 @@ static void test_tokenizer(void)
     MG_CHECK(mg_tok_decode(t, ctl, 3, back, sizeof back) == 0);
 }
 
+/* ---- the format's promises (regressions) --------------------------------------------------------- */
+
+static void test_format_promises(void)
+{
+    const mg_tokenizer *t = &TOK;
+    int32_t ids[64];
+    char back[256];
+    char err[MG_ERRLEN];
+    /* value tokens: only <ctrl0>..<ctrl63> without leading zeros are tokens; every other spelling
+     * is plain bytes, so text round-trips (<ctrl049> used to decode as <ctrl49>) */
+    static const char *const spell[] = {"<ctrl049>", "<ctrl00>", "<ctrl007>", "<ctrl063>", "<ctrl64>", "<ctrl0>",
+                                        "<ctrl63>", "<ctrl4>", "<ctrl0049>", "<ctrl>"};
+    for (size_t i = 0; i < sizeof spell / sizeof spell[0]; i++) {
+        size_t n = strlen(spell[i]), vl = 0;
+        size_t k = mg_tok_encode(t, spell[i], n, ids, 64);
+        long m = mg_tok_decode(t, ids, k, back, sizeof back);
+        CHECK_MSG(m == (long)n && memcmp(back, spell[i], n) == 0, "round trip of %s", spell[i]);
+        int v = mg_mav_value_token(spell[i], n, &vl);
+        int is_token = i >= 5 && i <= 7;
+        CHECK_MSG((k == 1) == is_token && (v >= 0) == is_token, "%s: %zu tokens, value %d", spell[i], k, v);
+        if (is_token)
+            MG_CHECK(ids[0] == MG_TOK_CTRL0 + v && vl == n);
+    }
+    /* the parser reads value tokens as the tokenizer does */
+    static mg_mav_result res;
+    const mg_game *chess = mg_game_by_name("chess");
+    const char *hdr = "<mav game=chess> %state %top_all </mav>\n"
+                      "[%state w RNBQKBNRPPPPPPPP................................pppppppprnbqkbnr KQkq . 000 0001]\n";
+    char text[1024];
+    int tl = snprintf(text, sizeof text, "%s[%%top_all e2e4:<ctrl049> d2d4:<ctrl49>]\n", hdr);
+    mg_mav_parse(chess, NULL, text, (size_t)tl, NULL, &res);
+    MG_CHECK(res.n_moves == 2 && res.moves[0].bucket == -1 && res.moves[1].bucket == 49);
+    /* a move with a NUL byte is kept whole (it used to be cut to the legal "e2e4") */
+    tl = snprintf(text, sizeof text, "%s[%%top_all e2e4", hdr);
+    memcpy(text + tl, "\0zz:<ctrl40> e2e4:<ctrl33>]\n", 27);
+    tl += 27;
+    mg_mav_parse(chess, NULL, text, (size_t)tl, NULL, &res);
+    MG_CHECK(res.n_moves == 2 && res.moves[0].len == 7 && memcmp(res.moves[0].move, "e2e4\0zz", 7) == 0);
+    MG_CHECK(res.moves[0].status == MG_MAV_MOVE_MALFORMED && !res.moves[1].duplicate);
+    MG_CHECK(res.moves[1].len == 4 && res.moves[1].status != MG_MAV_MOVE_MALFORMED);
+    /* a chess state with the Chess960 flag: written with the standard letters where they mean the
+     * same (it used to write HAha under game=chess, which the parser refused), refused where not */
+    mg_config c960 = {0, MG_FLAG_CHESS960};
+    _Alignas(16) unsigned char st[MG_MAX_STATE];
+    MG_CHECK(chess->init(st, &c960, err, sizeof err) == MG_OK);
+    mg_mav_spec spec;
+    MG_CHECK(mg_mav_spec_parse(chess, "%fen %state %top_all", &spec, err, sizeof err) == MG_OK);
+    int32_t acts[MG_MAX_MOVES];
+    double vals[MG_MAX_MOVES];
+    int n = chess->legal_actions(st, acts);
+    for (int i = 0; i < n; i++)
+        vals[i] = 0.5;
+    mg_mav_input in = {st, NULL, -1, n, acts, vals, -1, NULL, 0};
+    static char out[65536];
+    long len = mg_mav_write(chess, &spec, &in, MG_MAV_PART_ALL, out, sizeof out, err, sizeof err);
+    CHECK_MSG(len > 0, "write: %s", err);
+    if (len > 0) {
+        MG_CHECK(strstr(out, " KQkq . 000 0001]") != NULL && strstr(out, "HAha") == NULL);
+        mg_mav_parse(chess, &c960, out, (size_t)len, st, &res);
+        CHECK_MSG(res.ok && res.n_issues == 0, "parse: %s", res.n_issues ? res.issues[0].msg : "");
+    }
+    char fen[128];
+    mg_chess960_start_fen(100, fen, sizeof fen);
+    MG_CHECK(chess->from_text(st, &c960, fen, err, sizeof err) == MG_OK);
+    n = chess->legal_actions(st, acts);
+    in.n = n;
+    err[0] = '\0';
+    MG_CHECK(mg_mav_write(chess, &spec, &in, MG_MAV_PART_ALL, out, sizeof out, err, sizeof err) < 0);
+    CHECK_MSG(strstr(err, "cannot be written under <mav game=chess>") != NULL, "error: %s", err);
+    /* the same position as a chess960 state writes and parses back */
+    const mg_game *c9 = mg_game_by_name("chess960");
+    MG_CHECK(c9->from_text(st, NULL, fen, err, sizeof err) == MG_OK);
+    MG_CHECK(mg_mav_spec_parse(c9, "%fen %state %top_all", &spec, err, sizeof err) == MG_OK);
+    len = mg_mav_write(c9, &spec, &in, MG_MAV_PART_ALL, out, sizeof out, err, sizeof err);
+    MG_CHECK(len > 0);
+    if (len > 0) {
+        mg_mav_parse(c9, NULL, out, (size_t)len, st, &res);
+        MG_CHECK(res.ok && res.n_issues == 0);
+    }
+}
+
 /* ---- training examples ---------------------------------------------------------------------------- */
 
 static void test_examples(void)
@@ -755,7 +839,7 @@ static void test_examples(void)
         /* shuffled order: not always value-descending */
     }
     MG_CHECK(seen_transition > 100 && seen_transition < 300);
-    MG_CHECK(seen_all > 50 && seen_k_over > 5 && seen_fen_first > 50);
+    MG_CHECK(seen_all > 50 && seen_k_over > 5 && seen_fen_first > 50 && seen_state_only > 0);
     /* a different seed gives different examples */
     mg_rng_seed(&a, 43);
     mg_rng_seed(&b, 42);
@@ -814,6 +898,7 @@ int main(void)
     test_hallucinations();
     test_parse_mutations();
     test_tokenizer();
+    test_format_promises();
     test_examples();
     MG_TEST_MAIN_END("test_mav");
 }
