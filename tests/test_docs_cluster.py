@@ -32,7 +32,7 @@ def test_cluster_example_runs(tmp_path):
     assert "12 games" in p.stdout and "minimax" in p.stdout
     lines = [ln for ln in p.stdout.splitlines() if " best " in ln]
     assert len(lines) == 2 and lines[1].split(" best ")[0].endswith("e2e4 e7e5")
-    assert (tmp_path / "league.jsonl").exists()
+    assert (tmp_path / "league.sqlite").exists()
 
 
 def test_annotate_ray_refuses_an_illegal_line_before_starting_ray():
