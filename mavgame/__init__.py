@@ -10,6 +10,8 @@ from .games.connect_four import ConnectFour
 from .games.gardner import Gardner
 from .games.hex import Hex
 from .games.tictactoe import TicTacToe
+from .errors import AmbiguousMoveError, IllegalMoveError, InvalidMoveError
+from .games.base import Outcome, Termination
 from . import mav
 from .mcts import MCTS
 
@@ -17,7 +19,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "State", "Chess", "Chess960", "ChessFamily", "Gardner", "ConnectFour", "Hex", "TicTacToe", "MCTS", "MAVModel",
-    "game_names", "__version__",
+    "game_names", "__version__", "IllegalMoveError", "InvalidMoveError", "AmbiguousMoveError", "Outcome",
+    "Termination",
 ]
 
 

@@ -28,6 +28,12 @@ spec                    agent
                         7x7), exact minimax for tic-tac-toe
 ``minimax``             exact memoized minimax (small games only: tic-tac-toe, tiny Hex)
 ``python``              a Python callable ``fn(state) -> move``: ``fn=package.module:function``
+``mav``                 the MAV model, searchless (numpy or torch): ``model`` (a .safetensors file;
+                        default: the shipped Connect Four model), ``scoring`` (mean, max), ``best``
+                        (1: %best_action breaks near ties), ``tie``, ``backend`` (auto, numpy, torch)
+``mav_mcts``            MAV-MCTS, the model guiding MCTS: ``sims`` (default 64), ``batch`` (16),
+                        ``scoring``, ``state_tracking`` (1: engine-free), ``cache``, ``model``,
+                        ``backend``
 ======================  =====================================================================
 
 A spec is ``kind`` or ``kind:key=value,key=value`` (e.g. ``stockfish:skill=3,movetime=50``);
@@ -316,13 +322,19 @@ class MCTSAgent(Agent):
         self._new(_mix(self._seed, seed))
 
     def act(self, state) -> Move:
+        self.check_game(state.game)
         if self._mcts is None:
             self._new(self._seed)
-        res = self._mcts.search(state)
+        from .mcts import SearchError
+        try:
+            res = self._mcts.search(state)
+        except SearchError as e:
+            raise AgentError(f"MCTS agent {self.name!r}: {e}") from e
         if res.best_action is not None:
             return int(res.best_action)
         if res.best_move is None:
-            raise AgentError(f"MCTS agent {self.name!r} found no move in position {state.text()!r}")
+            raise AgentError(f"MCTS agent {self.name!r} found no move in position {state.text()!r} "
+                             f"(search counters: {res.stats})")
         return res.best_move
 
     def __getstate__(self):

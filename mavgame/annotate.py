@@ -17,14 +17,14 @@ with ``chess960=True``), optionally followed by ``moves m1 m2 ...`` in UCI.
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
 import os
 from dataclasses import asdict, dataclass, field
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from .uci import STARTPOS, EngineError, Score, UCIEngine
 
-__all__ = ["Annotation", "Annotator", "annotate_many", "annotate_file", "parse_position", "read_positions"]
+__all__ = ["Annotation", "Annotator", "annotate_many", "annotate_file", "parse_position", "read_positions",
+           "check_line", "check_positions"]
 
 
 @dataclass
@@ -91,6 +91,22 @@ def parse_position(line: str) -> Tuple[str, List[str]]:
     if len(fen.split()) < 4:
         raise ValueError(f"malformed FEN (fewer than 4 fields): {fen!r}")
     return fen, moves
+
+
+def check_line(fen: str, moves: Sequence[str] = (), chess960: bool = False) -> str:
+    """The game ("chess" or "chess960") of a position line, after checking with the C core that the FEN is
+    valid and every move is legal in turn; ValueError (an InvalidMoveError or IllegalMoveError for a
+    move) naming the move and its number otherwise.  Engines skip an illegal move of ``position ...
+    moves`` silently and would annotate the wrong position."""
+    from . import _core
+    game = "chess960" if chess960 or _is_chess960_fen(fen) else "chess"
+    s = _core.State(game, fen)
+    for i, m in enumerate(moves):
+        try:
+            s.push_str(m)
+        except ValueError as e:
+            raise type(e)(f"move {i + 1} {m!r} of the line: {e}") from None
+    return game
 
 
 def _is_chess960_fen(fen: str) -> bool:
@@ -171,7 +187,7 @@ class Annotator:
     def annotate(self, fen: str, moves: Sequence[str] = ()) -> Annotation:
         """Values for every legal move of ``fen`` after ``moves`` and the engine's best move."""
         fen = fen.strip()
-        c960 = self.chess960 or _is_chess960_fen(fen)
+        c960 = check_line(fen, moves, self.chess960) == "chess960"
         self._set_960(c960)
         legal = self.legal_moves(fen, moves)
         ann = Annotation(fen=fen, moves=list(moves), game="chess960" if c960 else "chess")
@@ -236,25 +252,29 @@ class Annotator:
 # parallel annotation
 
 _WORKER: Optional[Annotator] = None  # one per worker process (process-local, set by the initializer)
+_WORKER_ERROR: Optional[str] = None  # why the worker's engine did not start (reported by every task)
 
 
 def _worker_init(kwargs: dict) -> None:
-    global _WORKER
-    _WORKER = Annotator(**kwargs)
+    # An initializer that raises makes multiprocessing.Pool start a new worker, forever: report instead.
+    global _WORKER, _WORKER_ERROR
+    try:
+        _WORKER = Annotator(**kwargs)
+    except (EngineError, OSError, ValueError) as e:
+        _WORKER_ERROR = f"{type(e).__name__}: {e}"
+        return
+    from multiprocessing.util import Finalize
+    Finalize(_WORKER, _WORKER.close, exitpriority=10)
 
 
 def _worker_annotate(item: Tuple[int, str, List[str]]) -> Tuple[int, Optional[dict], Optional[str]]:
     idx, fen, moves = item
-    assert _WORKER is not None
+    if _WORKER is None:
+        return idx, None, _WORKER_ERROR or "the worker's engine did not start"
     try:
         return idx, _WORKER.annotate(fen, moves).to_dict(), None
-    except EngineError as e:
+    except (EngineError, ValueError) as e:
         return idx, None, f"{type(e).__name__}: {e}"
-
-
-def _mp_context():
-    methods = mp.get_all_start_methods()
-    return mp.get_context("fork" if "fork" in methods else "spawn")
 
 
 def annotate_many(positions: Iterable[Union[str, Tuple[str, Sequence[str]]]], *, workers: int = 1,
@@ -270,11 +290,15 @@ def annotate_many(positions: Iterable[Union[str, Tuple[str, Sequence[str]]]], *,
             fen, mv = parse_position(p)
         else:
             fen, mv = p[0], list(p[1])
+        try:
+            check_line(fen, mv, bool(kwargs.get("chess960")))
+        except ValueError as e:
+            raise type(e)(f"position {i} ({fen!r} moves {' '.join(mv) or '-'}): {e}") from None
         items.append((i, fen, list(mv)))
     kwargs = dict(kwargs, engine=engine)
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from ._progress import tqdm
         bar = tqdm(total=len(items), desc="annotate", unit="pos")
     try:
         if workers <= 1:
@@ -288,8 +312,9 @@ def annotate_many(positions: Iterable[Union[str, Tuple[str, Sequence[str]]]], *,
                         bar.update(1)
                     yield a
             return
-        ctx = _mp_context()
-        with ctx.Pool(workers, initializer=_worker_init, initargs=(kwargs,)) as pool:
+        from .workers import pool as worker_pool
+        Annotator(**kwargs).close()   # an engine that does not start fails here, once, before any worker
+        with worker_pool(workers, _worker_init, (kwargs,)) as pool:
             for idx, d, err in pool.imap(_worker_annotate, items, chunksize=1):
                 if err is not None:
                     pool.terminate()
@@ -302,14 +327,39 @@ def annotate_many(positions: Iterable[Union[str, Tuple[str, Sequence[str]]]], *,
             bar.close()
 
 
-def read_positions(path: str) -> List[str]:
-    """Position lines of a text file (blank lines and lines starting with '#' skipped)."""
+def _numbered_positions(path: str) -> List[Tuple[int, str]]:
+    """(line number, text) of the position lines of a UTF-8 text file (blank and '#' lines skipped);
+    ValueError naming the file and line for text that is not UTF-8."""
     out = []
-    with open(path) as f:
-        for line in f:
+    with open(path, "rb") as f:
+        for n, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise ValueError(f"{path}, line {n}: not UTF-8 text (byte {raw[e.start:e.start + 1]!r} at "
+                                 f"column {e.start + 1})") from None
             s = line.strip()
             if s and not s.startswith("#"):
-                out.append(s)
+                out.append((n, s))
+    return out
+
+
+def read_positions(path: str) -> List[str]:
+    """Position lines of a UTF-8 text file (blank lines and lines starting with '#' skipped)."""
+    return [s for _, s in _numbered_positions(path)]
+
+
+def check_positions(path: str, chess960: bool = False) -> List[str]:
+    """The position lines of ``path``, each checked with the C core (a valid FEN, legal moves); ValueError
+    naming the file, the line number and the offending move otherwise."""
+    out = []
+    for n, text in _numbered_positions(path):
+        try:
+            fen, moves = parse_position(text)
+            check_line(fen, moves, chess960)
+        except ValueError as e:
+            raise type(e)(f"{path}, line {n} ({text!r}): {e}") from None
+        out.append(text)
     return out
 
 
@@ -342,7 +392,7 @@ def annotate_file(in_path: str, out_path: str, *, workers: int = 1, progress: bo
     Written line by line, so an interrupted run resumes where it stopped (``resume=True``).
     ``mav_commands`` (e.g. "%state %top_all %best_action") adds each position's MAV text as the
     field "mav".  Returns the number of positions annotated by this call."""
-    positions = read_positions(in_path)
+    positions = check_positions(in_path, bool(kwargs.get("chess960")))
     done = _count_done(out_path) if resume else 0
     if done > len(positions):
         raise ValueError(f"{out_path} has {done} annotations but {in_path} only {len(positions)} positions")

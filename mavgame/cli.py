@@ -27,7 +27,127 @@ def _make_state(game: str, text: Optional[str], board_size: int, flags: int) -> 
     try:
         return _core.State(game, text, board_size, flags)
     except ValueError as e:
-        raise SystemExit(f"mavgame: {e}")
+        raise SystemExit(f"mavgame: --fen {text!r}: {e}" if text is not None else f"mavgame: {e}")
+
+
+# ---- argument checking: every bad argument ends in one "mavgame: ..." line naming it, never a traceback
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Wraps one-paragraph texts as usual; keeps texts with line breaks (the agent table) as written."""
+
+    def _fill_text(self, text, width, indent):
+        if "\n" in text:
+            return "".join(indent + line + "\n" for line in text.splitlines())
+        return super()._fill_text(text, width, indent)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``mavgame: perft: argument --depth: must be >= 0, not -1 (see ...)``."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str):
+        sub = self.prog[len("mavgame"):].strip()
+        where = f"{sub}: " if sub else ""
+        self.exit(2, f"mavgame: {where}{message} (see `{self.prog} --help`)\n")
+
+
+def _int_type(low: int, high: Optional[int] = None):
+    """argparse type: an integer in [low, high]."""
+    def conv(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if v < low or (high is not None and v > high):
+            raise argparse.ArgumentTypeError(f"must be {f'in {low}..{high}' if high is not None else f'>= {low}'}"
+                                             f", not {v}")
+        return v
+    conv.__name__ = "int"
+    return conv
+
+
+def _positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not v > 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number, not {text}")
+    return v
+
+
+_positive_float.__name__ = "number"
+
+
+def _agent_table() -> str:
+    """The agent kinds and their options, from the table in mavgame.agents' docstring (one copy)."""
+    import re
+
+    from . import agents
+    lines = (agents.__doc__ or "").splitlines()
+    rules = [i for i, ln in enumerate(lines) if ln.startswith("=====")]
+    if len(rules) < 3:  # docstrings stripped (python -OO)
+        return "agent kinds: " + ", ".join(agents.agent_kinds())
+    col = lines[rules[0]].index(" ") + 2          # where the second column starts
+    out = ["agent specs: KIND or KIND:KEY=VALUE,KEY=VALUE (optionally named NAME=SPEC); the kinds and their "
+           "options:", ""]
+    for ln in lines[rules[1] + 1:rules[2]]:
+        kind, text = ln[:col].strip().strip("`"), re.sub(r":\w+:`([^`]*)`", r"\1", ln[col:]).replace("``", "")
+        out.append(f"  {kind:<12} {text}" if kind else f"  {'':<12} {text}")
+    return "\n".join(out) + "\n"
+
+
+def _check_writable(opt: str, path: Optional[str]) -> None:
+    """A file the command will write: its folder must exist and be writable (checked before any work)."""
+    if not path or path in ("-", "none"):
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise _fail(f"{opt} {path}: is a folder, not a file")
+    if not os.path.isdir(folder):
+        raise _fail(f"{opt} {path}: the folder {folder} does not exist")
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise _fail(f"{opt} {path}: not writable")
+    if not os.path.exists(path) and not os.access(folder, os.W_OK):
+        raise _fail(f"{opt} {path}: the folder {folder} is not writable")
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    """Checks shared by the subcommands, before any work starts (so that nothing fails after an hour of
+    games): seeds, the game and board size, the files to write, matplotlib for --plot."""
+    seed = getattr(args, "seed", None)
+    if isinstance(seed, int) and seed < 0:
+        raise _fail(f"--seed {seed}: must be >= 0")
+    game = getattr(args, "game", None)
+    for g in game if isinstance(game, list) else []:   # bench: --game repeated
+        if g not in _core.games():
+            raise _fail(f"--game {g}: unknown game (games: {', '.join(_core.games())})")
+    if isinstance(game, str):
+        if game not in _core.games():
+            raise _fail(f"--game {game}: unknown game (games: {', '.join(_core.games())})")
+        size = getattr(args, "board_size", 0) or 0
+        if size < 0:
+            raise _fail(f"--board-size {size}: must be >= 0 (0: the game's default)")
+        if size:
+            try:
+                _core.State(game, None, size)
+            except ValueError as e:
+                raise _fail(f"--board-size {size}: {e}")
+    for opt, attr in (("--out", "out"), ("--output", "output"), ("--games-out", "games_out"), ("--plot", "plot")):
+        val = getattr(args, attr, None)
+        if isinstance(val, str):
+            _check_writable(opt, val)
+    for val in getattr(args, "export", None) or []:
+        _check_writable("--export", val)
+    if getattr(args, "plot", None):
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError as e:
+            raise _fail(f"--plot {args.plot}: needs matplotlib (pip install matplotlib): {e}")
 
 
 def cmd_games(args: argparse.Namespace) -> int:
@@ -40,7 +160,10 @@ def cmd_perft(args: argparse.Namespace) -> int:
     state = _make_state(args.game, args.fen, args.board_size, 0)
     if args.divide:
         t0 = time.perf_counter()
-        acts, counts = state.perft_divide(args.depth)
+        try:
+            acts, counts = state.perft_divide(args.depth)
+        except ValueError as e:
+            raise _fail(f"--depth {args.depth}: {e}")
         dt = time.perf_counter() - t0
         for a, c in sorted(zip(acts.tolist(), counts.tolist()), key=lambda x: state.action_to_str(x[0])):
             print(f"{state.action_to_str(a)}: {c}")
@@ -48,7 +171,10 @@ def cmd_perft(args: argparse.Namespace) -> int:
         print(f"\nNodes searched: {total}")
     else:
         t0 = time.perf_counter()
-        total = state.perft(args.depth)
+        try:
+            total = state.perft(args.depth)
+        except ValueError as e:
+            raise _fail(f"--depth {args.depth}: {e}")
         dt = time.perf_counter() - t0
         print(f"perft({args.depth}) = {total}")
     nps = total / dt if dt > 0 else float("inf")
@@ -97,14 +223,26 @@ def _parse_agents(items: Sequence[str]) -> Dict[str, str]:
             name, spec = it.split("=", 1)
         try:
             ag = make_agent(spec)
-        except ValueError as e:
+        except (ValueError, ImportError, OSError) as e:
             raise _fail(f"agent {it!r}: {e}")
+        _check_engine(it, ag)
         name = name or (spec if ":" not in spec else ag.name)
         ag.close()
         if name in out:
             raise _fail(f"two agents are named {name!r}: name them with NAME=SPEC")
         out[name] = spec
     return out
+
+
+def _check_engine(spec: str, agent) -> None:
+    """A UCI agent's engine must start and answer the UCI handshake (before any game is played)."""
+    from .agents import UCIAgent
+    from .uci import EngineError
+    if isinstance(agent, UCIAgent):
+        try:
+            agent.engine  # starts the engine: the handshake and options
+        except (EngineError, OSError) as e:
+            raise _fail(f"agent {spec!r}: {e}")
 
 
 def _parse_anchors(items: Optional[Sequence[str]]) -> Dict[str, float]:
@@ -388,6 +526,59 @@ def _parse_human_move(state, s: str) -> int:
         raise ValueError(str(e))
 
 
+THINKING_DELAY = 2.0  # seconds an agent thinks in `mavgame play` before the elapsed time is shown
+
+
+class _Thinking:
+    """Shows that an agent is still thinking: after ``delay`` seconds, an elapsed-time line on stderr
+    (updated in place on a terminal, a line every ``every`` seconds otherwise), from a background thread
+    while the agent runs in the main thread (where Ctrl-C reaches long C work)."""
+
+    def __init__(self, name: str, hint: str = "", delay: Optional[float] = None, every: float = 15.0, out=None):
+        import threading
+        self.name, self.hint, self.every = name, hint, every
+        self.delay = THINKING_DELAY if delay is None else delay
+        self.out = out or sys.stderr
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._shown = False
+
+    def _run(self) -> None:
+        t0 = time.monotonic()
+        if self._stop.wait(self.delay):
+            return
+        tty = hasattr(self.out, "isatty") and self.out.isatty()
+        last = -self.every
+        while not self._stop.is_set():
+            t = time.monotonic() - t0
+            if tty:
+                self.out.write(f"\r{self.name} is thinking... {t:.0f} s{self.hint}")
+            elif t - last >= self.every:
+                self.out.write(f"{self.name} is thinking... {t:.0f} s{self.hint}\n")
+                last = t
+            self.out.flush()
+            self._shown = True
+            self._stop.wait(1.0)
+        if tty and self._shown:
+            self.out.write("\r\033[K")
+            self.out.flush()
+
+    def __enter__(self) -> "_Thinking":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _thinking_hint(spec: str, game: str) -> str:
+    kind = spec.split(":", 1)[0].split("=")[-1]
+    if kind in ("perfect", "minimax") and game in ("connect_four", "hex"):
+        return " (the perfect player solves the position exactly: early moves can take minutes; Ctrl-C quits)"
+    return ""
+
+
 def cmd_play(args: argparse.Namespace) -> int:
     from . import _core
     from .agents import AgentError, make_agent, resolve_move
@@ -395,9 +586,17 @@ def cmd_play(args: argparse.Namespace) -> int:
     try:
         agent = make_agent(args.agent)
         agent.check_game(args.game)
+    except (ValueError, AgentError, ImportError, OSError) as e:
+        raise _fail(f"--agent {args.agent}: {e}")
+    _check_engine(args.agent, agent)
+    try:
+        make_agent(args.hint).close()
+    except (ValueError, ImportError, OSError) as e:
+        raise _fail(f"--hint {args.hint}: {e}")
+    try:
         state = _core.State(args.game, args.fen, args.board_size, _core.FLAG_HEX_SWAP if args.swap else 0)
-    except (ValueError, AgentError) as e:
-        raise _fail(str(e))
+    except ValueError as e:
+        raise _fail(f"--fen {args.fen!r}: {e}" if args.fen is not None else str(e))
     for m in (args.moves or "").split():
         try:
             state.push_str(m)
@@ -419,7 +618,8 @@ def cmd_play(args: argparse.Namespace) -> int:
         if state.to_move != human:
             t = time.perf_counter()
             try:
-                a = resolve_move(state, agent.act(state.copy()), agent.name)
+                with _Thinking(agent.name, _thinking_hint(args.agent, args.game)):
+                    a = resolve_move(state, agent.act(state.copy()), agent.name)
             except (AgentError, Exception) as e:  # noqa: BLE001 - report any agent failure
                 print(f"mavgame: {agent.name} failed: {e}", file=sys.stderr)
                 return 2
@@ -455,7 +655,8 @@ def cmd_play(args: argparse.Namespace) -> int:
                 hint_agent = make_agent(args.hint)
                 hint_agent.setup(args.game, seed=args.seed, player=human)
             try:
-                a = resolve_move(state, hint_agent.act(state.copy()), hint_agent.name)
+                with _Thinking(hint_agent.name, _thinking_hint(args.hint, args.game)):
+                    a = resolve_move(state, hint_agent.act(state.copy()), hint_agent.name)
                 print(f"hint ({hint_agent.name}): {state.action_to_str(a)}", file=out)
             except (AgentError, Exception) as e:  # noqa: BLE001
                 print(f"no hint: {e}", file=out)
@@ -472,35 +673,48 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 
 def cmd_annotate(args: argparse.Namespace) -> int:
-    from .annotate import annotate_file, read_positions
+    import shutil
+
+    from .annotate import Annotator, annotate_file, check_positions
     from .uci import EngineError, find_stockfish
 
     engine = args.engine
     if engine == "stockfish" and find_stockfish() is None:
-        raise _fail("Stockfish not found (apt-get install stockfish, or --engine PATH)")
+        raise _fail("--engine stockfish: Stockfish not found (apt-get install stockfish, or --engine PATH)")
+    if engine != "stockfish" and shutil.which(engine) is None:
+        raise _fail(f"--engine {engine}: no such executable")
+    if args.input != "-" and not os.path.isfile(args.input):
+        raise _fail(f"input file {args.input} not found")
+    out = args.output or (os.path.splitext(args.input)[0] + ".annotated.jsonl" if args.input != "-" else None)
+    if out is None:
+        raise _fail("give -o OUTPUT when reading positions from stdin")
+    _check_writable("--output", out)
     inp = args.input
     tmp = None
     if inp == "-":
         import tempfile
-        tmp = tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False)
-        tmp.write(sys.stdin.read())
+        tmp = tempfile.NamedTemporaryFile("wb", suffix=".txt", delete=False)
+        tmp.write(sys.stdin.buffer.read())
         tmp.close()
         inp = tmp.name
-    if not os.path.exists(inp):
-        raise _fail(f"input file {inp} not found")
-    out = args.output or (os.path.splitext(args.input)[0] + ".annotated.jsonl" if args.input != "-" else None)
-    if out is None:
-        raise _fail("give -o OUTPUT when reading positions from stdin")
-    n_in = len(read_positions(inp))
-    limits = {"nodes": args.nodes, "movetime": args.movetime, "depth": args.depth}
-    limits = {k: v for k, v in limits.items() if v is not None}
-    t0 = time.perf_counter()
     try:
-        n = annotate_file(inp, out, workers=args.workers, progress=not args.no_progress, resume=not args.fresh,
-                          mav_commands=args.mav, engine=engine, chess960=args.chess960, hash_mb=args.hash,
-                          **limits)
-    except (EngineError, ValueError) as e:
-        raise _fail(f"{e} (annotations finished so far are kept in {out}; run again to resume)")
+        try:   # every line checked (UTF-8, FEN, legal moves) before an engine starts
+            n_in = len(check_positions(inp, args.chess960))
+        except ValueError as e:
+            raise _fail(str(e).replace(inp, "standard input") if tmp is not None else str(e))
+        limits = {"nodes": args.nodes, "movetime": args.movetime, "depth": args.depth}
+        limits = {k: v for k, v in limits.items() if v is not None}
+        try:   # the engine must start and speak UCI before any work
+            Annotator(engine, hash_mb=args.hash, chess960=args.chess960, **limits).close()
+        except (EngineError, OSError) as e:
+            raise _fail(f"--engine {engine}: {e}")
+        t0 = time.perf_counter()
+        try:
+            n = annotate_file(inp, out, workers=args.workers, progress=not args.no_progress, resume=not args.fresh,
+                              mav_commands=args.mav, engine=engine, chess960=args.chess960, hash_mb=args.hash,
+                              **limits)
+        except (EngineError, ValueError) as e:
+            raise _fail(f"{e} (annotations finished so far are kept in {out}; run again to resume)")
     finally:
         if tmp is not None:
             os.unlink(tmp.name)
@@ -518,7 +732,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     games = args.game or [g for g in _core.games()]
     rows = []
     try:
-        from tqdm.auto import tqdm
+        from ._progress import tqdm
     except ImportError:  # pragma: no cover - tqdm is a dependency
         tqdm = None
     items = [(g, k) for g in games for k in ("perft", "playouts", "uct", "mcts")]
@@ -579,8 +793,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="mavgame", description="Planning with language models in board games.")
-    sub = p.add_subparsers(dest="command", required=True)
+    from . import __version__
+    p = _Parser(prog="mavgame", description="Planning with language models in board games.",
+                epilog="`mavgame COMMAND --help` explains each command's options.")
+    p.add_argument("--version", action="version",
+                   version=f"mavgame {__version__} (games: {', '.join(_core.games())})")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     g = sub.add_parser("games", help="list the games of the C core")
     g.set_defaults(func=cmd_games)
@@ -589,7 +807,7 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Count the leaf nodes of the legal move tree to a depth (move generator check).")
     pf.add_argument("--game", default="chess", help="game name (see `mavgame games`; default: chess)")
     pf.add_argument("--fen", default=None, help="start position in the game's own text (FEN for chess)")
-    pf.add_argument("--depth", type=int, default=5, help="depth in plies (default: 5)")
+    pf.add_argument("--depth", type=_int_type(0), default=5, help="depth in plies (default: 5)")
     pf.add_argument("--board-size", type=int, default=0, help="board size for sized games such as hex")
     pf.add_argument("--divide", action="store_true", help="print the count below each legal move")
     pf.set_defaults(func=cmd_perft)
@@ -609,7 +827,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--moves", default=None, help="moves to play from the start position first (space-separated)")
     pl.add_argument("--swap", action="store_true", help="Hex: play with the swap (pie) rule")
     pl.add_argument("--hint", default="uct:sims=2000", help="agent that answers 'hint' (default: uct:sims=2000)")
-    pl.add_argument("--seed", type=int, default=0, help="seed of the agent (default: 0)")
+    pl.add_argument("--seed", type=int, default=0, help="seed of the agent, >= 0 (default: 0)")
     pl.set_defaults(func=cmd_play)
 
     ma = sub.add_parser("match", help="two agents play every opening with both colours",
@@ -660,12 +878,13 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("input", help="file of positions ('-' for standard input)")
     an.add_argument("-o", "--output", default=None, help="output JSON-lines file (default: INPUT.annotated.jsonl)")
     an.add_argument("--engine", default="stockfish", help="UCI engine binary (default: stockfish)")
-    an.add_argument("--nodes", type=int, default=None, help="nodes per position (default 100000 if no limit given)")
-    an.add_argument("--movetime", type=int, default=None, help="milliseconds per position")
-    an.add_argument("--depth", type=int, default=None, help="search depth per position")
-    an.add_argument("--workers", type=int, default=max(1, min(os.cpu_count() or 1, 2)),
+    an.add_argument("--nodes", type=_int_type(1), default=None,
+                    help="nodes per position (default 100000 if no limit given)")
+    an.add_argument("--movetime", type=_int_type(1), default=None, help="milliseconds per position")
+    an.add_argument("--depth", type=_int_type(1), default=None, help="search depth per position")
+    an.add_argument("--workers", type=_int_type(1), default=max(1, min(os.cpu_count() or 1, 2)),
                     help="engine processes (one thread each; default: min(2, CPUs))")
-    an.add_argument("--hash", type=int, default=16, help="engine hash in MB per process (default: 16)")
+    an.add_argument("--hash", type=_int_type(1), default=16, help="engine hash in MB per process (default: 16)")
     an.add_argument("--chess960", action="store_true",
                     help="Chess960 castling for every position (otherwise detected from the FEN's castling field)")
     an.add_argument("--mav", default=None, metavar="COMMANDS",
@@ -681,7 +900,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "with its playout evaluator.  See bench/ for the comparisons with other libraries.")
     be.add_argument("--game", action="append", help="a game to measure (repeat; default: all)")
     be.add_argument("--board-size", type=int, default=0, help="Hex board size (default: 11)")
-    be.add_argument("--seconds", type=float, default=0.5, help="time budget per measurement (default: 0.5)")
+    be.add_argument("--seconds", type=_positive_float, default=0.5,
+                    help="time budget per measurement (default: 0.5)")
     be.add_argument("--no-progress", action="store_true", help="no progress bar")
     be.set_defaults(func=cmd_bench)
 
@@ -700,12 +920,33 @@ def build_parser() -> argparse.ArgumentParser:
         def _no_train(args, _e=_train_error):
             raise _fail(f"the train command is not available in this installation: {_e}")
         tr.set_defaults(func=_no_train)
+    for sp in (pl, ma, lg):  # the agent kinds and their options, from mavgame.agents (one table)
+        sp.epilog = _agent_table()
     return p
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    args = build_parser().parse_args(argv)
-    return args.func(args)
+    """The command line; returns the exit status.  Errors end in one ``mavgame: ...`` line on stderr
+    (``MAVGAME_DEBUG=1`` shows the traceback of an unexpected one)."""
+    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv:
+        parser.print_help()
+        return 0
+    args = parser.parse_args(argv)
+    try:
+        _check_args(args)
+        return args.func(args)
+    except KeyboardInterrupt:
+        print("mavgame: interrupted", file=sys.stderr)
+        return 130
+    except SystemExit:
+        raise
+    except Exception as e:  # noqa: BLE001 - one line, never a traceback (MAVGAME_DEBUG=1 for one)
+        if os.environ.get("MAVGAME_DEBUG"):
+            raise
+        print(f"mavgame: {args.command}: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ its own agents or engine, started on first use)::
     >>> for a in annotate_ray(fens, num_workers=64, nodes=100000): ...
 
 ``address`` is passed to ``ray.init`` ("auto" joins a running cluster; None starts a local one
-when Ray is not initialised yet).  Agents travel to the actors by (cloud)pickle: specs, Agent
+when Ray is not initialised yet).  Each actor limits its compute threads to the CPUs it reserves
+(``num_cpus``, :func:`mavgame.workers.limit_threads`), as the process pools on one machine do.  Agents travel to the actors by (cloud)pickle: specs, Agent
 objects (engine processes are not pickled; each actor starts its own) and plain functions work.
 """
 from __future__ import annotations
@@ -92,10 +93,16 @@ def _release(ray, actors: list, running: Iterable[Any] = ()) -> None:
             pass
 
 
+def _actor_threads(num_cpus: float) -> None:
+    from .workers import limit_threads
+    limit_threads(max(1, int(num_cpus)))
+
+
 class _GameWorker:
     """A Ray actor body: plays league games with its own agents."""
 
-    def __init__(self, config: dict):
+    def __init__(self, config: dict, num_cpus: float = 1):
+        _actor_threads(num_cpus)
         from .league import _WorkerState
         self.ws = _WorkerState(config)
 
@@ -135,7 +142,7 @@ class RayExecutor:
         n = self.num_workers or _default_workers(ray)
         n = max(1, min(n, len(tasks)))
         Actor = ray.remote(num_cpus=self.num_cpus)(_GameWorker)
-        actors = [Actor.remote(self.config) for _ in range(n)]
+        actors = [Actor.remote(self.config, self.num_cpus) for _ in range(n)]
         running: Dict[Any, int] = {}
         try:
             yield from _each_done(ray, actors, tasks, lambda a, t: a.play.remote(t), running, stop)
@@ -144,7 +151,8 @@ class RayExecutor:
 
 
 class _AnnotateWorker:
-    def __init__(self, kwargs: dict):
+    def __init__(self, kwargs: dict, num_cpus: float = 1):
+        _actor_threads(num_cpus)
         from .annotate import Annotator
         self.ann = Annotator(**kwargs)
 
@@ -152,7 +160,7 @@ class _AnnotateWorker:
         from .uci import EngineError
         try:
             return idx, self.ann.annotate(fen, moves).to_dict(), None
-        except EngineError as e:
+        except (EngineError, ValueError) as e:
             return idx, None, f"{type(e).__name__}: {e}"
 
     def close(self) -> None:
@@ -164,22 +172,26 @@ def annotate_ray(positions: Iterable[Union[str, Tuple[str, Sequence[str]]]], *, 
                  **kwargs) -> Iterator[Any]:
     """Like :func:`mavgame.annotate.annotate_many` (same positions, same keyword arguments for the
     :class:`~mavgame.annotate.Annotator`), with one engine per Ray actor; yields in input order."""
-    from .annotate import Annotation, parse_position
+    from .annotate import Annotation, check_line, parse_position
     from .uci import EngineError
 
     items = []
     for i, p in enumerate(positions):
         fen, mv = parse_position(p) if isinstance(p, str) else (p[0], list(p[1]))
+        try:   # checked here, before any actor starts (an engine would skip an illegal move silently)
+            check_line(fen, mv, bool(kwargs.get("chess960")))
+        except ValueError as e:
+            raise type(e)(f"position {i} ({fen!r} moves {' '.join(mv) or '-'}): {e}") from None
         items.append((i, fen, list(mv)))
     if not items:
         return
     ray = _ensure_init(address, init_kwargs)
     n = max(1, min(num_workers or _default_workers(ray), len(items)))
     Actor = ray.remote(num_cpus=1)(_AnnotateWorker)
-    actors = [Actor.remote(kwargs) for _ in range(n)]
+    actors = [Actor.remote(kwargs, 1) for _ in range(n)]
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from ._progress import tqdm
         bar = tqdm(total=len(items), desc="annotate (ray)", unit="pos")
     done: Dict[int, dict] = {}
     nxt = 0

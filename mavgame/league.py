@@ -29,9 +29,7 @@ are reported).  The pieces live in their own modules, re-exported here: records
 """
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
-import sys
 import time
 import traceback
 import warnings
@@ -272,15 +270,6 @@ def _pool_run(task: _Task) -> Tuple[_Task, str, Any]:
     return task, status, payload
 
 
-def _mp_context():
-    """fork where it is safe; forkserver once torch is loaded in this process (a MAV agent's model): a
-    forked child that runs torch after the parent did can hang in the inherited thread pool."""
-    methods = mp.get_all_start_methods()
-    if "torch" in sys.modules and "forkserver" in methods:
-        return mp.get_context("forkserver")
-    return mp.get_context("fork" if "fork" in methods else "spawn")
-
-
 class _SerialExecutor:
     def __init__(self, config):
         self.ws = _WorkerState(config)
@@ -308,9 +297,8 @@ class _ProcessExecutor:
         self.workers = workers
 
     def _pool(self):
-        from concurrent.futures import ProcessPoolExecutor
-        return ProcessPoolExecutor(self.workers, mp_context=_mp_context(), initializer=_pool_init,
-                                   initargs=(self.config,))
+        from .workers import process_pool_executor
+        return process_pool_executor(self.workers, _pool_init, (self.config,))
 
     @staticmethod
     def _kill(pool) -> None:
@@ -639,7 +627,7 @@ class League:
             todo = todo[:max(0, int(max_games))]
         bar = None
         if progress and todo:
-            from tqdm.auto import tqdm
+            from ._progress import tqdm
             bar = tqdm(total=len(todo), desc=f"{self.game} league", unit="game", dynamic_ncols=True)
         failed: List[dict] = []
         stopping = [False]

@@ -39,15 +39,24 @@ Evaluators:
 
   * ``None``: no answer (dropped, like a timeout);
   * a ``str``: MAV output text (the model's answer to ``request.prompt``, or a whole MAV text);
+    text the MAV parser cannot use marks the leaf hallucinated (counted in ``stats['invalid']``);
   * a ``dict``: ``values`` ({move or action: win probability} or a list aligned with
     ``request.legal_actions`` / ``moves``), optional ``value`` (leaf value), ``policy`` (like
     values), and in state-tracking mode ``state`` (predicted text), ``moves``, ``result``
-    ("1-0", "0-1", "1/2-1/2" or 1/2/3 for a terminal state);
-  * a number: the leaf value alone (uniform prior);
-  * anything else, or malformed content: an invalid answer; the leaf is marked hallucinated.
+    ("1-0", "0-1", "1/2-1/2" or 1/2/3 for a terminal state); in state tracking, predicted moves,
+    states and results that do not hold mark the leaf hallucinated;
+  * a number (a Python or NumPy number, or a 0-d array or tensor): the leaf value alone (uniform prior);
+  * ``False``: the evaluator's own verdict that its model's answer is unusable (the leaf is marked
+    hallucinated, as for unusable text).
 
 Values are win probabilities in [0, 1] of the player to move at the leaf (draws count one half),
-as in the MAV format.  Tree values (``q``, ``root_value``) are in [-1, 1].
+as in the MAV format; ``value_range=(-1, 1)`` takes OpenSpiel's convention instead (mapped to [0, 1]).
+Tree values (``q``, ``root_value``) are in [-1, 1].  An output no evaluator could mean (a value
+outside the range, NaN, a key that is not a legal move or action in engine mode, a list of the wrong
+length, an object of another type) raises :class:`EvaluatorError` naming the request and the value:
+it is a bug in the evaluator, not a hallucination.  A search that ran simulations from a position
+with legal moves and found no move (the evaluator never answered usably for the root) raises
+:class:`SearchError` with the search's counters.
 """
 from __future__ import annotations
 
@@ -61,7 +70,25 @@ import numpy as np
 
 from . import _core
 
-__all__ = ["MCTS", "Request", "SearchResult"]
+__all__ = ["MCTS", "Request", "SearchResult", "EvaluatorError", "SearchError"]
+
+
+class EvaluatorError(ValueError):
+    """A Python evaluator returned an output no evaluator could mean (the message names the request and
+    the value); see the module docstring for what an output may be."""
+
+
+class _Hallucinated(Exception):
+    """A state-tracking prediction (state, result) that does not hold: the leaf is marked hallucinated."""
+
+
+class SearchError(RuntimeError):
+    """A search ran simulations from a position with legal moves and found no move (the evaluator never
+    answered usably for the root); ``stats`` holds the search's counters."""
+
+    def __init__(self, message: str, stats: Optional[Dict[str, Any]] = None):
+        super().__init__(message)
+        self.stats = dict(stats or {})
 
 _VC = {"dynamic": 0, "static": 1, "none": 2}
 _PRIOR = {"mav": 0, "policy": 1}
@@ -178,7 +205,16 @@ class MCTS:
                  c_base: float = 19652.0, c_init: float = 1.25, prior: str = "mav", fpu: Optional[float] = None,
                  seed: int = 0, state_tracking: bool = False, game: Optional[str] = None,
                  board_size: int = 0, flags: int = 0, reuse_tree: bool = True, playouts: int = 1,
-                 max_plies: int = 0, mav_spec: Optional[str] = None):
+                 max_plies: int = 0, mav_spec: Optional[str] = None,
+                 value_range: Sequence[float] = (0.0, 1.0)):
+        try:
+            lo, hi = (float(x) for x in value_range)
+        except (TypeError, ValueError):
+            raise ValueError(f"value_range must be a (low, high) pair such as (0, 1) or (-1, 1), "
+                             f"not {value_range!r}") from None
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+            raise ValueError(f"value_range must be finite with low < high, not {value_range!r}")
+        self.value_range = (lo, hi)
         if virtual_count not in _VC:
             raise ValueError(f"virtual_count must be one of {sorted(_VC)}, not {virtual_count!r}")
         if prior not in _PRIOR:
@@ -283,26 +319,49 @@ class MCTS:
 
         return bridge
 
-    def _normalize(self, req: Request, o: Any):
-        """An output in the forms the C bridge takes: None, str, False (invalid) or a canonical dict."""
-        if o is None or isinstance(o, str):
-            return o
-        if isinstance(o, bool):
-            return False
-        if isinstance(o, (int, float, np.number)):
-            v = float(o)
-            return {"value": v} if 0.0 <= v <= 1.0 else False
-        if not isinstance(o, dict):
-            return False
+    def _bad(self, req: Request, what: str) -> EvaluatorError:
+        return EvaluatorError(f"evaluator output for {req!r}: {what}")
+
+    def _number(self, req: Request, v: Any, what: str, *, value: bool = True) -> float:
+        """A win probability in [0, 1] from an evaluator's number (value=True: in ``value_range``,
+        mapped to [0, 1]; False: a policy weight, finite and >= 0); EvaluatorError otherwise."""
+        if isinstance(v, (bool, str, bytes)) or getattr(v, "ndim", 0) != 0:
+            raise self._bad(req, f"{what} {v!r} is not a number")
         try:
-            return self._normalize_dict(req, o)
-        except (TypeError, ValueError, KeyError, OverflowError):
-            return False
+            x = float(v)
+        except (TypeError, ValueError, OverflowError):
+            raise self._bad(req, f"{what} {v!r} is not a number") from None
+        if not value:
+            if not (math.isfinite(x) and x >= 0.0):
+                raise self._bad(req, f"{what} {v!r} is not a finite weight >= 0")
+            return x
+        lo, hi = self.value_range
+        if math.isnan(x):
+            raise self._bad(req, f"{what} {v!r} is NaN")
+        if not (lo <= x <= hi):
+            hint = " (values in [-1, 1]: give MCTS(value_range=(-1, 1)))" if lo == 0.0 and hi == 1.0 else ""
+            raise self._bad(req, f"{what} {v!r} is outside [{lo:g}, {hi:g}]{hint}")
+        return x if (lo, hi) == (0.0, 1.0) else (x - lo) / (hi - lo)
+
+    def _normalize(self, req: Request, o: Any):
+        """An output in the forms the C bridge takes: None, str or a canonical dict (EvaluatorError for an
+        output no evaluator could mean)."""
+        if o is None or o is False or isinstance(o, str):
+            return o
+        if isinstance(o, dict):
+            try:
+                return self._normalize_dict(req, o)
+            except _Hallucinated:
+                return False
+        if isinstance(o, (int, float, np.number)) or (getattr(o, "ndim", None) == 0 and hasattr(o, "__float__")):
+            return {"value": self._number(req, o, "value")}
+        raise self._bad(req, f"{type(o).__name__} {o!r:.200} is not an output (None, a MAV text, a dict of "
+                             "values or a number)")
 
     def _normalize_dict(self, req: Request, o: dict):
         d: Dict[str, Any] = {}
         if "value" in o and o["value"] is not None:
-            d["value"] = float(o["value"])
+            d["value"] = self._number(req, o["value"], "'value'")
         vals, pol = o.get("values"), o.get("policy")
         if self.state_tracking:
             moves = o.get("moves")
@@ -313,12 +372,12 @@ class MCTS:
             moves = [str(m) for m in (moves or [])]
             d["moves"] = moves
             if "state" in o:
-                d["state"] = o["state"] if isinstance(o["state"], str) else False
-                if d["state"] is False:
-                    raise ValueError("state")
+                if not isinstance(o["state"], str):
+                    raise _Hallucinated("state")
+                d["state"] = o["state"]
             res = _result_code(o.get("result"))
             if o.get("result") is not None and res is None:
-                raise ValueError("result")
+                raise _Hallucinated("result")
             if res is not None:
                 d["result"] = res
             index = {m: i for i, m in enumerate(moves)}
@@ -333,18 +392,23 @@ class MCTS:
         for key, src in (("values", vals), ("policy", pol)):
             if src is None:
                 continue
+            is_value = key == "values"
             if isinstance(src, dict):
                 arr = [None] * n
                 for m, v in src.items():
                     i = index.get(int(m) if isinstance(m, (int, np.integer)) else m)
-                    if i is not None:  # moves outside the legal list are ignored
-                        arr[i] = None if v is None else float(v)
+                    if i is None:
+                        raise self._bad(req, f"{key!r} names {m!r}, which is not a legal move or action here "
+                                             f"(legal: {', '.join(map(str, req.legal_moves or []))})")
+                    arr[i] = None if v is None else self._number(req, v, f"{key}[{m!r}]", value=is_value)
                 d[key] = arr
+            elif isinstance(src, (str, bytes)) or not hasattr(src, "__len__"):
+                raise self._bad(req, f"{key!r} is a {type(src).__name__}, not a dict or a list")
             else:
-                arr = [None if v is None else float(v) for v in src]
-                if len(arr) != n:
-                    raise ValueError(key)
-                d[key] = arr
+                if len(src) != n:
+                    raise self._bad(req, f"{key!r} has {len(src)} entries for {n} legal moves")
+                d[key] = [None if v is None else self._number(req, v, f"{key}[{i}]", value=is_value)
+                          for i, v in enumerate(src)]
         return d
 
     # ---- search --------------------------------------------------------------------------
@@ -443,8 +507,15 @@ class MCTS:
             if ply is not None:
                 self._tree.set_root(state, ply)
         self._tree.search(self._evaluator, n, self.mav_spec)
-        self.last_result = self._result()
-        return self.last_result
+        self.last_result = res = self._result()
+        if res.best_move is None and n > 0 and not res.stats.get("terminal_visits", 0) and (
+                isinstance(state, str) or not state.is_terminal()):
+            st = res.stats
+            where = state if isinstance(state, str) else state.text()
+            raise SearchError(f"search from {where!r} found no move: the evaluator gave no usable output for the "
+                              f"root in {st.get('simulations', n)} simulation(s) ({st.get('dropped', 0)} dropped "
+                              f"or timed out, {st.get('invalid', 0)} invalid or hallucinated)", st)
+        return res
 
     def best_move(self, state, num_simulations: Optional[int] = None) -> Optional[str]:
         """The move the search would play."""

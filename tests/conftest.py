@@ -4,8 +4,13 @@
   the repository); tests that need it skip cleanly when it is absent.
 - ``scale``: a multiplier for randomized test sizes (env MAVGAME_TEST_SCALE, default 1.0); the
   sanitizer run in CI uses a small scale.
+
+The report header names the optional tools the run found (tests that need a missing one are skipped,
+and ``-rs`` in pyproject.toml lists each skip with its reason in the summary).
 """
+import importlib.util
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -44,3 +49,28 @@ def scale() -> float:
 def scaled(n: int) -> int:
     """n scaled by MAVGAME_TEST_SCALE (at least 1)."""
     return max(1, int(n * test_scale()))
+
+
+OPTIONAL_MODULES = [("torch", "the MAV model tests"), ("chess", "the python-chess tests"),
+                    ("safetensors", "model export tests"), ("pyspiel", "the OpenSpiel comparisons"),
+                    ("matplotlib", "Elo plots"), ("ray", "Ray executors")]
+OPTIONAL_PROGRAMS = [("stockfish", "engine and chess annotation tests")]
+
+
+def _optional_tools():
+    found, missing = [], []
+    for mod, used in OPTIONAL_MODULES:
+        (found if importlib.util.find_spec(mod) is not None else missing).append((mod, used))
+    path = os.environ.get("PATH", "") + os.pathsep + "/usr/games"
+    for prog, used in OPTIONAL_PROGRAMS:
+        (found if shutil.which(prog, path=path) else missing).append((prog, used))
+    return found, missing
+
+
+def pytest_report_header(config):
+    found, missing = _optional_tools()
+    lines = ["mavgame optional tools found: " + (", ".join(n for n, _ in found) or "none")]
+    if missing:
+        lines.append("missing (their tests are skipped, see the summary): "
+                     + "; ".join(f"{n} ({used})" for n, used in missing))
+    return lines

@@ -16,7 +16,7 @@ import pytest
 import mavgame
 from mavgame import _core
 from mavgame.evaluators import StateOracle, ThreadPoolEvaluator
-from mavgame.mcts import MCTS, Request
+from mavgame.mcts import MCTS, EvaluatorError, Request, SearchError
 
 from conftest import REPO, scaled
 
@@ -166,7 +166,7 @@ def test_garbage_text_in_engine_mode_marks_nodes_invalid():
             elif c < 0.5:
                 out.append("[%top_all zz:<ctrl3> b9:<ctrlX>]\n")
             elif c < 0.6:
-                out.append(12345)
+                out.append("[%top_all a1:<ctrl99> b2]\n")
             else:
                 out.append({"values": ttt_values(r.state)})
         return out
@@ -293,7 +293,8 @@ def test_tau_schedule_and_policy_prior():
     vals = {"a1": 0.9, "b2": 0.8}
 
     def ev(reqs):
-        return [{"values": vals, "policy": {"c3": 1.0}} for _ in reqs]
+        return [{"values": {m: v for m, v in vals.items() if m in r.legal_moves},
+                 "policy": {m: 1.0 for m in ["c3"] if m in r.legal_moves}} for r in reqs]
 
     r = MCTS(ev, num_simulations=1, k=2, eps=0.2, tau=[(0, 0.1), (4, 0.5)]).search(s)
     z = math.exp(9) + math.exp(8)
@@ -444,15 +445,15 @@ def test_state_tracking_survives_garbage(seed):
             elif c < 0.26:
                 out.append({"state": "...", "moves": ["a1", "a1", "q" * 40], "values": [0.1, 0.2, 0.3]})
             elif c < 0.3:
-                out.append({"state": "x\x00y", "values": {"b2": float("nan")}})
+                out.append({"state": "x\x00y", "values": {"b2": 0.5}})
             elif c < 0.34:
-                out.append({"state": ".../.../... x", "values": {"a1": 7}})       # out of range
+                out.append({"state": ".../.../... x", "values": {"a1": 0.7}})     # a wrong state
             elif c < 0.38:
                 out.append({"state": ".../.../... x", "result": "2-0"})
             elif c < 0.42:
                 out.append(None)
             elif c < 0.46:
-                out.append([1, 2, 3])
+                out.append("[%top_all a1:<ctrl99>]")
             elif c < 0.5 and isinstance(g, dict) and "values" in g:
                 bad = dict(g["values"])
                 bad["z9"] = 0.99                                                     # a hallucinated move
@@ -463,13 +464,21 @@ def test_state_tracking_survives_garbage(seed):
 
     m = MCTS(model, num_simulations=scaled(300), batch_size=1 + seed % 4, state_tracking=True, seed=seed,
              virtual_count=["dynamic", "static", "none"][seed % 3])
-    r = search_checked(m, s)
-    assert r.stats["invalid"] > 0
-    # the hallucinated move may be in the tree, but it is never preferred over what the model values
-    if r.best_move is not None:
+    try:
+        r = search_checked(m, s)
+    except SearchError as e:   # garbage for the root: never a result without a move
+        assert e.stats["invalid"] > 0 and "found no move" in str(e)
+        best = None
+    else:
+        assert r.stats["invalid"] > 0
+        # the hallucinated move may be in the tree, but it is never preferred over what the model values
         assert isinstance(r.best_move, str)
-    s.push_str(r.best_move or "b2")
-    search_checked(m, s, 50)
+        best = r.best_move
+    s.push_str(best or "b2")
+    try:
+        search_checked(m, s, 50)
+    except SearchError as e:
+        assert e.stats["invalid"] > 0
 
 
 # ---- Connect Four ------------------------------------------------------------------------------
@@ -552,6 +561,78 @@ def test_stockfish_evaluator_values_every_legal_move():
         assert vals["g1h1"] == 1.0 or vals["g6g7"] == 1.0
         r = search_checked(MCTS(ev, num_simulations=30, seed=1), s)
         assert np.all(~np.isnan(r.values))  # the search got a value for every root move
+
+
+# ---- evaluator output no evaluator could mean: an error naming the request and the value (issue 21) ------
+
+BAD_OUTPUTS = [
+    (1.5, r"value 1\.5 is outside \[0, 1\].*value_range=\(-1, 1\)"),
+    (-0.25, r"value -0\.25 is outside"),
+    (float("nan"), r"value nan is NaN"),
+    ({"values": {"a1": float("nan")}}, r"values\['a1'\] nan is NaN"),
+    ({"values": {"a1": 2.0}}, r"values\['a1'\] 2\.0 is outside"),
+    ({"value": "high"}, r"'value' 'high' is not a number"),
+    ({"values": {"e2e4": 0.5}}, r"names 'e2e4', which is not a legal move"),
+    ({"values": {99: 0.5}}, r"names 99, which is not a legal move"),
+    ({"values": [0.5, 0.5]}, r"'values' has 2 entries for 9 legal moves"),
+    ({"policy": {"a1": -1.0}}, r"policy\['a1'\] -1\.0 is not a finite weight"),
+    ([0.5, 0.5], r"list \[0\.5, 0\.5\] is not an output"),
+    (True, r"value True is not a number"),
+]
+
+
+@pytest.mark.parametrize("out,msg", BAD_OUTPUTS, ids=[repr(o)[:30] for o, _ in BAD_OUTPUTS])
+def test_meaningless_evaluator_output_is_refused(out, msg):
+    s = mavgame.State("tictactoe")
+    with pytest.raises(EvaluatorError, match=msg) as e:
+        MCTS(lambda reqs: [out] * len(reqs), num_simulations=8).search(s)
+    assert "Request(index=0, depth=0, .../.../... x)" in str(e.value)   # names the request
+    assert isinstance(e.value, ValueError)
+
+
+def test_value_range_minus_one_one_is_opt_in():
+    """OpenSpiel's [-1, 1] values through value_range=(-1, 1): the same search as the [0, 1] values."""
+    s = mavgame.State("tictactoe", "xx./oo./... x")
+
+    def ev01(reqs):
+        return [{"values": ttt_values(r.state)} for r in reqs]
+
+    def ev11(reqs):
+        return [{"values": {m: 2 * v - 1 for m, v in ttt_values(r.state).items()}} for r in reqs]
+
+    a = MCTS(ev01, num_simulations=200, seed=3).search(s)
+    b = MCTS(ev11, num_simulations=200, seed=3, value_range=(-1, 1)).search(s)
+    assert a.best_move == b.best_move == "c3"
+    assert np.array_equal(a.visits, b.visits) and np.allclose(a.values, b.values, atol=1e-6)
+    with pytest.raises(EvaluatorError, match="outside"):
+        MCTS(ev11, num_simulations=200, seed=3).search(s)
+    with pytest.raises(ValueError, match="value_range"):
+        MCTS(ev01, value_range=(1, -1))
+
+
+def test_zero_dimensional_arrays_and_tensors_are_numbers():
+    s = mavgame.State("tictactoe", "xx./oo./... x")
+    outs = [np.float32(0.5), np.array(0.5)]
+    try:
+        import torch
+        outs.append(torch.tensor(0.5))
+    except ImportError:
+        pass
+    for o in outs:
+        r = MCTS(lambda reqs: [o] * len(reqs), num_simulations=20).search(s)
+        assert r.best_move is not None and r.stats["invalid"] == 0, type(o)
+
+
+def test_a_search_without_a_move_raises():
+    s = mavgame.State("tictactoe")
+    with pytest.raises(SearchError, match=r"from '\.\.\./\.\.\./\.\.\. x' found no move.*4 dropped") as e:
+        MCTS(lambda reqs: [None] * len(reqs), num_simulations=4).search(s)
+    assert e.value.stats["dropped"] == 4
+    from mavgame.agents import AgentError, MCTSAgent
+    with pytest.raises(AgentError, match="found no move"):
+        MCTSAgent(lambda reqs: ["junk"] * len(reqs), 4).act(s)
+    # zero simulations asked: no move, and no error
+    assert MCTS("playout", num_simulations=0).search(s).best_move is None
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads /proc/self/status")

@@ -16,7 +16,7 @@ import mavgame
 from mavgame import mav
 from mavgame.agents import make_agent
 from mavgame.league import Opening, match
-from mavgame.mcts import MCTS
+from mavgame.mcts import MCTS, SearchError
 from mavgame.model.agents import MAVEvaluator, MAVGreedyAgent, MAVMCTSAgent, choose_move, mav_mcts_agent
 from mavgame.model.config import MAVConfig
 from mavgame.model.data import make_annotator
@@ -313,8 +313,9 @@ def test_evaluator_engine_mode_keeps_legal_moves_only():
     bad = "[%top_all a1:<ctrl63>]\n[%best_action a1]\n"
     ev = MAVEvaluator(ScriptedModel(bad, {"a1": one_hot(63)}))
     assert ev([_request(s)]) == [bad]      # no legal value: the text goes to the search, which marks it
-    res = MCTS(ev, num_simulations=4).search(s)
-    assert res.best_move is None and res.stats
+    with pytest.raises(SearchError, match="found no move.*4 invalid") as e:
+        MCTS(ev, num_simulations=4).search(s)
+    assert e.value.stats["invalid"] == 4
 
 
 def test_evaluator_cache_counts_and_evicts():
@@ -414,3 +415,31 @@ def test_agent_specs_build_and_play_a_match(tiny_export):
     with pytest.raises(ValueError, match="tictactoe"):
         match(spec, "random", "connect_four", openings=1, progress=False)
 
+
+
+# ---- a model for one game refuses another (issue 21) ---------------------------------------------------
+
+@pytest.mark.parametrize("game", ["connect_four", "chess", "hex"])
+def test_agents_on_a_tictactoe_model_refuse_another_game(perfect, game):
+    """Through the Python API (act without setup) as well as through setup: an error naming both games,
+    never a random fallback move."""
+    state = mavgame.State(game)
+    greedy = MAVGreedyAgent(perfect)
+    with pytest.raises(mavgame.agents.AgentError, match=f"cannot play '{game}'.*tictactoe"):
+        greedy.act(state)
+    assert greedy.stats["random_fallback"] == 0
+    agent = mav_mcts_agent(perfect, 8)
+    with pytest.raises(mavgame.agents.AgentError, match=f"cannot play '{game}'.*tictactoe"):
+        agent.act(state)
+    assert agent.stats["random_fallback"] == 0
+
+
+def test_evaluator_on_a_tictactoe_model_refuses_another_game(perfect):
+    with pytest.raises(ValueError, match="plays tictactoe, not connect_four"):
+        MCTS(MAVEvaluator(perfect), num_simulations=4).search(mavgame.State("connect_four"))
+
+
+def test_generate_refuses_a_single_string(tiny_export):
+    model = MAVModel.load(tiny_export, backend="numpy")
+    with pytest.raises(TypeError, match="list of prompts"):
+        model.generate("<mav game=tictactoe> %state %top_all %best_action </mav>\n")

@@ -21,19 +21,28 @@ def stockfish():
     return path
 
 
+@pytest.mark.slow
 def test_chess_pipeline_end_to_end(tmp_path, stockfish):
     torch.set_num_threads(1)
-    stats = generate_positions("chess", tmp_path / "data", 3, seed=5, epsilon=0.3, max_plies=10, val_fraction=0.2,
-                               progress=False, annotator_options={"engine": stockfish, "nodes": 3000})
+    gen = dict(seed=5, epsilon=0.3, max_plies=10, val_fraction=0.2, progress=False,
+               annotator_options={"engine": stockfish, "nodes": 3000})
+    stats = generate_positions("chess", tmp_path / "data", 3, **gen)
     assert stats["games"] == 3 and stats["positions_unique"] >= 10
     train_set = PositionStore(tmp_path / "data" / "train")
     for r in train_set:
         assert r["values"] and r["best"] in r["values"] and all(0.0 <= v <= 1.0 for v in r["values"].values())
+    # the data is a function of the seed and the engine build (node budget, one thread, hash cleared per position)
+    generate_positions("chess", tmp_path / "again", 3, **gen)
+    assert list(PositionStore(tmp_path / "again" / "train")) == list(train_set)
     # %top_all in the canonical order and the plain form only: the tiny model learns to list the side to
-    # move's moves of these positions within the step budget (measured: 120 steps are not enough, 200 are)
-    cfg = TrainConfig(data=str(tmp_path / "data"), out=str(tmp_path / "run"), steps=240, batch_size=8,
+    # move's moves of these positions within the step budget.  The positions and labels depend on the engine
+    # build (its values pick the greedy moves), and at 240 steps whether every position is learnt depended on
+    # them: Stockfish 15.1 18/18 positions, its random-move games (epsilon 1) 13/22, Fairy-Stockfish 14/20 and
+    # 22/22 (the test failed with another Debian Stockfish).  At 400 steps all four data sets give every
+    # position, with the loss down to 0.08-0.16 of its start and twice the top-move metrics.
+    cfg = TrainConfig(data=str(tmp_path / "data"), out=str(tmp_path / "run"), steps=400, batch_size=8,
                       preset="tiny", model=dict(d_model=48, d_ff=96, n_heads=4), warmup=10, lr=1e-2,
-                      eval_every=240, checkpoint_every=240, log_every=10, progress=False, max_seq_len=512,
+                      eval_every=400, checkpoint_every=400, log_every=10, progress=False, max_seq_len=512,
                       gen_eval_positions=0,
                       encoder_options={"p_top_all": 1.0, "p_transition": 0.0, "p_shuffle": 0.0})
     tr, last = train(cfg)

@@ -30,8 +30,26 @@ static PyObject *core_games(PyObject *Py_UNUSED(mod), PyObject *Py_UNUSED(ignore
     return list;
 }
 
+static PyObject *core_terminations(PyObject *Py_UNUSED(mod), PyObject *Py_UNUSED(ignored))
+{
+    PyObject *list = PyList_New(MG_TERM_COUNT);
+    if (!list)
+        return NULL;
+    for (int i = 0; i < MG_TERM_COUNT; i++) {
+        PyObject *s = PyUnicode_FromString(mg_termination_name(i));
+        if (!s) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, i, s);
+    }
+    return list;
+}
+
 static PyMethodDef core_methods[] = {
     {"games", core_games, METH_NOARGS, "games() -> list[str]\n\nNames of the games in the C registry."},
+    {"terminations", core_terminations, METH_NOARGS,
+     "terminations() -> list[str]\n\nNames of the ways a game ends (enum mg_termination, 'none' first)."},
     {"_rebuild_state", mg_py_rebuild_state, METH_VARARGS, "Unpickling helper for game states."},
     {"observation_tensors", mg_py_observation_tensors, METH_O,
      "observation_tensors(states) -> numpy.ndarray[float32] (len(states), planes, rows, cols)\n\n"

@@ -71,7 +71,7 @@ static PyObject *py_parse_san(PyObject *Py_UNUSED(mod), PyObject *args)
     int32_t a;
     char err[MG_ERRLEN] = "";
     if (mg_san_parse(ops, s->state, text, &a, err, sizeof err) != MG_OK)
-        return mg_py_value_error(err);
+        return mg_py_move_error(err);
     return PyLong_FromLong(a);
 }
 

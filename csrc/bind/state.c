@@ -41,6 +41,29 @@ const char *mg_py_text_arg(PyObject *o, const char *what)
     return s;
 }
 
+PyObject *mg_py_move_error(const char *msg)
+{
+    const char *name = strncmp(msg, "illegal", 7) == 0     ? "IllegalMoveError"
+                       : strncmp(msg, "ambiguous", 9) == 0 ? "AmbiguousMoveError"
+                                                           : "InvalidMoveError";
+    /* Looked up on the error path only (the types live in Python: no C global holds them). */
+    PyObject *mod = PyImport_ImportModule("mavgame.errors");
+    PyObject *type = mod ? PyObject_GetAttrString(mod, name) : NULL;
+    Py_XDECREF(mod);
+    if (!type || !PyExceptionClass_Check(type)) {
+        Py_XDECREF(type);
+        PyErr_Clear();
+        return mg_py_value_error(msg);
+    }
+    PyObject *s = PyUnicode_DecodeUTF8(msg, (Py_ssize_t)strlen(msg), "replace");
+    if (s) {
+        PyErr_SetObject(type, s);
+        Py_DECREF(s);
+    }
+    Py_DECREF(type);
+    return NULL;
+}
+
 mg_py_state *mg_py_state_arg(PyObject *o, const char *what)
 {
     if (!PyObject_TypeCheck(o, &mg_py_state_type)) {
@@ -184,7 +207,7 @@ static int state_grow(mg_py_state *self)
     return 0;
 }
 
-/* ValueError for a move that cannot be played in the current position, the same for every
+/* A move error (mg_py_move_error) for a move that cannot be played in the current position, the same for every
  * game: `what` (which names the move or action) followed by " in position '<text>'".  A game
  * message that already ends with " in <text>" (chess's) does not get the position twice. */
 static int move_error(mg_py_state *self, const char *what)
@@ -196,7 +219,7 @@ static int move_error(mg_py_state *self, const char *what)
         wl -= tl + 4;
     char msg[MG_ERRLEN + MG_MAX_TEXT + 32];
     snprintf(msg, sizeof msg, "%.*s in position '%s'", (int)wl, what, text);
-    mg_py_value_error(msg);
+    mg_py_move_error(msg);
     return -1;
 }
 

@@ -44,6 +44,12 @@ PyObject *mg_py_observation_tensors(PyObject *mod, PyObject *arg);
 /* Raise ValueError with the C error text. Returns NULL. */
 PyObject *mg_py_value_error(const char *msg);
 
+/* Raise the python-chess style error (mavgame.errors, all ValueError subclasses) for a move error
+ * text, by its first word, which every game's action_from_str and the SAN parser begin with:
+ * "illegal ..." IllegalMoveError, "ambiguous ..." AmbiguousMoveError, else InvalidMoveError.
+ * Returns NULL. */
+PyObject *mg_py_move_error(const char *msg);
+
 int mg_bind_state(PyObject *m);
 
 #endif

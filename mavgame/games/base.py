@@ -1,6 +1,7 @@
 """The Python API shared by every game class (python-chess style names on top of mavgame._core.State)."""
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import List, Optional
 
@@ -10,13 +11,34 @@ from .. import _core
 _WINNER = {1: True, 2: False, 3: None}
 
 
+class _StrEnum(str, enum.Enum):
+    """A str enum that prints as its value (``str()`` and f-strings give "checkmate")."""
+
+    def __str__(self) -> str:
+        return str.__str__(self)
+
+    def __format__(self, spec: str) -> str:
+        return str.__format__(str.__str__(self), spec)
+
+
+# The members come from the C core's enum mg_termination (one list, in csrc/game.c): CHECKMATE,
+# STALEMATE, INSUFFICIENT_MATERIAL, FIFTY_MOVES, THREEFOLD_REPETITION, CONNECTED (four or three in a row,
+# a Hex chain), BOARD_FULL.  Each member is also the str of its value, so ``outcome.termination ==
+# "checkmate"`` keeps working.
+Termination = _StrEnum("Termination", [(n.upper(), n) for n in _core.terminations() if n != "none"],
+                       module=__name__, qualname="Termination")
+Termination.__doc__ = """How a game ended (python-chess's ``chess.Termination``), a str enum: ``Termination.CHECKMATE ==
+"checkmate"``.  Members: CHECKMATE, STALEMATE, INSUFFICIENT_MATERIAL, FIFTY_MOVES, THREEFOLD_REPETITION,
+CONNECTED (four or three in a row, a Hex chain), BOARD_FULL."""
+
+
 @dataclass(frozen=True)
 class Outcome:
     """How a game ended: ``winner`` is True (first player: White, 'x'), False (second player) or None
-    (draw); ``termination`` is one of "checkmate", "stalemate", "insufficient_material", "fifty_moves",
-    "threefold_repetition", "connected" (four or three in a row, a Hex chain) or "board_full"."""
+    (draw); ``termination`` is a :data:`Termination` (a str enum: CHECKMATE, STALEMATE,
+    INSUFFICIENT_MATERIAL, FIFTY_MOVES, THREEFOLD_REPETITION, CONNECTED, BOARD_FULL)."""
 
-    termination: str
+    termination: "Termination"
     winner: Optional[bool]
 
     def result(self) -> str:
@@ -56,7 +78,7 @@ class GameBase(_core.State):
         result, termination = _core.State.outcome(self)
         if result == 0:
             return None
-        return Outcome(termination, _WINNER.get(result))
+        return Outcome(Termination(termination), _WINNER.get(result))
 
     def is_game_over(self) -> bool:
         return self.is_terminal()

@@ -40,8 +40,9 @@ class ChessFamily(GameBase):
     """Base class of the chess-like games; subclasses set GAME (registry name), FILES and RANKS.
 
     The hot methods (push, pop, legal_actions, legal_moves, perft, copy) are the C methods of
-    mavgame._core.State.  ``push`` takes a UCI string or an int action and raises ValueError
-    naming the move and the FEN if it is malformed or illegal; the state is then unchanged.
+    mavgame._core.State.  ``push`` takes a UCI string or an int action and raises
+    :class:`~mavgame.InvalidMoveError` (malformed) or :class:`~mavgame.IllegalMoveError` (illegal),
+    both ValueError, naming the move and the FEN; the state is then unchanged.
     ``pop()`` returns the action taken back.  ``State.outcome(board)`` still gives the raw
     ``(result, termination)`` pair of the generic interface.
     """
@@ -99,12 +100,25 @@ class ChessFamily(GameBase):
         return _core.san(self, self.parse_move(move))
 
     def parse_san(self, san: str) -> int:
-        """The legal action for a SAN string; ValueError if malformed, illegal or ambiguous."""
+        """The legal action for a SAN string; :class:`~mavgame.InvalidMoveError` if malformed,
+        :class:`~mavgame.IllegalMoveError` if illegal, :class:`~mavgame.AmbiguousMoveError` if
+        ambiguous (all ValueError, as in python-chess)."""
         return _core.parse_san(self, san)
 
     def push_san(self, san: str) -> int:
-        """Play a move given in SAN; returns its action."""
+        """Play a move given in SAN; returns its action (errors as :meth:`parse_san`)."""
         return self.push(_core.parse_san(self, san))
+
+    def parse_uci(self, uci: str) -> int:
+        """The legal action for a UCI string (python-chess's name); InvalidMoveError if malformed,
+        IllegalMoveError if illegal."""
+        if not isinstance(uci, str):
+            raise TypeError(f"parse_uci takes a UCI string, not {type(uci).__name__}")
+        return self.action_from_str(uci)
+
+    def push_uci(self, uci: str) -> int:
+        """Play a move given in UCI (python-chess's name); returns its action (errors as :meth:`parse_uci`)."""
+        return self.push(self.parse_uci(uci))
 
     def uci(self, move: Move) -> str:
         """UCI string of a legal move."""

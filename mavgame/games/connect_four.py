@@ -106,12 +106,15 @@ class ConnectFour(GameBase):
                 raise ValueError("give either text or moves, not both")
             if not isinstance(moves, str):
                 raise TypeError(f"moves must be a string of columns such as '4453', not {type(moves).__name__}")
-            text = _core.c4_from_moves(moves)   # validates with a message naming the move
+            _core.c4_from_moves(moves)   # validates with a message naming the move
         super().__init__(self.GAME, text)
+        for col in moves or "":   # played, so that the history (pop, move_stack, the last move ring) is there
+            self.push_str(col)
 
     @classmethod
     def from_moves(cls, moves: str) -> "ConnectFour":
-        """The position after a sequence of columns 1..7 ("" = the empty board)."""
+        """The position after a sequence of columns 1..7 ("" = the empty board), with the moves in its
+        history (``move_stack()``, ``pop()``, the last move ringed in the SVG picture)."""
         return cls(moves=moves)
 
     # --- text ---------------------------------------------------------------------------

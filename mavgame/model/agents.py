@@ -78,7 +78,8 @@ class MAVGreedyAgent(Agent):
         self._rng = np.random.default_rng(_mix(self._seed, seed))
 
     def decide(self, state):
-        """(move, parse result, output) for a state."""
+        """(move, parse result, output) for a state (AgentError if the model was trained on another game)."""
+        self.check_game(state.game)
         (pr, out), = self.model.analyse([state], self.commands)
         legal = set(state.legal_moves())
         vals = {m: v for m, v in out.values(self.scoring).items() if m in legal}
@@ -153,6 +154,11 @@ class MAVEvaluator:
         prompts = [r.prompt for r in requests]
         if any(p is None for p in prompts):
             raise ValueError("the MAV evaluator needs MAV prompts (this game has no MAV format)")
+        if self.model.game and prompts:
+            asked = game_of_prompt(prompts[0])
+            if asked != self.model.game:
+                raise ValueError(f"the MAV evaluator's model plays {self.model.game}, not {asked} "
+                                 f"(request {requests[0]!r})")
         outs = self._outputs(prompts)
         self.calls += 1
         self.evaluations += len(requests)
@@ -252,10 +258,14 @@ class MAVMCTSAgent(MCTSAgent):
         self._rng = np.random.default_rng(_mix(self._seed, seed))
 
     def act(self, state):
+        from ..mcts import SearchError
+        self.check_game(state.game)
         self.stats["moves"] += 1
         try:
             return super().act(state)
-        except AgentError:
+        except AgentError as e:
+            if not isinstance(e.__cause__, SearchError):
+                raise
             self.stats["random_fallback"] += 1
             legal = state.legal_moves()
             if self._mcts is not None:

@@ -645,8 +645,6 @@ def _run_jobs(game: str, opts, jobs, workers: int, job_fn, consume) -> None:
     """Run job_fn over jobs, in this process (workers <= 1) or a pool of annotating workers, passing
     each job's result to consume() in job order (so the output does not depend on the worker count).
     A caller resuming an interrupted run passes only the jobs still to do; with none, no engine starts."""
-    import multiprocessing as mp
-
     if not jobs:
         return
     if workers <= 1:
@@ -659,8 +657,8 @@ def _run_jobs(game: str, opts, jobs, workers: int, job_fn, consume) -> None:
             if hasattr(ann, "close"):
                 ann.close()
         return
-    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
-    pool = ctx.Pool(workers, initializer=_gen_init, initargs=(game, opts, True))
+    from ..workers import pool as worker_pool
+    pool = worker_pool(workers, _gen_init, (game, opts, True))
     try:
         for res in pool.imap(job_fn, jobs):
             consume(res)
@@ -753,7 +751,7 @@ def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: flo
     counts = {split: sum(c) for split, c in writer.shard_counts().items()}
     bar = None
     if progress:
-        from tqdm import tqdm
+        from .._progress import tqdm
         bar = tqdm(total=n_games, initial=done, desc=f"{game} games", unit="game", dynamic_ncols=True)
 
     def save_progress():
@@ -984,7 +982,7 @@ def positions_from_pgn(pgn_paths: Sequence[str], out, every: int = 1, skip_plies
     t0 = time.perf_counter()
     bar = None
     if progress:
-        from tqdm import tqdm
+        from .._progress import tqdm
         bar = tqdm(total=len(games), desc="pgn games", unit="game", dynamic_ncols=True)
 
     def consume(results):

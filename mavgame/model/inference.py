@@ -630,6 +630,9 @@ class MAVModel:
         of a finished game, or ``]``) win with as little as 1/8 of the probability against seven moves.
         Grouping compares "some move" with each alternative as the MAV format means it.
         """
+        if isinstance(prompts, (str, bytes)):
+            raise TypeError("MAVModel.generate takes a list of prompts, not a single "
+                            f"{type(prompts).__name__} (wrap it: generate([prompt]))")
         decoding = decoding or self.decoding
         if decoding not in ("greedy", "grouped"):
             raise ValueError(f"decoding must be 'greedy' or 'grouped', not {decoding!r}")

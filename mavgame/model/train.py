@@ -346,7 +346,7 @@ class Trainer:
             return {"step": self.step}
         bar = None
         if cfg.progress:
-            from tqdm import tqdm
+            from .._progress import tqdm
             bar = tqdm(total=cfg.steps, initial=self.step, desc="train", unit="step", dynamic_ncols=True,
                        file=sys.stderr)
         it = iter(self._loader())
