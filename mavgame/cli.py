@@ -205,6 +205,9 @@ def _add_league_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ci", choices=["hessian", "bootstrap"], default="hessian",
                    help="confidence intervals: normal approximation from the Hessian, or bootstrap over games "
                         "(default: hessian)")
+    p.add_argument("--zero", default=None, metavar="NAME",
+                   help="fix the Elo scale with this agent at 0 (the paper anchors basic MCTS at 0; default: "
+                        "the mean of all agents is 0)")
     p.add_argument("--anchor", action="append", metavar="NAME=RATING",
                    help="calibrate to an external scale: an agent with a known rating (repeat; two or more fit "
                         "slope and offset, one only the offset)")
@@ -228,6 +231,8 @@ def _run_league(args, agents: Dict[str, str], out: Optional[str], event: Optiona
     if unknown:
         raise _fail(f"--anchor {unknown[0]}=...: {unknown[0]!r} is not an agent of this league "
                     f"(agents: {', '.join(agents)})")
+    if getattr(args, "zero", None) is not None and args.zero not in agents:
+        raise _fail(f"--zero {args.zero}: {args.zero!r} is not an agent of this league (agents: {', '.join(agents)})")
     to_stdout = out == "-"
     if to_stdout:
         out = None
@@ -288,7 +293,8 @@ def _play_league(args, lg, agents: Dict[str, str], anchors: Dict[str, float], ou
         if not anchors:
             print("mavgame: --anchor-uci-elo: no agent has elo=N; no calibration", file=sys.stderr)
     try:
-        elo = res.elo(prior_draws=args.prior, ci=args.ci)
+        zero = getattr(args, "zero", None)
+        elo = res.elo(prior_draws=args.prior, ci=args.ci, anchor=None if zero is None else (zero, 0.0))
     except ValueError as e:
         print(f"mavgame: no Elo table: {e}", file=sys.stderr)
         return 1
