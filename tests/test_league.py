@@ -667,3 +667,15 @@ def test_league_refuses_bad_numbers():
         League(TTT, "tictactoe", workers=0)
     with pytest.raises(ValueError, match="anchor 'nonexistent' is not an agent with finished games"):
         League(TTT, "tictactoe").run(progress=False).elo(anchors={"nonexistent": 1500})
+
+
+def test_shipped_hex_openings_are_the_documented_edge_stones():
+    """openings_hex_11.txt and mavgame.openings agree: single stones on the two outermost rows/columns."""
+    ops = load_openings("hex")
+    assert len(ops) >= 10
+    for o in ops:
+        assert len(o.moves) == 1, o
+        mv = o.moves[0]
+        col, row = ord(mv[0]) - ord("a"), int(mv[1:]) - 1
+        assert 0 <= col < 11 and 0 <= row < 11, mv
+        assert min(col, row, 10 - col, 10 - row) <= 1, f"{mv} is not on the two outermost rows/columns"
