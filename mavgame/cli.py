@@ -180,6 +180,9 @@ def _add_league_options(p: argparse.ArgumentParser) -> None:
                         "comma-separated names of shipped openings, a file in the openings format, or "
                         "random:PLIES:N (N random openings of PLIES moves); default: all shipped openings")
     p.add_argument("--rounds", type=int, default=1, help="times each (pair, opening, colour) game is played (default: 1)")
+    p.add_argument("--matchups", type=_at_least_one, default=None, metavar="N",
+                   help="the paper's scheduler: N match-ups, each a uniformly random pair and opening played with "
+                        "both colours (default: the full round robin)")
     p.add_argument("--workers", type=_at_least_one, default=max(1, min(os.cpu_count() or 1, 2)),
                    help="processes playing games in parallel, >= 1 (default: min(2, CPUs))")
     p.add_argument("--max-plies", type=_at_least_one, default=None,
@@ -250,7 +253,7 @@ def _run_league(args, agents: Dict[str, str], out: Optional[str], event: Optiona
         try:
             lg = League(agents, args.game, openings, rounds=args.rounds, path=out, workers=args.workers,
                         board_size=args.board_size, adjudicate=_adjudicator(args), max_plies=args.max_plies,
-                        seed=args.seed, event=event)
+                        seed=args.seed, event=event, matchups=getattr(args, "matchups", None))
             todo = len(lg.schedule())
             done = len(lg.finished()) if out else 0
             return _play_league(args, lg, agents, anchors, lg.store_path, todo, done, to_stdout)

@@ -116,6 +116,7 @@ def test_match_out_dash_writes_json_lines_to_stdout(tmp_path, capsys, monkeypatc
     (["--max-plies", "0"], "argument --max-plies: must be >= 1, not 0"),
     (["--workers", "0"], "argument --workers: must be >= 1, not 0"),
     (["--workers", "-2"], "argument --workers: must be >= 1, not -2"),
+    (["--matchups", "0"], "argument --matchups: must be >= 1, not 0"),
 ])
 def test_league_numbers_must_be_positive(argv, msg, capsys):
     with pytest.raises(SystemExit) as e:
