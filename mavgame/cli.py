@@ -216,6 +216,9 @@ def _add_league_options(p: argparse.ArgumentParser) -> None:
                         "slope and offset, one only the offset)")
     p.add_argument("--anchor-uci-elo", action="store_true",
                    help="use every stockfish/uci agent given elo=N (UCI_LimitStrength) as an anchor rated N")
+    p.add_argument("--anchor-stockfish", default=None, metavar="TABLE", choices=["sf-2023", "sf7-2016"],
+                   help="calibrate on the published ratings of the Stockfish skill levels in the league (tables "
+                        "sf-2023 or sf7-2016, see mavgame.stockfish_levels)")
     p.add_argument("--plot", default=None, metavar="FILE", help="save a plot of the ratings (needs matplotlib)")
 
 
@@ -295,6 +298,13 @@ def _play_league(args, lg, agents: Dict[str, str], anchors: Dict[str, float], ou
                 anchors.setdefault(name, float(kw["elo"]))
         if not anchors:
             print("mavgame: --anchor-uci-elo: no agent has elo=N; no calibration", file=sys.stderr)
+    if getattr(args, "anchor_stockfish", None):
+        from .stockfish_levels import TABLE_SOURCES, stockfish_anchors
+        found = stockfish_anchors(agents, args.anchor_stockfish)
+        for k, v in found.items():
+            anchors.setdefault(k, v)
+        print(f"mavgame: --anchor-stockfish {args.anchor_stockfish}: {len(found)} anchor(s) from "
+              f"{TABLE_SOURCES[args.anchor_stockfish]}", file=sys.stderr)
     try:
         zero = getattr(args, "zero", None)
         elo = res.elo(prior_draws=args.prior, ci=args.ci, anchor=None if zero is None else (zero, 0.0))
@@ -320,9 +330,23 @@ def _play_league(args, lg, agents: Dict[str, str], anchors: Dict[str, float], ou
     return 0
 
 
+def _stockfish_level_agents(args: argparse.Namespace) -> Dict[str, str]:
+    """The agents of --stockfish-levels (the paper's protocol: Skill Level L at --stockfish-movetime ms)."""
+    from .stockfish_levels import paper_stockfish_agents, parse_levels
+    try:
+        return paper_stockfish_agents(parse_levels(args.stockfish_levels), args.stockfish_movetime)
+    except ValueError as e:
+        raise _fail(f"--stockfish-levels: {e}")
+
+
 def cmd_league(args: argparse.Namespace) -> int:
-    if args.agent:
-        agents = _parse_agents(args.agent)
+    sf_levels = _stockfish_level_agents(args) if getattr(args, "stockfish_levels", None) else {}
+    if args.agent or sf_levels:
+        agents = _parse_agents(args.agent or [])
+        for name, spec in sf_levels.items():
+            if name in agents:
+                raise _fail(f"two agents are named {name!r} (--agent and --stockfish-levels)")
+            agents[name] = spec
     else:
         if args.game != DEFAULT_LEAGUE["game"]:
             raise _fail(f"give the agents of a {args.game} league with --agent (the default agents are for "
@@ -649,6 +673,11 @@ def build_parser() -> argparse.ArgumentParser:
     lg.add_argument("--agent", action="append", metavar="[NAME=]SPEC",
                     help="an agent (repeat for each): a spec such as uct:sims=400 or stockfish:skill=3,movetime=100, "
                          "optionally named NAME=SPEC (see `mavgame match --help` for the kinds)")
+    lg.add_argument("--stockfish-levels", default=None, metavar="LEVELS",
+                    help="add Stockfish at these skill levels (0-20, 0,5,10 or 0-4,10) as agents sf-skillL: the "
+                         "paper's protocol with --stockfish-movetime 2000")
+    lg.add_argument("--stockfish-movetime", type=_at_least_one, default=2000, metavar="MS",
+                    help="milliseconds per move of the --stockfish-levels agents (default: 2000, the paper's)")
     _add_league_options(lg)
     lg.add_argument("--out", default=None, metavar="FILE.sqlite",
                     help="SQLite results store, reused to resume (default: league-GAME.sqlite in the current "
