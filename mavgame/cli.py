@@ -611,6 +611,29 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_book_build(args: argparse.Namespace) -> int:
+    from .c4_book import build_book
+    try:
+        stats = build_book(args.ply, args.out, root=args.root, tt_log2=args.tt_log2, progress=not args.no_progress,
+                           max_seconds=args.max_seconds)
+    except ValueError as e:
+        raise _fail(f"book build: {e}")
+    print(json.dumps(stats, sort_keys=True))
+    return 0
+
+
+def cmd_book_info(args: argparse.Namespace) -> int:
+    from . import _core
+    from .c4_book import read_book
+    try:
+        data = read_book(args.file)
+    except (OSError, ValueError) as e:
+        raise _fail(f"book info: {e}")
+    lo, hi, n = _core.c4_book_info(data)
+    print(f"{args.file}: Connect Four book, plies {lo}..{hi}, {n} positions, {len(data)} bytes")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mavgame", description="Planning with language models in board games.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -722,6 +745,24 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--seconds", type=float, default=0.5, help="time budget per measurement (default: 0.5)")
     be.add_argument("--no-progress", action="store_true", help="no progress bar")
     be.set_defaults(func=cmd_bench)
+
+    bk = sub.add_parser("book", help="the Connect Four solver's opening book: build (resumable) or describe one",
+                        description="Exact scores of every Connect Four position up to a ply (a position and its "
+                        "mirror once), for the solver: see mavgame.c4_book.  `book build` resumes from "
+                        "OUT.partial when it exists.")
+    bsub = bk.add_subparsers(dest="book_cmd", required=True)
+    bb = bsub.add_parser("build", help="solve every position up to --ply stones and write the book")
+    bb.add_argument("--ply", type=int, required=True, help="deepest ply (stones on the board) of the book")
+    bb.add_argument("--out", required=True, help="the book file to write (progress goes to OUT.partial)")
+    bb.add_argument("--root", default="", help="only the positions below these moves (columns 1..7, e.g. 4453)")
+    bb.add_argument("--tt-log2", type=int, default=24, help="solver table of 2^N 8-byte entries (default: 24)")
+    bb.add_argument("--max-seconds", type=float, default=None,
+                    help="stop after about this long (run again to continue)")
+    bb.add_argument("--no-progress", action="store_true", help="no progress bar")
+    bb.set_defaults(func=cmd_book_build)
+    bi = bsub.add_parser("info", help="check a book file and print its plies and size")
+    bi.add_argument("file", help="a book file")
+    bi.set_defaults(func=cmd_book_info)
 
     try:
         from .model import command as _train_command
