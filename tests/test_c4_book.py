@@ -112,3 +112,21 @@ def test_book_command_line(tmp_path, capsys):
     assert "plies 12..14" in capsys.readouterr().out
     with pytest.raises(SystemExit, match="ply must lie in 12..41"):
         main(["book", "build", "--ply", "5", "--root", ROOT, "--out", str(tmp_path / "d.bin"), "--no-progress"])
+
+
+def test_shipped_book_reaches_the_solvers(book, monkeypatch):
+    """With a shipped book, solver() (the annotator's), the perfect player and c4_solve's default use it."""
+    import mavgame
+    from mavgame.games.connect_four import solver
+    path, _ = book
+    assert solver().book is None or c4_book.SHIPPED.exists()
+    monkeypatch.setattr(c4_book, "SHIPPED", path)
+    n = len(c4_book.book_positions(str(path)))
+    assert solver().book == (12, 15, n) and solver(book=False).book is None
+    monkeypatch.setattr(_core, "_c4_default_solver", _core.C4Solver(16), raising=False)
+    assert c4_book.install_shipped_book() and _core._c4_default_solver.book == (12, 15, n)
+    from mavgame.agents import PerfectConnectFourAgent
+    agent = PerfectConnectFourAgent()
+    agent.setup("connect_four", seed=0)
+    agent.act(mavgame.State("connect_four", c4_book._root(ROOT).text()))
+    assert agent._solver.book == (12, 15, n)
