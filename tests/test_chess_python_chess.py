@@ -357,3 +357,23 @@ def test_positions_beyond_sixteen_pieces_match_python_chess(fen):
         ref.pop()
         ours.pop()
     assert ours.perft(2) == total
+
+
+def test_random_chess_positions_are_the_papers_ood_set():
+    """Random placements (the paper's out-of-distribution chess set): valid, not checkmate, both kings, side not
+    to move not in check, some with more than 16 pieces a side, reproducible."""
+    from mavgame.model.data import random_chess_positions
+    fens = random_chess_positions(300, seed=3)
+    assert len(set(fens)) == 300 and random_chess_positions(300, seed=3) == fens
+    assert random_chess_positions(5, seed=4) != fens[:5]
+    big = 0
+    for fen in fens:
+        b = chess.Board(fen)
+        assert b.king(chess.WHITE) is not None and b.king(chess.BLACK) is not None
+        assert not b.is_checkmate()
+        assert not b.was_into_check()                     # the side not to move is not in check
+        assert sorted(Chess(fen).legal_moves()) == sorted(m.uci() for m in b.legal_moves)
+        big += max(len(b.occupied_co[c] and chess.SquareSet(b.occupied_co[c])) for c in (0, 1)) > 16
+    assert big > 0
+    with pytest.raises(ValueError, match="max_pieces"):
+        random_chess_positions(1, max_pieces=70)
