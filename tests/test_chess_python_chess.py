@@ -373,7 +373,7 @@ def test_random_chess_positions_are_the_papers_ood_set():
         assert not b.is_checkmate()
         assert not b.was_into_check()                     # the side not to move is not in check
         assert sorted(Chess(fen).legal_moves()) == sorted(m.uci() for m in b.legal_moves)
-        big += max(len(b.occupied_co[c] and chess.SquareSet(b.occupied_co[c])) for c in (0, 1)) > 16
+        big += max(chess.popcount(b.occupied_co[c]) for c in (chess.WHITE, chess.BLACK)) > 16
     assert big > 0
     with pytest.raises(ValueError, match="max_pieces"):
         random_chess_positions(1, max_pieces=70)
