@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Build and run the libFuzzer targets: the MAV format (FEN reader, %state reader, output parser) and the
-# model-file reader of the native inference engine (csrc/model).
+# Build and run the libFuzzer targets: the MAV format (FEN reader, %state reader, output parser), the
+# model-file reader of the native inference engine (csrc/model) and the Connect Four opening book reader.
 #
 #   bash fuzz/run.sh              # 10 seconds per target (CI: bash fuzz/run.sh 5)
 #   bash fuzz/run.sh 600          # longer local runs
@@ -24,7 +24,7 @@ if ! command -v "$CC" >/dev/null 2>&1 || ! echo 'int LLVMFuzzerTestOneInput(cons
 fi
 rm -f /tmp/mg_fuzz_probe_$$
 mkdir -p "$BUILD"
-SRCS="csrc/game.c csrc/registry.c $(ls csrc/games/*.c) $(ls csrc/format/*.c) $(ls csrc/model/*.c)"
+SRCS="csrc/game.c csrc/registry.c $(ls csrc/games/*.c) $(ls csrc/format/*.c) $(ls csrc/model/*.c) csrc/search/c4_book.c csrc/search/c4_solver.c"
 FLAGS="-std=c11 -g -O1 -D_POSIX_C_SOURCE=200809L -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all"
 # the library objects once, without the fuzzer main
 LIBFLAGS="-std=c11 -g -O1 -D_POSIX_C_SOURCE=200809L -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all"
@@ -38,7 +38,7 @@ for s in $SRCS; do
     objs+=("$o")
 done
 status=0
-for t in fen state parse model; do
+for t in fen state parse model c4_book; do
     "$CC" $FLAGS "fuzz/fuzz_$t.c" "${objs[@]}" -lm -lpthread -o "$BUILD/fuzz_$t"
     work="$BUILD/corpus_$t"
     rm -rf "$work"

@@ -33,6 +33,12 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'mavgame' has no attribute {name!r}")
 
 
+# The shipped Connect Four opening book (if the package has one) serves c4_solve's default solver.
+from .c4_book import install_shipped_book as _install_book  # noqa: E402
+
+_install_book()
+
+
 def game_names() -> list:
     """Names of the games in the C registry (``mavgame.State(name)`` builds any of them)."""
     return _core.games()

@@ -407,6 +407,8 @@ class PerfectConnectFourAgent(Agent):
         """Solver score of each column (NaN: full)."""
         if self._solver is None:
             self._solver = _core.C4Solver(self.tt_log2)
+            from .c4_book import attach
+            attach(self._solver)  # the shipped opening book, when the package has one
         _, scores, _, _ = _core.c4_solve(state, max_seconds=self.max_seconds, moves=True, solver=self._solver)
         return np.asarray(scores, dtype=float)
 

@@ -318,6 +318,9 @@ def _add_league_options(p: argparse.ArgumentParser) -> None:
                         "comma-separated names of shipped openings, a file in the openings format, or "
                         "random:PLIES:N (N random openings of PLIES moves); default: all shipped openings")
     p.add_argument("--rounds", type=int, default=1, help="times each (pair, opening, colour) game is played (default: 1)")
+    p.add_argument("--matchups", type=_at_least_one, default=None, metavar="N",
+                   help="the paper's scheduler: N match-ups, each a uniformly random pair and opening played with "
+                        "both colours (default: the full round robin)")
     p.add_argument("--workers", type=_at_least_one, default=max(1, min(os.cpu_count() or 1, 2)),
                    help="processes playing games in parallel, >= 1 (default: min(2, CPUs))")
     p.add_argument("--max-plies", type=_at_least_one, default=None,
@@ -343,11 +346,17 @@ def _add_league_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ci", choices=["hessian", "bootstrap"], default="hessian",
                    help="confidence intervals: normal approximation from the Hessian, or bootstrap over games "
                         "(default: hessian)")
+    p.add_argument("--zero", default=None, metavar="NAME",
+                   help="fix the Elo scale with this agent at 0 (the paper anchors basic MCTS at 0; default: "
+                        "the mean of all agents is 0)")
     p.add_argument("--anchor", action="append", metavar="NAME=RATING",
                    help="calibrate to an external scale: an agent with a known rating (repeat; two or more fit "
                         "slope and offset, one only the offset)")
     p.add_argument("--anchor-uci-elo", action="store_true",
                    help="use every stockfish/uci agent given elo=N (UCI_LimitStrength) as an anchor rated N")
+    p.add_argument("--anchor-stockfish", default=None, metavar="TABLE", choices=["sf-2023", "sf7-2016"],
+                   help="calibrate on the published ratings of the Stockfish skill levels in the league (tables "
+                        "sf-2023 or sf7-2016, see mavgame.stockfish_levels)")
     p.add_argument("--plot", default=None, metavar="FILE", help="save a plot of the ratings (needs matplotlib)")
 
 
@@ -366,6 +375,8 @@ def _run_league(args, agents: Dict[str, str], out: Optional[str], event: Optiona
     if unknown:
         raise _fail(f"--anchor {unknown[0]}=...: {unknown[0]!r} is not an agent of this league "
                     f"(agents: {', '.join(agents)})")
+    if getattr(args, "zero", None) is not None and args.zero not in agents:
+        raise _fail(f"--zero {args.zero}: {args.zero!r} is not an agent of this league (agents: {', '.join(agents)})")
     to_stdout = out == "-"
     if to_stdout:
         out = None
@@ -383,7 +394,7 @@ def _run_league(args, agents: Dict[str, str], out: Optional[str], event: Optiona
         try:
             lg = League(agents, args.game, openings, rounds=args.rounds, path=out, workers=args.workers,
                         board_size=args.board_size, adjudicate=_adjudicator(args), max_plies=args.max_plies,
-                        seed=args.seed, event=event)
+                        seed=args.seed, event=event, matchups=getattr(args, "matchups", None))
             todo = len(lg.schedule())
             done = len(lg.finished()) if out else 0
             return _play_league(args, lg, agents, anchors, lg.store_path, todo, done, to_stdout)
@@ -425,8 +436,16 @@ def _play_league(args, lg, agents: Dict[str, str], anchors: Dict[str, float], ou
                 anchors.setdefault(name, float(kw["elo"]))
         if not anchors:
             print("mavgame: --anchor-uci-elo: no agent has elo=N; no calibration", file=sys.stderr)
+    if getattr(args, "anchor_stockfish", None):
+        from .stockfish_levels import TABLE_SOURCES, stockfish_anchors
+        found = stockfish_anchors(agents, args.anchor_stockfish)
+        for k, v in found.items():
+            anchors.setdefault(k, v)
+        print(f"mavgame: --anchor-stockfish {args.anchor_stockfish}: {len(found)} anchor(s) from "
+              f"{TABLE_SOURCES[args.anchor_stockfish]}", file=sys.stderr)
     try:
-        elo = res.elo(prior_draws=args.prior, ci=args.ci)
+        zero = getattr(args, "zero", None)
+        elo = res.elo(prior_draws=args.prior, ci=args.ci, anchor=None if zero is None else (zero, 0.0))
     except ValueError as e:
         print(f"mavgame: no Elo table: {e}", file=sys.stderr)
         return 1
@@ -449,9 +468,23 @@ def _play_league(args, lg, agents: Dict[str, str], anchors: Dict[str, float], ou
     return 0
 
 
+def _stockfish_level_agents(args: argparse.Namespace) -> Dict[str, str]:
+    """The agents of --stockfish-levels (the paper's protocol: Skill Level L at --stockfish-movetime ms)."""
+    from .stockfish_levels import paper_stockfish_agents, parse_levels
+    try:
+        return paper_stockfish_agents(parse_levels(args.stockfish_levels), args.stockfish_movetime)
+    except ValueError as e:
+        raise _fail(f"--stockfish-levels: {e}")
+
+
 def cmd_league(args: argparse.Namespace) -> int:
-    if args.agent:
-        agents = _parse_agents(args.agent)
+    sf_levels = _stockfish_level_agents(args) if getattr(args, "stockfish_levels", None) else {}
+    if args.agent or sf_levels:
+        agents = _parse_agents(args.agent or [])
+        for name, spec in sf_levels.items():
+            if name in agents:
+                raise _fail(f"two agents are named {name!r} (--agent and --stockfish-levels)")
+            agents[name] = spec
     else:
         if args.game != DEFAULT_LEAGUE["game"]:
             raise _fail(f"give the agents of a {args.game} league with --agent (the default agents are for "
@@ -792,6 +825,29 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_book_build(args: argparse.Namespace) -> int:
+    from .c4_book import build_book
+    try:
+        stats = build_book(args.ply, args.out, root=args.root, tt_log2=args.tt_log2, progress=not args.no_progress,
+                           max_seconds=args.max_seconds)
+    except ValueError as e:
+        raise _fail(f"book build: {e}")
+    print(json.dumps(stats, sort_keys=True))
+    return 0
+
+
+def cmd_book_info(args: argparse.Namespace) -> int:
+    from . import _core
+    from .c4_book import read_book
+    try:
+        data = read_book(args.file)
+    except (OSError, ValueError) as e:
+        raise _fail(f"book info: {e}")
+    lo, hi, n = _core.c4_book_info(data)
+    print(f"{args.file}: Connect Four book, plies {lo}..{hi}, {n} positions, {len(data)} bytes")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
     p = _Parser(prog="mavgame", description="Planning with language models in board games.",
@@ -858,6 +914,11 @@ def build_parser() -> argparse.ArgumentParser:
     lg.add_argument("--agent", action="append", metavar="[NAME=]SPEC",
                     help="an agent (repeat for each): a spec such as uct:sims=400 or stockfish:skill=3,movetime=100, "
                          "optionally named NAME=SPEC (see `mavgame match --help` for the kinds)")
+    lg.add_argument("--stockfish-levels", default=None, metavar="LEVELS",
+                    help="add Stockfish at these skill levels (0-20, 0,5,10 or 0-4,10) as agents sf-skillL: the "
+                         "paper's protocol with --stockfish-movetime 2000")
+    lg.add_argument("--stockfish-movetime", type=_at_least_one, default=2000, metavar="MS",
+                    help="milliseconds per move of the --stockfish-levels agents (default: 2000, the paper's)")
     _add_league_options(lg)
     lg.add_argument("--out", default=None, metavar="FILE.sqlite",
                     help="SQLite results store, reused to resume (default: league-GAME.sqlite in the current "
@@ -904,6 +965,24 @@ def build_parser() -> argparse.ArgumentParser:
                     help="time budget per measurement (default: 0.5)")
     be.add_argument("--no-progress", action="store_true", help="no progress bar")
     be.set_defaults(func=cmd_bench)
+
+    bk = sub.add_parser("book", help="the Connect Four solver's opening book: build (resumable) or describe one",
+                        description="Exact scores of every Connect Four position up to a ply (a position and its "
+                        "mirror once), for the solver: see mavgame.c4_book.  `book build` resumes from "
+                        "OUT.partial when it exists.")
+    bsub = bk.add_subparsers(dest="book_cmd", required=True)
+    bb = bsub.add_parser("build", help="solve every position up to --ply stones and write the book")
+    bb.add_argument("--ply", type=int, required=True, help="deepest ply (stones on the board) of the book")
+    bb.add_argument("--out", required=True, help="the book file to write (progress goes to OUT.partial)")
+    bb.add_argument("--root", default="", help="only the positions below these moves (columns 1..7, e.g. 4453)")
+    bb.add_argument("--tt-log2", type=int, default=24, help="solver table of 2^N 8-byte entries (default: 24)")
+    bb.add_argument("--max-seconds", type=float, default=None,
+                    help="stop after about this long (run again to continue)")
+    bb.add_argument("--no-progress", action="store_true", help="no progress bar")
+    bb.set_defaults(func=cmd_book_build)
+    bi = bsub.add_parser("info", help="check a book file and print its plies and size")
+    bi.add_argument("file", help="a book file")
+    bi.set_defaults(func=cmd_book_info)
 
     try:
         from .model import command as _train_command

@@ -4,7 +4,7 @@ The model is the logistic Elo model: agent i scores against agent j with expecta
 ``p_ij = 1 / (1 + 10 ** ((r_j - r_i) / 400))``.  A game scores 1, 1/2 (draw) or 0, and the
 log-likelihood ``sum over games of s log p + (1 - s) log (1 - p)`` treats a draw as half a win.
 Ratings are fixed up to a constant: by default their mean is 0 (or an ``anchor`` agent has a given
-rating).  Newton's method finds the maximum; the Hessian at the maximum gives standard errors.
+rating, as the paper's basic MCTS at 0; ``EloResult.origin`` and the table's footer say which).  Newton's method finds the maximum; the Hessian at the maximum gives standard errors.
 
 An agent that won (or lost) every game has no finite maximum-likelihood rating.  ``prior_draws``
 adds that many virtual drawn games to every pair that played (BayesElo's device; default 1), which
@@ -72,6 +72,15 @@ class EloResult:
     slope: Optional[float] = None
     intercept: Optional[float] = None
     anchors: Dict[str, float] = field(default_factory=dict)
+    # How the internal scale was fixed: None (mean 0) or (agent, rating) of fit_elo's ``anchor``.
+    origin: Optional[Tuple[str, float]] = None
+
+    def describe(self) -> str:
+        """How the ratings were made: the origin of the scale and the prior (as the table's footer says)."""
+        zero = "mean 0" if self.origin is None else f"{self.origin[0]} = {self.origin[1]:g}"
+        prior = (f"{self.prior_draws:g} virtual draw(s) per pair" if self.prior_draws
+                 else "no prior (plain maximum likelihood)")
+        return f"Elo: maximum likelihood, draws as half wins, {zero}, {prior}"
 
     def __getitem__(self, name: str) -> float:
         return float(self.elo[self.names.index(name)])
@@ -123,10 +132,7 @@ class EloResult:
                 s += f"  {r['external']:>8.0f}  {eci:>15}  {anc:>6}"
             s += f"  {r['games']:>6}  {r['wins']:>5} {r['draws']:>5} {r['losses']:>5}  {100 * r['score']:>5.1f}%"
             lines.append(s)
-        foot = "Elo: maximum likelihood, draws as half wins, mean 0"
-        if self.prior_draws:
-            foot += f", {self.prior_draws:g} virtual draw(s) per pair"
-        foot += f"; CI: {self.ci_method}"
+        foot = self.describe() + f"; CI: {self.ci_method}"
         if self.external is not None:
             foot += f"; external = {self.slope:.3f} * Elo + {self.intercept:.1f} (fit over {len(self.anchors)} anchor(s))"
         lines.append(foot)
@@ -286,7 +292,8 @@ def fit_elo(names: Sequence[str], wins, draws=None, *, prior_draws: float = 1.0,
     level:
         Confidence level of the intervals.
     anchor:
-        (name, rating): shift the scale so that this agent has this rating (default: mean 0).
+        (name, rating): shift the scale so that this agent has this rating (default: mean 0); the paper
+        anchors its basic MCTS at 0.  The result's ``origin`` and table footer name it.
     """
     names = list(names)
     n = len(names)
@@ -347,6 +354,7 @@ def fit_elo(names: Sequence[str], wins, draws=None, *, prior_draws: float = 1.0,
         res.elo = res.elo + shift
         res.low = res.low + shift
         res.high = res.high + shift
+        res.origin = (name, float(value))
     return res
 
 

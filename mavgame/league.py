@@ -1,7 +1,10 @@
 """Head-to-head matches and leagues between agents, with Elo ratings.
 
 A league plays every pair of agents from every opening of an opening set, once with each colour
-(``rounds`` times over), as in the MAV paper's evaluation.  Games run in parallel over processes
+(``rounds`` times over).  ``matchups=N`` is the MAV paper's scheduler instead: N match-ups, each a
+pair drawn uniformly at random with one opening drawn uniformly at random, played with both colours
+(the draws depend only on the seed and the match-up's index, so a league extended to more match-ups
+keeps the ones it played).  Games run in parallel over processes
 (or Ray actors) with a progress bar.  The process that schedules the games records each finished
 game at once in a SQLite results store (:mod:`mavgame.store`), so a league that is interrupted
 (Ctrl-C, a crash, kill -9) resumes where it stopped when run again with the same store: finished
@@ -401,6 +404,10 @@ class League:
         Moves after the opening before a game is called a draw (>= 1; None: play to the end).
     pairs:
         Restrict to these (a, b) pairs (default: all pairs).
+    matchups:
+        None (default): the full round robin above.  N >= 1: the paper's scheduler, N match-ups of a
+        uniformly random pair (among ``pairs``) and a uniformly random opening, both colours (2N
+        games; ``rounds`` must be 1).  A store keeps one kind of schedule.
     on_error:
         "stop" (default): finish the games in flight, save them, raise :class:`LeagueError`;
         "skip": record the error in the store and continue (the game is retried on resume).
@@ -413,7 +420,7 @@ class League:
                  workers: int = 1, board_size: int = 0, flags: int = 0,
                  adjudicate: Union[None, int, Adjudicator] = None, max_plies: Optional[int] = None, seed: int = 0,
                  pairs: Optional[Sequence[Tuple[str, str]]] = None, on_error: str = "stop",
-                 executor: Any = None, event: Optional[str] = None):
+                 executor: Any = None, event: Optional[str] = None, matchups: Optional[int] = None):
         if game not in _core.games():
             raise ValueError(f"unknown game {game!r} (known: {', '.join(_core.games())})")
         self.game = game
@@ -445,6 +452,12 @@ class League:
         self.rounds = int(rounds)
         if self.rounds < 1:
             raise ValueError(f"rounds must be >= 1, not {rounds}")
+        if matchups is not None:
+            if isinstance(matchups, bool) or not isinstance(matchups, (int, np.integer)) or matchups < 1:
+                raise ValueError(f"matchups must be a number of match-ups >= 1 (or None), not {matchups!r}")
+            if self.rounds != 1:
+                raise ValueError(f"rounds={rounds} with matchups={matchups}: sampled match-ups take no rounds")
+        self.matchups = None if matchups is None else int(matchups)
         self.path = None if path is None else os.fspath(path)
         self.store_path, self.import_path = store_path_for(self.path) if self.path else (None, None)
         if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
@@ -514,8 +527,16 @@ class League:
     # -- schedule ------------------------------------------------------------------------------------
 
     def schedule(self) -> List[_Task]:
-        """Every game of the league, in a stable order (openings outermost, so early stops are balanced)."""
+        """Every game of the league, in a stable order (openings outermost, so early stops are balanced;
+        sampled match-ups in their order, the two colours together)."""
         tasks = []
+        if self.matchups is not None:
+            for i in range(self.matchups):
+                a, b, o = self.matchup(i)
+                for first, second in ((a, b), (b, a)):
+                    key = game_key(i, o.name, first, second)
+                    tasks.append(_Task(key, first, second, o, i, _stable_seed(self.seed, key)))
+            return tasks
         for r in range(self.rounds):
             for o in self.openings:
                 for a, b in self.pairs:
@@ -524,13 +545,20 @@ class League:
                         tasks.append(_Task(key, first, second, o, r, _stable_seed(self.seed, key)))
         return tasks
 
+    def matchup(self, i: int) -> Tuple[str, str, Opening]:
+        """The paper's match-up number ``i``: (agent, agent, opening), each drawn uniformly at random from
+        the league's seed and ``i`` alone (the game's ``round`` field holds ``i``)."""
+        rng = np.random.default_rng([self.seed & 0x7FFFFFFF, 0x6D61, int(i)])
+        a, b = self.pairs[int(rng.integers(len(self.pairs)))]
+        return a, b, self.openings[int(rng.integers(len(self.openings)))]
+
     def _header(self) -> dict:
         specs = {}
         for n, s in self.agent_specs.items():
             specs[n] = s if isinstance(s, str) else (getattr(s, "spec", None) or f"<{type(s).__name__}>")
         return {"type": "league", "version": FILE_VERSION, "game": self.game, "board_size": self.board_size,
                 "flags": self.flags, "agents": specs, "openings": [o.to_dict() for o in self.openings],
-                "rounds": self.rounds, "max_plies": self.max_plies,
+                "rounds": self.rounds, "matchups": self.matchups, "max_plies": self.max_plies,
                 "adjudicate": self.adjudicator.to_dict() if self.adjudicator else None, "seed": self.seed,
                 "event": self.event}
 
@@ -693,6 +721,11 @@ class League:
         if int(header.get("board_size") or 0) != self.board_size or int(header.get("flags") or 0) != self.flags:
             raise ValueError(f"{self.path} was played with board_size={header.get('board_size')} "
                              f"flags={header.get('flags')}, not {self.board_size}/{self.flags}")
+        if (header.get("matchups") is None) != (self.matchups is None):
+            def kind(m):
+                return "the full round robin" if m is None else f"{m} sampled match-ups"
+            raise ValueError(f"{self.path} holds {kind(header.get('matchups'))}, not {kind(self.matchups)}: "
+                             "use another file")
         old = header.get("agents") or {}
         for n, s in self.agent_specs.items():
             if n in old and isinstance(s, str) and old[n] != s:

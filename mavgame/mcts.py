@@ -21,6 +21,10 @@ Parameters (named as in the paper):
 - ``num_simulations``; ``c_puct`` (a constant) or AlphaZero's ``c_base``/``c_init`` (the default);
   ``fpu`` (value in [-1, 1] of actions the evaluator gave no value; None: the lowest given one);
   ``seed``; ``reuse_tree`` (keep the subtree of the moves played between searches).
+- ``invalid``: what an unusable evaluator answer does to its leaf (which is never selected again
+  either way): ``"loss"`` (default) backs up one visit valued -1 for the player who moved into it;
+  ``"exclude"`` is the paper's choice, value minus infinity: nothing is backed up (the simulation is
+  counted as dropped) and the move's root ``q`` reads ``-inf``.
 - ``state_tracking=True``: the engine-free mode of the paper; the evaluator predicts each child's
   state from its parent's text and the move.
 
@@ -92,6 +96,7 @@ class SearchError(RuntimeError):
 
 _VC = {"dynamic": 0, "static": 1, "none": 2}
 _PRIOR = {"mav": 0, "policy": 1}
+_INVALID = {"loss": 0, "exclude": 1}
 _RESULTS = {"1-0": 1, "0-1": 2, "1/2-1/2": 3, "*": 0}
 
 
@@ -203,7 +208,7 @@ class MCTS:
                  tau: Union[float, Sequence] = 0.1, n_max: int = 8, n_min: int = 2,
                  virtual_count: str = "dynamic", virtual_loss: int = 3, c_puct: Optional[float] = None,
                  c_base: float = 19652.0, c_init: float = 1.25, prior: str = "mav", fpu: Optional[float] = None,
-                 seed: int = 0, state_tracking: bool = False, game: Optional[str] = None,
+                 invalid: str = "loss", seed: int = 0, state_tracking: bool = False, game: Optional[str] = None,
                  board_size: int = 0, flags: int = 0, reuse_tree: bool = True, playouts: int = 1,
                  max_plies: int = 0, mav_spec: Optional[str] = None,
                  value_range: Sequence[float] = (0.0, 1.0)):
@@ -219,6 +224,8 @@ class MCTS:
             raise ValueError(f"virtual_count must be one of {sorted(_VC)}, not {virtual_count!r}")
         if prior not in _PRIOR:
             raise ValueError(f"prior must be one of {sorted(_PRIOR)}, not {prior!r}")
+        if invalid not in _INVALID:
+            raise ValueError(f"invalid must be one of {sorted(_INVALID)}, not {invalid!r}")
         if not isinstance(num_simulations, (int, np.integer)) or num_simulations < 0:
             raise ValueError(f"num_simulations must be a non-negative int, not {num_simulations!r}")
         if timeout is not None and not (timeout > 0):
@@ -235,10 +242,11 @@ class MCTS:
                          virtual_loss=int(virtual_loss), c_puct=float(c_puct if c_puct is not None else 0.0),
                          c_base=float(c_base) if c_puct is None else 0.0, c_init=float(c_init),
                          prior=_PRIOR[prior], k=int(k), eps=float(eps), tau=tau,
-                         fpu=float("nan") if fpu is None else float(fpu), seed=int(seed))
+                         fpu=float("nan") if fpu is None else float(fpu), seed=int(seed),
+                         invalid=_INVALID[invalid])
         self.params = dict(k=k, eps=eps, tau=tau, batch_size=batch_size, timeout=timeout, n_max=n_max,
                            n_min=n_min, virtual_count=virtual_count, virtual_loss=virtual_loss, c_puct=c_puct,
-                           c_base=c_base, c_init=c_init, prior=prior, fpu=fpu, seed=seed)
+                           c_base=c_base, c_init=c_init, prior=prior, fpu=fpu, invalid=invalid, seed=seed)
         # Validate the configuration now (a tree without a game is fine for checking).
         _core.MCTSTree(None, **{**self._cfg, "state_tracking": True})
         self._evaluator_spec = evaluator

@@ -12,8 +12,10 @@ What is shipped (see the header of each file for the details):
 - connect_four: 10-ply openings from UCT self-play with random first moves, kept when the perfect
   solver shows that the winner needs nearly all its stones (|score| <= 4) or that the game is a
   draw, so neither side wins quickly;
-- hex (11x11, no swap): single first moves kept when a 20000-simulation random-playout UCT
-  evaluates the position within 0.45..0.55 for the side to move;
+- hex (11x11, no swap): single first stones on the two outermost rows and columns, chosen by hand
+  (not judged by an engine: a 20000-simulation random-playout UCT values every first move close to
+  0.5 on 11x11, see :func:`hex_candidates`); central first moves, which win on the solved sizes,
+  are left out;
 - tic-tac-toe: the three kinds of first move (centre, corner, edge).
 
 Chess960 uses random start positions instead (:meth:`mavgame.league.League.chess960`); any game
@@ -184,9 +186,11 @@ def connect_four_candidates(n: int, plies: int = 10, seed: int = 7, sims: int = 
 
 def hex_candidates(board_size: int = 11, sims: int = 20000, low: float = 0.45, high: float = 0.55,
                    seed: int = 0) -> List[tuple]:
-    """Hex one-move openings as shipped: each first move evaluated by a ``sims``-simulation
+    """Hex one-move openings an engine would keep: each first move evaluated by a ``sims``-simulation
     random-playout UCT from the second player's view, kept when the value lies in [low, high].
-    Returns (Opening, value) pairs."""
+    Returns (Opening, value) pairs.  Not how the shipped set was chosen: on 11x11 this UCT keeps
+    every first move (all 121, values 0.456..0.498 with seed 0: it cannot tell them apart), so the
+    shipped file picks edge stones by hand (see its header)."""
     out: List[tuple] = []
     s = _core.State("hex", None, board_size)
     for a in s.legal_actions():

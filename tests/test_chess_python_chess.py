@@ -335,3 +335,45 @@ def test_conversions():
     ours960 = ChessFamily.from_python_chess(b960)
     assert type(ours960) is Chess960 and ours960.fen() == b960.fen()
     assert ours960.to_python_chess().chess960
+
+
+@pytest.mark.parametrize("fen", [
+    "4k3/pppppppp/p7/8/8/8/8/4K3 w - - 0 1",                              # 9 black pawns
+    "rnbqkbnr/pppppppp/8/8/8/p7/PPPPPPPP/RNBQKBNR w - - 0 1",           # black has 17 pieces
+    "1k6/8/8/2RRRRR1/8/NNBBNNBB/8/4K3 w - - 0 1",                         # 18 white pieces (the paper's Fig. 10 has 18)
+    "4k3/8/8/8/8/QQQQQQQ1/QQQQQQQQ/4K3 b - - 0 1",                        # 15 queens: the most a side may have
+])
+def test_positions_beyond_sixteen_pieces_match_python_chess(fen):
+    """Positions python-chess calls invalid only for their piece counts play by the rules: legal moves and
+    two plies of perft agree with python-chess, every move keeps within the move buffer."""
+    ours, ref = Chess(fen), chess.Board(fen)
+    assert sorted(ours.legal_moves()) == sorted(m.uci() for m in ref.legal_moves)
+    total = 0
+    for m in list(ref.legal_moves):
+        ref.push(m)
+        ours.push(m.uci())
+        assert sorted(ours.legal_moves()) == sorted(x.uci() for x in ref.legal_moves), (fen, m.uci())
+        total += ref.legal_moves.count()
+        ref.pop()
+        ours.pop()
+    assert ours.perft(2) == total
+
+
+def test_random_chess_positions_are_the_papers_ood_set():
+    """Random placements (the paper's out-of-distribution chess set): valid, not checkmate, both kings, side not
+    to move not in check, some with more than 16 pieces a side, reproducible."""
+    from mavgame.model.data import random_chess_positions
+    fens = random_chess_positions(300, seed=3)
+    assert len(set(fens)) == 300 and random_chess_positions(300, seed=3) == fens
+    assert random_chess_positions(5, seed=4) != fens[:5]
+    big = 0
+    for fen in fens:
+        b = chess.Board(fen)
+        assert b.king(chess.WHITE) is not None and b.king(chess.BLACK) is not None
+        assert not b.is_checkmate()
+        assert not b.was_into_check()                     # the side not to move is not in check
+        assert sorted(Chess(fen).legal_moves()) == sorted(m.uci() for m in b.legal_moves)
+        big += max(chess.popcount(b.occupied_co[c]) for c in (chess.WHITE, chess.BLACK)) > 16
+    assert big > 0
+    with pytest.raises(ValueError, match="max_pieces"):
+        random_chess_positions(1, max_pieces=70)

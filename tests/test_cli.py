@@ -60,6 +60,13 @@ def test_league_runs_prints_elo_and_resumes(tmp_path, capsys):
     rc, out, err = run(capsys, *args)
     assert rc == 0 and "18 game(s) there already: resuming" in err
     assert _stored(out_file)[1] == games
+    rc, out, err = run(capsys, *args, "--zero", "random")  # the paper's scale: one agent at 0
+    assert rc == 0 and "random = 0, 1 virtual draw(s) per pair" in out
+    row = next(ln.split() for ln in out.splitlines() if ln.split()[:1] != [] and ln.split()[0].isdigit()
+               and ln.split()[1:2] == ["random"])
+    assert row[2] == "0"
+    with pytest.raises(SystemExit, match="'nobody' is not an agent of this league"):
+        run(capsys, *args, "--zero", "nobody")
 
 
 def test_league_jsonl_out_imports_an_old_results_file(tmp_path, capsys):
@@ -109,6 +116,7 @@ def test_match_out_dash_writes_json_lines_to_stdout(tmp_path, capsys, monkeypatc
     (["--max-plies", "0"], "argument --max-plies: must be >= 1, not 0"),
     (["--workers", "0"], "argument --workers: must be >= 1, not 0"),
     (["--workers", "-2"], "argument --workers: must be >= 1, not -2"),
+    (["--matchups", "0"], "argument --matchups: must be >= 1, not 0"),
 ])
 def test_league_numbers_must_be_positive(argv, msg, capsys):
     with pytest.raises(SystemExit) as e:

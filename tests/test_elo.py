@@ -176,3 +176,22 @@ def test_table_and_plot(tmp_path):
     out = tmp_path / "elo.png"
     r.plot(str(out), title="test")
     assert out.stat().st_size > 1000 and out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_anchor_on_a_named_agent_is_reported():
+    """The paper's scale: one agent (basic MCTS there) at 0; the footer names it and the prior."""
+    rng = np.random.default_rng(4)
+    W, D = simulate(TRUE, 50, rng)
+    mean0 = fit_elo(NAMES, W, D)
+    r = fit_elo(NAMES, W, D, anchor=("b", 0.0))
+    assert r["b"] == 0.0 and r.origin == ("b", 0.0)
+    for n in NAMES:  # the same fit, shifted
+        assert r[n] - r["a"] == pytest.approx(mean0[n] - mean0["a"])
+    assert abs(float(mean0.elo.mean())) < 1e-6 and mean0.origin is None
+    assert "b = 0, 1 virtual draw(s) per pair" in r.table()
+    assert "mean 0, 1 virtual draw(s) per pair" in mean0.table()
+    plain = fit_elo(NAMES, W, D, prior_draws=0, anchor=("a", 0.0))
+    assert "a = 0, no prior (plain maximum likelihood)" in plain.table()
+    assert calibrate(r, {"c": 2000}).origin == ("b", 0.0)
+    with pytest.raises(ValueError, match="'zz' is not one of the agents"):
+        fit_elo(NAMES, W, D, anchor=("zz", 0.0))

@@ -667,3 +667,46 @@ def test_league_refuses_bad_numbers():
         League(TTT, "tictactoe", workers=0)
     with pytest.raises(ValueError, match="anchor 'nonexistent' is not an agent with finished games"):
         League(TTT, "tictactoe").run(progress=False).elo(anchors={"nonexistent": 1500})
+
+
+def test_shipped_hex_openings_are_the_documented_edge_stones():
+    """openings_hex_11.txt and mavgame.openings agree: single stones on the two outermost rows/columns."""
+    ops = load_openings("hex")
+    assert len(ops) >= 10
+    for o in ops:
+        assert len(o.moves) == 1, o
+        mv = o.moves[0]
+        col, row = ord(mv[0]) - ord("a"), int(mv[1:]) - 1
+        assert 0 <= col < 11 and 0 <= row < 11, mv
+        assert min(col, row, 10 - col, 10 - row) <= 1, f"{mv} is not on the two outermost rows/columns"
+
+
+def test_paper_scheduler_samples_matchups_uniformly(tmp_path):
+    """matchups=N: N uniformly random (pair, opening) match-ups, both colours each, stable under extension,
+    resumable; a store keeps one kind of schedule."""
+    agents = {"r1": "random", "r2": "random:seed=1", "r3": "random:seed=2"}
+    big = League(agents, "tictactoe", matchups=900, seed=4)
+    tasks = big.schedule()
+    assert len(tasks) == 1800
+    pairs, openings = {}, {}
+    for i in range(900):
+        g1, g2 = tasks[2 * i], tasks[2 * i + 1]
+        assert (g1.first, g1.second) == (g2.second, g2.first) and g1.opening == g2.opening and g1.round == i
+        pairs[frozenset((g1.first, g1.second))] = pairs.get(frozenset((g1.first, g1.second)), 0) + 1
+        openings[g1.opening.name] = openings.get(g1.opening.name, 0) + 1
+    assert len(pairs) == 3 and all(240 <= n <= 360 for n in pairs.values()), pairs      # 300 each expected
+    assert len(openings) == 3 and all(240 <= n <= 360 for n in openings.values()), openings
+    assert len({t.key for t in tasks}) == 1800
+    assert [t.key for t in League(agents, "tictactoe", matchups=10, seed=4).schedule()] == [t.key for t in tasks[:20]]
+    assert [t.key for t in League(agents, "tictactoe", matchups=10, seed=5).schedule()] != [t.key for t in tasks[:20]]
+    path = tmp_path / "m.sqlite"
+    res = League(agents, "tictactoe", matchups=3, seed=4, path=path).run(progress=False)
+    assert len(res.games) == 6
+    res = League(agents, "tictactoe", matchups=5, seed=4, path=path).run(progress=False)  # extended
+    assert len(res.games) == 10 and len(stored(path)[0]) == 10
+    with pytest.raises(ValueError, match="holds 5 sampled match-ups, not the full round robin"):
+        League(agents, "tictactoe", path=path).run(progress=False)
+    with pytest.raises(ValueError, match="matchups must be a number"):
+        League(agents, "tictactoe", matchups=0)
+    with pytest.raises(ValueError, match="sampled match-ups take no rounds"):
+        League(agents, "tictactoe", matchups=4, rounds=2)

@@ -217,3 +217,14 @@ def test_prompts_batch_equals_single():
     for i, p in enumerate(ps):
         assert tok.decode(ids[i, :lens[i]]) == p
         assert ids[i, 0] == tok.bos_id and (ids[i, lens[i]:] == tok.pad_id).all()
+
+
+def test_mav_h_example_is_what_the_writer_writes():
+    """The chess example at the top of csrc/format/mav.h (the %state after 1.e4) is real output."""
+    import pathlib
+    import re
+    head = (pathlib.Path(__file__).resolve().parent.parent / "csrc" / "format" / "mav.h").read_text()
+    shown = re.search(r"\[%state (.*)\]", head).group(1)
+    s = mavgame.State("chess")
+    s.push_str("e2e4")
+    assert shown == mav.state_text(s)

@@ -177,6 +177,36 @@ def test_garbage_text_in_engine_mode_marks_nodes_invalid():
     assert r.best_move is not None
 
 
+@pytest.mark.parametrize("invalid", ["loss", "exclude"])
+def test_invalid_answer_loss_or_paper_minus_infinity(invalid):
+    """Every answer for a child of the root reached by the center move b2 is unusable: it is never
+    selected again; "loss" backs up one visit valued -1 for the root player, "exclude" (the paper's
+    minus infinity) backs up nothing and reports Q = -inf."""
+    s = mavgame.State("tictactoe")
+
+    def ev(reqs):
+        return [False if len(r.path) >= 1 and r.state is not None and r.legal_actions is not None
+                and int(r.path[0]) == s.action_from_str("b2") else {"values": ttt_values(r.state)}
+                for r in reqs]
+
+    m = MCTS(ev, num_simulations=200, batch_size=1, seed=3, invalid=invalid)
+    r = m.search(s)
+    m.check()
+    i = r.moves.index("b2")
+    assert r.hallucinated[i]
+    assert r.stats["invalid"] == 1  # never selected again
+    assert r.best_move != "b2"
+    if invalid == "loss":
+        assert r.visits[i] == 1 and r.q[i] == -1.0
+        assert int(r.visits.sum()) + 1 == r.root_visits
+    else:
+        assert r.visits[i] == 0 and r.q[i] == -math.inf
+        assert int(r.visits.sum()) + 1 == r.root_visits
+        assert r.stats["dropped"] >= 1
+    with pytest.raises(ValueError, match="invalid"):
+        MCTS("playout", invalid="minus_infinity")
+
+
 def test_timeout_drops_late_results():
     s = mavgame.State("tictactoe")
 

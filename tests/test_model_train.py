@@ -263,7 +263,8 @@ def test_train_command_line(tmp_path, capsys):
                "--epsilon", "0.5", "--val-fraction", "0.2", "--out", str(tmp_path / "run"), "--preset", "tiny",
                "--steps", "6", "--batch-size", "8", "--warmup", "2", "--eval-every", "3",
                "--gen-eval-positions", "2", "--final-eval-positions", "4", "--max-seq-len", "128", "--ood-games", "5",
-               "--threads", "1", "--workers", "0", "--no-progress"])
+               "--threads", "1", "--workers", "0", "--p-after", "0.5", "--example-option", "p_top_all=0.8",
+               "--no-progress"])
     assert rc == 0
     out = capsys.readouterr().out.strip().splitlines()
     data_stats = json.loads(out[0])["data"]
@@ -279,8 +280,14 @@ def test_train_command_line(tmp_path, capsys):
         assert 0.0 <= ood[k] <= 1.0 or (k == "top_all_precision" and ood["top_listed"] == 0), (k, ood)
     model = MAVModel.load(report["exported"])
     assert model.game == "tictactoe" and model.info["metrics"]["heldout"]["positions"] == 4
+    assert model.info["train_config"]["encoder_options"] == {"p_after": 0.5, "p_top_all": 0.8}
     with pytest.raises(SystemExit, match="no position set"):
         main(["train", "--data", str(tmp_path / "none"), "--out", str(tmp_path / "r2")])
+    for bad, match in ((["--p-after", "1.5"], "p_after must be a probability"),
+                       (["--example-option", "p_aftr=0.2"], "p_aftr"),
+                       (["--p-after", "0.2", "--example-option", "p_after=0.3"], "p_after given twice")):
+        with pytest.raises(SystemExit, match=match):
+            main(["train", "--data", str(tmp_path / "d"), "--out", str(tmp_path / "r3"), *bad])
 
 
 def test_c4_agents_pickle(c4_run):

@@ -50,6 +50,8 @@ typedef struct py_c4_solver {
     PyObject_HEAD
     mg_c4_solver *sv;
     PyThread_type_lock lock;
+    PyObject *book_data; /* the bytes the book reads from (kept alive), or NULL */
+    mg_c4_book book;
 } py_c4_solver;
 
 static PyTypeObject py_c4_solver_type;
@@ -86,6 +88,7 @@ static int c4s_init(py_c4_solver *self, PyObject *args, PyObject *kw)
 static void c4s_dealloc(py_c4_solver *self)
 {
     mg_c4_solver_free(self->sv);
+    Py_CLEAR(self->book_data);
     if (self->lock)
         PyThread_free_lock(self->lock);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -279,7 +282,62 @@ static PyObject *c4s_tt_bytes(py_c4_solver *self, void *Py_UNUSED(closure))
     return PyLong_FromSize_t(mg_c4_solver_tt_bytes(self->sv));
 }
 
+/* set_book(data): bytes of a book file (checked), or None. */
+static PyObject *c4s_set_book(py_c4_solver *self, PyObject *data)
+{
+    if (!c4s_ready(self))
+        return NULL;
+    mg_c4_book b;
+    memset(&b, 0, sizeof b);
+    if (data != Py_None) {
+        if (!PyBytes_Check(data)) {
+            PyErr_Format(PyExc_TypeError, "set_book takes the bytes of a book file or None, not %s",
+                         Py_TYPE(data)->tp_name);
+            return NULL;
+        }
+        char err[MG_ERRLEN];
+        int rc;
+        const char *buf = PyBytes_AS_STRING(data);
+        size_t len = (size_t)PyBytes_GET_SIZE(data);
+        Py_BEGIN_ALLOW_THREADS
+        rc = mg_c4_book_open(&b, buf, len, err, sizeof err);
+        Py_END_ALLOW_THREADS
+        if (rc != MG_OK) {
+            PyErr_SetString(PyExc_ValueError, err);
+            return NULL;
+        }
+    }
+    PyObject *old = self->book_data;
+    Py_BEGIN_ALLOW_THREADS
+    PyThread_acquire_lock(self->lock, WAIT_LOCK); /* not while a search reads the old book */
+    Py_END_ALLOW_THREADS
+    self->book = b;
+    if (data == Py_None) {
+        self->book_data = NULL;
+        mg_c4_solver_set_book(self->sv, NULL);
+    } else {
+        Py_INCREF(data);
+        self->book_data = data;
+        mg_c4_solver_set_book(self->sv, &self->book);
+    }
+    PyThread_release_lock(self->lock);
+    Py_XDECREF(old);
+    Py_RETURN_NONE;
+}
+
+static PyObject *c4s_book(py_c4_solver *self, void *Py_UNUSED(closure))
+{
+    if (!c4s_ready(self))
+        return NULL;
+    if (!self->book_data)
+        Py_RETURN_NONE;
+    return Py_BuildValue("(iiK)", self->book.min_ply, self->book.max_ply, (unsigned long long)self->book.count);
+}
+
 static PyMethodDef c4s_methods[] = {
+    {"set_book", (PyCFunction)c4s_set_book, METH_O,
+     "set_book(data)\n\nUse an opening book (the bytes of a file written by `mavgame book build`, checked; "
+     "None: no book) from the next solve on: positions it holds are not searched."},
     {"solve", (PyCFunction)(void (*)(void))c4s_solve, METH_VARARGS | METH_KEYWORDS,
      "solve(state, max_nodes=0, max_seconds=0.0, weak=False, moves=True) -> (score, move_scores, nodes, complete)\n\n"
      "Exact score of a Connect Four state and of each column (see mavgame._core.c4_solve)."},
@@ -293,6 +351,7 @@ static PyMethodDef c4s_methods[] = {
 
 static PyGetSetDef c4s_getset[] = {
     {"tt_bytes", (getter)c4s_tt_bytes, NULL, "Size of the transposition table in bytes.", NULL},
+    {"book", (getter)c4s_book, NULL, "(min_ply, max_ply, entries) of the book in use, or None.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -402,7 +461,38 @@ static PyObject *py_random_playouts(PyObject *Py_UNUSED(mod), PyObject *args, Py
     return Py_BuildValue("(KKKK)", counts[MG_P0_WINS], counts[MG_P1_WINS], counts[MG_DRAW], plies);
 }
 
+/* c4_book_key(state) -> int: the canonical key the book stores for a position. */
+static PyObject *py_c4_book_key(PyObject *Py_UNUSED(mod), PyObject *state)
+{
+    mg_c4_state s;
+    if (!c4_state_arg(state, &s))
+        return NULL;
+    return PyLong_FromUnsignedLongLong(mg_c4_book_key(&s));
+}
+
+/* c4_book_info(data) -> (min_ply, max_ply, entries): checks the bytes of a book file. */
+static PyObject *py_c4_book_info(PyObject *Py_UNUSED(mod), PyObject *data)
+{
+    if (!PyBytes_Check(data)) {
+        PyErr_Format(PyExc_TypeError, "c4_book_info takes bytes, not %s", Py_TYPE(data)->tp_name);
+        return NULL;
+    }
+    mg_c4_book b;
+    char err[MG_ERRLEN];
+    if (mg_c4_book_open(&b, PyBytes_AS_STRING(data), (size_t)PyBytes_GET_SIZE(data), err, sizeof err) != MG_OK) {
+        PyErr_SetString(PyExc_ValueError, err);
+        return NULL;
+    }
+    return Py_BuildValue("(iiK)", b.min_ply, b.max_ply, (unsigned long long)b.count);
+}
+
 static PyMethodDef c4_methods[] = {
+    {"c4_book_key", py_c4_book_key, METH_O,
+     "c4_book_key(state) -> int\n\nThe key an opening book stores for a Connect Four state (the smaller of the "
+     "position's and its mirror image's solver keys)."},
+    {"c4_book_info", py_c4_book_info, METH_O,
+     "c4_book_info(data) -> (min_ply, max_ply, entries)\n\nCheck the bytes of an opening book file "
+     "(ValueError naming the defect)."},
     {"c4_solve", (PyCFunction)(void (*)(void))py_c4_solve, METH_VARARGS | METH_KEYWORDS,
      "c4_solve(state, max_nodes=0, max_seconds=0.0, weak=False, moves=True, solver=None)\n"
      "    -> (score, move_scores, nodes, complete)\n\n"

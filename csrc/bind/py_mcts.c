@@ -4,7 +4,7 @@
  *
  *   MCTSTree(game=None, *, board_size=0, flags=0, state_tracking=False, batch_size=1, timeout=0.0,
  *            virtual_count=0, n_max=8, n_min=2, virtual_loss=3, c_puct=1.25, c_base=19652.0,
- *            c_init=1.25, prior=0, k=5, eps=0.1, tau=0.1, fpu=nan, seed=0)
+ *            c_init=1.25, prior=0, k=5, eps=0.1, tau=0.1, fpu=nan, seed=0, invalid=0)
  *       tau: a number, or a sequence of (from_ply, tau) pairs (the first from ply 0).
  *   .set_root(state, ply=None)          engine mode; ply defaults to len(state.history())
  *   .set_root_text(text, to_move, ply=0) state-tracking mode
@@ -419,7 +419,7 @@ static int mcts_init(py_mcts *self, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"game", "board_size", "flags", "state_tracking", "batch_size", "timeout",
                              "virtual_count", "n_max", "n_min", "virtual_loss", "c_puct", "c_base", "c_init",
-                             "prior", "k", "eps", "tau", "fpu", "seed", NULL};
+                             "prior", "k", "eps", "tau", "fpu", "seed", "invalid", NULL};
     const char *game = NULL;
     int board_size = 0, st = 0;
     unsigned int flags = 0;
@@ -427,10 +427,10 @@ static int mcts_init(py_mcts *self, PyObject *args, PyObject *kwds)
     PyObject *tau = NULL;
     mg_mcts_config c;
     mg_mcts_config_default(&c);
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|z$iIpidiiiidddiidOdK:MCTSTree", kwlist, &game, &board_size,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|z$iIpidiiiidddiidOdKi:MCTSTree", kwlist, &game, &board_size,
                                      &flags, &st, &c.batch_size, &c.timeout, &c.virtual_count, &c.n_max, &c.n_min,
                                      &c.virtual_loss, &c.c_puct, &c.c_base, &c.c_init, &c.prior, &c.k, &c.eps, &tau,
-                                     &c.fpu, &seed))
+                                     &c.fpu, &seed, &c.invalid))
         return -1;
     if (self->busy) {
         PyErr_SetString(PyExc_RuntimeError, "MCTSTree is searching");

@@ -8,7 +8,7 @@
  *   <mav game=chess> %prev_fen %prev_action %state %top_all %best_action </mav>
  *   [%prev_fen rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1]
  *   [%prev_action e2e4]
- *   [%state b RNBQKBNRPPPP.PPP....................P...........pppppppprnbqkbnr KQkq e3 000 0001]
+ *   [%state b RNBQKBNRPPPP.PPP............P...................pppppppprnbqkbnr KQkq . 000 0001]
  *   [%top_all e7e5:<ctrl31> c7c5:<ctrl32> ...]
  *   [%best_action c7c5]
  *

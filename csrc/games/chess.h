@@ -18,8 +18,9 @@
  * b1c1 is always a plain king move there).
  *
  * Text: FEN, with 1 to 6 fields (as python-chess reads FEN, missing fields default to
- * "w - - 0 1").  Exactly one king and at most 16 pieces and 8 pawns a side, no pawn on
- * the first or last rank, the side not to move not in check.  Castling rights may
+ * "w - - 0 1").  Exactly one king a side, any number of other pieces as long as they cannot
+ * overflow a move buffer (mg_chess_move_bound), no pawn on the first or last rank, the side
+ * not to move not in check.  Castling rights may
  * be given as KQkq, as X-FEN (KQkq for the outermost rook, file letters otherwise)
  * or as Shredder-FEN (file letters, e.g. HAha); in standard chess a right needs the
  * king on e1/e8 and the rook on a/h.  The field is
@@ -47,12 +48,22 @@
 /* Piece types and codes: board[sq] = color << 3 | type, 0 = empty. */
 enum { MG_CH_PAWN = 1, MG_CH_KNIGHT, MG_CH_BISHOP, MG_CH_ROOK, MG_CH_QUEEN, MG_CH_KING };
 #define MG_CH_NO_SQ 64
-/* Legal moves in any position the FEN reader accepts (at most 16 pieces a side, and moves never
- * add pieces): the king has at most 8 steps and 2 castlings, each of the other 15 pieces at most
- * 27 moves (a central queen; a pawn has at most 12: 3 targets x 4 promotions), so 8 + 2 + 15 * 27
- * = 415.  (Without the piece limit a FEN with 34 queens has 259 legal moves.) */
+/* Legal moves in any position the FEN reader accepts, and in all that follow from it: the reader
+ * refuses a side whose mg_chess_move_bound exceeds MG_CHESS_MAX_MOVES - 1 (every position of at
+ * most 16 pieces a side passes: 8 + 2 + 15 * 27 = 415). */
 #define MG_CHESS_MAX_MOVES 416
 #define MG_CHESS_NUM_ACTIONS (5 * 4096)
+
+/* An upper bound of the legal moves of the side with pieces `own` (bb: the piece-type bitboards,
+ * bb[type] over both colours), valid in this position and in every position after it (moves
+ * never add pieces, and a pawn may become a queen): king 8 steps + 2 castlings, queen and pawn 27
+ * (a central queen; a pawn has at most 12 moves, as a queen 27), rook 14, bishop 13, knight 8. */
+static inline int mg_chess_move_bound(const uint64_t *bb, uint64_t own)
+{
+    return 10 + 27 * (__builtin_popcountll(own & bb[MG_CH_QUEEN]) + __builtin_popcountll(own & bb[MG_CH_PAWN])) +
+           14 * __builtin_popcountll(own & bb[MG_CH_ROOK]) + 13 * __builtin_popcountll(own & bb[MG_CH_BISHOP]) +
+           8 * __builtin_popcountll(own & bb[MG_CH_KNIGHT]);
+}
 /* Hashes kept for repetition detection (a power of two > 100: a longer run of
  * reversible moves already ends the game by the fifty-move rule). */
 #define MG_CHESS_HIST 128

@@ -131,14 +131,14 @@ int mg_chess_from_fen(S *out, int chess960, const char *fen, char *err, size_t e
         int sq = mg_bb_lsb(s.bb[MG_CH_PAWN] & (MG_BB_RANK_1 | MG_BB_RANK_8));
         FEN_ERR("pawn on its back rank at %c%c", 'a' + (sq & 7), '1' + (sq >> 3));
     }
-    /* At most 16 pieces and 8 pawns a side (python-chess's is_valid() checks the same): this
-     * keeps every position, and all that follow from it, within MG_CHESS_MAX_MOVES. */
+    /* Any number of pieces and pawns (the MAV paper's out-of-distribution positions have more
+     * than 16), as long as no position that follows can have more legal moves than
+     * MG_CHESS_MAX_MOVES - 1: see mg_chess_move_bound. */
     for (int c = 0; c < 2; c++) {
-        int np = mg_bb_count(s.occ[c]), npawn = mg_bb_count(s.occ[c] & s.bb[MG_CH_PAWN]);
-        if (np > 16)
-            FEN_ERR("%s has %d pieces, more than 16", c ? "black" : "white", np);
-        if (npawn > 8)
-            FEN_ERR("%s has %d pawns, more than 8", c ? "black" : "white", npawn);
+        int b = mg_chess_move_bound(s.bb, s.occ[c]);
+        if (b > MG_CHESS_MAX_MOVES - 1)
+            FEN_ERR("%s's pieces could have up to %d legal moves, more than %d (king 10, queen or pawn 27, "
+                    "rook 14, bishop 13, knight 8)", c ? "black" : "white", b, MG_CHESS_MAX_MOVES - 1);
     }
 
     /* 2. Side to move. */

@@ -31,6 +31,7 @@ struct mg_c4_solver {
     uint64_t *tt;
     uint64_t tt_mask;
     int tt_log2;
+    const mg_c4_book *book; /* NULL: none (not owned) */
 };
 
 typedef struct search {
@@ -44,6 +45,8 @@ typedef struct search {
     mg_cancel *cancel;    /* NULL: none */
     int aborted;
     int sym_max;          /* positions with fewer stones share entries with their mirror image */
+    const mg_c4_book *book;
+    int book_min, book_max; /* stones of the positions the book holds */
 } search;
 
 static const int ORDER[MG_C4_WIDTH] = {3, 2, 4, 1, 5, 0, 6};
@@ -89,6 +92,7 @@ mg_c4_solver *mg_c4_solver_new(int tt_log2, char *err, size_t errlen)
     sv->tt = tt;
     sv->tt_log2 = tt_log2;
     sv->tt_mask = ((uint64_t)1 << tt_log2) - 1;
+    sv->book = NULL;
     return sv;
 }
 
@@ -101,6 +105,8 @@ void mg_c4_solver_free(mg_c4_solver *sv)
 }
 
 void mg_c4_solver_clear(mg_c4_solver *sv) { memset(sv->tt, 0, ((size_t)1 << sv->tt_log2) * sizeof(uint64_t)); }
+
+void mg_c4_solver_set_book(mg_c4_solver *sv, const mg_c4_book *book) { sv->book = book; }
 
 size_t mg_c4_solver_tt_bytes(const mg_c4_solver *sv) { return ((size_t)1 << sv->tt_log2) * sizeof(uint64_t); }
 
@@ -157,13 +163,7 @@ static inline void tt_store(search *sr, uint64_t key, int lb, int ub, int best_c
  * costs more than it saves near the end). */
 #define ORDER_MAX_STONES 32
 
-/* The key of the mirrored position (columns reversed; the per-column sums do not carry). */
-static inline uint64_t mirror_key(uint64_t k)
-{
-    const uint64_t c = 0x7f;
-    return ((k & c) << 42) | ((k & (c << 7)) << 28) | ((k & (c << 14)) << 14) | (k & (c << 21)) |
-           ((k >> 14) & (c << 14)) | ((k >> 28) & (c << 7)) | (k >> 42);
-}
+#define mirror_key mg_c4_mirror_key
 
 static inline int flip_col(int col, int flip) { return (flip && col >= 0) ? MG_C4_WIDTH - 1 - col : col; }
 
@@ -224,6 +224,12 @@ MG_HOT static int negamax(search *sr, uint64_t cur, uint64_t mask, int n, int al
     }
 
     uint64_t key = cur + mask;
+    if (sr->book && n >= sr->book_min && n <= sr->book_max) {
+        uint64_t mk = mirror_key(key);
+        int bs;
+        if (mg_c4_book_lookup(sr->book, mk < key ? mk : key, &bs))
+            return bs < alpha ? alpha : bs > beta ? beta : bs;
+    }
     int flip = 0;
     if (n < sr->sym_max) {
         uint64_t mk = mirror_key(key);
@@ -324,6 +330,11 @@ static void search_start(search *sr, mg_c4_solver *sv, const mg_c4_limits *lim, 
     sr->tt_mask = sv->tt_mask;
     sr->tt_shift = 64 - sv->tt_log2;
     sr->next_check = 4096;
+    sr->book = sv->book;
+    if (sv->book) {
+        sr->book_min = sv->book->min_ply;
+        sr->book_max = sv->book->max_ply;
+    }
     if (lim) {
         sr->max_nodes = lim->max_nodes;
         sr->cancel = lim->cancel;

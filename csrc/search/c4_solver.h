@@ -32,6 +32,7 @@
 #ifndef MG_C4_SOLVER_H
 #define MG_C4_SOLVER_H
 #include "../games/connect_four.h"
+#include "c4_book.h"
 
 struct mg_cancel;
 
@@ -50,6 +51,9 @@ void mg_c4_solver_free(mg_c4_solver *sv);
 /* Empty the transposition table (only needed for cold timings: entries never go stale). */
 void mg_c4_solver_clear(mg_c4_solver *sv);
 size_t mg_c4_solver_tt_bytes(const mg_c4_solver *sv);
+/* Use `book` (c4_book.h; NULL: none) from the next search on: a position the book holds is not
+ * searched.  The book and its buffer stay the caller's and must outlive its use. */
+void mg_c4_solver_set_book(mg_c4_solver *sv, const mg_c4_book *book);
 
 typedef struct mg_c4_limits {
     uint64_t max_nodes;  /* 0: no node budget */

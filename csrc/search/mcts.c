@@ -118,6 +118,7 @@ void mg_mcts_config_default(mg_mcts_config *c)
     c->tau[0] = 0.1;
     c->tau_from_ply[0] = 0;
     c->fpu = NAN;
+    c->invalid = MG_MCTS_INVALID_LOSS;
     c->seed = 0;
 }
 
@@ -164,6 +165,8 @@ int mg_mcts_config_check(const mg_mcts_config *c, char *err, size_t errlen)
     }
     if (!isnan(c->fpu) && !(c->fpu >= -1 && c->fpu <= 1))
         BAD("mcts: fpu %g is not in [-1, 1] (or NaN for automatic)", c->fpu);
+    if (c->invalid != MG_MCTS_INVALID_LOSS && c->invalid != MG_MCTS_INVALID_EXCLUDE)
+        BAD("mcts: invalid %d is not 0 (loss) or 1 (exclude)", c->invalid);
     return MG_OK;
 #undef BAD
 }
@@ -1224,7 +1227,10 @@ int mg_mcts_search_cancel(mg_mcts *m, const mg_evaluator *ev, int num_simulation
                     continue;
                 }
                 mark_hallucinated(m, sl);
-                backup(m, sl, 1.0);
+                if (m->cfg.invalid == MG_MCTS_INVALID_EXCLUDE)
+                    S->dropped++; /* minus infinity: excluded, nothing backed up */
+                else
+                    backup(m, sl, 1.0);
             }
         }
         for (int s = 0; s < nslots; s++)
@@ -1263,7 +1269,9 @@ void mg_mcts_root_edges(const mg_mcts *m, int32_t *actions, uint32_t *visits, do
         if (visits)
             visits[i] = e[i].n;
         if (q)
-            q[i] = e[i].n ? e[i].w / e[i].n : NAN;
+            q[i] = e[i].n                                                   ? e[i].w / e[i].n
+                   : e[i].dead && m->cfg.invalid == MG_MCTS_INVALID_EXCLUDE ? -INFINITY
+                                                                            : NAN;
         if (prior)
             prior[i] = e[i].prior;
         if (values)
@@ -1454,8 +1462,9 @@ int mg_mcts_check(const mg_mcts *m, char *err, size_t errlen)
             continue;
         }
         if ((nd->flags & NF_HALLU) && nd->num_edges == 0) {
-            if (N != 1)
-                FAIL("mcts check: hallucinated leaf %d has %u visits (expected 1)", (int)ni, N);
+            uint32_t want = m->cfg.invalid == MG_MCTS_INVALID_EXCLUDE ? 0 : 1;
+            if (N != want)
+                FAIL("mcts check: hallucinated leaf %d has %u visits (expected %u)", (int)ni, N, want);
             continue;
         }
         uint64_t sum = 0;

@@ -32,9 +32,11 @@
  * until the batch is backed up and adds no visit.
  *
  * Hallucinations: a leaf whose evaluation is invalid (unparseable model output, a
- * malformed predicted state or move list) is marked hallucinated: its one visit is backed
- * up as a loss for the player who moved into it (the lowest value in bounds) and it is
- * never selected again; a node whose children are all hallucinated becomes one too.
+ * malformed predicted state or move list) is marked hallucinated and is never selected
+ * again; a node whose children are all hallucinated becomes one too.  `invalid` LOSS: its
+ * one visit is backed up as a loss for the player who moved into it (the lowest value in
+ * bounds); EXCLUDE (the paper's minus infinity): nothing is backed up (the simulation is
+ * counted as dropped), the leaf keeps 0 visits and its root Q reads -infinity.
  *
  * Final move: the robust child (most visits), total value W as tie-breaker.  Tree reuse:
  * mg_mcts_advance() keeps the subtree of the played move (compacted into the spare arena).
@@ -69,6 +71,12 @@ enum mg_mcts_prior {
     MG_MCTS_PRIOR_POLICY = 1  /* the evaluator's policy (uniform where it gives none) */
 };
 
+/* What an unusable evaluator answer (a hallucinated leaf) does to the tree. */
+enum mg_mcts_invalid {
+    MG_MCTS_INVALID_LOSS = 0,   /* one visit backed up as a loss (-1) for the player who moved into it */
+    MG_MCTS_INVALID_EXCLUDE = 1 /* the paper's: value minus infinity, nothing backed up (0 visits) */
+};
+
 #define MG_MCTS_MAX_TAU_STEPS 16
 #define MG_MCTS_MAX_DEPTH 512
 
@@ -91,11 +99,12 @@ typedef struct mg_mcts_config {
     int tau_from_ply[MG_MCTS_MAX_TAU_STEPS];
     double fpu;               /* value in [-1, 1] of an action without an evaluator value;
                                  NaN: the lowest value the evaluator gave at that node (0 if none) */
+    int invalid;              /* enum mg_mcts_invalid; in both the node is never selected again */
     uint64_t seed;
 } mg_mcts_config;
 
 /* Defaults: engine mode, B = 1, no timeout, dynamic counts n_max 8 / n_min 2, virtual loss 3,
- * AlphaZero c(s) (c_base 19652, c_init 1.25), MAV prior k 5, eps 0.1, tau 0.1, fpu NaN, seed 0. */
+ * AlphaZero c(s) (c_base 19652, c_init 1.25), MAV prior k 5, eps 0.1, tau 0.1, fpu NaN, invalid LOSS, seed 0. */
 void mg_mcts_config_default(mg_mcts_config *c);
 /* MG_OK or MG_ERR naming the bad field and value. */
 int mg_mcts_config_check(const mg_mcts_config *c, char *err, size_t errlen);

@@ -533,6 +533,93 @@ static void test_solver(mg_test_counts *t)
     mg_c4_solver_free(sv2);
 }
 
+static void put64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* A book of random 26-stone positions (built here with the solver): lookups find exactly them,
+ * the solver with the book answers like the one without, and the reader refuses defects. */
+static void test_book(mg_test_counts *t)
+{
+    enum { N = 64, STONES = 26 };
+    char err[MG_ERRLEN];
+    mg_c4_solver *sv = mg_c4_solver_new(18, err, sizeof err), *bsv = mg_c4_solver_new(18, err, sizeof err);
+    MG_CHECK_T(t, sv && bsv);
+    if (!sv || !bsv)
+        return;
+    static unsigned char buf[MG_C4_BOOK_HEADER + 8 * N];
+    uint64_t ent[N];
+    mg_c4_state pos[N];
+    mg_rng rng;
+    mg_rng_seed(&rng, 7);
+    ref_board rb;
+    int n = 0;
+    while (n < N) {
+        mg_c4_state s;
+        if (!random_position(&rng, STONES, &rb, &s, NULL))
+            continue;
+        uint64_t k = mg_c4_book_key(&s);
+        int dup = 0;
+        for (int i = 0; i < n; i++)
+            dup |= (ent[i] >> 8) == k;
+        if (dup)
+            continue;
+        mg_c4_solution so;
+        mg_c4_solve(sv, &s, NULL, &so);
+        pos[n] = s;
+        ent[n++] = k << 8 | (uint64_t)(so.score + 64);
+    }
+    qsort(ent, N, sizeof ent[0], cmp_u64);
+    memcpy(buf, MG_C4_BOOK_MAGIC, 8);
+    buf[8] = MG_C4_BOOK_VERSION, buf[9] = buf[10] = buf[11] = 0;
+    buf[12] = STONES, buf[13] = 0, buf[14] = STONES, buf[15] = 0;
+    put64(buf + 16, N);
+    for (int i = 0; i < N; i++)
+        put64(buf + MG_C4_BOOK_HEADER + 8 * i, ent[i]);
+    mg_c4_book b;
+    MG_CHECK_T(t, mg_c4_book_open(&b, buf, sizeof buf, err, sizeof err) == MG_OK);
+    MG_CHECK_T(t, b.count == N && b.min_ply == STONES && b.max_ply == STONES);
+    mg_c4_solver_set_book(bsv, &b);
+    for (int i = 0; i < N; i++) {
+        int sc = 99;
+        mg_c4_solution a, c;
+        MG_CHECK_T(t, mg_c4_book_probe(&b, &pos[i], &sc) == 1);
+        mg_c4_solve(sv, &pos[i], NULL, &a);
+        MG_CHECK_T(t, sc == a.score);
+        /* the solver with the book gives the same score and move scores, searching no more */
+        mg_c4_solve_moves(bsv, &pos[i], NULL, &c);
+        mg_c4_solve_moves(sv, &pos[i], NULL, &a);
+        MG_CHECK_T(t, a.score == c.score && memcmp(a.move_score, c.move_score, sizeof a.move_score) == 0);
+        mg_c4_solve(bsv, &pos[i], NULL, &c); /* answered by the book: a few probes, no search */
+        MG_CHECK_T(t, c.score == sc && c.complete && c.nodes <= 8);
+    }
+    mg_c4_state e;
+    mg_c4_init(&e);
+    int sc;
+    MG_CHECK_T(t, mg_c4_book_probe(&b, &e, &sc) == 0);
+    /* defects */
+    MG_CHECK_T(t, mg_c4_book_open(&b, buf, sizeof buf - 1, err, sizeof err) == MG_ERR && strstr(err, "need"));
+    MG_CHECK_T(t, mg_c4_book_open(&b, buf, 10, err, sizeof err) == MG_ERR && strstr(err, "header"));
+    uint64_t save = ent[1];
+    put64(buf + MG_C4_BOOK_HEADER + 8, ent[0]);
+    MG_CHECK_T(t, mg_c4_book_open(&b, buf, sizeof buf, err, sizeof err) == MG_ERR && strstr(err, "entry 1"));
+    put64(buf + MG_C4_BOOK_HEADER + 8, (save & ~0xffULL) | (uint64_t)(64 + 30));
+    MG_CHECK_T(t, mg_c4_book_open(&b, buf, sizeof buf, err, sizeof err) == MG_ERR && strstr(err, "score 30"));
+    put64(buf + MG_C4_BOOK_HEADER + 8, save);
+    buf[0] = 'X';
+    MG_CHECK_T(t, mg_c4_book_open(&b, buf, sizeof buf, err, sizeof err) == MG_ERR && strstr(err, "magic"));
+    mg_c4_solver_free(sv);
+    mg_c4_solver_free(bsv);
+}
+
 int main(void)
 {
     mg_test_counts T = {0, 0};
@@ -543,5 +630,6 @@ int main(void)
         MG_TEST_MAIN_END("test_connect_four");
     test_rules(&T, g);
     test_solver(&T);
+    test_book(&T);
     MG_TEST_MAIN_END("test_connect_four");
 }

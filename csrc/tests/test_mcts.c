@@ -196,6 +196,9 @@ static void test_config(void)
     c.tau[0] = 0;
     MG_CHECK(mg_mcts_config_check(&c, err, sizeof err) == MG_ERR && strstr(err, "tau[0]"));
     mg_mcts_config_default(&c);
+    c.invalid = 2;
+    MG_CHECK(mg_mcts_config_check(&c, err, sizeof err) == MG_ERR && strstr(err, "invalid 2"));
+    mg_mcts_config_default(&c);
     c.k = 0;
     MG_CHECK(mg_mcts_create(G, &c, err, sizeof err) == NULL && strstr(err, "k 0"));
     mg_mcts_config_default(&c);

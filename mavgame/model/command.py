@@ -47,6 +47,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "Connect Four solver (repeatable; default: those two)")
     g.add_argument("--generate-only", action="store_true", help="stop after writing the position set")
 
+    x = p.add_argument_group("training examples (mavgame.mav.ExampleBuilder's randomisation)")
+    x.add_argument("--p-after", type=float, default=0.0,
+                   help="probability that an example also has the state after the best action (the paper's "
+                        "Figure 1 shows it; its commands are randomly present)")
+    x.add_argument("--example-option", type=_kv, action="append", default=[], metavar="KEY=VALUE",
+                   help="any other ExampleBuilder option, e.g. p_top_all=0.5 (repeatable)")
+
     m = p.add_argument_group("model")
     m.add_argument("--preset", default="small", help="model size preset: tiny, small or base")
     m.add_argument("--d-model", type=int, help="override the preset's width")
@@ -97,6 +104,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     t.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
+def example_options(args: argparse.Namespace) -> Dict[str, Any]:
+    """The ExampleBuilder options of ``--p-after`` and ``--example-option`` (only those that differ from
+    the builder's defaults, so that runs without them keep their recipe); SystemExit naming a bad one."""
+    from ..mav import ExampleBuilder
+    opts: Dict[str, Any] = dict(args.example_option)
+    if "p_after" in opts and args.p_after:
+        raise SystemExit("mavgame train: p_after given twice (--p-after and --example-option)")
+    if args.p_after:
+        opts["p_after"] = args.p_after
+    for k in ("seed", "tokenizer"):
+        if k in opts:
+            raise SystemExit(f"mavgame train: --example-option {k} is not an example option")
+    try:
+        ExampleBuilder(**opts)
+    except (TypeError, ValueError) as e:
+        raise SystemExit(f"mavgame train: bad example option in {opts}: {e}") from None
+    return opts
+
+
 def run(args: argparse.Namespace) -> int:
     from .data import MANIFEST, PROGRESS, generate_positions
     data = Path(args.data)
@@ -133,6 +159,7 @@ def run(args: argparse.Namespace) -> int:
     except ImportError:
         raise SystemExit("mavgame train needs PyTorch: pip install torch") from None
     from .train import TrainConfig, Trainer
+    encoder_options = example_options(args)
     overrides: Dict[str, Any] = {}
     for name, key in (("d_model", "d_model"), ("layers", "n_layers"), ("heads", "n_heads"),
                       ("kv_heads", "n_kv_heads"), ("d_ff", "d_ff"), ("mlp", "mlp")):
@@ -152,7 +179,8 @@ def run(args: argparse.Namespace) -> int:
                       preset=args.preset, model=overrides, max_seq_len=args.max_seq_len,
                       eval_every=args.eval_every, eval_batches=args.eval_batches,
                       gen_eval_positions=args.gen_eval_positions, checkpoint_every=args.checkpoint_every,
-                      progress=not args.no_progress, export_dtype=args.export_dtype)
+                      progress=not args.no_progress, export_dtype=args.export_dtype,
+                      encoder_options=encoder_options)
     from .inference import trainer_metrics
     try:
         tr = Trainer(cfg, evaluate_fn=trainer_metrics)
