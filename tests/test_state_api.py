@@ -57,6 +57,28 @@ def test_text_with_nul_is_refused(call):
         call()
 
 
+@pytest.mark.parametrize("call,what", [
+    (lambda: State("chess\x00x"), "game"),
+    (lambda: State("tictactoe\x00"), "game"),
+    (lambda: _core.mav_move_tokens("chess\x00"), "game"),
+    (lambda: _core.mav_spec("chess\x00", "%state %top_all"), "game"),
+    (lambda: _core.mav_spec("chess", "%state\x00 %top_all"), "commands"),
+    (lambda: _core.mav_prompts([Chess()], "%state\x00"), "commands"),
+    (lambda: _core.mav_write(Chess(), "%state", "all\x00"), "part"),
+    (lambda: _core.mav_score(np.zeros((1, 64)), "max\x00"), "method"),
+    (lambda: _core.parse_san(Chess(), "e4\x00"), "san"),
+    (lambda: _core.MCTSTree("chess\x00"), "game"),
+    (lambda: _core.MCTSTree("tictactoe", state_tracking=True).set_root_text("xx./oo./...\x00 x", 0), "text"),
+    (lambda: _core.MCTSTree("tictactoe").search(_core.mcts_playout_evaluator(), 1, "%state\x00"), "spec"),
+    (lambda: _core._rebuild_state(State, "chess\x00", 0, 0, "", []), "game"),
+])
+def test_every_text_argument_refuses_nul_naming_it(call, what):
+    """Every str argument of the bindings (csrc/bind/*.c) goes through mg_py_text_arg: a NUL byte is
+    refused with the argument's name, never cut off silently at the NUL."""
+    with pytest.raises(ValueError, match=f"^{what} .* contains a NUL character"):
+        call()
+
+
 @pytest.mark.parametrize("kw", [{"max_nodes": -1}, {"max_nodes": -(2 ** 40)}, {"max_seconds": -1.0},
                                 {"max_seconds": float("nan")}])
 def test_c4_solve_refuses_negative_budgets(kw):

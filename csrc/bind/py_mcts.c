@@ -424,16 +424,19 @@ static int mcts_init(py_mcts *self, PyObject *args, PyObject *kwds)
                              "virtual_count", "n_max", "n_min", "virtual_loss", "c_puct", "c_base", "c_init",
                              "prior", "k", "eps", "tau", "fpu", "seed", NULL};
     const char *game = NULL;
+    PyObject *game_o = Py_None;
     int board_size = 0, st = 0;
     unsigned int flags = 0;
     unsigned long long seed = 0;
     PyObject *tau = NULL;
     mg_mcts_config c;
     mg_mcts_config_default(&c);
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|z$iIpidiiiidddiidOdK:MCTSTree", kwlist, &game, &board_size,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O$iIpidiiiidddiidOdK:MCTSTree", kwlist, &game_o, &board_size,
                                      &flags, &st, &c.batch_size, &c.timeout, &c.virtual_count, &c.n_max, &c.n_min,
                                      &c.virtual_loss, &c.c_puct, &c.c_base, &c.c_init, &c.prior, &c.k, &c.eps, &tau,
                                      &c.fpu, &seed))
+        return -1;
+    if (game_o != Py_None && !(game = mg_py_text_arg(game_o, "game")))
         return -1;
     if (self->busy) {
         PyErr_SetString(PyExc_RuntimeError, "MCTSTree is searching");
@@ -497,9 +500,12 @@ static PyObject *mcts_set_root(py_mcts *self, PyObject *args, PyObject *kwds)
 static PyObject *mcts_set_root_text(py_mcts *self, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"text", "to_move", "ply", NULL};
-    const char *text;
+    PyObject *text_o;
     int to_move, ply = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "si|i:set_root_text", kwlist, &text, &to_move, &ply))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "Oi|i:set_root_text", kwlist, &text_o, &to_move, &ply))
+        return NULL;
+    const char *text = mg_py_text_arg(text_o, "text");
+    if (!text)
         return NULL;
     CHECK_TREE(self);
     char err[MG_ERRLEN];
