@@ -112,6 +112,11 @@ static int reader_args_parse(PyObject *args, PyObject *kw, int with_ref, reader_
     a->g = game_arg(go);
     if (!a->g)
         return -1;
+    char err[MG_ERRLEN];
+    if (mg_config_check(a->g, &a->cfg, err, sizeof err) != MG_OK) {
+        PyErr_SetString(PyExc_ValueError, err);
+        return -1;
+    }
     a->text = text_arg(to, &a->n, "text");
     if (!a->text)
         return -1;

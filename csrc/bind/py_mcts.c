@@ -455,6 +455,11 @@ static int mcts_init(py_mcts *self, PyObject *args, PyObject *kwds)
         }
     }
     char err[MG_ERRLEN];
+    mg_config cfg = {board_size, flags};
+    if (g && mg_config_check(g, &cfg, err, sizeof err) != MG_OK) {
+        PyErr_SetString(PyExc_ValueError, err);
+        return -1;
+    }
     mg_mcts *m = mg_mcts_create(g, &c, err, sizeof err);
     if (!m) {
         PyErr_SetString(PyExc_ValueError, err);
