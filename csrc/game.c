@@ -86,7 +86,19 @@ int mg_config_check(const mg_game *g, const mg_config *cfg, char *err, size_t er
         {MG_FLAG_GARDNER_BISHOP, "FLAG_GARDNER_BISHOP"},
         {MG_FLAG_HEX_SWAP, "FLAG_HEX_SWAP"},
     };
-    if (!cfg || !(cfg->flags & ~g->rule_flags))
+    if (!cfg)
+        return MG_OK;
+    if (cfg->board_size && !g->max_board_size) {
+        snprintf(err, errlen, "%s: board_size %d is meaningless: %s has a fixed board (leave board_size at 0)",
+                 g->name, cfg->board_size, g->name);
+        return MG_ERR;
+    }
+    if (cfg->board_size < 0 || cfg->board_size > g->max_board_size) {
+        snprintf(err, errlen, "%s: board_size %d is out of range (1..%d, 0: the default)", g->name, cfg->board_size,
+                 g->max_board_size);
+        return MG_ERR;
+    }
+    if (!(cfg->flags & ~g->rule_flags))
         return MG_OK;
     char known[128] = "";
     size_t len = 0;

@@ -72,7 +72,7 @@ enum mg_termination {
 
 /* Game configuration passed at construction; zero means "default". */
 typedef struct mg_config {
-    int board_size;   /* hex: n for an n x n board (1..19, default 11) */
+    int board_size;   /* hex: n for an n x n board (1..19, default 11); 0 for the other games */
     uint32_t flags;   /* MG_FLAG_* */
 } mg_config;
 
@@ -140,6 +140,9 @@ typedef struct mg_game {
     void (*observation)(const void *st, float *out);
     /* The MG_FLAG_* bits this game reads (chess960 accepts MG_FLAG_CHESS960, which it implies). */
     uint32_t rule_flags;
+    /* Games with a choice of board: the largest mg_config.board_size (sizes 1..max; 0: the
+     * default).  0: a fixed board, where any board_size but 0 is refused by mg_config_check. */
+    int max_board_size;
 } mg_game;
 
 /* The registry (registry.c). */
@@ -151,8 +154,9 @@ int mg_game_count(void);
  * it returns those tables are never written again. */
 void mg_games_init(void);
 
-/* MG_OK if `cfg` (NULL: defaults) sets only flags of `g`; else MG_ERR with a message naming
- * the offending value and the flags the game knows.  Callers building states from outside
+/* MG_OK if `cfg` (NULL: defaults) sets only flags of `g` and a board_size `g` has (0 for a
+ * fixed-board game, 0..max_board_size otherwise); else MG_ERR with a message naming the
+ * game, the offending value and the flags the game knows.  Callers building states from outside
  * data (the binding's constructor) check first: a game's init ignores bits it does not read. */
 int mg_config_check(const mg_game *g, const mg_config *cfg, char *err, size_t errlen);
 

@@ -21,9 +21,13 @@ spec                    agent
 ``uci``                 any UCI engine: ``path`` and the same options as ``stockfish``
 ``mcts``                :class:`mavgame.MCTS` with an evaluator: ``sims`` (default 200),
                         ``evaluator`` (playout, c4_solver, stockfish, constant), ``batch``, ``c_puct``,
-                        ``k``, ``eps``, ``tau``, ``playouts``, ``nodes`` (stockfish evaluator)
-``uct``                 the basic random-playout UCT baseline: ``sims`` (default 200), ``c``
-``solver_mcts``         MCTS guided by the perfect Connect Four solver (``sims``, default 50)
+                        ``k``, ``eps``, ``tau``, ``playouts``, ``nodes`` (stockfish evaluator),
+                        ``movetime`` ms per move (a time budget; ``sims`` then caps the search,
+                        default 100000)
+``uct``                 the basic random-playout UCT baseline: ``sims`` (default 200), ``c``,
+                        ``movetime`` (as for ``mcts``)
+``solver_mcts``         MCTS guided by the perfect Connect Four solver (``sims``, default 50;
+                        ``movetime``)
 ``perfect``             perfect play: the Connect Four solver, the Hex solver (boards up to
                         7x7), exact minimax for tic-tac-toe
 ``minimax``             exact memoized minimax (small games only: tic-tac-toe, tiny Hex)
@@ -33,7 +37,7 @@ spec                    agent
                         (1: %best_action breaks near ties), ``tie``, ``backend`` (auto, numpy, torch)
 ``mav_mcts``            MAV-MCTS, the model guiding MCTS: ``sims`` (default 64), ``batch`` (16),
                         ``scoring``, ``state_tracking`` (1: engine-free), ``cache``, ``model``,
-                        ``backend``
+                        ``backend``, ``movetime``
 ======================  =====================================================================
 
 A spec is ``kind`` or ``kind:key=value,key=value`` (e.g. ``stockfish:skill=3,movetime=50``);
@@ -84,6 +88,20 @@ def resolve_move(state, move: Any, who: str = "agent") -> int:
         except ValueError as e:
             raise AgentError(f"{who} returned the illegal move {move!r} in position {state.text()!r}: {e}") from None
     raise AgentError(f"{who} returned {move!r} ({type(move).__name__}), not a move, in position {state.text()!r}")
+
+
+#: the simulation cap of a search with a ``movetime`` and no ``sims`` (memory: one node per simulation)
+MOVETIME_SIMS = 100_000
+
+
+def _movetime_seconds(movetime) -> Optional[float]:
+    """``movetime`` (milliseconds per move, as for UCI engines) in seconds; None stays None."""
+    if movetime is None:
+        return None
+    if isinstance(movetime, bool) or not isinstance(movetime, (int, float, np.integer, np.floating)) or not (
+            np.isfinite(movetime) and movetime > 0):
+        raise ValueError(f"movetime must be a positive number of milliseconds, not {movetime!r}")
+    return float(movetime) / 1000.0
 
 
 def _check_sims(sims) -> int:
@@ -282,11 +300,19 @@ class StockfishAgent(UCIAgent):
 class MCTSAgent(Agent):
     """:class:`mavgame.MCTS` with any evaluator (a name, a capsule or a Python callable).
 
-    The tree is rebuilt before each game (``seed`` per game) and reused between the agent's moves."""
+    The tree is rebuilt before each game (``seed`` per game) and reused between the agent's moves.
+    ``movetime`` (milliseconds) gives each move a time budget (``sims`` stays the cap; None for
+    ``sims`` means :data:`MOVETIME_SIMS` then); ``max_seconds`` is the same in seconds."""
 
-    def __init__(self, evaluator: Any = "playout", sims: int = 200, *, name: Optional[str] = None,
-                 games: Optional[tuple] = None, **mcts_kwargs):
+    def __init__(self, evaluator: Any = "playout", sims: Optional[int] = 200, *, name: Optional[str] = None,
+                 games: Optional[tuple] = None, movetime: Optional[float] = None, **mcts_kwargs):
         self.evaluator = evaluator
+        if movetime is not None:
+            mcts_kwargs["max_seconds"] = _movetime_seconds(movetime)
+        if sims is None:
+            if not mcts_kwargs.get("max_seconds"):
+                raise ValueError("sims=None needs a time budget (movetime or max_seconds)")
+            sims = MOVETIME_SIMS
         self.sims = _check_sims(sims)
         self.kwargs = mcts_kwargs
         self.games = games
@@ -350,10 +376,16 @@ class UCTAgent(Agent):
     Uses the C implementation ``mavgame._core.playout_mcts`` when the core has it, else
     :class:`mavgame.MCTS` with its playout evaluator (uniform prior)."""
 
-    def __init__(self, sims: int = 200, *, c: float = 2 ** 0.5, name: Optional[str] = None, seed: int = 0):
+    def __init__(self, sims: Optional[int] = 200, *, c: float = 2 ** 0.5, name: Optional[str] = None, seed: int = 0,
+                 movetime: Optional[float] = None):
+        self.max_seconds = _movetime_seconds(movetime) or 0.0
+        if sims is None:
+            if not self.max_seconds:
+                raise ValueError("sims=None needs a movetime")
+            sims = MOVETIME_SIMS
         self.sims = _check_sims(sims)
         self.c = float(c)
-        self.name = name or f"uct-{self.sims}"
+        self.name = name or (f"uct-{movetime}ms" if movetime is not None else f"uct-{self.sims}")
         self._seed = seed
         self._rng = _random.Random(seed)
         self._fallback = None
@@ -365,15 +397,16 @@ class UCTAgent(Agent):
     def act(self, state) -> Move:
         fn = getattr(_core, "playout_mcts", None)
         if fn is not None:
-            return int(_playout_mcts_call(fn, state, self.sims, self.c, self._rng.getrandbits(31)))
+            return int(_playout_mcts_call(fn, state, self.sims, self.c, self._rng.getrandbits(31), self.max_seconds))
         if self._fallback is None:
-            self._fallback = MCTSAgent("playout", self.sims, seed=self._rng.getrandbits(31))
+            self._fallback = MCTSAgent("playout", self.sims, seed=self._rng.getrandbits(31),
+                                       max_seconds=self.max_seconds)
         return self._fallback.act(state)
 
 
-def _playout_mcts_call(fn, state, sims, c, seed):
+def _playout_mcts_call(fn, state, sims, c, seed, max_seconds=0.0):
     """The core's playout UCT: its most visited action."""
-    r = fn(state, sims, seed=seed, c=c)
+    r = fn(state, sims, seed=seed, c=c, max_seconds=max_seconds) if max_seconds else fn(state, sims, seed=seed, c=c)
     return r["best_action"] if isinstance(r, dict) else r
 
 
@@ -576,7 +609,9 @@ def _make_uci(path: Optional[str] = None, **kw):
     return UCIAgent(path, **kw)
 
 
-def _make_mcts(sims: int = 200, evaluator: str = "playout", batch: int = 1, nodes: int = 2000, **kw):
+def _make_mcts(sims: Optional[int] = None, evaluator: str = "playout", batch: int = 1, nodes: int = 2000, **kw):
+    if sims is None:
+        sims = None if kw.get("movetime") is not None else 200
     games = None
     ev: Any = evaluator
     if evaluator in ("stockfish", "uci"):
@@ -590,12 +625,28 @@ def _make_mcts(sims: int = 200, evaluator: str = "playout", batch: int = 1, node
         games = ("chess",)
     elif evaluator in ("c4_solver", "solver"):
         games = ("connect_four",)
-    name = kw.pop("name", None) or f"mcts-{evaluator}-{sims}"
+    name = kw.pop("name", None) or f"mcts-{evaluator}-{_budget_label(sims, kw)}"
     return MCTSAgent(ev, sims, batch_size=batch, name=name, games=games, **kw)
 
 
-def _make_solver_mcts(sims: int = 50, **kw):
-    name = kw.pop("name", None) or f"solver-mcts-{sims}"
+def _budget_label(sims, kw) -> str:
+    """``200`` or ``100ms`` (with ``movetime`` and no ``sims``) or ``200-100ms``, for agent names."""
+    mt = kw.get("movetime")
+    if mt is None:
+        return str(sims)
+    return f"{mt}ms" if sims is None else f"{sims}-{mt}ms"
+
+
+def _make_uct(sims: Optional[int] = None, **kw):
+    if sims is None and kw.get("movetime") is None:
+        sims = 200
+    return UCTAgent(sims, **kw)
+
+
+def _make_solver_mcts(sims: Optional[int] = None, **kw):
+    if sims is None and kw.get("movetime") is None:
+        sims = 50
+    name = kw.pop("name", None) or f"solver-mcts-{_budget_label(sims, kw)}"
     return MCTSAgent("c4_solver", sims, name=name, games=("connect_four",), **kw)
 
 
@@ -658,7 +709,7 @@ _KINDS: Dict[str, Callable[..., Agent]] = {
     "stockfish": _make_stockfish,
     "uci": _make_uci,
     "mcts": _make_mcts,
-    "uct": lambda **kw: UCTAgent(**kw),
+    "uct": _make_uct,
     "solver_mcts": _make_solver_mcts,
     "perfect": lambda **kw: _PerfectAny(**kw),
     "minimax": lambda **kw: MinimaxAgent(**kw),

@@ -137,6 +137,8 @@ def _check_args(args: argparse.Namespace) -> None:
                 _core.State(game, None, size)
             except ValueError as e:
                 raise _fail(f"--board-size {size}: {e}")
+    if getattr(args, "command", None) == "train":
+        return   # its --out is a run folder and --export one file: mavgame.model.command.check_arguments
     for opt, attr in (("--out", "out"), ("--output", "output"), ("--games-out", "games_out"), ("--plot", "plot")):
         val = getattr(args, attr, None)
         if isinstance(val, str):
@@ -889,7 +891,7 @@ def build_parser() -> argparse.ArgumentParser:
     ma = sub.add_parser("match", help="two agents play every opening with both colours",
                         description="A match between two agents: each opening is played twice, colours swapped. "
                         "Prints the W/D/L and the Elo difference with its confidence interval.  Agents are specs "
-                        "(random, uct:sims=400, mcts:sims=200,evaluator=playout, solver_mcts, perfect, "
+                        "(random, uct:sims=400, uct:movetime=100 (ms per move), mcts:sims=200,evaluator=playout, solver_mcts, perfect, "
                         "stockfish:skill=5,movetime=100, uci:path=ENGINE, python:fn=module:function, mav, mav_mcts), "
                         "optionally named NAME=SPEC.")
     ma.add_argument("first", help="first agent spec (NAME=SPEC to name it)")

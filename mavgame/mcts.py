@@ -25,6 +25,11 @@ Parameters (named as in the paper):
   either way): ``"loss"`` (default) backs up one visit valued -1 for the player who moved into it;
   ``"exclude"`` is the paper's choice, value minus infinity: nothing is backed up (the simulation is
   counted as dropped) and the move's root ``q`` reads ``-inf``.
+- ``max_seconds``: a time budget per search (0 or None: none), checked between batches through the
+  core's cancellation poll (the first batch always runs): the search stops there and returns what
+  it did (``stats['timed_out']`` True, ``stats['simulations']`` the simulations run);
+  ``num_simulations`` stays the upper bound.  Ctrl-C stops a search the same way but raises
+  ``KeyboardInterrupt``.
 - ``state_tracking=True``: the engine-free mode of the paper; the evaluator predicts each child's
   state from its parent's text and the move.
 
@@ -189,6 +194,16 @@ class SearchResult:
         return v / s if s > 0 else np.full_like(v, 1.0 / v.size)
 
 
+def _check_seconds(v: Optional[float]) -> float:
+    """A time budget in seconds: None or 0 for none, else a finite positive number."""
+    if v is None:
+        return 0.0
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not (
+            math.isfinite(v) and v >= 0):
+        raise ValueError(f"max_seconds must be a finite number of seconds >= 0 (0 or None: no limit), not {v!r}")
+    return float(v)
+
+
 def _result_code(r) -> Optional[int]:
     if r is None:
         return None
@@ -211,7 +226,7 @@ class MCTS:
                  invalid: str = "loss", seed: int = 0, state_tracking: bool = False, game: Optional[str] = None,
                  board_size: int = 0, flags: int = 0, reuse_tree: bool = True, playouts: int = 1,
                  max_plies: int = 0, mav_spec: Optional[str] = None,
-                 value_range: Sequence[float] = (0.0, 1.0)):
+                 value_range: Sequence[float] = (0.0, 1.0), max_seconds: Optional[float] = None):
         try:
             lo, hi = (float(x) for x in value_range)
         except (TypeError, ValueError):
@@ -230,6 +245,7 @@ class MCTS:
             raise ValueError(f"num_simulations must be a non-negative int, not {num_simulations!r}")
         if timeout is not None and not (timeout > 0):
             raise ValueError(f"timeout must be positive seconds or None, not {timeout!r}")
+        self.max_seconds = _check_seconds(max_seconds)
         self.num_simulations = int(num_simulations)
         self.state_tracking = bool(state_tracking)
         self.reuse_tree = bool(reuse_tree)
@@ -475,7 +491,8 @@ class MCTS:
         self._root_key = (text, to_move)
 
     def search(self, state, num_simulations: Optional[int] = None, *, to_move: Optional[int] = None,
-               ply: Optional[int] = None, played: Optional[Sequence[str]] = None) -> SearchResult:
+               ply: Optional[int] = None, played: Optional[Sequence[str]] = None,
+               max_seconds: Optional[float] = None) -> SearchResult:
         """Search from ``state`` and return a :class:`SearchResult`.
 
         Engine mode: ``state`` is a game state (``mavgame.State`` or a game class); with
@@ -483,7 +500,10 @@ class MCTS:
         State tracking: ``state`` is a game state (its text is the root) or a text with ``to_move``;
         ``played``: the moves made since the previous search's root (to reuse its subtree; found
         automatically when ``state`` is a game state continuing the previous one).
+        ``max_seconds``: this search's time budget (None: the constructor's); when it stops the
+        search, ``stats['timed_out']`` is True and the result is that of the simulations run.
         """
+        budget = self.max_seconds if max_seconds is None else _check_seconds(max_seconds)
         n = self.num_simulations if num_simulations is None else int(num_simulations)
         if n < 0:
             raise ValueError(f"num_simulations must be >= 0, not {n}")
@@ -514,8 +534,9 @@ class MCTS:
             self._place_root_engine(state)
             if ply is not None:
                 self._tree.set_root(state, ply)
-        self._tree.search(self._evaluator, n, self.mav_spec)
+        timed_out = self._tree.search(self._evaluator, n, self.mav_spec, budget)
         self.last_result = res = self._result()
+        res.stats["timed_out"] = bool(timed_out)
         if res.best_move is None and n > 0 and not res.stats.get("terminal_visits", 0) and (
                 isinstance(state, str) or not state.is_terminal()):
             st = res.stats
@@ -525,9 +546,10 @@ class MCTS:
                               f"or timed out, {st.get('invalid', 0)} invalid or hallucinated)", st)
         return res
 
-    def best_move(self, state, num_simulations: Optional[int] = None) -> Optional[str]:
-        """The move the search would play."""
-        return self.search(state, num_simulations).best_move
+    def best_move(self, state, num_simulations: Optional[int] = None, *,
+                  max_seconds: Optional[float] = None) -> Optional[str]:
+        """The move the search would play (``max_seconds``: a time budget, as in :meth:`search`)."""
+        return self.search(state, num_simulations, max_seconds=max_seconds).best_move
 
     def play(self, move) -> None:
         """Advance the tree's root by a move (engine: action or move string), keeping its subtree."""

@@ -25,6 +25,35 @@ def test_unknown_flags_are_refused_naming_the_value(game, flags):
         State(game, None, 5 if game == "hex" else 0, flags)
 
 
+# ---- board sizes ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("game,size", [
+    ("chess", 8), ("chess", 7), ("chess960", 8), ("gardner", 5), ("connect_four", 7), ("connect_four", -1),
+    ("tictactoe", 3), ("tictactoe", 2 ** 31 - 1),
+])
+def test_board_size_of_a_fixed_board_game_is_refused(game, size):
+    """Games with one board refuse any board_size but 0 (mg_config_check), naming game and value,
+    wherever a game is configured: State, the MCTS tree, the MAV readers, the CLI."""
+    msg = f"{game}: board_size {size} is meaningless"
+    with pytest.raises(ValueError, match=msg):
+        State(game, None, size)
+    with pytest.raises(ValueError, match=msg):
+        _core.MCTSTree(game, board_size=size)
+    if game != "chess960":
+        with pytest.raises(ValueError, match=msg):
+            _core.mav_parse(game, "", None, size)
+    assert State(game, None, 0).board_size == 0
+
+
+@pytest.mark.parametrize("size", [-1, 20, 1000])
+def test_hex_board_size_out_of_range_is_refused(size):
+    with pytest.raises(ValueError, match=f"hex: board_size {size} is out of range"):
+        State("hex", None, size)
+    with pytest.raises(ValueError, match=f"hex: board_size {size} is out of range"):
+        _core.MCTSTree("hex", board_size=size)
+    assert State("hex", None, 19).board_size == 19
+
+
 def test_known_flags_are_accepted():
     assert State("hex", None, 5, _core.FLAG_HEX_SWAP).flags == _core.FLAG_HEX_SWAP
     assert State("chess", None, 0, _core.FLAG_CHESS960).flags == _core.FLAG_CHESS960
@@ -54,6 +83,28 @@ def test_cli_play_hex_swap_enables_the_swap_rule(monkeypatch, capsys):
 ])
 def test_text_with_nul_is_refused(call):
     with pytest.raises(ValueError, match="NUL"):
+        call()
+
+
+@pytest.mark.parametrize("call,what", [
+    (lambda: State("chess\x00x"), "game"),
+    (lambda: State("tictactoe\x00"), "game"),
+    (lambda: _core.mav_move_tokens("chess\x00"), "game"),
+    (lambda: _core.mav_spec("chess\x00", "%state %top_all"), "game"),
+    (lambda: _core.mav_spec("chess", "%state\x00 %top_all"), "commands"),
+    (lambda: _core.mav_prompts([Chess()], "%state\x00"), "commands"),
+    (lambda: _core.mav_write(Chess(), "%state", "all\x00"), "part"),
+    (lambda: _core.mav_score(np.zeros((1, 64)), "max\x00"), "method"),
+    (lambda: _core.parse_san(Chess(), "e4\x00"), "san"),
+    (lambda: _core.MCTSTree("chess\x00"), "game"),
+    (lambda: _core.MCTSTree("tictactoe", state_tracking=True).set_root_text("xx./oo./...\x00 x", 0), "text"),
+    (lambda: _core.MCTSTree("tictactoe").search(_core.mcts_playout_evaluator(), 1, "%state\x00"), "spec"),
+    (lambda: _core._rebuild_state(State, "chess\x00", 0, 0, "", []), "game"),
+])
+def test_every_text_argument_refuses_nul_naming_it(call, what):
+    """Every str argument of the bindings (csrc/bind/*.c) goes through mg_py_text_arg: a NUL byte is
+    refused with the argument's name, never cut off silently at the NUL."""
+    with pytest.raises(ValueError, match=f"^{what} .* contains a NUL character"):
         call()
 
 

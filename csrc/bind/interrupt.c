@@ -15,6 +15,10 @@ static int poll_signals(void *ctx)
 {
     mg_py_interrupt *pi = ctx;
     double now = monotonic_seconds();
+    if (pi->deadline > 0.0 && now >= pi->deadline) {
+        pi->timed_out = 1;
+        return 1;
+    }
     if (now < pi->next_check)
         return 0;
     pi->next_check = now + MG_PY_INTERRUPT_SECONDS;
@@ -28,12 +32,21 @@ void mg_py_interrupt_init(mg_py_interrupt *pi)
 {
     mg_cancel_init(&pi->cancel, poll_signals, pi);
     pi->next_check = monotonic_seconds() + MG_PY_INTERRUPT_SECONDS;
+    pi->deadline = 0.0;
+    pi->timed_out = 0;
+}
+
+void mg_py_interrupt_set_deadline(mg_py_interrupt *pi, double max_seconds)
+{
+    pi->deadline = max_seconds > 0.0 ? monotonic_seconds() + max_seconds : 0.0;
 }
 
 int mg_py_interrupted(const mg_py_interrupt *pi)
 {
     if (!pi->cancel.stopped)
         return 0;
+    if (pi->timed_out && !PyErr_Occurred())
+        return 0; /* the time budget, not a signal */
     if (!PyErr_Occurred())
         PyErr_SetNone(PyExc_KeyboardInterrupt);
     return 1;

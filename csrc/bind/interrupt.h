@@ -15,6 +15,12 @@
  *     Py_END_ALLOW_THREADS
  *     if (mg_py_interrupted(&pi))
  *         return NULL;          (the handler's exception, usually KeyboardInterrupt, is set)
+ *
+ * A time budget rides on the same poll: after mg_py_interrupt_set_deadline(&pi, seconds)
+ * every poll (each mg_cancel_check, or every MG_CANCEL_EVERY ticks) also reads the clock
+ * and stops the work once the budget is spent, setting `timed_out`; that is not an error
+ * (mg_py_interrupted returns 0 for it, no exception is set), and a binding whose algorithm
+ * keeps what it did so far (MCTS trees, the playout UCT, the Hex solver) returns it.
  */
 #ifndef MG_BIND_INTERRUPT_H
 #define MG_BIND_INTERRUPT_H
@@ -27,12 +33,17 @@
 typedef struct mg_py_interrupt {
     mg_cancel cancel;
     double next_check;   /* monotonic seconds of the next signal check */
+    double deadline;     /* monotonic seconds at which to stop; 0: no time budget */
+    int timed_out;       /* 1 once the poll stopped the work for the deadline */
 } mg_py_interrupt;
 
 /* Prepare `pi` (with the GIL held). */
 void mg_py_interrupt_init(mg_py_interrupt *pi);
+/* Give the work a time budget of `max_seconds` from now (<= 0: none). */
+void mg_py_interrupt_set_deadline(mg_py_interrupt *pi, double max_seconds);
 /* With the GIL held, after the work: 1 if a signal handler stopped it (its exception is
- * set; KeyboardInterrupt if none is), else 0. */
+ * set; KeyboardInterrupt if none is), else 0 (also when only the time budget stopped it:
+ * then pi->timed_out is 1). */
 int mg_py_interrupted(const mg_py_interrupt *pi);
 
 #endif

@@ -60,9 +60,11 @@ static PyObject *py_san(PyObject *Py_UNUSED(mod), PyObject *args)
 
 static PyObject *py_parse_san(PyObject *Py_UNUSED(mod), PyObject *args)
 {
-    PyObject *st;
-    const char *text;
-    if (!PyArg_ParseTuple(args, "Os:parse_san", &st, &text))
+    PyObject *st, *text_o;
+    if (!PyArg_ParseTuple(args, "OO:parse_san", &st, &text_o))
+        return NULL;
+    const char *text = mg_py_text_arg(text_o, "san");
+    if (!text)
         return NULL;
     mg_py_state *s;
     const mg_san_ops *ops = family_state(st, &s);

@@ -1,23 +1,26 @@
 /*
  * py_hex.c - Python bindings of the Hex solver and of the generic playout MCTS.
  *
- *   hex_solve(state, max_nodes=0) -> (value, move_values, complete)
+ *   hex_solve(state, max_nodes=0, max_seconds=0.0) -> (value, move_values, complete)
  *       Exact solve of a Hex state (board size <= 7; 5x5 from the empty board takes tens
  *       of seconds, 4x4 milliseconds).  value: +1 the player to move wins, -1 it loses,
  *       None if the node budget ran out before it was known.  move_values: int8 array
  *       indexed by action id (n*n entries, plus one for "swap" at index n*n when the swap
  *       rule is on): +1 winning move, -1 losing move, 0 illegal or not solved (only when
- *       complete is False).
+ *       complete is False).  max_seconds (> 0) is a time budget: once spent the solve stops
+ *       like a spent max_nodes (complete False, the moves proven so far).
  *
  *   playout_mcts(state, simulations, seed=0, c=sqrt(2), max_playout_plies=0,
- *                fast_playout=True) -> dict
+ *                fast_playout=True, max_seconds=0.0) -> dict
  *       UCT with uniformly random playouts from a state of any game (csrc/search/
  *       playout_mcts.h); for Hex with fast_playout the playouts fill the board
  *       (mg_hex_fill_playout: the same outcome distribution, about 10x faster).
  *       Keys: "actions" (int32, legal_actions() order), "visits" (int64),
  *       "q" (float64, mean score in [0, 1] for the player to move, NaN if unvisited),
  *       "value" (float, mean score of all simulations), "best_action" (int, most visited),
- *       "nodes" (tree nodes), "playout_plies" (moves played in playouts).
+ *       "nodes" (tree nodes), "playout_plies" (moves played in playouts), "simulations"
+ *       (run), "timed_out" (True if the max_seconds budget stopped the search early; the
+ *       statistics are then those of the simulations run).
  *
  *   hex_random_playouts(state, n, seed=0) -> (first_wins, second_wins, draws, plies)
  *       n uniformly random playouts of a Hex state by filling (mg_hex_fill_playout); the
@@ -34,6 +37,7 @@
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
 
+#include <math.h>
 #include <limits.h>
 #include <string.h>
 
@@ -42,12 +46,26 @@
 #include "../search/hex_solver.h"
 #include "../search/playout_mcts.h"
 
+/* 1 if `v` is a valid time budget (finite, >= 0; 0: none), else 0 with ValueError. */
+static int check_max_seconds(const char *fn, double v)
+{
+    if (v >= 0.0 && isfinite(v))
+        return 1;
+    char msg[128];
+    snprintf(msg, sizeof msg, "%s: max_seconds must be finite and >= 0 (0: no limit), got %g", fn, v);
+    PyErr_SetString(PyExc_ValueError, msg);
+    return 0;
+}
+
 static PyObject *py_hex_solve(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"state", "max_nodes", NULL};
+    static char *kwlist[] = {"state", "max_nodes", "max_seconds", NULL};
     PyObject *state;
     long long max_nodes = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|L:hex_solve", kwlist, &state, &max_nodes))
+    double max_seconds = 0.0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|Ld:hex_solve", kwlist, &state, &max_nodes, &max_seconds))
+        return NULL;
+    if (!check_max_seconds("hex_solve", max_seconds))
         return NULL;
     mg_py_state *s = mg_py_state_arg(state, "state");
     if (!s)
@@ -69,6 +87,7 @@ static PyObject *py_hex_solve(PyObject *Py_UNUSED(mod), PyObject *args, PyObject
     int rc;
     mg_py_interrupt pi;
     mg_py_interrupt_init(&pi);
+    mg_py_interrupt_set_deadline(&pi, max_seconds); /* a spent budget reads like max_nodes: complete = False */
     Py_BEGIN_ALLOW_THREADS
     rc = mg_hex_solve(&pos, (uint64_t)max_nodes, &pi.cancel, sol, err, sizeof err);
     Py_END_ALLOW_THREADS
@@ -105,7 +124,8 @@ static PyObject *py_hex_solve(PyObject *Py_UNUSED(mod), PyObject *args, PyObject
 
 static PyObject *py_playout_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"state", "simulations", "seed", "c", "max_playout_plies", "fast_playout", NULL};
+    static char *kwlist[] = {"state", "simulations", "seed", "c", "max_playout_plies", "fast_playout", "max_seconds",
+                             NULL};
     PyObject *state;
     long long sims;
     unsigned long long seed = 0;
@@ -113,8 +133,11 @@ static PyObject *py_playout_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObj
     mg_pmcts_config_default(&cfg);
     double c = cfg.c;
     int max_plies = 0, fast = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OL|Kdip:playout_mcts", kwlist, &state, &sims, &seed, &c, &max_plies,
-                                     &fast))
+    double max_seconds = 0.0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OL|Kdipd:playout_mcts", kwlist, &state, &sims, &seed, &c, &max_plies,
+                                     &fast, &max_seconds))
+        return NULL;
+    if (!check_max_seconds("playout_mcts", max_seconds))
         return NULL;
     mg_py_state *s = mg_py_state_arg(state, "state");
     if (!s)
@@ -143,6 +166,7 @@ static PyObject *py_playout_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObj
     int rc;
     mg_py_interrupt pi;
     mg_py_interrupt_init(&pi);
+    mg_py_interrupt_set_deadline(&pi, max_seconds);
     cfg.cancel = &pi.cancel;
     Py_BEGIN_ALLOW_THREADS
     rc = mg_playout_mcts(g, pos, &cfg, r, err, sizeof err);
@@ -167,9 +191,10 @@ static PyObject *py_playout_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObj
         int64_t *v = PyArray_DATA((PyArrayObject *)visits);
         for (npy_intp i = 0; i < n; i++)
             v[i] = r->visits[i];
-        out = Py_BuildValue("{sOsOsOsdsisIsK}", "actions", acts, "visits", visits, "q", q, "value", r->value,
+        out = Py_BuildValue("{sOsOsOsdsisIsKsisO}", "actions", acts, "visits", visits, "q", q, "value", r->value,
                             "best_action", (int)r->actions[r->best], "nodes", (unsigned)r->nodes, "playout_plies",
-                            (unsigned long long)r->playout_plies);
+                            (unsigned long long)r->playout_plies, "simulations", r->simulations, "timed_out",
+                            r->stopped ? Py_True : Py_False);
     }
     Py_XDECREF(acts);
     Py_XDECREF(visits);
@@ -219,19 +244,21 @@ static PyObject *py_hex_random_playouts(PyObject *Py_UNUSED(mod), PyObject *args
 
 static PyMethodDef hex_methods[] = {
     {"hex_solve", (PyCFunction)(void (*)(void))py_hex_solve, METH_VARARGS | METH_KEYWORDS,
-     "hex_solve(state, max_nodes=0) -> (value, move_values, complete)\n\n"
+     "hex_solve(state, max_nodes=0, max_seconds=0.0) -> (value, move_values, complete)\n\n"
      "Exact solve of a Hex state (board size <= 7), without the GIL.  value: +1 the player to move "
      "wins, -1 it loses, None if unknown within max_nodes (0 = no limit).  move_values: int8 array "
      "indexed by action (n*n cells, plus index n*n for 'swap' with the swap rule): +1 win, -1 loss, "
-     "0 illegal or unsolved."},
+     "0 illegal or unsolved.  max_seconds (> 0): a time budget; when spent, complete is False."},
     {"playout_mcts", (PyCFunction)(void (*)(void))py_playout_mcts, METH_VARARGS | METH_KEYWORDS,
-     "playout_mcts(state, simulations, seed=0, c=sqrt(2), max_playout_plies=0, fast_playout=True) -> dict\n\n"
+     "playout_mcts(state, simulations, seed=0, c=sqrt(2), max_playout_plies=0, fast_playout=True, "
+     "max_seconds=0.0) -> dict\n\n"
      "UCT with uniformly random playouts from a state of any game, without the GIL (Hex with "
      "fast_playout: playouts by filling the board, the same outcome distribution).  Returns "
      "{'actions': int32 array (legal_actions() order), 'visits': int64 array, 'q': float64 array "
      "(mean score in [0, 1] for the player to move; NaN if unvisited), 'value': mean score of all "
      "simulations, 'best_action': most visited action, 'nodes': tree nodes, 'playout_plies': moves "
-     "played in playouts}.  Scores: win 1, draw 0.5, loss 0 (a playout cut off at max_playout_plies "
+     "played in playouts, 'simulations': simulations run, 'timed_out': True if max_seconds (> 0) "
+     "stopped it early}.  Scores: win 1, draw 0.5, loss 0 (a playout cut off at max_playout_plies "
      "counts as a draw).  The same seed gives the same result."},
     {"hex_random_playouts", (PyCFunction)(void (*)(void))py_hex_random_playouts, METH_VARARGS | METH_KEYWORDS,
      "hex_random_playouts(state, n, seed=0) -> (first_wins, second_wins, draws, plies)\n\n"

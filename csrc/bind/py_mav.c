@@ -20,7 +20,9 @@
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
-/* UTF-8 bytes of a str or bytes object. */
+/* UTF-8 bytes of a str or bytes object.  A NUL inside is kept (the length goes with the text):
+ * these are MAV texts and model outputs, which the parser, the metrics and the tokenizer take
+ * as data and report on (a parse issue, an unknown character) rather than refuse as arguments. */
 static const char *text_arg(PyObject *o, Py_ssize_t *n, const char *what)
 {
     if (PyUnicode_Check(o))
@@ -43,7 +45,7 @@ static const mg_game *game_arg(PyObject *o)
         PyErr_Format(PyExc_TypeError, "game must be a game name or a game state, not %.100s", Py_TYPE(o)->tp_name);
         return NULL;
     }
-    const char *name = PyUnicode_AsUTF8(o);
+    const char *name = mg_py_text_arg(o, "game");
     if (!name)
         return NULL;
     const mg_game *g = mg_game_by_name(name);
@@ -110,6 +112,11 @@ static int reader_args_parse(PyObject *args, PyObject *kw, int with_ref, reader_
     a->g = game_arg(go);
     if (!a->g)
         return -1;
+    char err[MG_ERRLEN];
+    if (mg_config_check(a->g, &a->cfg, err, sizeof err) != MG_OK) {
+        PyErr_SetString(PyExc_ValueError, err);
+        return -1;
+    }
     a->text = text_arg(to, &a->n, "text");
     if (!a->text)
         return -1;
@@ -241,7 +248,7 @@ static int spec_arg(const mg_game *g, PyObject *o, mg_mav_spec *spec)
                      Py_TYPE(o)->tp_name);
         return -1;
     }
-    const char *s = PyUnicode_AsUTF8(o);
+    const char *s = mg_py_text_arg(o, "commands");
     if (!s)
         return -1;
     char err[MG_ERRLEN];
@@ -364,11 +371,13 @@ static PyObject *py_mav_write(PyObject *Py_UNUSED(m), PyObject *args, PyObject *
 {
     static char *kwlist[] = {"state", "commands", "part", "prev_state", "prev_action", "actions", "values", "best",
                              "order", NULL};
-    PyObject *so, *cmds, *prev_o = Py_None, *acts = Py_None, *vals = Py_None, *order_o = Py_None;
+    PyObject *so, *cmds, *part_o = NULL, *prev_o = Py_None, *acts = Py_None, *vals = Py_None, *order_o = Py_None;
     const char *part = "all";
     int prev_action = -1, best = -1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|sOiOOiO:mav_write", kwlist, &so, &cmds, &part, &prev_o,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|OOiOOiO:mav_write", kwlist, &so, &cmds, &part_o, &prev_o,
                                      &prev_action, &acts, &vals, &best, &order_o))
+        return NULL;
+    if (part_o && !(part = mg_py_text_arg(part_o, "part")))
         return NULL;
     mg_py_state *s = mg_py_state_arg(so, "state");
     if (!s)
@@ -506,7 +515,7 @@ static PyObject *py_mav_spec(PyObject *Py_UNUSED(m), PyObject *args)
 /* mav_move_tokens(game_name) -> list[str] */
 static PyObject *py_mav_move_tokens(PyObject *Py_UNUSED(m), PyObject *arg)
 {
-    const char *name = PyUnicode_AsUTF8(arg);
+    const char *name = mg_py_text_arg(arg, "game");
     if (!name)
         return NULL;
     char(*mv)[MG_MAV_MOVE_TOKEN_LEN] = PyMem_Malloc(4096 * MG_MAV_MOVE_TOKEN_LEN);
@@ -848,10 +857,12 @@ static PyObject *py_bucket_value(PyObject *Py_UNUSED(m), PyObject *arg)
 /* mav_score(dist[..., 64], method, logits) -> values[...] */
 static PyObject *py_score(PyObject *Py_UNUSED(m), PyObject *args)
 {
-    PyObject *arg;
-    const char *method;
+    PyObject *arg, *method_o;
     int logits = 0;
-    if (!PyArg_ParseTuple(args, "Os|p:mav_score", &arg, &method, &logits))
+    if (!PyArg_ParseTuple(args, "OO|p:mav_score", &arg, &method_o, &logits))
+        return NULL;
+    const char *method = mg_py_text_arg(method_o, "method");
+    if (!method)
         return NULL;
     int meth;
     if (strcmp(method, "max") == 0)

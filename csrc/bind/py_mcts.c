@@ -9,10 +9,13 @@
  *   .set_root(state, ply=None)          engine mode; ply defaults to len(state.history())
  *   .set_root_text(text, to_move, ply=0) state-tracking mode
  *   .advance(action) / .advance_move(move)   keep the played move's subtree
- *   .search(evaluator, num_simulations)   evaluator: a capsule from mcts_*_evaluator (the GIL is
- *       released for the whole search), or a callable fn(batch, timeout) -> (outputs, seq)
- *       called once per batch (the GIL is released between calls).  See mavgame/mcts.py for the
- *       request tuples and the output forms.
+ *   .search(evaluator, num_simulations, spec=None, max_seconds=0.0) -> bool   evaluator: a capsule
+ *       from mcts_*_evaluator (the GIL is released for the whole search), or a callable
+ *       fn(batch, timeout) -> (outputs, seq) called once per batch (the GIL is released between
+ *       calls).  See mavgame/mcts.py for the request tuples and the output forms.  max_seconds
+ *       (> 0) is a time budget checked between batches (the first batch always runs): the search
+ *       stops there keeping the simulations done, and search() returns True (False: it ran all
+ *       num_simulations or reached a proven root).
  *   .root_edges() -> (actions int32, visits int64, q float64, prior float32, values float32,
  *       hallucinated bool)      .root_moves() -> list[str] (state tracking)
  *   .best_edge(), .best_action(), .pv() -> (actions int32, edges int32, moves list|None)
@@ -421,16 +424,19 @@ static int mcts_init(py_mcts *self, PyObject *args, PyObject *kwds)
                              "virtual_count", "n_max", "n_min", "virtual_loss", "c_puct", "c_base", "c_init",
                              "prior", "k", "eps", "tau", "fpu", "seed", "invalid", NULL};
     const char *game = NULL;
+    PyObject *game_o = Py_None;
     int board_size = 0, st = 0;
     unsigned int flags = 0;
     unsigned long long seed = 0;
     PyObject *tau = NULL;
     mg_mcts_config c;
     mg_mcts_config_default(&c);
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|z$iIpidiiiidddiidOdKi:MCTSTree", kwlist, &game, &board_size,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O$iIpidiiiidddiidOdKi:MCTSTree", kwlist, &game_o, &board_size,
                                      &flags, &st, &c.batch_size, &c.timeout, &c.virtual_count, &c.n_max, &c.n_min,
                                      &c.virtual_loss, &c.c_puct, &c.c_base, &c.c_init, &c.prior, &c.k, &c.eps, &tau,
                                      &c.fpu, &seed, &c.invalid))
+        return -1;
+    if (game_o != Py_None && !(game = mg_py_text_arg(game_o, "game")))
         return -1;
     if (self->busy) {
         PyErr_SetString(PyExc_RuntimeError, "MCTSTree is searching");
@@ -449,6 +455,11 @@ static int mcts_init(py_mcts *self, PyObject *args, PyObject *kwds)
         }
     }
     char err[MG_ERRLEN];
+    mg_config cfg = {board_size, flags};
+    if (g && mg_config_check(g, &cfg, err, sizeof err) != MG_OK) {
+        PyErr_SetString(PyExc_ValueError, err);
+        return -1;
+    }
     mg_mcts *m = mg_mcts_create(g, &c, err, sizeof err);
     if (!m) {
         PyErr_SetString(PyExc_ValueError, err);
@@ -494,9 +505,12 @@ static PyObject *mcts_set_root(py_mcts *self, PyObject *args, PyObject *kwds)
 static PyObject *mcts_set_root_text(py_mcts *self, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"text", "to_move", "ply", NULL};
-    const char *text;
+    PyObject *text_o;
     int to_move, ply = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "si|i:set_root_text", kwlist, &text, &to_move, &ply))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "Oi|i:set_root_text", kwlist, &text_o, &to_move, &ply))
+        return NULL;
+    const char *text = mg_py_text_arg(text_o, "text");
+    if (!text)
         return NULL;
     CHECK_TREE(self);
     char err[MG_ERRLEN];
@@ -553,13 +567,23 @@ static int setup_format(py_mcts *self, py_eval_ctx *c, const char *spec)
 
 static PyObject *mcts_search(py_mcts *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"evaluator", "num_simulations", "spec", NULL};
-    PyObject *evo;
+    static char *kwlist[] = {"evaluator", "num_simulations", "spec", "max_seconds", NULL};
+    PyObject *evo, *speco = Py_None;
     int nsims;
-    const char *spec = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "Oi|z:search", kwlist, &evo, &nsims, &spec))
+    double max_seconds = 0.0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "Oi|Od:search", kwlist, &evo, &nsims, &speco, &max_seconds))
         return NULL;
+    const char *spec = NULL;
+    if (speco != Py_None && !(spec = mg_py_text_arg(speco, "spec")))
+        return NULL;
+    if (!(max_seconds >= 0.0) || !isfinite(max_seconds)) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "max_seconds must be finite and >= 0 (0: no limit), got %g", max_seconds);
+        PyErr_SetString(PyExc_ValueError, msg);
+        return NULL;
+    }
     CHECK_TREE(self);
+    int timed_out = 0;
     char err[MG_ERRLEN] = "";
     int rc;
     self->busy = 1;
@@ -578,11 +602,16 @@ static PyObject *mcts_search(py_mcts *self, PyObject *args, PyObject *kwds)
         Py_INCREF(evo);
         mg_py_interrupt pi;
         mg_py_interrupt_init(&pi);
+        mg_py_interrupt_set_deadline(&pi, max_seconds);
         Py_BEGIN_ALLOW_THREADS
         rc = mg_mcts_search_cancel(self->m, ev, nsims, &pi.cancel, err, sizeof err);
         Py_END_ALLOW_THREADS
         if (mg_py_interrupted(&pi))
             rc = MG_ERR;
+        else if (pi.timed_out) {
+            timed_out = 1;
+            rc = MG_OK; /* stopped between batches: the tree keeps what was done */
+        }
         ev->busy = 0;
         Py_DECREF(evo);
     } else if (PyCallable_Check(evo)) {
@@ -604,11 +633,16 @@ static PyObject *mcts_search(py_mcts *self, PyObject *args, PyObject *kwds)
         Py_INCREF(evo);
         mg_py_interrupt pi;
         mg_py_interrupt_init(&pi);
+        mg_py_interrupt_set_deadline(&pi, max_seconds);
         ctx.ts = PyEval_SaveThread();
         rc = mg_mcts_search_cancel(self->m, &ev, nsims, &pi.cancel, err, sizeof err);
         PyEval_RestoreThread(ctx.ts);
         if (mg_py_interrupted(&pi))
             rc = MG_ERR;
+        else if (pi.timed_out) {
+            timed_out = 1;
+            rc = MG_OK; /* stopped between batches: the tree keeps what was done */
+        }
         Py_DECREF(evo);
         PyMem_Free(ctx.parsed);
         PyMem_Free(ctx.buf);
@@ -623,7 +657,7 @@ static PyObject *mcts_search(py_mcts *self, PyObject *args, PyObject *kwds)
             return NULL;
         return mg_py_value_error(err);
     }
-    Py_RETURN_NONE;
+    return PyBool_FromLong(timed_out);
 }
 
 static PyObject *mcts_root_edges(py_mcts *self, PyObject *Py_UNUSED(ignored))

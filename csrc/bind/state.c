@@ -128,11 +128,13 @@ static int state_alloc(mg_py_state *self, const mg_game *g, Py_ssize_t cap)
 static int state_init(mg_py_state *self, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"game", "text", "board_size", "flags", NULL};
-    const char *name;
-    PyObject *text_obj = Py_None;
+    PyObject *name_obj, *text_obj = Py_None;
     int board_size = 0;
     long long flags = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "s|OiL:State", kwlist, &name, &text_obj, &board_size, &flags))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|OiL:State", kwlist, &name_obj, &text_obj, &board_size, &flags))
+        return -1;
+    const char *name = mg_py_text_arg(name_obj, "game");
+    if (!name)
         return -1;
     const mg_game *g = mg_game_by_name(name);
     if (!g) {
@@ -840,9 +842,11 @@ PyObject *mg_py_rebuild_state(PyObject *Py_UNUSED(mod), PyObject *args)
     PyTypeObject *tp;
     const char *name, *text;
     int board_size, flags;
-    PyObject *acts;
-    if (!PyArg_ParseTuple(args, "O!siisO:_rebuild_state", &PyType_Type, &tp, &name, &board_size, &flags, &text,
+    PyObject *acts, *name_o, *text_o;
+    if (!PyArg_ParseTuple(args, "O!OiiOO:_rebuild_state", &PyType_Type, &tp, &name_o, &board_size, &flags, &text_o,
                           &acts))
+        return NULL;
+    if (!(name = mg_py_text_arg(name_o, "game")) || !(text = mg_py_text_arg(text_o, "text")))
         return NULL;
     if (!PyType_IsSubtype(tp, &mg_py_state_type)) {
         PyErr_SetString(PyExc_TypeError, "_rebuild_state needs a State subclass");

@@ -625,6 +625,7 @@ const mg_game mg_hex = {
     .action_from_str = hex_action_from_str,
     .perft = NULL,
     .rule_flags = MG_FLAG_HEX_SWAP,
+    .max_board_size = MG_HEX_MAX_N,
     .obs_shape = hex_obs_shape,
     .observation = hex_observation,
     .random_playout = mg_hex_fill_playout,

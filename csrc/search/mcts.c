@@ -1105,8 +1105,11 @@ int mg_mcts_search_cancel(mg_mcts *m, const mg_evaluator *ev, int num_simulation
     int64_t done = 0;
     int rc = MG_OK;
     int stop = m->a.nodes[0].flags & NF_TERMINAL ? 1 : 0;
+    int batches = 0;
     while (!stop && done < num_simulations) {
-        if (mg_cancel_check(cancel)) { /* between batches: no pending leaves, no virtual counts */
+        /* between batches (no pending leaves, no virtual counts), after the first one: a
+         * search stopped by a time budget always has a move to report */
+        if (batches++ && mg_cancel_check(cancel)) {
             snprintf(err, errlen, "mcts: interrupted after %lld of %d simulations", (long long)done,
                      num_simulations);
             rc = MG_ERR;

@@ -153,7 +153,7 @@ int mg_mcts_advance_move(mg_mcts *m, const char *move, char *err, size_t errlen)
 /* Run `num_simulations` simulations with `ev`.  MG_ERR if the evaluator failed (its message),
  * if no root was set, or on out of memory; the tree stays consistent (no virtual counts). */
 int mg_mcts_search(mg_mcts *m, const mg_evaluator *ev, int num_simulations, char *err, size_t errlen);
-/* The same, checking `cancel` (may be NULL; see cancel.h) before each batch: a stop ends the
+/* The same, checking `cancel` (may be NULL; see cancel.h) before each batch but the first: a stop ends the
  * search between batches with MG_ERR ("interrupted") and cancel->stopped set; the tree stays
  * consistent and keeps the simulations done (stats count them), so a later search goes on. */
 int mg_mcts_search_cancel(mg_mcts *m, const mg_evaluator *ev, int num_simulations, struct mg_cancel *cancel,

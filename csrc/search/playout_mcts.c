@@ -180,7 +180,7 @@ int mg_playout_mcts(const mg_game *g, const void *root, const mg_pmcts_config *c
         root_score += root_mover == 0 ? s0 : 1.0 - s0;
     }
 
-    if (sims < cfg->simulations) {
+    if (sims == 0 && cfg->simulations > 0) { /* stopped before the first simulation: nothing to report */
         free(nodes);
         free(path);
         free(tried);
@@ -210,7 +210,9 @@ int mg_playout_mcts(const mg_game *g, const void *root, const mg_pmcts_config *c
             (out->visits[i] == out->visits[b] && out->visits[i] > 0 && out->q[i] > out->q[b]))
             out->best = i;
     }
-    out->value = root_score / cfg->simulations;
+    out->simulations = sims;
+    out->stopped = sims < cfg->simulations;
+    out->value = root_score / sims;
     out->nodes = used;
     out->playout_plies = plies_total;
     free(nodes);

@@ -42,8 +42,11 @@ typedef struct mg_pmcts_config {
      * modify it; it must return the result with the distribution of a uniformly random
      * playout, e.g. mg_hex_fill_playout for Hex (the same outcomes, about 10x faster). */
     int (*playout)(const mg_game *g, void *st, struct mg_rng *rng, int max_plies, int *plies);
-    /* NULL: none.  Ticked once per simulation (see cancel.h); a stop frees the tree and
-     * returns MG_ERR ("interrupted") with cancel->stopped set. */
+    /* NULL: none.  Ticked once per simulation (see cancel.h).  A stop (a signal or a time
+     * budget, as the caller's poll decides) ends the search between two simulations with
+     * cancel->stopped set: the result holds the simulations done so far (`stopped` = 1,
+     * `simulations` < the configured count) and the call returns MG_OK; a stop before the
+     * first simulation returns MG_ERR ("interrupted").  The tree is freed either way. */
     struct mg_cancel *cancel;
 } mg_pmcts_config;
 
@@ -58,6 +61,8 @@ typedef struct mg_pmcts_result {
                                          the first) */
     uint32_t nodes;                   /* tree nodes created */
     uint64_t playout_plies;           /* moves played in playouts */
+    int simulations;                  /* simulations run (cfg->simulations unless stopped) */
+    int stopped;                      /* 1 if `cancel` stopped the search early */
 } mg_pmcts_result;
 
 /* simulations 1000, c sqrt(2), seed 0, max_playout_plies 0, playout NULL, cancel NULL. */

@@ -122,8 +122,22 @@ static void test_searches(void)
     mg_cancel_init(&c, poll_countdown, &cd);
     pc.cancel = &c;
     mg_pmcts_result *r = malloc(sizeof *r);
-    MG_CHECK(mg_playout_mcts(&mg_chess, st, &pc, r, err, sizeof err) == MG_ERR && strstr(err, "interrupted"));
+    MG_CHECK(mg_playout_mcts(&mg_chess, st, &pc, r, err, sizeof err) == MG_OK);
     MG_CHECK(c.stopped && cd.polls == 3); /* the tree is freed (ASan's leak check) */
+    /* the simulations done so far: two polls passed, the third stopped it */
+    MG_CHECK(r->stopped && r->simulations > 2 * MG_CANCEL_EVERY && r->simulations <= 3 * (MG_CANCEL_EVERY + 1));
+    {
+        uint64_t vsum = 0;
+        for (int i = 0; i < r->nmoves; i++)
+            vsum += r->visits[i];
+        MG_CHECK(vsum == (uint64_t)r->simulations && r->value >= 0.0 && r->value <= 1.0);
+    }
+    /* a stop before the first simulation has nothing to report */
+    cd.polls = 0;
+    cd.stop_at = 1;
+    mg_cancel_init(&c, poll_countdown, &cd);
+    c.left = 0;
+    MG_CHECK(mg_playout_mcts(&mg_chess, st, &pc, r, err, sizeof err) == MG_ERR && strstr(err, "interrupted"));
     free(r);
 
     mg_mcts_config mc;

@@ -59,7 +59,7 @@ COLUMNS = "abcdefghijklmnopqrs"
 @dataclass(frozen=True)
 class HexSolveResult:
     """Result of :meth:`Hex.solve`: ``value`` +1 if the player to move wins, -1 if it loses, None if
-    unknown (node budget spent); ``move_values`` {move: +1 / -1} for every legal move solved (all of
+    unknown (node or time budget spent); ``move_values`` {move: +1 / -1} for every legal move solved (all of
     them when ``complete``)."""
 
     value: Optional[int]
@@ -75,12 +75,15 @@ class HexSolveResult:
 class MCTSResult:
     """Result of :meth:`Hex.mcts`: per legal move the visit count and the mean score (win
     probability for the player to move, NaN if unvisited); ``value`` is the mean score of all
-    simulations and ``best`` the most visited move."""
+    simulations and ``best`` the most visited move; ``simulations`` the simulations run and
+    ``timed_out`` whether a ``max_seconds`` budget stopped the search before all of them."""
 
     best: str
     value: float
     visits: Dict[str, int]
     q: Dict[str, float]
+    simulations: int = 0
+    timed_out: bool = False
 
     def order(self) -> List[str]:
         """Moves by visits, then by q, best first."""
@@ -215,28 +218,33 @@ class Hex(GameBase):
 
     # --- search ---------------------------------------------------------------------------
 
-    def solve(self, max_nodes: int = 0) -> HexSolveResult:
+    def solve(self, max_nodes: int = 0, max_seconds: float = 0.0) -> HexSolveResult:
         """Exact solve (boards up to 7x7): the value of the position and of every legal move for the
-        player to move (+1 win, -1 loss).  ``max_nodes`` (0 = no limit) bounds the search; when it
-        runs out, ``complete`` is False and only the moves proven so far are listed.  The GIL is
-        released during the search."""
-        value, arr, complete = _core.hex_solve(self, max_nodes=int(max_nodes))
+        player to move (+1 win, -1 loss).  ``max_nodes`` and ``max_seconds`` (0 = no limit) bound the
+        search; when either runs out, ``complete`` is False and only the moves proven so far are
+        listed.  The GIL is released during the search; Ctrl-C raises KeyboardInterrupt."""
+        value, arr, complete = _core.hex_solve(self, max_nodes=int(max_nodes), max_seconds=float(max_seconds))
         moves = {self.action_to_str(int(a)): int(arr[a]) for a in self.legal_actions() if arr[a] != 0}
         return HexSolveResult(value, moves, bool(complete))
 
     def mcts(self, simulations: int = 1000, seed: int = 0, c: float = math.sqrt(2.0),
-             fast_playout: bool = True) -> MCTSResult:
+             fast_playout: bool = True, max_seconds: float = 0.0) -> MCTSResult:
         """UCT with uniformly random playouts (the MAV paper's basic MCTS; values as win
         probabilities of the player to move).  ``fast_playout`` plays each playout by filling the
         board at random (the same outcome distribution as move-by-move random play, ~10x faster).
-        Reproducible for a given seed; the GIL is released during the search."""
-        r = _core.playout_mcts(self, int(simulations), seed=int(seed), c=float(c), fast_playout=bool(fast_playout))
+        Reproducible for a given seed; the GIL is released during the search.  ``max_seconds``
+        (0: none) is a time budget: the search stops then with the simulations run so far
+        (``timed_out`` True; ``simulations`` caps it)."""
+        r = _core.playout_mcts(self, int(simulations), seed=int(seed), c=float(c), fast_playout=bool(fast_playout),
+                               max_seconds=float(max_seconds))
         names = [self.action_to_str(int(a)) for a in r["actions"]]
         return MCTSResult(
             best=self.action_to_str(int(r["best_action"])),
             value=float(r["value"]),
             visits={m: int(v) for m, v in zip(names, r["visits"])},
             q={m: float(q) for m, q in zip(names, r["q"])},
+            simulations=int(r["simulations"]),
+            timed_out=bool(r["timed_out"]),
         )
 
     # --- pictures -----------------------------------------------------------------------

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
+import re
 import sys
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 
 def _kv(text: str):
@@ -123,8 +126,122 @@ def example_options(args: argparse.Namespace) -> Dict[str, Any]:
     return opts
 
 
+def _fail(msg: str) -> SystemExit:
+    return SystemExit(f"mavgame: {msg}")
+
+
+def _writable_dir_or_creatable(opt: str, path: str, *, is_file: bool = False) -> None:
+    """``path`` (a folder the command writes into, or with ``is_file`` a file) exists as such and is
+    writable, or can be created: its nearest existing ancestor is a writable folder."""
+    p = os.path.abspath(path)
+    if os.path.exists(p):
+        if is_file and os.path.isdir(p):
+            raise _fail(f"{opt} {path}: is a folder, not a file")
+        if not is_file and not os.path.isdir(p):
+            raise _fail(f"{opt} {path}: is a file, not a folder")
+        if not os.access(p, os.W_OK):
+            raise _fail(f"{opt} {path}: not writable")
+        return
+    parent = os.path.dirname(p)
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise _fail(f"{opt} {path}: {parent} is a file, not a folder")
+    if not os.access(parent, os.W_OK):
+        raise _fail(f"{opt} {path}: cannot be created ({parent} is not writable)")
+
+
+_DEVICE = re.compile(r"auto|cpu|mps|cuda(:\d+)?")
+
+
+def check_arguments(args: argparse.Namespace) -> None:
+    """Per-argument checks of ``mavgame train``, before any generation or training starts: one
+    ``mavgame: --ARG VALUE: ...`` line (SystemExit) naming the first bad argument."""
+    from .. import _core
+    from .config import PRESETS, MAVConfig
+    from .data import MANIFEST
+
+    def at_least(opt: str, lo: int, *, what: str = "") -> None:
+        v = getattr(args, opt.lstrip("-").replace("-", "_"))
+        if v is not None and v < lo:
+            raise _fail(f"{opt} {v}: must be >= {lo}{what}")
+
+    def number(opt: str, lo: float, hi: Optional[float] = None, *, lo_open: bool = False,
+               hi_open: bool = False) -> None:
+        v = getattr(args, opt.lstrip("-").replace("-", "_"))
+        bad = not math.isfinite(v) or (v <= lo if lo_open else v < lo)
+        if hi is not None:
+            bad = bad or (v >= hi if hi_open else v > hi)
+        if bad:
+            rng = f"{'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}" if hi is not None else \
+                f"{'>' if lo_open else '>='} {lo:g}"
+            raise _fail(f"{opt} {v:g}: must be {'in ' if hi is not None else ''}{rng}")
+
+    # data
+    if args.game not in _core.games():
+        raise _fail(f"--game {args.game}: unknown game (games: {', '.join(_core.games())})")
+    if args.board_size:
+        try:
+            _core.State(args.game, None, args.board_size)
+        except ValueError as e:
+            raise _fail(f"--board-size {args.board_size}: {e}") from None
+    for f in args.pgn:
+        if not os.path.isfile(f):
+            raise _fail(f"--pgn {f}: {'is a folder' if os.path.isdir(f) else 'file not found'}")
+        if not os.access(f, os.R_OK):
+            raise _fail(f"--pgn {f}: not readable")
+    at_least("--pgn-every", 1)
+    at_least("--pgn-skip", 0)
+    at_least("--games", 0, what=" (0: use the position set already in --data)")
+    number("--epsilon", 0.0, 1.0)
+    at_least("--random-opening", 0)
+    at_least("--data-seed", 0)
+    at_least("--gen-workers", 1)
+    number("--val-fraction", 0.0, 1.0, hi_open=True)
+    has_set = (Path(args.data) / "train" / MANIFEST).exists()
+    if not has_set:   # the set will be generated there
+        _writable_dir_or_creatable("--data", args.data)
+    # model
+    if args.preset not in PRESETS:
+        raise _fail(f"--preset {args.preset}: unknown preset (presets: {', '.join(PRESETS)})")
+    for opt in ("--d-model", "--layers", "--heads", "--kv-heads", "--d-ff", "--max-seq-len"):
+        at_least(opt, 1)
+    at_least("--line-pos", 0)
+    shape = dict(PRESETS[args.preset], max_seq_len=args.max_seq_len, vocab_size=1, line_pos=args.line_pos,
+                 newline_id=0)
+    given = []
+    for opt, key in (("--d-model", "d_model"), ("--layers", "n_layers"), ("--heads", "n_heads"),
+                     ("--kv-heads", "n_kv_heads"), ("--d-ff", "d_ff")):
+        v = getattr(args, opt[2:].replace("-", "_"))
+        if v is not None:
+            shape[key] = v
+            given.append(f"{opt} {v}")
+    try:
+        MAVConfig(**shape)
+    except ValueError as e:
+        raise _fail(f"--preset {args.preset}{''.join(', ' + g for g in given)}: {e}") from None
+    # training
+    if args.out is not None:
+        _writable_dir_or_creatable("--out", args.out)
+    for opt in ("--steps", "--batch-size", "--grad-accum", "--eval-every", "--eval-batches", "--checkpoint-every"):
+        at_least(opt, 1)
+    number("--lr", 0.0, lo_open=True)
+    number("--min-lr-ratio", 0.0, 1.0)
+    at_least("--warmup", 0)
+    number("--weight-decay", 0.0)
+    number("--grad-clip", 0.0, lo_open=True)
+    for opt in ("--seed", "--workers", "--threads", "--gen-eval-positions", "--stop-after",
+                "--final-eval-positions", "--ood-games"):
+        at_least(opt, 0)
+    if not _DEVICE.fullmatch(args.device):
+        raise _fail(f"--device {args.device}: must be auto, cpu, mps, cuda or cuda:N")
+    if args.export is not None:
+        _writable_dir_or_creatable("--export", args.export, is_file=True)
+
+
 def run(args: argparse.Namespace) -> int:
     from .data import MANIFEST, PROGRESS, generate_positions
+    check_arguments(args)
     data = Path(args.data)
     if not (data / "train" / MANIFEST).exists() and args.pgn:
         from .data import positions_from_pgn

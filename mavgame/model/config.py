@@ -9,6 +9,14 @@ from typing import Any, Dict
 _MLP_KINDS = ("swiglu", "geglu")
 
 
+# Named model sizes (d_model, n_layers, n_heads, n_kv_heads, d_ff) for training (``--preset``).
+PRESETS: Dict[str, Dict[str, int]] = {
+    "tiny": dict(d_model=32, n_layers=2, n_heads=2, n_kv_heads=1, d_ff=64),
+    "small": dict(d_model=128, n_layers=4, n_heads=4, n_kv_heads=1, d_ff=384),
+    "base": dict(d_model=256, n_layers=6, n_heads=8, n_kv_heads=2, d_ff=768),
+}
+
+
 @dataclass
 class MAVConfig:
     """Shape of a decoder-only transformer in the Gemini/Llama family.

@@ -29,6 +29,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from .config import PRESETS as _PRESETS
 from .config import MAVConfig
 from .data import MAVDataset, PositionStore, batch_seed, pad_batch
 from .transformer import MAVTransformer
@@ -37,12 +38,8 @@ CHECKPOINT = "checkpoint.pt"
 LOG = "log.jsonl"
 EXPORT = "model.safetensors"
 
-# Named model sizes (d_model, n_layers, n_heads, n_kv_heads, d_ff).
-PRESETS: Dict[str, Dict[str, int]] = {
-    "tiny": dict(d_model=32, n_layers=2, n_heads=2, n_kv_heads=1, d_ff=64),
-    "small": dict(d_model=128, n_layers=4, n_heads=4, n_kv_heads=1, d_ff=384),
-    "base": dict(d_model=256, n_layers=6, n_heads=8, n_kv_heads=2, d_ff=768),
-}
+# Named model sizes: in config.py (torch-free, so that `mavgame train` checks --preset before any work).
+PRESETS = _PRESETS
 
 
 @dataclass
