@@ -18,7 +18,7 @@ KERNELS = ROOT / "kernels"
 BUILD = ROOT / "build" / "kernels-cpu"
 CXX = os.environ.get("CXX", "g++")
 CC = os.environ.get("CC", "gcc")
-CXXFLAGS = ["-x", "c++", "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread"]
+CXXFLAGS = ["-x", "c++", "-std=c++20", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread"]
 C_REFS = [ROOT / "csrc" / "model" / "layers.c", ROOT / "csrc" / "model" / "matmul.c"]
 
 pytestmark = pytest.mark.skipif(shutil.which(CXX) is None or shutil.which(CC) is None,

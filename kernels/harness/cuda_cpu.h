@@ -2,7 +2,7 @@
  * cuda_cpu.h - a CPU execution harness for the CUDA subset mavgame's kernels use, so that a
  * kernel source (kernels/X.cu) compiles as C++ with g++/clang++ and runs without a GPU.
  *
- * A launch runs the blocks of the grid one by one, in a shuffled order; the threads of a block are
+ * Needs C++20 (std::atomic::wait).  A launch runs the blocks of the grid one by one, in a shuffled order; the threads of a block are
  * real, concurrent OS threads (one std::thread per CUDA thread, reused across the blocks of a
  * launch).  Provided: threadIdx / blockIdx / blockDim / gridDim, shared memory (MGK_SHARED,
  * MGK_SHARED_DYN: one arena per block), __syncthreads (a real barrier of the block's threads),
@@ -34,6 +34,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -65,29 +66,30 @@ namespace mgk {
 /* A reusable barrier of n threads; `exited` counts the threads of the block that returned, so a
  * barrier nobody else can complete is reported instead of hanging. */
 struct Barrier {
-    std::mutex m;
-    std::condition_variable cv;
-    int n = 0, count = 0, exited = 0;
-    unsigned long gen = 0;
+    std::atomic<int> count{0}, exited{0};
+    std::atomic<unsigned> gen{0};
+    int n = 0;
+    /* seq_cst increments then loads: of a waiter and an exiting thread racing, one sees the other */
     void wait(const char *what)
     {
-        std::unique_lock<std::mutex> l(m);
-        unsigned long g = gen;
-        if (++count == n) {
-            count = 0;
-            gen++;
-            cv.notify_all();
+        unsigned g = gen.load();
+        int c = count.fetch_add(1) + 1;
+        if (c == n) {
+            count.store(0);
+            gen.fetch_add(1);
+            gen.notify_all();
             return;
         }
-        if (exited > 0 && count + exited == n)
+        int e = exited.load();
+        if (e > 0 && c + e == n)
             fail(what);
-        cv.wait(l, [&] { return gen != g; });
+        while (gen.load() == g)
+            gen.wait(g);
     }
     void exit_thread(const char *what)
     {
-        std::lock_guard<std::mutex> l(m);
-        exited++;
-        if (count > 0 && count + exited == n)
+        int e = exited.fetch_add(1) + 1, c = count.load();
+        if (c > 0 && c + e == n)
             fail(what);
     }
 };
@@ -121,9 +123,10 @@ inline thread_local ThreadCtx tls;
 
 inline void jitter()
 {
-    int k = (int)(tls.rng() % 4u);
-    for (int i = 0; i < k; i++)
-        std::this_thread::yield();
+    unsigned r = tls.rng();
+    if (r % 4u == 0) /* a quarter of the threads step back once or twice */
+        for (unsigned i = 0; i <= (r >> 8) % 2u; i++)
+            std::this_thread::yield();
 }
 
 inline unsigned long seed_from_env()
@@ -205,9 +208,9 @@ template <class F> void launch(dim3 grid, dim3 block, size_t dyn_bytes, F f)
         std::fill(L.arena.begin(), L.arena.end(), (unsigned char)0xff);
         std::fill(L.dyn.begin(), L.dyn.end(), (unsigned char)0xff);
         L.bid = uint3{(unsigned)(b % grid.x), (unsigned)(b / grid.x % grid.y), (unsigned)(b / ((long)grid.x * grid.y))};
-        L.sync.exited = 0;
+        L.sync.exited.store(0);
         for (auto &w : L.warps)
-            w.bar.exited = 0;
+            w.bar.exited.store(0);
         start.wait("start");
         done.wait("done");
     }
