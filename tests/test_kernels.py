@@ -101,3 +101,21 @@ def test_harness_aborts_on_a_barrier_not_every_thread_reaches():
     exe = build(KERNELS / "harness" / "selftest.cu", main=False)
     res = run(exe, "diverge")
     assert res.returncode != 0 and "__syncthreads not reached" in res.stderr, res.stdout + res.stderr
+
+
+def test_harness_catches_a_missing_barrier_in_a_real_kernel():
+    """matmul.cu's tiled kernel with its second __syncthreads (the one before the next tile's
+    loads overwrite shared memory) removed must fail its own driver's checks."""
+    text = (KERNELS / "matmul.cu").read_text()
+    kernel2 = text.index("__global__ void matmul_kernel2")
+    first = text.index("__syncthreads();", kernel2)
+    second = text.index("__syncthreads();", first + 1)
+    broken = BUILD / "matmul_nobarrier.cu"
+    BUILD.mkdir(parents=True, exist_ok=True)
+    new = text[:second] + "/* barrier removed */" + text[second + len("__syncthreads();"):]
+    if not broken.exists() or broken.read_text() != new:
+        broken.write_text(new)
+    exe = build(broken, main=True)
+    res = run(exe)
+    assert res.returncode == 1 and "MISMATCH matmul2" in res.stdout, res.stdout[-3000:]
+    assert "MISMATCH matmul1" not in res.stdout
