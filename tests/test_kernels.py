@@ -1,7 +1,7 @@
 """The CUDA kernels (kernels/*.cu) run on the CPU execution harness (kernels/harness/cuda_cpu.h):
 each kernel file's driver is compiled as C++ with g++ and checks every variant against its C
 reference (the CPU engine's own function in csrc/model/) on random, ragged and edge shapes, under
-two thread-order seeds.  The harness itself is checked too: warp operations and atomics, a
+a thread-order seed (two more with -m slow).  The harness itself is checked too: warp operations and atomics, a
 deliberately missing __syncthreads must give a wrong result, and a divergent one must abort.
 
 No GPU is needed or used here (docs/kernels.md: how to run the same drivers on a GPU)."""
@@ -76,7 +76,7 @@ def test_every_kernel_file_has_a_driver():
 
 
 @pytest.mark.parametrize("src", KERNEL_FILES, ids=[f.stem for f in KERNEL_FILES])
-@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("seed", [1, pytest.param(2, marks=pytest.mark.slow), pytest.param(3, marks=pytest.mark.slow)])
 def test_kernel_matches_its_c_reference_on_the_harness(src, seed):
     exe = build(src, main=True)
     res = run(exe, "--seed", str(seed), seed=seed)

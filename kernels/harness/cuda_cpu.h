@@ -98,7 +98,7 @@ constexpr size_t kStaticShared = 48 * 1024;
 
 struct Warp {
     Barrier bar;
-    uint64_t slot[32];
+    uint64_t slot[2][32]; /* double-buffered: one barrier per exchange (see exchange) */
     int size = 32;
 };
 
@@ -116,6 +116,7 @@ struct ThreadCtx {
     Launch *L = nullptr;
     uint3 tid{0, 0, 0};
     int linear = 0;
+    unsigned xparity = 0; /* which warp slot buffer this thread's next exchange uses */
     size_t shared_off = 0;
     std::minstd_rand rng;
 };
@@ -197,6 +198,7 @@ template <class F> void launch(dim3 grid, dim3 block, size_t dyn_bytes, F f)
                 if (stop)
                     return;
                 tls.shared_off = 0;
+                tls.xparity = 0;
                 jitter();
                 f();
                 L.sync.exit_thread("__syncthreads not reached by every thread of the block (some returned)");
@@ -231,6 +233,9 @@ inline void check_mask(unsigned mask, const Warp &w)
         fail("warp operation with a mask other than the warp's active lanes");
 }
 
+/* Each lane publishes its value, waits for the warp, reads its source lane.  Consecutive exchanges
+ * alternate between two slot buffers: a lane can only write buffer b again two exchanges later,
+ * after a barrier that every lane reaches only once it has read this exchange's values. */
 template <class T> T exchange(unsigned mask, T v, int src)
 {
     static_assert(sizeof(T) <= 8, "shuffle of a type over 8 bytes");
@@ -238,10 +243,11 @@ template <class T> T exchange(unsigned mask, T v, int src)
     check_mask(mask, w);
     uint64_t bits = 0;
     std::memcpy(&bits, &v, sizeof v);
-    w.slot[lane_id()] = bits;
+    uint64_t *slot = w.slot[tls.xparity];
+    tls.xparity ^= 1u;
+    slot[lane_id()] = bits;
     w.bar.wait("__shfl: a lane of the warp returned");
-    uint64_t r = src >= 0 && src < w.size ? w.slot[src] : ~(uint64_t)0; /* inactive lane: poison */
-    w.bar.wait("__shfl: a lane of the warp returned");
+    uint64_t r = src >= 0 && src < w.size ? slot[src] : ~(uint64_t)0; /* inactive lane: poison */
     T out;
     std::memcpy(&out, &r, sizeof out);
     return out;
@@ -293,14 +299,15 @@ template <class T> T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int widt
 }
 inline unsigned __ballot_sync(unsigned mask, int pred)
 {
+    unsigned r = 0;
     mgk::Warp &w = mgk::my_warp();
     mgk::check_mask(mask, w);
-    w.slot[mgk::lane_id()] = pred != 0;
+    uint64_t *slot = w.slot[mgk::tls.xparity];
+    mgk::tls.xparity ^= 1u;
+    slot[mgk::lane_id()] = pred != 0;
     w.bar.wait("__ballot_sync: a lane of the warp returned");
-    unsigned r = 0;
     for (int i = 0; i < w.size; i++)
-        r |= (unsigned)w.slot[i] << i;
-    w.bar.wait("__ballot_sync: a lane of the warp returned");
+        r |= (unsigned)slot[i] << i;
     return r;
 }
 inline int __any_sync(unsigned mask, int pred) { return __ballot_sync(mask, pred) != 0; }
