@@ -10,11 +10,16 @@
 #ifndef MGK_H
 #define MGK_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 enum { MGK_OK = 0, MGK_ERR_ARG = 1, MGK_ERR_LAUNCH = 2 };
+
+/* The number of usable CUDA devices (0 without a GPU or driver), with a sentence in msg. */
+int mgk_device_count(char *msg, size_t msglen);
 
 #define MGK_MAX_HEAD_DIM 128 /* the attention kernels keep a head's row in registers/shared memory */
 

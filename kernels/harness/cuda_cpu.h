@@ -381,6 +381,15 @@ inline cudaError_t cudaMemset(void *d, int v, size_t n) { std::memset(d, v, n); 
 inline cudaError_t cudaFree(void *p) { std::free(p); return cudaSuccess; }
 inline cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
 inline cudaError_t cudaGetLastError() { return cudaSuccess; }
-inline const char *cudaGetErrorString(cudaError_t e) { return e ? "harness allocation failed" : "no error"; }
+enum { cudaErrorNoDevice = 100 };
+inline cudaError_t cudaGetDeviceCount(int *n)
+{
+    *n = 0;
+    return cudaErrorNoDevice;
+}
+inline const char *cudaGetErrorString(cudaError_t e)
+{
+    return e == cudaErrorNoDevice ? "CPU harness: no CUDA-capable device" : e ? "harness allocation failed" : "no error";
+}
 
 #endif
