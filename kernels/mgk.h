@@ -59,6 +59,13 @@ int mgk_attention_prefill(int variant, float *out, const float *q, const float *
                           const int *seq_start, const int *seq_slot, const int *seq_pos0, int n_seq, int max_rows,
                           int S, int H, int KV, int hd);
 
+/* The next token of each row of logits[rows][V] (tok[rows]) and the softmax over the bucket
+ * tokens' logits of each row (probs[rows][n_buckets], n_buckets <= 64): plain argmax when
+ * n_group == 0, else grouped greedy over group[n_group] (in_group[V] marks them)
+ * (mg_choose_token, mg_bucket_probs). Variant 1. */
+int mgk_choose(int variant, int *tok, float *probs, const float *logits, int rows, int V,
+               const unsigned char *in_group, const int *group, int n_group, const int *bucket_ids, int n_buckets);
+
 #ifdef __cplusplus
 }
 #endif

@@ -19,7 +19,7 @@ BUILD = ROOT / "build" / "kernels-cpu"
 CXX = os.environ.get("CXX", "g++")
 CC = os.environ.get("CC", "gcc")
 CXXFLAGS = ["-x", "c++", "-std=c++20", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread"]
-C_REFS = [ROOT / "csrc" / "model" / "layers.c", ROOT / "csrc" / "model" / "matmul.c"]
+C_REFS = [ROOT / "csrc" / "model" / n for n in ("layers.c", "matmul.c", "choose.c")]
 
 pytestmark = pytest.mark.skipif(shutil.which(CXX) is None or shutil.which(CC) is None,
                                 reason=f"needs a C++ compiler ({CXX}) and a C compiler ({CC})")
