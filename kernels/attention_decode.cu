@@ -149,10 +149,12 @@ int main(int argc, char **argv)
     drv::Rng rng(drv::seed_arg(argc, argv));
     int fails = 0;
     /* rows, H, KV, hd, S, n_split (0: the launcher's choice) */
-    const int shapes[][6] = {{1, 1, 1, 1, 1, 1},     {1, 2, 1, 24, 40, 3},   {3, 4, 2, 64, 200, 0},
+    std::vector<std::vector<int>> shapes = {{1, 1, 1, 1, 1, 1},     {1, 2, 1, 24, 40, 3},   {3, 4, 2, 64, 200, 0},
                              {2, 8, 2, 128, 150, 7}, {2, 3, 3, 72, 90, 40}, {4, 6, 1, 32, 129, 2},
                              {1 + rng.below(6), 4, 1 + rng.below(2) * 3, 8 * (1 + rng.below(16)), 1 + rng.below(200),
                               rng.below(9)}};
+    if (drv::bench_arg(argc, argv))
+        shapes.insert(shapes.end(), {{32, 16, 16, 128, 1024, 0}, {64, 16, 4, 128, 2048, 0}});
     for (auto &sh : shapes) {
         int rows = sh[0], H = sh[1], KV = sh[2], hd = sh[3], S = sh[4], ns = sh[5];
         if (H % KV)

@@ -128,9 +128,11 @@ int main(int argc, char **argv)
     drv::Rng rng(drv::seed_arg(argc, argv));
     int fails = 0;
     /* sequences, most rows, H, KV, hd, S, whether sequences start after a cached prefix */
-    const int shapes[][7] = {{1, 1, 1, 1, 1, 1, 0},   {1, 5, 2, 1, 24, 8, 0},   {3, 40, 4, 2, 64, 64, 1},
+    std::vector<std::vector<int>> shapes = {{1, 1, 1, 1, 1, 1, 0},   {1, 5, 2, 1, 24, 8, 0},   {3, 40, 4, 2, 64, 64, 1},
                              {2, 17, 2, 2, 128, 48, 1}, {4, 33, 6, 3, 40, 70, 1}, {1, 70, 2, 1, 32, 80, 0},
                              {1 + rng.below(4), 1 + rng.below(50), 4, 1 + rng.below(2), 8 * (1 + rng.below(16)), 60, 1}};
+    if (drv::bench_arg(argc, argv))
+        shapes.insert(shapes.end(), {{8, 512, 16, 16, 128, 1024, 0}, {4, 1024, 16, 4, 128, 2048, 1}});
     for (auto &sh : shapes) {
         int n_seq = sh[0], most = sh[1], H = sh[2], KV = sh[3], hd = sh[4], S = sh[5], prefix = sh[6];
         if (H % KV)

@@ -94,6 +94,16 @@ inline uint64_t seed_arg(int argc, char **argv)
     return 1;
 }
 
+/* --bench: add the benchmark shapes (a 1-2B-parameter model's) to the test shapes; GPU only, they
+ * would take minutes on the harness */
+inline bool bench_arg(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (std::string(argv[i]) == "--bench")
+            return true;
+    return false;
+}
+
 /* Time fn() on a GPU (median-free: mean over reps after a warm-up) in microseconds; on the CPU
  * harness nothing is timed (its timings say nothing about a GPU) and -1 is returned. */
 template <class F> double time_us(F fn, int reps = 50)

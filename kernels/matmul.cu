@@ -94,8 +94,10 @@ int main(int argc, char **argv)
     drv::Rng rng(drv::seed_arg(argc, argv));
     int fails = 0;
     /* n, in, out: edges (1), non-multiples of the tile and the panel, and a random one */
-    const int shapes[][3] = {{1, 1, 1},    {1, 5, 17},   {3, 33, 31},  {33, 64, 48},
-                             {40, 70, 100}, {64, 128, 96}, {1 + rng.below(70), 1 + rng.below(150), 1 + rng.below(150)}};
+    std::vector<std::vector<int>> shapes = {{1, 1, 1},     {1, 5, 17},    {3, 33, 31}, {33, 64, 48},
+                                            {40, 70, 100}, {64, 128, 96}, {1 + rng.below(70), 1 + rng.below(150), 1 + rng.below(150)}};
+    if (drv::bench_arg(argc, argv))
+        shapes.insert(shapes.end(), {{64, 2048, 2048}, {512, 2048, 2048}, {512, 2048, 5632}});
     for (auto &s : shapes)
         for (int acc = 0; acc <= 1; acc++) {
             int n = s[0], in = s[1], out = s[2];

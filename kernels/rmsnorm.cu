@@ -67,7 +67,10 @@ int main(int argc, char **argv)
 {
     drv::Rng rng(drv::seed_arg(argc, argv));
     int fails = 0;
-    const int shapes[][2] = {{1, 1}, {1, 31}, {3, 33}, {7, 128}, {5, 257}, {2, 1000}, {1 + rng.below(40), 1 + rng.below(700)}};
+    std::vector<std::vector<int>> shapes = {{1, 1}, {1, 31}, {3, 33}, {7, 128}, {5, 257}, {2, 1000},
+                                            {1 + rng.below(40), 1 + rng.below(700)}};
+    if (drv::bench_arg(argc, argv))
+        shapes.insert(shapes.end(), {{64, 2048}, {512, 2048}});
     for (auto &s : shapes) {
         int n = s[0], d = s[1];
         auto x = drv::randv(rng, (size_t)n * d, -3, 3), w = drv::randv(rng, (size_t)d);
