@@ -38,22 +38,24 @@ def _headers():
         list((ROOT / "csrc" / "model").glob("*.h"))
 
 
-def build(src: Path, main: bool) -> Path:
-    """Compile one kernel source (with -DMGK_MAIN: its driver) for the harness; cached by content."""
+def build(src: Path, main: bool, extra=()) -> Path:
+    """Compile one kernel source (with -DMGK_MAIN: its driver) for the harness; cached by content.
+    `extra`: more flags for the C and C++ compilers (a sanitizer)."""
     BUILD.mkdir(parents=True, exist_ok=True)
-    flags = CXXFLAGS + (["-DMGK_MAIN"] if main else [])
+    extra = list(extra)
+    flags = CXXFLAGS + (["-DMGK_MAIN"] if main else []) + extra
     exe = BUILD / f"{src.stem}-{_digest([src, *C_REFS, *_headers()], flags + [CXX, CC])}"
     if exe.exists():
         return exe
     objs = []
     for c in C_REFS:
         obj = BUILD / f"{c.stem}.{os.getpid()}.o"
-        subprocess.run([CC, "-std=c11", "-O2", "-D_POSIX_C_SOURCE=200809L", "-c", str(c), "-o", str(obj)],
+        subprocess.run([CC, "-std=c11", "-O2", "-D_POSIX_C_SOURCE=200809L", *extra, "-c", str(c), "-o", str(obj)],
                        check=True)
         objs.append(str(obj))
     tmp = exe.with_suffix(f".tmp{os.getpid()}")
-    res = subprocess.run([CXX, *flags, f"-I{KERNELS}", f"-I{ROOT / 'csrc'}", str(src), "-x", "none", *objs, "-lm",
-                          "-o", str(tmp)], capture_output=True, text=True)
+    res = subprocess.run([CXX, *flags, f"-I{KERNELS}", f"-I{ROOT / 'csrc'}", str(src), "-x", "none", *objs, *extra,
+                          "-lm", "-o", str(tmp)], capture_output=True, text=True)
     for o in objs:
         os.unlink(o)
     assert res.returncode == 0, f"{src.name} does not compile on the harness:\n{res.stderr[-4000:]}"
@@ -119,3 +121,25 @@ def test_harness_catches_a_missing_barrier_in_a_real_kernel():
     res = run(exe)
     assert res.returncode == 1 and "MISMATCH matmul2" in res.stdout, res.stdout[-3000:]
     assert "MISMATCH matmul1" not in res.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("src", KERNEL_FILES, ids=[f.stem for f in KERNEL_FILES])
+def test_kernel_has_no_data_race_under_thread_sanitizer(src):
+    """Every driver built with -fsanitize=thread (about 2 minutes for all on 2 cores): no race between
+    the threads of a block, and the checks still pass."""
+    exe = build(src, main=True, extra=["-fsanitize=thread", "-g"])
+    res = run(exe, timeout=600)
+    if "FATAL: ThreadSanitizer" in res.stderr and "memory layout" in res.stderr:
+        pytest.skip("ThreadSanitizer cannot run here (memory layout / ASLR)")
+    assert "ThreadSanitizer" not in res.stderr, res.stderr[-4000:]
+    assert res.returncode == 0 and "ALL CHECKS PASSED" in res.stdout, res.stdout[-3000:]
+
+
+@pytest.mark.slow
+def test_thread_sanitizer_sees_the_missing_barrier():
+    exe = build(KERNELS / "harness" / "selftest.cu", main=False, extra=["-fsanitize=thread", "-g"])
+    res = run(exe, "nobarrier", timeout=600)
+    if "FATAL: ThreadSanitizer" in res.stderr and "memory layout" in res.stderr:
+        pytest.skip("ThreadSanitizer cannot run here (memory layout / ASLR)")
+    assert "ThreadSanitizer: data race" in res.stderr, res.stderr[-3000:]
