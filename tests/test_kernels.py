@@ -49,7 +49,7 @@ def build(src: Path, main: bool, extra=()) -> Path:
         return exe
     objs = []
     for c in C_REFS:
-        obj = BUILD / f"{c.stem}.{os.getpid()}.o"
+        obj = BUILD / f"{c.stem}.{src.stem}.{os.getpid()}.o"
         subprocess.run([CC, "-std=c11", "-O2", "-D_POSIX_C_SOURCE=200809L", *extra, "-c", str(c), "-o", str(obj)],
                        check=True)
         objs.append(str(obj))
@@ -69,6 +69,19 @@ def run(exe: Path, *args, seed: int = 1, timeout: float = 120):
 
 
 KERNEL_FILES = sorted(KERNELS.glob("*.cu"))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _build_all_in_parallel():
+    """Compile every driver and the selftest at once (the compiles dominate this file's time)."""
+    from concurrent.futures import ThreadPoolExecutor
+    jobs = [(f, True) for f in KERNEL_FILES] + [(KERNELS / "harness" / "selftest.cu", False)]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        for fut in [pool.submit(build, f, m) for f, m in jobs]:
+            try:
+                fut.result()
+            except AssertionError:
+                pass  # reported by the test of that file
 
 
 def test_every_kernel_file_has_a_driver():
