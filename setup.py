@@ -8,6 +8,9 @@ Environment switches:
                        and picked at load time (csrc/multiversion.h)
   MAVGAME_PORTABLE=1   accepted for compatibility (portable is the default)
   MAVGAME_NO_CUDA=1    skip the CUDA kernels even if nvcc is found
+  MAVGAME_REQUIRE_CUDA=1  fail the build if the CUDA kernels do not compile (default: warn, build CPU-only)
+  MAVGAME_CUDA_ARCH    extra nvcc architecture flags, e.g. "-gencode arch=compute_90,code=sm_90"
+                       (default: nvcc's default target, with PTX that the driver compiles for newer GPUs)
   MAVGAME_SANITIZE=1   build with AddressSanitizer + UBSan (load with LD_PRELOAD=libasan)
 """
 import os
@@ -15,6 +18,8 @@ import platform
 import shutil
 import subprocess
 import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy
@@ -44,33 +49,77 @@ def find_nvcc():
     return nvcc
 
 
+def cuda_lib_dirs(nvcc):
+    """The directories nvcc itself links the CUDA runtime from (its dry run prints them): an nvcc on
+    PATH may be a wrapper script far from the toolkit, so its own location says nothing."""
+    out = subprocess.run([nvcc, "--dryrun", "-x", "cu", "-c", os.devnull, "-o", os.devnull], capture_output=True,
+                         text=True, timeout=60)
+    dirs = []
+    for line in (out.stdout + out.stderr).splitlines():
+        if "LIBRARIES=" in line:
+            dirs += [d.strip('"')[2:] for d in line.split("LIBRARIES=", 1)[1].split() if d.strip('"').startswith("-L")]
+    dirs.append(str(Path(nvcc).resolve().parent.parent / "lib64"))
+    return [d for d in dirs if not d.endswith("stubs") and Path(d).is_dir()]
+
+
+def compile_kernels(nvcc, cus, objdir, werror):
+    """nvcc -c every kernel file (in parallel); returns the objects.  Raises on the first failure."""
+    arch = os.environ.get("MAVGAME_CUDA_ARCH", "").split()
+    host = "-fPIC,-Wall,-Wextra" + (",-Werror" if werror else "")
+    jobs = []
+    for cu in cus:
+        obj = objdir / (cu.stem + ".o")
+        cmd = [nvcc, "-O3", "-std=c++17", *arch, "-Xcompiler", host, "-c", str(cu), "-o", str(obj),
+               "-I", str(ROOT / "csrc"), "-I", str(ROOT / "kernels")]
+        if werror:
+            cmd[1:1] = ["-Werror", "all-warnings"]
+        jobs.append((cmd, obj))
+
+    def run(job):
+        res = subprocess.run(job[0], capture_output=True, text=True)
+        if res.returncode != 0:
+            raise RuntimeError(f"{' '.join(job[0])}\n{res.stdout}{res.stderr}")
+        return str(job[1])
+
+    with ThreadPoolExecutor(max_workers=max(1, min(len(jobs), os.cpu_count() or 1))) as pool:
+        return list(pool.map(run, jobs))
+
+
 class BuildExt(build_ext):
-    """Compiles kernels/*.cu with nvcc when present, then the C extension."""
+    """Compiles kernels/*.cu with nvcc when present, then the C extension.  A failed CUDA build
+    warns and falls back to the CPU package (MAVGAME_REQUIRE_CUDA=1 makes it an error)."""
 
     def build_extensions(self):
         cus = sorted((ROOT / "kernels").glob("*.cu"))
         nvcc = find_nvcc()
         ext = self.extensions[0]
         if not cus:
-            print("mavgame: no CUDA kernels in kernels/ yet; building the CPU package", file=sys.stderr)
+            print("mavgame: no CUDA kernels in kernels/; building the CPU package", file=sys.stderr)
         elif nvcc is None:
             print("mavgame: nvcc not found; building the CPU-only package (CUDA kernels skipped)", file=sys.stderr)
         else:
-            print(f"mavgame: building {len(cus)} CUDA kernel file(s) with {nvcc}", file=sys.stderr)
             objdir = Path(self.build_temp) / "kernels"
             objdir.mkdir(parents=True, exist_ok=True)
-            for cu in cus:
-                obj = objdir / (cu.stem + ".o")
-                cmd = [nvcc, "-O3", "-std=c++17", "-Xcompiler", "-fPIC", "-c", str(cu), "-o", str(obj),
-                       "-I", str(ROOT / "csrc")]
-                print(" ".join(cmd), file=sys.stderr)
-                subprocess.check_call(cmd)
-                ext.extra_objects.append(str(obj))
-            cuda_lib = Path(nvcc).resolve().parent.parent / "lib64"
-            ext.library_dirs.append(str(cuda_lib))
-            ext.runtime_library_dirs.append(str(cuda_lib))
-            ext.libraries.append("cudart")
-            ext.define_macros.append(("MG_WITH_CUDA", "1"))
+            t0 = time.time()
+            try:
+                libdirs = cuda_lib_dirs(nvcc)
+                static = [Path(d) / "libcudart_static.a" for d in libdirs if (Path(d) / "libcudart_static.a").exists()]
+                if not static:
+                    raise RuntimeError(f"libcudart_static.a not found in {libdirs}")
+                objs = compile_kernels(nvcc, cus, objdir, env_flag("MAVGAME_WERROR"))
+            except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
+                if env_flag("MAVGAME_REQUIRE_CUDA"):
+                    raise
+                print(f"mavgame: WARNING: the CUDA kernels did not build, building the CPU-only package:\n{exc}",
+                      file=sys.stderr)
+            else:
+                print(f"mavgame: built {len(cus)} CUDA kernel file(s) with {nvcc} in {time.time() - t0:.1f} s",
+                      file=sys.stderr)
+                # the runtime linked statically: the module imports on machines without the CUDA
+                # libraries or a GPU (it then reports no device: _core.cuda_status())
+                ext.extra_objects += objs + [str(static[0])]
+                ext.libraries += ["dl", "rt", "stdc++"]
+                ext.define_macros.append(("MG_WITH_CUDA", "1"))
         super().build_extensions()
 
 

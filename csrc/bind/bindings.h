@@ -14,6 +14,7 @@ int mg_bind_mav(PyObject *m);
 int mg_bind_connect_four(PyObject *m);
 int mg_bind_hex(PyObject *m);
 int mg_bind_model(PyObject *m);
+int mg_bind_cuda(PyObject *m);
 
 static const mg_bind_fn MG_BINDINGS[] = {
     mg_bind_chess,
@@ -22,6 +23,7 @@ static const mg_bind_fn MG_BINDINGS[] = {
     mg_bind_connect_four,
     mg_bind_hex,
     mg_bind_model,
+    mg_bind_cuda,
     NULL, /* keep last */
 };
 

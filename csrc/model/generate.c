@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../game.h"
+#include "choose.h"
 #include "engine_impl.h"
 
 int mg_engine_budget(const mg_engine *e, const mg_gen_request *q, char *err, size_t errlen)
@@ -60,39 +61,9 @@ int mg_engine_budget(const mg_engine *e, const mg_gen_request *q, char *err, siz
     return q->max_new_tokens < room ? q->max_new_tokens : room;
 }
 
-/* The next token from logits z[V]: plain argmax (first maximum), or grouped greedy (see
- * mavgame/model/inference.py grouped_argmax): the group's most likely token if the group's total
- * probability beats the most likely other token, else that token.  With p = softmax(z) the test
- * sum_g p_g > p_o is sum_g exp(z_g - m) > exp(z_o - m) (the normaliser cancels), and the argmaxes of
- * p are those of z (lowest id on ties, as NumPy's argmax over the sorted group): so only the
- * group's exponentials are needed, in double. */
 static int choose(const mg_engine *e, const float *z, int grouped)
 {
-    int V = e->c.vocab_size;
-    if (!grouped) {
-        int best = 0;
-        for (int i = 1; i < V; i++)
-            if (z[i] > z[best])
-                best = i;
-        return best;
-    }
-    int gi = -1, oi = -1;
-    for (int i = 0; i < V; i++) {
-        if (e->in_group[i]) {
-            if (gi < 0 || z[i] > z[gi])
-                gi = i;
-        } else if (oi < 0 || z[i] > z[oi]) {
-            oi = i;
-        }
-    }
-    if (oi < 0)
-        return gi;
-    if (gi < 0)
-        return oi;
-    double m = z[gi] > z[oi] ? z[gi] : z[oi], pg = 0.0;
-    for (int k = 0; k < e->n_group; k++)
-        pg += exp((double)z[e->group[k]] - m);
-    return pg > exp((double)z[oi] - m) ? gi : oi;
+    return mg_choose_token(z, e->c.vocab_size, e->in_group, e->group, grouped ? e->n_group : 0);
 }
 
 /* Record token t of prompt b chosen from logits z: the bucket distribution if t is a value token. */
@@ -100,17 +71,7 @@ static void record(const mg_engine *e, const mg_gen_request *q, mg_gen_result *r
 {
     int b = e->bucket_of[t];
     if (b >= 0) {
-        double mx = z[q->bucket_ids[0]], sum = 0.0, ex[MG_ENGINE_MAX_BUCKETS];
-        for (int i = 1; i < q->n_buckets; i++)
-            if (z[q->bucket_ids[i]] > mx)
-                mx = z[q->bucket_ids[i]];
-        for (int i = 0; i < q->n_buckets; i++) {
-            ex[i] = exp((double)z[q->bucket_ids[i]] - mx);
-            sum += ex[i];
-        }
-        float *out = r->value_probs + (size_t)r->n_values * q->n_buckets;
-        for (int i = 0; i < q->n_buckets; i++)
-            out[i] = (float)(ex[i] / sum);
+        mg_bucket_probs(r->value_probs + (size_t)r->n_values * q->n_buckets, z, q->bucket_ids, q->n_buckets);
         r->value_steps[r->n_values++] = r->n_ids;
     }
     r->ids[r->n_ids++] = t;

@@ -281,6 +281,22 @@ def native_available() -> bool:
     return hasattr(_core, "MavEngine")
 
 
+def native_device_error(device: str) -> str:
+    """Why the native engine cannot run on ``device`` (anything but "cpu"), in one sentence: the CUDA
+    kernels (kernels/, ``_core.WITH_CUDA``) are missing from this build, or no device is usable, or
+    (with a device) the engine's forward pass does not call them yet."""
+    from .. import _core
+    if not str(device).startswith("cuda"):
+        return f"the native backend runs on 'cpu' (or 'cuda'), not on {device!r}"
+    n, why = _core.cuda_status()
+    if not _core.WITH_CUDA:
+        return f"device={device!r}: {why}; the native backend runs on the CPU with device='cpu'"
+    if n == 0:
+        return f"device={device!r}: {why}; the native backend runs on the CPU with device='cpu'"
+    return (f"device={device!r}: {why}, but the native engine's forward pass does not use the CUDA kernels yet "
+            "(they are checked on the CPU harness only, docs/kernels.md); use device='cpu', or backend='torch'")
+
+
 class NativeBackend:
     """The native C inference engine (``mavgame._core.MavEngine``, csrc/model) behind :func:`generate_ids`.
 
@@ -557,7 +573,7 @@ class MAVModel:
                     backend = "numpy"
         if backend == "native":
             if device != "cpu":
-                raise ValueError(f"the native backend runs on the CPU, not on {device!r}")
+                raise ValueError(native_device_error(device))
             be = NativeBackend(path, threads=threads)
             try:
                 info = json.loads(be.engine.info)

@@ -1,0 +1,96 @@
+/*
+ * selftest.cu - checks of the CPU harness itself (tests/test_kernels.py runs them):
+ *   ./selftest ok        shuffles, votes, atomics, shared memory and a barrier-correct block
+ *                        reduction give the right answers (exit 0)
+ *   ./selftest nobarrier the same reduction with its __syncthreads removed: the harness must make
+ *                        it give a wrong result (prints WRONG, exit 3)
+ *   ./selftest diverge   a __syncthreads that half the block skips: the harness aborts
+ * Plain C++ on the harness only (the directory is not compiled by setup.py).
+ */
+#include "../common.cuh"
+
+#include <cstdio>
+#include <vector>
+
+/* sum of x[0..n) per block: each thread writes its value to shared memory, then thread 0 adds them */
+template <bool Barrier> __global__ void block_sum(float *out, const float *x, int n)
+{
+    MGK_SHARED(float, buf, 256);
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    buf[threadIdx.x] = i < n ? x[i] : 0.0f;
+    if (Barrier)
+        __syncthreads();
+    if (threadIdx.x == 0) {
+        float s = 0.0f;
+        for (unsigned k = 0; k < blockDim.x; k++)
+            s += buf[k];
+        out[blockIdx.x] = s;
+    }
+}
+
+__global__ void warp_ops(int *out, float *fsum, int *imax)
+{
+    int lane = threadIdx.x % 32, t = threadIdx.x;
+    float v = (float)t;
+    float s = mgk_warp_sum(v);                           /* xor butterfly */
+    float down = __shfl_down_sync(MGK_FULL_MASK, v, 1);  /* lane 31 keeps its own */
+    float up = __shfl_up_sync(MGK_FULL_MASK, v, 2);      /* lanes 0, 1 keep their own */
+    float bc = __shfl_sync(MGK_FULL_MASK, v, 5);
+    unsigned bal = __ballot_sync(MGK_FULL_MASK, lane % 3 == 0);
+    int any = __any_sync(MGK_FULL_MASK, lane == 7), all = __all_sync(MGK_FULL_MASK, lane < 31);
+    int w0 = t - lane;
+    int ok = s == (float)(32 * w0 + 496) && down == (float)(lane == 31 ? t : t + 1) &&
+             up == (float)(lane < 2 ? t : t - 2) && bc == (float)(w0 + 5) && bal == 0x49249249u && any == 1 &&
+             all == 0;
+    out[blockIdx.x * blockDim.x + t] = ok;
+    atomicAdd(fsum, 1.0f);
+    atomicMax(imax, (int)(blockIdx.x * blockDim.x + t));
+}
+
+__global__ void diverge(float *out)
+{
+    if (threadIdx.x < blockDim.x / 2)
+        __syncthreads();
+    out[threadIdx.x] = 1.0f;
+}
+
+int main(int argc, char **argv)
+{
+    std::string mode = argc > 1 ? argv[1] : "ok";
+    const int n = 1000, bs = 256, nb = (n + bs - 1) / bs;
+    std::vector<float> x(n);
+    for (int i = 0; i < n; i++)
+        x[i] = (float)(i % 7);
+    std::vector<float> out(nb);
+    if (mode == "diverge") {
+        std::vector<float> o(64);
+        MGK_LAUNCH(diverge, dim3(1), dim3(64), 0, o.data());
+        std::printf("diverge: not caught\n");
+        return 0;
+    }
+    bool nob = mode == "nobarrier";
+    if (nob)
+        MGK_LAUNCH(block_sum<false>, dim3(nb), dim3(bs), 0, out.data(), x.data(), n);
+    else
+        MGK_LAUNCH(block_sum<true>, dim3(nb), dim3(bs), 0, out.data(), x.data(), n);
+    bool right = true;
+    for (int b = 0; b < nb; b++) {
+        float s = 0.0f;
+        for (int i = b * bs; i < n && i < (b + 1) * bs; i++)
+            s += x[i];
+        right &= out[b] == s;
+    }
+    if (nob) {
+        std::printf(right ? "missing barrier NOT detected\n" : "WRONG: missing barrier detected\n");
+        return right ? 0 : 3;
+    }
+    std::vector<int> flags(3 * 64, 0);
+    float fsum = 0.0f;
+    int imax = -1;
+    MGK_LAUNCH(warp_ops, dim3(3), dim3(64), 0, flags.data(), &fsum, &imax);
+    for (int f : flags)
+        right &= f == 1;
+    right &= fsum == 192.0f && imax == 191;
+    std::printf(right ? "selftest ok\n" : "selftest FAILED\n");
+    return right ? 0 : 1;
+}

@@ -1,0 +1,72 @@
+/*
+ * mgk.h - the host-side entry points of mavgame's CUDA kernels (kernels/X.cu), callable from C.
+ *
+ * Every pointer argument is device memory (on the CPU harness: host memory).  Each function
+ * launches its kernel on the default stream and returns MGK_OK, MGK_ERR_ARG (a shape the kernel
+ * does not support: see the function) or MGK_ERR_LAUNCH.  `variant` picks one of the numbered
+ * kernels of the file (1 = the plain one; mgk_variants(...) says how many).  The C reference of
+ * each is the CPU engine's own function (csrc/model/layers.h, matmul.h), named below.
+ */
+#ifndef MGK_H
+#define MGK_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { MGK_OK = 0, MGK_ERR_ARG = 1, MGK_ERR_LAUNCH = 2 };
+
+/* The number of usable CUDA devices (0 without a GPU or driver), with a sentence in msg. */
+int mgk_device_count(char *msg, size_t msglen);
+
+#define MGK_MAX_HEAD_DIM 128 /* the attention kernels keep a head's row in registers/shared memory */
+
+/* RMSNorm of n rows of d: out[r] = x[r] / sqrt(mean(x[r]^2) + eps) * w (mg_rmsnorm). Variants 1-2. */
+int mgk_rmsnorm(int variant, float *out, const float *x, const float *w, int n, int d, float eps);
+
+/* Rotary embedding in place on v[n][nh * hd] at positions pos[n], tables cos/sin[S][hd/2]
+ * (mg_rope per row). Variant 1. */
+int mgk_rope(int variant, float *v, const int *pos, const float *cos, const float *sin, int n, int nh, int hd);
+
+/* Gated activation in place: g[i] = act(g[i]) * u[i], SiLU or tanh-GELU (mg_glu). Variant 1. */
+int mgk_glu(int variant, float *g, const float *u, long n, int geglu);
+
+/* y[n][out] (+)= x[n][in] @ W, W packed in 16-column panels as the engine stores it
+ * (matmul.h; mg_matmul_portable). Variants 1 (one thread per output) and 2 (shared-memory tiles). */
+int mgk_matmul(int variant, float *y, const float *x, const float *w, int n, int in, int out, int accumulate);
+
+/* Attention of query rows over a KV cache laid out like the engine's, one layer:
+ * kc/vc[slots][S][KV * hd]; query row r of q[rows][H * hd] belongs to cache slot slot[r] at
+ * position pos[r] and attends keys 0..pos[r] (mg_attention with len = pos[r] + 1); out[rows][H * hd].
+ * hd <= MGK_MAX_HEAD_DIM, H a multiple of KV.
+ *
+ * Decode (flash-decoding): one block per (row, head, key split); `work` holds
+ * rows * H * n_split * (hd + 2) floats of partial results, combined by a second kernel.
+ * n_split <= 0 picks it from the longest length. */
+int mgk_attention_decode(float *out, const float *q, const float *kc, const float *vc, const int *slot,
+                         const int *pos, int rows, int S, int H, int KV, int hd, int max_len, int n_split,
+                         float *work);
+/* the work floats mgk_attention_decode needs for (rows, H, hd, max_len, n_split) */
+long mgk_attention_decode_work(int rows, int H, int hd, int max_len, int n_split);
+
+/* Prefill (FlashAttention-style, ragged): sequence i owns rows seq_start[i] .. seq_start[i+1]-1 of q
+ * and out, in position order, at cache slot seq_slot[i] from position seq_pos0[i] (its earlier
+ * positions and these rows' own keys/values already in the cache).  max_rows: the most rows of
+ * one sequence.  Variant 1. */
+int mgk_attention_prefill(int variant, float *out, const float *q, const float *kc, const float *vc,
+                          const int *seq_start, const int *seq_slot, const int *seq_pos0, int n_seq, int max_rows,
+                          int S, int H, int KV, int hd);
+
+/* The next token of each row of logits[rows][V] (tok[rows]) and the softmax over the bucket
+ * tokens' logits of each row (probs[rows][n_buckets], n_buckets <= 64): plain argmax when
+ * n_group == 0, else grouped greedy over group[n_group] (in_group[V] marks them)
+ * (mg_choose_token, mg_bucket_probs). Variant 1. */
+int mgk_choose(int variant, int *tok, float *probs, const float *logits, int rows, int V,
+               const unsigned char *in_group, const int *group, int n_group, const int *bucket_ids, int n_buckets);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

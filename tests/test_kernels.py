@@ -1,0 +1,158 @@
+"""The CUDA kernels (kernels/*.cu) run on the CPU execution harness (kernels/harness/cuda_cpu.h):
+each kernel file's driver is compiled as C++ with g++ and checks every variant against its C
+reference (the CPU engine's own function in csrc/model/) on random, ragged and edge shapes, under
+a thread-order seed (two more with -m slow).  The harness itself is checked too: warp operations and atomics, a
+deliberately missing __syncthreads must give a wrong result, and a divergent one must abort.
+
+No GPU is needed or used here (docs/kernels.md: how to run the same drivers on a GPU)."""
+import hashlib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNELS = ROOT / "kernels"
+BUILD = ROOT / "build" / "kernels-cpu"
+CXX = os.environ.get("CXX", "g++")
+CC = os.environ.get("CC", "gcc")
+CXXFLAGS = ["-x", "c++", "-std=c++20", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread"]
+C_REFS = [ROOT / "csrc" / "model" / n for n in ("layers.c", "matmul.c", "choose.c")]
+
+pytestmark = pytest.mark.skipif(shutil.which(CXX) is None or shutil.which(CC) is None,
+                                reason=f"needs a C++ compiler ({CXX}) and a C compiler ({CC})")
+
+
+def _digest(files, extra):
+    h = hashlib.sha256(" ".join(extra).encode())
+    for f in sorted(files):
+        h.update(f.name.encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _headers():
+    return list(KERNELS.glob("*.h")) + list(KERNELS.glob("*.cuh")) + list((KERNELS / "harness").glob("*.h")) + \
+        list((ROOT / "csrc" / "model").glob("*.h"))
+
+
+def build(src: Path, main: bool, extra=()) -> Path:
+    """Compile one kernel source (with -DMGK_MAIN: its driver) for the harness; cached by content.
+    `extra`: more flags for the C and C++ compilers (a sanitizer)."""
+    BUILD.mkdir(parents=True, exist_ok=True)
+    extra = list(extra)
+    flags = CXXFLAGS + (["-DMGK_MAIN"] if main else []) + extra
+    exe = BUILD / f"{src.stem}-{_digest([src, *C_REFS, *_headers()], flags + [CXX, CC])}"
+    if exe.exists():
+        return exe
+    objs = []
+    for c in C_REFS:
+        obj = BUILD / f"{c.stem}.{src.stem}.{os.getpid()}.o"
+        subprocess.run([CC, "-std=c11", "-O2", "-D_POSIX_C_SOURCE=200809L", *extra, "-c", str(c), "-o", str(obj)],
+                       check=True)
+        objs.append(str(obj))
+    tmp = exe.with_suffix(f".tmp{os.getpid()}")
+    res = subprocess.run([CXX, *flags, f"-I{KERNELS}", f"-I{ROOT / 'csrc'}", str(src), "-x", "none", *objs, *extra,
+                          "-lm", "-o", str(tmp)], capture_output=True, text=True)
+    for o in objs:
+        os.unlink(o)
+    assert res.returncode == 0, f"{src.name} does not compile on the harness:\n{res.stderr[-4000:]}"
+    tmp.rename(exe)
+    return exe
+
+
+def run(exe: Path, *args, seed: int = 1, timeout: float = 120):
+    env = dict(os.environ, MGK_SEED=str(seed))
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, env=env, timeout=timeout)
+
+
+KERNEL_FILES = sorted(KERNELS.glob("*.cu"))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _build_all_in_parallel():
+    """Compile every driver and the selftest at once (the compiles dominate this file's time)."""
+    from concurrent.futures import ThreadPoolExecutor
+    jobs = [(f, True) for f in KERNEL_FILES] + [(KERNELS / "harness" / "selftest.cu", False)]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        for fut in [pool.submit(build, f, m) for f, m in jobs]:
+            try:
+                fut.result()
+            except AssertionError:
+                pass  # reported by the test of that file
+
+
+def test_every_kernel_file_has_a_driver():
+    assert KERNEL_FILES, "no kernels in kernels/"
+    for f in KERNEL_FILES:
+        assert "#ifdef MGK_MAIN" in f.read_text(), f"{f.name} has no driver (MGK_MAIN)"
+
+
+@pytest.mark.parametrize("src", KERNEL_FILES, ids=[f.stem for f in KERNEL_FILES])
+@pytest.mark.parametrize("seed", [1, pytest.param(2, marks=pytest.mark.slow), pytest.param(3, marks=pytest.mark.slow)])
+def test_kernel_matches_its_c_reference_on_the_harness(src, seed):
+    exe = build(src, main=True)
+    res = run(exe, "--seed", str(seed), seed=seed)
+    assert res.returncode == 0 and "ALL CHECKS PASSED" in res.stdout, res.stdout[-4000:] + res.stderr[-2000:]
+    assert "ok " in res.stdout and "MISMATCH" not in res.stdout
+
+
+def test_harness_warp_operations_atomics_and_barriers():
+    exe = build(KERNELS / "harness" / "selftest.cu", main=False)
+    res = run(exe, "ok")
+    assert res.returncode == 0 and "selftest ok" in res.stdout, res.stdout + res.stderr
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_harness_catches_a_missing_barrier(seed):
+    exe = build(KERNELS / "harness" / "selftest.cu", main=False)
+    res = run(exe, "nobarrier", seed=seed)
+    assert res.returncode == 3 and "WRONG" in res.stdout, res.stdout + res.stderr
+
+
+def test_harness_aborts_on_a_barrier_not_every_thread_reaches():
+    exe = build(KERNELS / "harness" / "selftest.cu", main=False)
+    res = run(exe, "diverge")
+    assert res.returncode != 0 and "__syncthreads not reached" in res.stderr, res.stdout + res.stderr
+
+
+def test_harness_catches_a_missing_barrier_in_a_real_kernel():
+    """matmul.cu's tiled kernel with its second __syncthreads (the one before the next tile's
+    loads overwrite shared memory) removed must fail its own driver's checks."""
+    text = (KERNELS / "matmul.cu").read_text()
+    kernel2 = text.index("__global__ void matmul_kernel2")
+    first = text.index("__syncthreads();", kernel2)
+    second = text.index("__syncthreads();", first + 1)
+    broken = BUILD / "matmul_nobarrier.cu"
+    BUILD.mkdir(parents=True, exist_ok=True)
+    new = text[:second] + "/* barrier removed */" + text[second + len("__syncthreads();"):]
+    if not broken.exists() or broken.read_text() != new:
+        broken.write_text(new)
+    exe = build(broken, main=True)
+    res = run(exe)
+    assert res.returncode == 1 and "MISMATCH matmul2" in res.stdout, res.stdout[-3000:]
+    assert "MISMATCH matmul1" not in res.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("src", KERNEL_FILES, ids=[f.stem for f in KERNEL_FILES])
+def test_kernel_has_no_data_race_under_thread_sanitizer(src):
+    """Every driver built with -fsanitize=thread (about 2 minutes for all on 2 cores): no race between
+    the threads of a block, and the checks still pass."""
+    exe = build(src, main=True, extra=["-fsanitize=thread", "-g"])
+    res = run(exe, timeout=600)
+    if "FATAL: ThreadSanitizer" in res.stderr and "memory layout" in res.stderr:
+        pytest.skip("ThreadSanitizer cannot run here (memory layout / ASLR)")
+    assert "ThreadSanitizer" not in res.stderr, res.stderr[-4000:]
+    assert res.returncode == 0 and "ALL CHECKS PASSED" in res.stdout, res.stdout[-3000:]
+
+
+@pytest.mark.slow
+def test_thread_sanitizer_sees_the_missing_barrier():
+    exe = build(KERNELS / "harness" / "selftest.cu", main=False, extra=["-fsanitize=thread", "-g"])
+    res = run(exe, "nobarrier", timeout=600)
+    if "FATAL: ThreadSanitizer" in res.stderr and "memory layout" in res.stderr:
+        pytest.skip("ThreadSanitizer cannot run here (memory layout / ASLR)")
+    assert "ThreadSanitizer: data race" in res.stderr, res.stderr[-3000:]
