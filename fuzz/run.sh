@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Build and run the libFuzzer targets of the MAV format (FEN reader, %state reader, output parser).
+# Build and run the libFuzzer targets of the MAV format (FEN reader, %state reader, output parser,
+# search-trace parser).
 #
 #   bash fuzz/run.sh              # 10 seconds per target (CI: bash fuzz/run.sh 5)
 #   bash fuzz/run.sh 600          # longer local runs
@@ -37,7 +38,7 @@ for s in $SRCS; do
     objs+=("$o")
 done
 status=0
-for t in fen state parse; do
+for t in fen state parse trace; do
     "$CC" $FLAGS "fuzz/fuzz_$t.c" "${objs[@]}" -lm -o "$BUILD/fuzz_$t"
     work="$BUILD/corpus_$t"
     rm -rf "$work"
@@ -45,7 +46,7 @@ for t in fen state parse; do
     cp fuzz/corpus/"$t"/* "$work"/ 2>/dev/null || true
     log="$BUILD/fuzz_$t.log"
     maxlen=4096
-    [ "$t" = parse ] && maxlen=16384
+    [ "$t" = parse ] || [ "$t" = trace ] && maxlen=16384
     if (cd "$BUILD" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
             "./fuzz_$t" -max_total_time="$SECONDS_PER_TARGET" -max_len=$maxlen -print_final_stats=1 \
             ${FUZZ_JOBS:+-jobs=$FUZZ_JOBS -workers=$FUZZ_JOBS} "corpus_$t" >"fuzz_$t.log" 2>&1); then
