@@ -51,6 +51,23 @@ class SearchTree:
     def __len__(self) -> int:
         return len(self.nodes)
 
+    def packed(self) -> Tuple[np.ndarray, ...]:
+        """The tree as flat arrays for the C writer: parent, action, offset (node i's annotation is
+        actions/values[offset[i]:offset[i + 1]]), actions, values, best (cached until the tree grows)."""
+        if getattr(self, "_packed_n", -1) != len(self.nodes):
+            nodes = self.nodes
+            sizes = [0 if a is None else len(a) for _p, _a, a, _v, _b in nodes]
+            off = np.zeros(len(nodes) + 1, np.int32)
+            np.cumsum(sizes, out=off[1:])
+            acts = [a for _p, _a, a, _v, _b in nodes if a is not None and len(a)]
+            vals = [v for _p, _a, a, v, _b in nodes if a is not None and len(a)]
+            self._packed = (np.array([n[0] for n in nodes], np.int32), np.array([n[1] for n in nodes], np.int32),
+                            off, np.concatenate(acts).astype(np.int32) if acts else np.zeros(0, np.int32),
+                            np.concatenate(vals).astype(np.float64) if vals else np.zeros(0),
+                            np.array([n[4] for n in nodes], np.int32))
+            self._packed_n = len(nodes)
+        return self._packed
+
 
 def build_search_tree(state, annotate: Annotate, depth: int = 3, breadth: int = 5) -> Optional[SearchTree]:
     """The tree of ``depth`` expanding the top ``breadth`` moves (by the engine's values) of every node.
@@ -103,14 +120,14 @@ class Trace(NamedTuple):
 
 def write_trace(tree: SearchTree, breadth: int, depth: int) -> Trace:
     """The trace of ``breadth`` and ``depth`` (at most the tree's) cut out of an annotated tree."""
-    prompt, _ = _core.mav_trace_write(tree.root, tree.nodes, breadth, depth, "prompt")
-    target, (value, choice) = _core.mav_trace_write(tree.root, tree.nodes, breadth, depth, "target")
-    return Trace(prompt, target, value, choice)
+    text, n, (value, choice) = _core.mav_trace_write(tree.root, tree.packed(), breadth, depth)
+    return Trace(text[:n], text[n:], value, choice)
 
 
 def trace_prompt(state, breadth: int, depth: int) -> str:
     """The prompt asking the model for a trace of ``breadth`` and ``depth`` from ``state``."""
-    return _core.mav_trace_write(state, [(-1, -1, None, None, -1)], breadth, depth, "prompt")[0]
+    return _core.mav_trace_write(state, SearchTree(state, [(-1, -1, None, None, -1)]).packed(), breadth, depth,
+                                 "prompt")[0]
 
 
 class TraceNode(NamedTuple):

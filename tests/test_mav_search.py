@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from mavgame import _core, mav
-from mavgame.mav_search import (TRACE_METRICS, build_search_tree, parse_trace, reference_order, trace_metrics,
+from mavgame.mav_search import (TRACE_METRICS, SearchTree, build_search_tree, parse_trace, reference_order, trace_metrics,
                                 trace_prompt, write_trace)
 from mavgame.model.data import make_annotator
 
@@ -188,7 +188,14 @@ def test_writer_refuses_bad_trees(c4_tree):
     nodes = list(c4_tree.nodes)
     nodes[1] = (7, *nodes[1][1:])
     with pytest.raises(ValueError, match="parent 7"):
-        _core.mav_trace_write(c4_tree.root, nodes, 2, 1)
+        write_trace(SearchTree(c4_tree.root, nodes), 2, 1)
+    parent, action, off, acts, vals, best = c4_tree.packed()
+    with pytest.raises(ValueError, match="'values' has the wrong length"):
+        _core.mav_trace_write(c4_tree.root, (parent, action, off, acts, vals[:-1], best), 2, 1)
+    with pytest.raises(ValueError, match="offset"):
+        _core.mav_trace_write(c4_tree.root, (parent, action, off[::-1].copy(), acts, vals, best), 2, 1)
+    with pytest.raises(TypeError, match="packed"):
+        _core.mav_trace_write(c4_tree.root, c4_tree.nodes, 2, 1)
     with pytest.raises(ValueError, match="breadth"):
         trace_prompt(_core.State("tictactoe"), 0, 1)
     finished = _core.State("tictactoe")
@@ -196,7 +203,7 @@ def test_writer_refuses_bad_trees(c4_tree):
         finished.push_str(m)
     assert finished.is_terminal() and build_search_tree(finished, make_annotator("tictactoe")) is None
     with pytest.raises(ValueError, match="finished"):
-        _core.mav_trace_write(finished, [(-1, -1, None, None, -1)], 2, 1)
+        write_trace(SearchTree(finished, [(-1, -1, None, None, -1)]), 2, 1)
 
 
 def test_metrics_aggregate(c4_tree):

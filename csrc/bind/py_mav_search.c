@@ -16,82 +16,83 @@
 
 #define TRACE_BUF (1 << 20)
 
+/* A tree in packed arrays (mavgame.mav_search.SearchTree.packed()): parent[n], action[n], offset[n + 1],
+ * actions[m], values[m], best[n]; node i's annotation is actions/values[offset[i] .. offset[i + 1]). */
 typedef struct tree_arg {
     int n;
     mg_trace_tree_node *nodes;
-    PyArrayObject **arrays; /* 2 per node (actions, values), NULL for none */
+    PyArrayObject *arr[6];
 } tree_arg;
 
 static void tree_free(tree_arg *t)
 {
-    for (int i = 0; t->arrays && i < 2 * t->n; i++)
-        Py_XDECREF(t->arrays[i]);
-    PyMem_Free(t->arrays);
+    for (int i = 0; i < 6; i++)
+        Py_XDECREF(t->arr[i]);
     PyMem_Free(t->nodes);
-    t->arrays = NULL;
-    t->nodes = NULL;
+    memset(t, 0, sizeof *t);
 }
 
-/* nodes: a sequence of (parent, action, actions, values, best), the root first. */
-static int tree_parse(PyObject *seq_o, tree_arg *t)
+static int tree_parse(PyObject *o, tree_arg *t)
 {
+    static const char *const names[6] = {"parent", "action", "offset", "actions", "values", "best"};
     memset(t, 0, sizeof *t);
-    PyObject *seq = PySequence_Fast(seq_o, "nodes must be a sequence of (parent, action, actions, values, best)");
-    if (!seq)
-        return -1;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    if (n < 1 || n > 1000000) {
-        PyErr_Format(PyExc_ValueError, "a search tree needs 1 to 1000000 nodes, got %zd", n);
-        Py_DECREF(seq);
+    if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) != 6) {
+        PyErr_SetString(PyExc_TypeError,
+                        "tree must be a tuple of 6 arrays (parent, action, offset, actions, values, best): "
+                        "SearchTree.packed()");
         return -1;
     }
+    for (int i = 0; i < 6; i++) {
+        t->arr[i] = (PyArrayObject *)PyArray_FROMANY(PyTuple_GET_ITEM(o, i), i == 4 ? NPY_FLOAT64 : NPY_INT32, 1, 1,
+                                                     NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+        if (!t->arr[i]) {
+            tree_free(t);
+            return -1;
+        }
+    }
+    npy_intp n = PyArray_DIM(t->arr[0], 0), m = PyArray_DIM(t->arr[3], 0);
+    const char *bad = NULL;
+    if (n < 1 || n > 1000000)
+        bad = names[0];
+    else if (PyArray_DIM(t->arr[1], 0) != n)
+        bad = names[1];
+    else if (PyArray_DIM(t->arr[2], 0) != n + 1)
+        bad = names[2];
+    else if (PyArray_DIM(t->arr[4], 0) != m)
+        bad = names[4];
+    else if (PyArray_DIM(t->arr[5], 0) != n)
+        bad = names[5];
+    if (bad) {
+        PyErr_Format(PyExc_ValueError, "tree: array '%s' has the wrong length (%zd nodes, %zd annotated moves)", bad,
+                     (Py_ssize_t)n, (Py_ssize_t)m);
+        tree_free(t);
+        return -1;
+    }
+    const int32_t *parent = PyArray_DATA(t->arr[0]), *action = PyArray_DATA(t->arr[1]);
+    const int32_t *off = PyArray_DATA(t->arr[2]), *acts = PyArray_DATA(t->arr[3]), *best = PyArray_DATA(t->arr[5]);
+    const double *vals = PyArray_DATA(t->arr[4]);
     t->n = (int)n;
     t->nodes = PyMem_Calloc((size_t)n, sizeof *t->nodes);
-    t->arrays = PyMem_Calloc((size_t)n * 2, sizeof *t->arrays);
-    if (!t->nodes || !t->arrays) {
-        Py_DECREF(seq);
+    if (!t->nodes) {
         tree_free(t);
         PyErr_NoMemory();
         return -1;
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *it = PySequence_Fast_GET_ITEM(seq, i), *acts, *vals;
-        int parent, action, best;
-        if (!PyTuple_Check(it) || !PyArg_ParseTuple(it, "iiOOi", &parent, &action, &acts, &vals, &best)) {
-            if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError)) {
-                PyErr_Clear();
-                PyErr_Format(PyExc_TypeError, "nodes[%zd] must be a tuple (parent, action, actions, values, best)", i);
-            }
-            Py_DECREF(seq);
+    for (npy_intp i = 0; i < n; i++) {
+        if (off[i] < 0 || off[i + 1] < off[i] || off[i + 1] > m || off[i + 1] - off[i] > MG_MAX_MOVES) {
+            PyErr_Format(PyExc_ValueError, "tree: offset[%zd..%zd] = %d..%d is not a range of the %zd annotated moves",
+                         (Py_ssize_t)i, (Py_ssize_t)i + 1, (int)off[i], (int)off[i + 1], (Py_ssize_t)m);
             tree_free(t);
             return -1;
         }
         mg_trace_tree_node *nd = &t->nodes[i];
-        nd->parent = parent;
-        nd->action = action;
-        nd->best = best;
-        if (acts != Py_None) {
-            PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(acts, NPY_INT32, 1, 1,
-                                                                NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
-            PyArrayObject *v = a ? (PyArrayObject *)PyArray_FROMANY(vals, NPY_FLOAT64, 1, 1,
-                                                                    NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST)
-                                 : NULL;
-            t->arrays[2 * i] = a;
-            t->arrays[2 * i + 1] = v;
-            if (!a || !v || PyArray_DIM(a, 0) != PyArray_DIM(v, 0) || PyArray_DIM(a, 0) > MG_MAX_MOVES) {
-                if (a && v)
-                    PyErr_Format(PyExc_ValueError, "nodes[%zd]: %zd actions but %zd values", i,
-                                 (Py_ssize_t)PyArray_DIM(a, 0), (Py_ssize_t)PyArray_DIM(v, 0));
-                Py_DECREF(seq);
-                tree_free(t);
-                return -1;
-            }
-            nd->n = (int)PyArray_DIM(a, 0);
-            nd->actions = PyArray_DATA(a);
-            nd->values = PyArray_DATA(v);
-        }
+        nd->parent = parent[i];
+        nd->action = action[i];
+        nd->n = off[i + 1] - off[i];
+        nd->actions = acts + off[i];
+        nd->values = vals + off[i];
+        nd->best = best[i];
     }
-    Py_DECREF(seq);
     return 0;
 }
 
@@ -103,10 +104,11 @@ static PyObject *choice_tuple(const mg_trace_choice *c)
     return acts ? Py_BuildValue("(iN)", c->value, acts) : NULL;
 }
 
-/* mav_trace_write(state, nodes, breadth, depth, part="all") -> (text, (value, [root actions])) */
+/* mav_trace_write(state, tree, breadth, depth, part="all") -> (text, prompt length, (value, [root actions]))
+ * with tree = SearchTree.packed() */
 static PyObject *py_trace_write(PyObject *Py_UNUSED(m), PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"state", "nodes", "breadth", "depth", "part", NULL};
+    static char *kwlist[] = {"state", "tree", "breadth", "depth", "part", NULL};
     PyObject *so, *nodes;
     int breadth, depth;
     const char *part = "all";
@@ -135,13 +137,19 @@ static PyObject *py_trace_write(PyObject *Py_UNUSED(m), PyObject *args, PyObject
     mg_trace_choice choice;
     memset(&choice, 0, sizeof choice);
     long n;
+    size_t prompt_len = 0;
     Py_BEGIN_ALLOW_THREADS
     n = mg_trace_write(s->game, s->state, t.nodes, t.n, breadth, depth, parts, buf, TRACE_BUF, &choice, err,
                        sizeof err);
+    if (n >= 0 && (parts & MG_MAV_PART_PROMPT)) {
+        /* the prompt is the preamble, the header and the state line */
+        for (int lines = 0; prompt_len < (size_t)n && lines < 3; prompt_len++)
+            lines += buf[prompt_len] == '\n';
+    }
     Py_END_ALLOW_THREADS
     tree_free(&t);
     PyObject *res = n < 0 ? mg_py_value_error(err)
-                          : Py_BuildValue("(s#N)", buf, (Py_ssize_t)n, choice_tuple(&choice));
+                          : Py_BuildValue("(s#nN)", buf, (Py_ssize_t)n, (Py_ssize_t)prompt_len, choice_tuple(&choice));
     PyMem_Free(buf);
     return res;
 }
@@ -347,7 +355,7 @@ static PyMethodDef trace_functions[] = {
     {"mav_reference_order", (PyCFunction)(void (*)(void))py_reference_order, METH_VARARGS | METH_KEYWORDS,
      "mav_reference_order(state, actions, values, best=-1) -> list[int]"},
     {"mav_trace_write", (PyCFunction)(void (*)(void))py_trace_write, METH_VARARGS | METH_KEYWORDS,
-     "mav_trace_write(state, nodes, breadth, depth, part='all') -> (text, (value, root actions))"},
+     "mav_trace_write(state, tree, breadth, depth, part='all') -> (text, prompt length, (value, root actions))"},
     {"mav_trace_parse", (PyCFunction)(void (*)(void))py_trace_parse, METH_VARARGS | METH_KEYWORDS,
      "mav_trace_parse(game, text, true_state=None, choice=None) -> tuple (see mavgame.mav.TraceResult)"},
     {NULL, NULL, 0, NULL},

@@ -90,7 +90,8 @@ def generate_search_trees(positions, out, n_trees: int, depth: int = 3, breadth:
                           val_fraction: float = 0.05, progress: bool = True) -> Dict[str, Any]:
     """Trees of ``depth`` x ``breadth`` rooted at up to ``n_trees`` positions of the position set
     ``positions`` (train and val, in a seeded random order; finished positions, positions before ``min_ply``
-    and roots whose tree the annotator's budget cannot finish are skipped), written to ``out``.
+    (the records' ``ply``) and roots whose tree the annotator's budget cannot finish are skipped), written to
+    ``out``.
 
     Splits follow the root's state text as in the MAV data (same ``val_fraction`` -> same split). Returns
     statistics (also in the manifests). An ``out`` that already holds trees is reused as it is."""
@@ -123,7 +124,7 @@ def generate_search_trees(positions, out, n_trees: int, depth: int = 3, breadth:
                 continue
             seen.add(rec["state"])
             st = _new_state(game, board_size, rec["state"])
-            if st.ply < min_ply:
+            if int(rec.get("ply", min_ply)) < min_ply:  # the record's ply (a state read from text has none)
                 stats["skipped_ply"] += 1
                 continue
             tree = build_search_tree(st, annotate, depth, breadth)
