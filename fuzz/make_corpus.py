@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Write the seed corpora of the fuzz targets (fuzz/corpus/{fen,state,parse,model}).
+"""Write the seed corpora of the fuzz targets (fuzz/corpus/{fen,state,parse,trace,model}).
 
     python fuzz/make_corpus.py
 
@@ -14,7 +14,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mavgame import _core, mav  # noqa: E402
+from mavgame import _core, mav, mav_search  # noqa: E402
 
 MAV_GAMES = [g for g in _core.games() if g in ("chess", "chess960", "gardner", "connect_four", "hex", "tictactoe")]
 
@@ -36,6 +36,7 @@ def write(d: Path, data: bytes):
 
 def main():
     rng = np.random.default_rng(0)
+    trng = np.random.default_rng(1)
     out = ROOT / "fuzz" / "corpus"
     for i, game in enumerate(["chess", "chess960", "gardner"]):
         for s in states(game, 6, rng):
@@ -51,6 +52,14 @@ def main():
             ann = None if s.is_terminal() else {m: float(rng.random()) for m in s.legal_moves()}
             p, t = b.build([(s, ann)], return_text=True).texts[0]
             write(out / "parse", bytes([i | 0x40]) + (p + t).encode())
+            if not s.is_terminal():
+                # search traces with random values: breadth 1-3, depth 1-2 (own generator: the other
+                # corpora stay as they were)
+                def annotate(st):
+                    return {m: float(trng.random()) for m in st.legal_moves()}, None
+                tree = mav_search.build_search_tree(s, annotate, depth=2, breadth=3)
+                tr = mav_search.write_trace(tree, int(trng.integers(1, 4)), int(trng.integers(1, 3)))
+                write(out / "trace", bytes([i]) + tr.text.encode())
     from mavgame.model.config import MAVConfig
     from mavgame.model.export import expected_shapes, export_model
     import tempfile

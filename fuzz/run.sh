@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Build and run the libFuzzer targets: the MAV format (FEN reader, %state reader, output parser), the
-# model-file reader of the native inference engine (csrc/model) and the Connect Four opening book reader.
+# Build and run the libFuzzer targets: the MAV format (FEN reader, %state reader, output parser,
+# search-trace parser), the model-file reader of the native inference engine (csrc/model) and the
+# Connect Four opening book reader.
 #
 #   bash fuzz/run.sh              # 10 seconds per target (CI: bash fuzz/run.sh 5)
 #   bash fuzz/run.sh 600          # longer local runs
@@ -38,7 +39,7 @@ for s in $SRCS; do
     objs+=("$o")
 done
 status=0
-for t in fen state parse model c4_book; do
+for t in fen state parse trace model c4_book; do
     "$CC" $FLAGS "fuzz/fuzz_$t.c" "${objs[@]}" -lm -lpthread -o "$BUILD/fuzz_$t"
     work="$BUILD/corpus_$t"
     rm -rf "$work"
@@ -46,7 +47,7 @@ for t in fen state parse model c4_book; do
     cp fuzz/corpus/"$t"/* "$work"/ 2>/dev/null || true
     log="$BUILD/fuzz_$t.log"
     maxlen=4096
-    [ "$t" = parse ] && maxlen=16384
+    [ "$t" = parse ] || [ "$t" = trace ] && maxlen=16384
     [ "$t" = model ] && maxlen=16384
     if (cd "$BUILD" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
             "./fuzz_$t" -max_total_time="$SECONDS_PER_TARGET" -max_len=$maxlen -print_final_stats=1 \

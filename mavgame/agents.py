@@ -718,7 +718,7 @@ _KINDS: Dict[str, Callable[..., Agent]] = {
 
 
 # Modules imported on demand when a spec names a kind not registered yet.
-_PLUGINS = ("mavgame.model.agents",)
+_PLUGINS = ("mavgame.model.agents", "mavgame.model.mav_is")
 
 
 def register_agent(kind: str, factory: Callable[..., Agent]) -> None:

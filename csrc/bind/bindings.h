@@ -11,6 +11,7 @@ typedef int (*mg_bind_fn)(PyObject *m);
 int mg_bind_chess(PyObject *m);
 int mg_bind_mcts(PyObject *m);
 int mg_bind_mav(PyObject *m);
+int mg_bind_mav_search(PyObject *m);
 int mg_bind_connect_four(PyObject *m);
 int mg_bind_hex(PyObject *m);
 int mg_bind_model(PyObject *m);
@@ -20,6 +21,7 @@ static const mg_bind_fn MG_BINDINGS[] = {
     mg_bind_chess,
     mg_bind_mcts,
     mg_bind_mav,
+    mg_bind_mav_search,
     mg_bind_connect_four,
     mg_bind_hex,
     mg_bind_model,

@@ -146,6 +146,11 @@ typedef struct mg_mav_input {
 long mg_mav_write(const mg_game *g, const mg_mav_spec *spec, const mg_mav_input *in, int parts, char *buf,
                   size_t buflen, char *err, size_t errlen);
 
+/* The annotation of in->state (in->n, in->actions, in->values, in->best) in the reference order
+ * of %top lines (value descending; among equal values the best action first, then annotation
+ * order): writes in->n indices into in->actions to idx[]; returns in->n, or -1 with err. */
+int mg_mav_reference_order(const mg_game *g, const mg_mav_input *in, int32_t *idx, char *err, size_t errlen);
+
 /* Number of moves the %top line of `spec` lists for a state with n_legal legal moves. */
 int mg_mav_top_count(const mg_mav_spec *spec, int n_legal);
 

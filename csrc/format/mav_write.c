@@ -364,6 +364,23 @@ static int rank_annotation(const mg_game *g, const mg_mav_input *in, const int32
     return MG_OK;
 }
 
+int mg_mav_reference_order(const mg_game *g, const mg_mav_input *in, int32_t *idx, char *err, size_t errlen)
+{
+    if (!in || !in->state) {
+        mg_errf(err, errlen, "MAV reference order: no state");
+        return -1;
+    }
+    int32_t legal[MG_MAX_MOVES];
+    int n_legal = g->legal_actions(in->state, legal);
+    ranked r[MG_MAX_MOVES];
+    int32_t best;
+    if (rank_annotation(g, in, legal, n_legal, r, &best, err, errlen) != MG_OK)
+        return -1;
+    for (int i = 0; i < in->n; i++)
+        idx[i] = r[i].idx;
+    return in->n;
+}
+
 long mg_mav_write(const mg_game *g, const mg_mav_spec *spec, const mg_mav_input *in, int parts, char *buf,
                   size_t buflen, char *err, size_t errlen)
 {

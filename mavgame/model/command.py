@@ -56,6 +56,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "Figure 1 shows it; its commands are randomly present)")
     x.add_argument("--example-option", type=_kv, action="append", default=[], metavar="KEY=VALUE",
                    help="any other ExampleBuilder option, e.g. p_top_all=0.5 (repeatable)")
+    s = p.add_argument_group("internal search (MAV-IS): search trees mixed into the MAV data (docs/model.md)")
+    s.add_argument("--search-data", default=None, metavar="DIR",
+                   help="directory of annotated search trees (generated from the positions of --data with "
+                        "--search-trees N when it holds none); train on the mixture of MAV and trace examples")
+    s.add_argument("--search-trees", type=int, default=0, help="trees to generate into --search-data")
+    s.add_argument("--search-tree-depth", type=int, default=3, help="depth of the generated trees (the paper: 3)")
+    s.add_argument("--search-tree-breadth", type=int, default=5,
+                   help="moves expanded per node of the generated trees (the paper: 5)")
+    s.add_argument("--search-min-ply", type=int, default=0, help="roots from this ply on")
+    s.add_argument("--search-fraction", type=float, default=0.4,
+                   help="share of trace examples in the training stream (the paper: 0.4)")
+    s.add_argument("--search-shapes", default="2x1,3x1,4x1", metavar="BxD,...",
+                   help="trace shapes (breadth x depth) drawn per example; one that does not fit --max-seq-len "
+                        "falls back to a smaller one")
+    s.add_argument("--init-from", default=None, metavar="MODEL",
+                   help="start from this exported model (fine-tuning; --max-seq-len may extend its context)")
 
     m = p.add_argument_group("model")
     m.add_argument("--preset", default="small", help="model size preset: tiny, small or base")
@@ -267,6 +283,20 @@ def run(args: argparse.Namespace) -> int:
     elif args.games or args.pgn:
         print(f"mavgame train: using the existing position set in {data} (--games/--pgn ignored)",
               file=sys.stderr)
+    if args.search_data:
+        from .search_data import generate_search_trees, parse_shapes
+        try:
+            parse_shapes(args.search_shapes)
+            if not (Path(args.search_data) / "train" / MANIFEST).exists() and args.search_trees <= 0:
+                raise ValueError(f"{args.search_data} holds no search trees; pass --search-trees N to generate them")
+            tstats = generate_search_trees(data, args.search_data, args.search_trees, depth=args.search_tree_depth,
+                                           breadth=args.search_tree_breadth, seed=args.data_seed,
+                                           min_ply=args.search_min_ply,
+                                           annotator_options=dict(args.annotator_option) or None,
+                                           val_fraction=args.val_fraction, progress=not args.no_progress)
+        except (ValueError, FileExistsError) as e:
+            raise SystemExit(f"mavgame train: {e}") from None
+        print(json.dumps({"search_data": tstats}, sort_keys=True))
     if args.generate_only:
         return 0
     if args.out is None:
@@ -297,7 +327,9 @@ def run(args: argparse.Namespace) -> int:
                       eval_every=args.eval_every, eval_batches=args.eval_batches,
                       gen_eval_positions=args.gen_eval_positions, checkpoint_every=args.checkpoint_every,
                       progress=not args.no_progress, export_dtype=args.export_dtype,
-                      encoder_options=encoder_options)
+                      encoder_options=encoder_options,
+                      search_data=args.search_data or "", search_fraction=args.search_fraction,
+                      search_shapes=args.search_shapes, init_from=args.init_from or "")
     from .inference import trainer_metrics
     try:
         tr = Trainer(cfg, evaluate_fn=trainer_metrics)
@@ -326,6 +358,17 @@ def run(args: argparse.Namespace) -> int:
         tr.model.eval()
         report["ood"] = evaluate_records(MAVModel.from_module(tr.model, tr.game, backend="auto"), tr.game, recs)
         report["ood"]["set"] = ood_info
+    if args.search_data and args.final_eval_positions:
+        from .mav_is import evaluate_trace_records
+        from .search_data import parse_shapes
+        val = Path(args.search_data) / "val"
+        if (val / MANIFEST).exists():
+            from .data import PositionStore
+            from .inference import MAVModel
+            tr.model.eval()
+            recs = list(PositionStore(val))[:args.final_eval_positions]
+            report["search_heldout"] = evaluate_trace_records(MAVModel.from_module(tr.model, tr.game), tr.game,
+                                                              recs, parse_shapes(args.search_shapes))
     path = tr.export(args.export, info={"metrics": report, "command": " ".join(sys.argv)})
     report["exported"] = str(path)
     print(json.dumps(report, sort_keys=True))

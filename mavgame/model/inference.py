@@ -699,8 +699,9 @@ class MAVModel:
 
 
 def game_of_prompt(prompt: str) -> str:
-    """The game named in a MAV prompt's header (``<mav game=NAME> ...``)."""
-    head = prompt.split("\n", 1)[0]
+    """The game named in a MAV prompt's header (``<mav game=NAME> ...``; a search-trace prompt's preamble
+    line before it is skipped)."""
+    head = next((ln for ln in prompt.split("\n", 3)[:3] if ln.startswith("<mav")), prompt.split("\n", 1)[0])
     for part in head.split():
         if part.startswith("game="):
             return part[5:].rstrip(">")

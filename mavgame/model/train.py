@@ -72,6 +72,11 @@ class TrainConfig:
     progress: bool = True
     encoder_options: Dict[str, Any] = field(default_factory=dict)
     export_dtype: str = "float32"
+    # internal search (MAV-IS): search trees mixed into the MAV data, fine-tuning an exported model
+    search_data: str = ""          # directory of search trees (mavgame.model.search_data); "" for MAV only
+    search_fraction: float = 0.4   # share of trace examples (the paper: 40%)
+    search_shapes: str = "2x1,3x1,4x1"  # (breadth x depth) drawn per trace example
+    init_from: str = ""            # exported model (.safetensors) to start from; "" for a fresh model
 
     def validate(self) -> None:
         for name in ("steps", "batch_size", "grad_accum", "eval_every", "checkpoint_every", "log_every"):
@@ -88,7 +93,8 @@ class TrainConfig:
 # TrainConfig fields that decide the trained weights: a resumed run must use the values it started with.
 # (Threads, workers, device, evaluation, logging and checkpoint cadence do not change the recipe.)
 RECIPE_FIELDS = ("steps", "batch_size", "grad_accum", "lr", "min_lr_ratio", "warmup", "weight_decay", "beta1",
-                 "beta2", "grad_clip", "seed", "precision", "preset", "model", "max_seq_len", "encoder_options")
+                 "beta2", "grad_clip", "seed", "precision", "preset", "model", "max_seq_len", "encoder_options",
+                 "search_fraction", "search_shapes", "init_from")
 
 
 def check_resume_config(saved: Dict[str, Any], cfg: TrainConfig) -> None:
@@ -222,8 +228,10 @@ class Trainer:
             enc, info = mav_encoder(self.game, **cfg.encoder_options)
             encoder = encoder or enc
             tokenizer_info = tokenizer_info or info
-        self.encoder = encoder
         self.tok = dict(tokenizer_info)
+        if cfg.search_data:
+            encoder = self._mix_search(encoder)
+        self.encoder = encoder
         self.evaluate_fn = evaluate_fn
         self.device = pick_device(cfg.device)
         self.precision = pick_precision(cfg.precision, self.device)
@@ -236,10 +244,14 @@ class Trainer:
                 print(f"mavgame train: note: resuming a run made on {self.ckpt['train_config']['data']}",
                       file=sys.stderr)
             check_resume_config(self.ckpt["train_config"], cfg)
+        elif cfg.init_from:
+            init_weights, self.model_cfg = self._init_weights()
         else:
             self.model_cfg = build_model_config(cfg, int(self.tok["vocab_size"]), self.tok.get("newline_id"))
         torch.manual_seed(cfg.seed)
         self.model = MAVTransformer(self.model_cfg).to(self.device)
+        if self.ckpt is None and cfg.init_from:
+            self.model.load_state_dict({k: torch.from_numpy(v) for k, v in init_weights.items()})
         fused = self.device.type == "cuda"
         self.opt = torch.optim.AdamW(_param_groups(self.model, cfg.weight_decay), lr=cfg.lr,
                                      betas=(cfg.beta1, cfg.beta2), eps=1e-8, **({"fused": True} if fused else {}))
@@ -253,6 +265,35 @@ class Trainer:
             self.step = int(self.ckpt["step"])
             _set_rng_state(self.ckpt["rng"])
         self.tokens_seen = int(self.ckpt.get("tokens_seen", 0)) if self.ckpt else 0
+
+    def _mix_search(self, encoder):
+        """Mix the search trees of cfg.search_data into the train (and val) stores; the mixture's encoder."""
+        from .search_data import MixedStore, MixtureEncoder, TraceEncoder, parse_shapes
+        cfg = self.cfg
+        shapes = parse_shapes(cfg.search_shapes)
+        search = {s: Path(cfg.search_data) / s for s in ("train", "val")}
+        self.train_store = MixedStore(self.train_store, PositionStore(search["train"]), cfg.search_fraction)
+        if self.val_store is not None and (search["val"] / "manifest.json").exists():
+            val = PositionStore(search["val"])
+            if len(val):
+                self.val_store = MixedStore(self.val_store, val, cfg.search_fraction)
+        max_len = cfg.max_seq_len or int(cfg.model.get("max_seq_len", 0)) or 512
+        return MixtureEncoder(encoder, TraceEncoder(self.game, shapes, max_len + 1))
+
+    def _init_weights(self):
+        """(weights, config) of cfg.init_from, the config's max_seq_len replaced by cfg.max_seq_len."""
+        from .export import load_exported
+        weights, mcfg, vocab_version, info = load_exported(self.cfg.init_from)
+        if str(vocab_version) != str(self.tok.get("vocab_version")) or (
+                info.get("vocab_fingerprint") and self.tok.get("vocab_fingerprint")
+                and info["vocab_fingerprint"] != self.tok["vocab_fingerprint"]):
+            raise ValueError(f"{self.cfg.init_from}: vocabulary {vocab_version!r} differs from the tokenizer's "
+                             f"{self.tok.get('vocab_version')!r}")
+        if self.cfg.max_seq_len:
+            mcfg = MAVConfig.from_dict({**mcfg.to_dict(), "max_seq_len": self.cfg.max_seq_len})
+        if mcfg.abs_pos and self.cfg.max_seq_len:
+            raise ValueError("a model with learned absolute positions cannot change its max_seq_len")
+        return weights, mcfg
 
     # -- data -------------------------------------------------------------------------------------
     def _loader(self):

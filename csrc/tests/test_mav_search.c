@@ -1,0 +1,157 @@
+/* test_mav_search.c - internal-search traces: writer from annotated trees (random values), parser
+ * round trips with every check, cut and mutated traces (no crash, the checks fall), bad trees. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../format/mav_search.h"
+#include "../game.h"
+#include "../rng.h"
+#include "mgtest.h"
+
+static mg_test_counts T;
+
+#define MAXN 1200
+#define MAXA 40000
+
+typedef struct tree {
+    int n, na;
+    mg_trace_tree_node nodes[MAXN];
+    int32_t acts[MAXA];
+    double vals[MAXA];
+} tree;
+
+/* A tree of depth `depth` expanding every legal move up to `breadth` (random values; the writer picks
+ * the top ones, so the tree holds children for all moves of the top-`breadth`: expand all moves here). */
+static int build(tree *t, const mg_game *g, unsigned char *st, int parent, int32_t action, int depth, mg_rng *r)
+{
+    if (t->n >= MAXN)
+        return -1;
+    int idx = t->n++;
+    mg_trace_tree_node *nd = &t->nodes[idx];
+    nd->parent = parent;
+    nd->action = action;
+    nd->n = 0;
+    nd->best = -1;
+    if (g->outcome(st, NULL) != MG_ONGOING)
+        return idx;
+    int32_t legal[MG_MAX_MOVES];
+    int nl = g->legal_actions(st, legal);
+    if (t->na + nl > MAXA)
+        return -1;
+    nd->actions = t->acts + t->na;
+    nd->values = t->vals + t->na;
+    for (int i = 0; i < nl; i++) {
+        t->acts[t->na + i] = legal[i];
+        t->vals[t->na + i] = mg_rng_double(r);
+    }
+    nd->n = nl;
+    t->na += nl;
+    if (depth == 0)
+        return idx;
+    for (int i = 0; i < nl; i++) {
+        unsigned char undo[MG_MAX_UNDO];
+        g->make(st, legal[i], undo);
+        int c = build(t, g, st, idx, legal[i], depth - 1, r);
+        g->unmake(st, legal[i], undo);
+        if (c < 0)
+            return -1;
+    }
+    return idx;
+}
+
+static char TEXT[1 << 18];
+static mg_trace_result R;
+
+static void test_round_trips(const char *game, const char *const *moves, int nmoves)
+{
+    const mg_game *g = mg_game_by_name(game);
+    MG_CHECK(g != NULL);
+    if (!g)
+        return;
+    char err[MG_ERRLEN];
+    _Alignas(16) unsigned char st[MG_MAX_STATE];
+    MG_CHECK(g->init(st, NULL, err, sizeof err) == MG_OK);
+    for (int i = 0; i < nmoves; i++) {
+        int32_t a;
+        MG_CHECK(g->action_from_str(st, moves[i], &a, err, sizeof err) == MG_OK);
+        unsigned char undo[MG_MAX_UNDO];
+        g->make(st, a, undo);
+    }
+    static tree t;
+    mg_rng r;
+    mg_rng_seed(&r, 7);
+    memset(&t, 0, sizeof t);
+    MG_CHECK(build(&t, g, st, -1, -1, 2, &r) == 0);
+    for (int b = 1; b <= 3; b++)
+        for (int d = 1; d <= 2; d++) {
+            mg_trace_choice ch;
+            long n = mg_trace_write(g, st, t.nodes, t.n, b, d, MG_MAV_PART_ALL, TEXT, sizeof TEXT, &ch, err,
+                                    sizeof err);
+            MG_CHECK(n > 0 && (size_t)n == strlen(TEXT));
+            if (n <= 0) {
+                fprintf(stderr, "    %s b=%d d=%d: %s\n", game, b, d, err);
+                continue;
+            }
+            mg_trace_parse(g, NULL, TEXT, (size_t)n, st, &ch, &R);
+            MG_CHECK(R.ok && R.complete && R.shape_ok && R.moves_legal && R.states_correct &&
+                     R.values_consistent && R.expand_consistent && R.final_legal && R.final_minimax == 1);
+            MG_CHECK(R.breadth == b && R.depth == d && R.nodes[0].value == ch.value);
+            /* without the true root the prompt's state is used */
+            mg_trace_parse(g, NULL, TEXT, (size_t)n, NULL, NULL, &R);
+            MG_CHECK(R.ok && R.shape_ok && R.states_correct && R.final_minimax == -1);
+            /* every cut is read without a crash, and only the whole text is complete */
+            for (long k = 0; k < n - 1; k += 7) { /* the last newline may be missing */
+                mg_trace_parse(g, NULL, TEXT, (size_t)k, st, &ch, &R);
+                MG_CHECK(!R.complete && !R.shape_ok && R.final_minimax == 0);
+            }
+            /* random byte mutations: no crash, the counters in range */
+            for (int k = 0; k < 300; k++) {
+                char save[4];
+                long pos[4];
+                for (int q = 0; q < 4; q++) {
+                    pos[q] = (long)mg_rng_below(&r, (uint32_t)n);
+                    save[q] = TEXT[pos[q]];
+                    TEXT[pos[q]] = (char)mg_rng_below(&r, 256);
+                }
+                mg_trace_parse(g, NULL, TEXT, (size_t)n, st, &ch, &R);
+                MG_CHECK(R.n_nodes >= 0 && R.n_nodes <= MG_TRACE_MAX_NODES && (R.ok == (R.n_issues == 0)));
+                for (int q = 3; q >= 0; q--)
+                    TEXT[pos[q]] = save[q];
+            }
+        }
+    /* a wrong child value in the root decision: only the arithmetic check falls */
+    mg_trace_choice ch;
+    long n = mg_trace_write(g, st, t.nodes, t.n, 2, 1, MG_MAV_PART_ALL, TEXT, sizeof TEXT, &ch, err, sizeof err);
+    char *dec = strstr(TEXT, "Decision for node: <root>\n");
+    MG_CHECK(n > 0 && dec != NULL);
+    if (dec) {
+        char *v = strstr(dec, ":<ctrl") + 6;
+        char old = *v;
+        *v = *v == '1' ? '2' : '1';
+        mg_trace_parse(g, NULL, TEXT, (size_t)n, st, &ch, &R);
+        MG_CHECK(R.ok && R.shape_ok && R.moves_legal && !R.values_consistent);
+        *v = old;
+    }
+    /* bad trees */
+    MG_CHECK(mg_trace_write(g, st, t.nodes, t.n, 0, 1, MG_MAV_PART_ALL, TEXT, sizeof TEXT, NULL, err,
+                            sizeof err) < 0 && strstr(err, "breadth"));
+    MG_CHECK(mg_trace_write(g, st, t.nodes, 1, 2, 1, MG_MAV_PART_ALL, TEXT, sizeof TEXT, NULL, err, sizeof err) < 0 &&
+             strstr(err, "no child"));
+    MG_CHECK(mg_trace_write(g, st, t.nodes, t.n, 2, 1, MG_MAV_PART_ALL, TEXT, 64, NULL, err, sizeof err) < 0 &&
+             strstr(err, "too small"));
+}
+
+int main(void)
+{
+    mg_games_init();
+    static const char *const c4[] = {"4", "4", "3", "5", "3", "3", "2", "6", "5", "4", "4", "1", "1", "7"};
+    static const char *const ttt[] = {"a1", "b1", "a2", "b2"};
+    static const char *const chess[] = {"e2e4", "e7e5"};
+    test_round_trips("connect_four", c4, 14);
+    test_round_trips("tictactoe", ttt, 4);
+    test_round_trips("chess", chess, 2);
+    mg_trace_parse(NULL, NULL, "x", 1, NULL, NULL, &R);
+    MG_CHECK(!R.ok && R.n_issues == 1);
+    MG_TEST_MAIN_END("test_mav_search");
+}

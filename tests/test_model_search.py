@@ -1,0 +1,174 @@
+"""MAV-IS: search-tree data, trace examples, the MAV/trace mixture, fine-tuning start, the mav_is agent."""
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from mavgame import _core
+from mavgame.agents import make_agent
+from mavgame.mav_search import build_search_tree, parse_trace, write_trace
+from mavgame.model.data import PositionStore, PositionWriter, make_annotator
+from mavgame.model.search_data import (MixedStore, MixtureEncoder, TraceEncoder, generate_search_trees,
+                                       parse_shapes, record_tree, tree_record)
+
+
+@pytest.fixture(scope="module")
+def c4_sets(tmp_path_factory):
+    """A small solver-annotated Connect Four position set and search trees of depth 2, breadth 3 from it."""
+    d = tmp_path_factory.mktemp("c4search")
+    ann = make_annotator("connect_four", {"max_nodes": 200_000})
+    rng = np.random.default_rng(0)
+    with PositionWriter(d / "pos", "connect_four", val_fraction=0.3) as w:
+        for _ in range(3):
+            s = _core.State("connect_four")
+            for _ in range(12):
+                s.push(int(rng.choice(s.legal_actions())))
+            while not s.is_terminal():
+                a = ann(s)
+                if a is None:
+                    s.push(int(rng.choice(s.legal_actions())))
+                    continue
+                w.add({"state": s.text(), "values": a[0], "best": a[1]})
+                s.push_str(a[1])
+    stats = generate_search_trees(d / "pos", d / "trees", 16, depth=2, breadth=3, progress=False,
+                                  annotator_options={"max_nodes": 200_000}, val_fraction=0.3)
+    assert stats["trees"] == 16 and stats["nodes"] > 16
+    return d
+
+
+def test_tree_records_round_trip(c4_sets):
+    store = PositionStore(c4_sets / "trees" / "train")
+    for rec in store:
+        tree = record_tree("connect_four", rec)
+        assert tree_record(tree) == rec
+        assert rec["values"] and rec["state"] == tree.root.text()
+        for b, d in ((2, 1), (3, 2)):
+            tr = write_trace(tree, b, d)
+            res = parse_trace(tr.text, tree.root, choice=tr.choice)
+            assert res.shape_ok and res.final_minimax and res.values_consistent
+    # the same roots again: the set is reused, not rewritten
+    again = generate_search_trees(c4_sets / "pos", c4_sets / "trees", 99, progress=False)
+    assert again["trees"] == 16
+
+
+def test_trace_encoder_shapes_and_fallback(c4_sets):
+    store = PositionStore(c4_sets / "trees" / "train")
+    recs = [store.record(i) for i in range(min(6, len(store)))]
+    enc = TraceEncoder("connect_four", parse_shapes("2x1,3x2"), 2000)
+    ex = enc(recs, 3)
+    assert [len(t) for t, _ in ex] == [len(t) for t, _ in enc(recs, 3)]
+    assert all((a[0] == b[0]).all() for a, b in zip(ex, enc(recs, 3)))
+    tok = enc.tokenizer()
+    for (ids, mask), rec in zip(ex, recs):
+        text = tok.decode(ids[1:-1])
+        assert text.startswith("Minimax breadth=") and ids[0] == tok.bos_id and ids[-1] == tok.eos_id
+        assert mask[0] == 0 and mask[-1] == 1 and tok.decode(ids[mask.astype(bool)][:-1]).startswith(
+            "Evaluation for node: <root>\n")
+    # a context too short for 3x2 falls back to 2x1; too short for anything is an error naming the root
+    short = TraceEncoder("connect_four", parse_shapes("3x2,2x1"), 800)
+    for ids, _ in short(recs, 1):
+        assert len(ids) <= 800 and tok.decode(ids[1:30]).startswith("Minimax breadth=2 depth=1")
+    with pytest.raises(ValueError, match="does not fit 100 tokens"):
+        TraceEncoder("connect_four", [(2, 1)], 100)(recs, 0)
+    with pytest.raises(ValueError, match="BREADTHxDEPTH"):
+        parse_shapes("3-1")
+    with pytest.raises(ValueError, match="breadth must be"):
+        parse_shapes("9x1")
+
+
+def test_mixed_store_share_and_mixture_encoder(c4_sets):
+    mav = PositionStore(c4_sets / "pos" / "train")
+    trees = PositionStore(c4_sets / "trees" / "train")
+    m = MixedStore(mav, trees, 0.4)
+    kinds = ["tree" in m.record(i) for i in range(len(m))]
+    assert len(m) >= len(mav) / 0.6 and abs(np.mean(kinds) - 0.4) < 0.02
+    assert all(kinds[i:i + 5].count(True) == 2 for i in range(0, len(m) - 5, 5))
+    with pytest.raises(ValueError, match="search_fraction"):
+        MixedStore(mav, trees, 1.0)
+    from mavgame.model.data import mav_encoder
+    enc = MixtureEncoder(mav_encoder("connect_four")[0], TraceEncoder("connect_four", [(2, 1)], 1024))
+    recs = [m.record(i) for i in range(10)]
+    ex = enc(recs, 0)
+    tok = enc.trace.tokenizer()
+    for (ids, _), rec in zip(ex, recs):
+        assert tok.decode(ids[1:10]).startswith("Minimax" if "tree" in rec else "<mav")
+
+
+@pytest.fixture()
+def torch_or_skip():
+    return pytest.importorskip("torch")
+
+
+@pytest.mark.slow
+def test_fine_tune_starts_from_the_exported_model_with_a_longer_context(c4_sets, tmp_path, torch_or_skip):
+    torch = torch_or_skip
+    from mavgame.model.export import load_exported
+    from mavgame.model.inference import shipped_model_path
+    from mavgame.model.train import TrainConfig, Trainer
+    shipped = str(shipped_model_path())
+    cfg = TrainConfig(data=str(c4_sets / "pos"), out=str(tmp_path / "run"), steps=2, batch_size=4, lr=1e-4,
+                      warmup=0, max_seq_len=1024, search_data=str(c4_sets / "trees"), search_fraction=0.5,
+                      search_shapes="2x1,3x1", init_from=shipped, eval_every=100, checkpoint_every=1,
+                      gen_eval_positions=0, progress=False)
+    tr = Trainer(cfg)
+    weights, mcfg, _, _ = load_exported(shipped)
+    assert tr.model_cfg.max_seq_len == 1024 and tr.model_cfg.d_model == mcfg.d_model
+    assert torch.equal(tr.model.embed.weight.detach(), torch.from_numpy(weights["embed.weight"]))
+    b = tr._loader().dataset.make_batch(0)
+    assert b["tokens"].shape[1] > 512  # trace examples longer than the old context
+    tr.run()
+    assert tr.step == 2
+    # the recipe is fixed: another mixture share is refused on resume
+    with pytest.raises(ValueError, match="search_fraction"):
+        Trainer(TrainConfig(**{**cfg.__dict__, "search_fraction": 0.3}))
+
+
+class _FakeModel:
+    """Answers each trace prompt with the true trace of a solver-annotated tree (a perfect MAV-IS)."""
+
+    def __init__(self, traces):
+        self.traces = traces
+        self.game = "connect_four"
+        self.calls = 0
+        from mavgame.mav import Tokenizer
+        self.tokenizer = Tokenizer()
+
+    def generate(self, prompts, batch_size=32, max_new_tokens=0):
+        self.calls += len(prompts)
+        return [SimpleNamespace(text=self.traces[p], ids=list(range(len(self.traces[p]) // 3))) for p in prompts]
+
+
+def test_mav_is_agent_plays_the_traced_move_and_falls_back(c4_sets):
+    from mavgame.model.mav_is import MAVISAgent, evaluate_trace_records
+    store = PositionStore(c4_sets / "trees" / "train")
+    recs = list(store)[:4]
+    trees = [record_tree("connect_four", r) for r in recs]
+    traces = {}
+    for t in trees:
+        for b, d in ((2, 1), (3, 2)):
+            tr = write_trace(t, b, d)
+            traces[tr.prompt] = tr.target
+    agent = make_agent("mav_is:breadth=3,depth=2")
+    assert isinstance(agent, MAVISAgent) and agent.name == "mav-is-b3d2"
+    agent.model = _FakeModel(traces)
+    agent.setup("connect_four", seed=1)
+    for t in trees:
+        mv = agent.act(t.root)
+        assert t.root.parse_move(mv) in write_trace(t, 3, 2).choice
+    assert agent.stats["from_trace"] == len(trees) and agent.stats["fallback"] == 0
+    assert agent.stats["shape_ok"] == len(trees)
+    rep = evaluate_trace_records(_FakeModel(traces), "connect_four", recs, [(2, 1), (3, 2)])
+    assert rep["2x1"]["shape_ok"] == 1.0 and rep["3x2"]["final_minimax"] == 1.0 and rep["all"]["traces"] == 8
+    with pytest.raises(ValueError, match="breadth 1..8"):
+        make_agent("mav_is:breadth=0")
+
+
+@pytest.mark.slow
+def test_mav_is_agent_falls_back_on_an_unusable_trace(c4_sets):
+    # the shipped MAV (512 tokens of context, never trained on traces) cannot write a usable trace
+    agent = make_agent("mav_is:breadth=2,depth=1")
+    agent.setup("connect_four", seed=0)
+    root = record_tree("connect_four", PositionStore(c4_sets / "trees" / "train").record(0)).root
+    mv = agent.act(root)
+    assert mv in root.legal_moves() and agent.stats["fallback"] == 1 and agent.stats["from_trace"] == 0
+    assert agent.last is not None and not agent.last.final_legal
