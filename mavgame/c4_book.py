@@ -118,7 +118,7 @@ def build_book(ply: int, out: str, *, root: str = "", tt_log2: int = 24, progres
             todo = [(k, s) for k, s in everything if k not in done]
             t0 = time.time()
             if progress and todo:
-                from tqdm.auto import tqdm
+                from ._progress import tqdm
                 bar = tqdm(total=len(todo), desc=f"book ply {p}", unit="pos", dynamic_ncols=True)
             buf = bytearray()
             for i, (k, s) in enumerate(todo):

@@ -111,7 +111,7 @@ def generate_search_trees(positions, out, n_trees: int, depth: int = 3, breadth:
                              "annotator": dict(annotator_options or {})}
     bar = None
     if progress:
-        from tqdm import tqdm
+        from .._progress import tqdm
         bar = tqdm(total=n_trees, desc="search trees", unit="tree", file=sys.stderr)
     seen = set()
     with PositionWriter(out, game, val_fraction=val_fraction, info={"kind": "search_trees", "stats": stats}) as w:
