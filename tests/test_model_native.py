@@ -196,6 +196,9 @@ def test_bad_model_files_raise_clear_errors(tmp_path):
         NativeBackend(bad)
     with pytest.raises(FileNotFoundError):
         MAVModel.load(tmp_path / "missing.safetensors", backend="native")
+    bad.write_bytes(b"")  # a regular file is memory-mapped; an empty one cannot be, same error path
+    with pytest.raises(ValueError, match="only 0 bytes"):
+        NativeBackend(bad)
 
     def drop(t, m):
         del t["blocks.1.mlp.up.weight"]
@@ -228,6 +231,29 @@ def test_bad_model_files_raise_clear_errors(tmp_path):
         with pytest.raises(ValueError, match=msg):
             MAVModel.load(p, backend="native")
         assert str(p) in str(pytest.raises(ValueError, NativeBackend, p).value)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="no named pipes here")
+def test_model_from_a_pipe_loads_like_the_mapped_file(tmp_path):
+    """A regular file is memory-mapped; a file that cannot be (a named pipe) is read instead: same model."""
+    import os
+    import threading
+
+    path, _, _ = make_model(tmp_path)
+    fifo = tmp_path / "pipe.safetensors"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(path.read_bytes()))
+    writer.start()
+    try:
+        piped = _core.MavEngine(str(fifo))
+    finally:
+        writer.join()
+    mapped = _core.MavEngine(str(path))
+    assert piped.config_json == mapped.config_json and piped.n_params == mapped.n_params
+    prompt = random_prompts(1, seed=5)[0]
+    np.testing.assert_array_equal(mapped.logits(prompt), piped.logits(prompt))
+    np.testing.assert_array_equal(mapped.generate([prompt], 6, [TOK.eos_id])[0][0],
+                                  piped.generate([prompt], 6, [TOK.eos_id])[0][0])
 
 
 def test_bad_requests(tmp_path):
