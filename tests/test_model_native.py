@@ -86,6 +86,68 @@ def test_generation_matches_numpy(tmp_path, variant):
             np.testing.assert_allclose(x.value_probs, y.value_probs, atol=1e-4)
 
 
+def tree_prompts(seed):
+    """Prompts with shared prefixes at several depths (a header, groups, subgroups with newlines inside),
+    duplicates, a prompt that is a prefix of others, one-token prompts and an unrelated prompt; shuffled."""
+    rng = np.random.default_rng(seed)
+
+    def seg(lo, hi):
+        p = rng.integers(3, TOK.size, size=int(rng.integers(lo, hi)))
+        p[rng.random(len(p)) < 0.2] = NL
+        return p.tolist()
+
+    head = [TOK.bos_id] + seg(6, 12)
+    out = []
+    for _ in range(3):
+        mid = head + seg(3, 8)
+        out.append(mid)                          # a prompt that is a prefix of its group
+        for _ in range(2):
+            sub = mid + seg(2, 6)
+            out += [sub + seg(1, 4), sub + seg(1, 4), sub + seg(1, 3)]
+    out += [out[3], out[3], head[:1], head[:1], [TOK.bos_id] + seg(20, 30)]
+    order = rng.permutation(len(out))
+    return [out[i] for i in order]
+
+
+def tree_saved(prompts):
+    """Prompt tokens a prefix tree saves: every distinct proper prefix computed once, every prompt's last
+    token computed by the prompt itself (once for a prompt whose whole text is another's proper prefix)."""
+    proper = {tuple(p[:t]) for p in prompts for t in range(1, len(p))}
+    computed = len(proper) + len(prompts) - len({tuple(p) for p in prompts} & proper)
+    return sum(map(len, prompts)) - computed
+
+
+@pytest.mark.parametrize("variant", ["mha-abs-line", "gqa-all"])
+def test_prefix_tree_sharing_is_bit_identical(tmp_path, variant):
+    """Sharing per group of prompts (a prefix tree of the batch, not only the common prefix of all of them)
+    gives bit-identical ids and bucket distributions for sharing on and off, 1 and 2 threads and batch
+    splits, and saves exactly the tokens of the tree's shared nodes; the line positions of a copied prefix
+    continue where the prefix left its line."""
+    path, _, _ = make_model(tmp_path, max_seq_len=128, **VARIANTS[variant])
+    prompts = tree_prompts(3)
+    args = (prompts, 12, [TOK.eos_id])
+    kw = dict(bucket_ids=TOK.bucket_ids.tolist(), group_ids=list(range(100, 400)))
+    runs = []
+    for threads, max_batch, sharing in ((1, 64, False), (1, 64, True), (2, 64, True), (2, 7, True), (1, 1, True)):
+        eng = _core.MavEngine(str(path), threads=threads, max_batch=max_batch)
+        runs.append(eng.generate(*args, prefix_sharing=sharing, **kw))
+        st = eng.stats()
+        assert st["prefill_tokens"] + st["shared_saved"] == st["prompt_tokens"] == sum(map(len, prompts))
+        if max_batch == 64:
+            assert st["shared_saved"] == (tree_saved(prompts) if sharing else 0)
+    common = 1  # the common prefix of the whole batch is the one-token prompt: the old scheme saved ~nothing
+    assert tree_saved(prompts) > 10 * common * len(prompts)
+    for run in runs[1:]:
+        for (ids_a, steps_a, probs_a, fin_a), (ids_b, steps_b, probs_b, fin_b) in zip(runs[0], run):
+            np.testing.assert_array_equal(ids_a, ids_b)
+            np.testing.assert_array_equal(steps_a, steps_b)
+            np.testing.assert_array_equal(probs_a, probs_b)  # bit for bit
+            assert fin_a == fin_b
+    for p, (ids, _, _, _) in zip(prompts[:4], runs[1]):
+        alone = _core.MavEngine(str(path)).generate([p], 12, [TOK.eos_id], **kw)[0][0]
+        np.testing.assert_array_equal(ids, alone)
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_half_precision_files(tmp_path, dtype):
     path, w, cfg = make_model(tmp_path, dtype=dtype)

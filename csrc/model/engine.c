@@ -24,7 +24,8 @@ void mg_engine_free(mg_engine *e)
     mg_pool_free(e->pool);
     void *bufs[] = {e->rope_cos, e->rope_sin, e->kc, e->vc, e->line_start, e->r_tok, e->r_slot, e->r_pos,
                     e->r_logit, e->x, e->h, e->q, e->k, e->v, e->att, e->g, e->u, e->hl, e->logits, e->scores,
-                    e->is_stop, e->in_group, e->bucket_of, e->group, e->gen_idx, e->gen_pos, e->gen_last};
+                    e->is_stop, e->in_group, e->bucket_of, e->group, e->gen_idx, e->gen_pos, e->gen_last,
+                    e->pf_order, e->pf_tmp, e->pf_lcp, e->pf_src, e->pf_share, e->pf_state};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(bufs[i]);
     free(e);
@@ -87,6 +88,12 @@ int mg_engine_create(mg_engine **out, const mg_model *m, int max_batch, int thre
     ALLOC(e->gen_idx, B);
     ALLOC(e->gen_pos, B);
     ALLOC(e->gen_last, B);
+    ALLOC(e->pf_order, B);
+    ALLOC(e->pf_tmp, B);
+    ALLOC(e->pf_lcp, B);
+    ALLOC(e->pf_src, B);
+    ALLOC(e->pf_share, B);
+    ALLOC(e->pf_state, B);
 #undef ALLOC
     if (!ok) {
         snprintf(err, errlen, "out of memory for an engine of batch %d (KV cache %zu MB)", max_batch,

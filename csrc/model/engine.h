@@ -12,10 +12,13 @@
  * bucket tokens whenever the chosen token is one of them, and ends a prompt at a stop token.
  * The token budget is shared by the request: min(max_new_tokens, max_seq_len - longest prompt).
  *
- * Prefix sharing: the prompts of a request usually share their header; the longest common
- * prefix (leaving each prompt at least one token of its own) is computed once and its keys and
- * values copied to the other sequences.  Outputs are identical with it on or off, and for any
- * thread count: every value the engine computes depends only on its own sequence.
+ * Prefix sharing: the prompts of a request share their header, and groups of them more (in
+ * state tracking, siblings share their whole %prev_state prefix).  The prompts of a chunk are
+ * sorted into a prefix tree: each node's tokens are computed once, by the first prompt through
+ * it, and its keys and values copied to the slots of the others (each prompt keeps at least
+ * one token of its own); prefill runs in waves, a prompt as soon as its source is prefilled.
+ * Outputs are identical with it on or off, and for any thread count: every value the engine
+ * computes depends only on its own sequence.
  */
 #ifndef MG_MODEL_ENGINE_H
 #define MG_MODEL_ENGINE_H
@@ -48,7 +51,7 @@ typedef struct mg_gen_request {
     int n_group;
     const int32_t *bucket_ids;      /* the value tokens in bucket order (at most 64) */
     int n_buckets;
-    int prefix_sharing;             /* compute a shared prompt prefix once */
+    int prefix_sharing;             /* compute each shared prompt prefix (prefix tree node) once */
 } mg_gen_request;
 
 /* One prompt's output, in caller-owned buffers of capacity mg_engine_budget(...) tokens. */

@@ -35,6 +35,9 @@ struct mg_engine {
     int32_t *group;                    /* [V] the distinct group ids of the request */
     int n_group;
     int32_t *gen_idx, *gen_pos, *gen_last; /* [max_batch] */
+    /* prefix sharing plan of a chunk (generate.c): prompts sorted, each one's source and share */
+    int32_t *pf_order, *pf_tmp, *pf_lcp, *pf_src, *pf_share; /* [max_batch] */
+    uint8_t *pf_state;                 /* [max_batch] 0 waiting, 1 in this wave, 2 prefilled */
     mg_engine_stats stats;
 };
 
