@@ -86,13 +86,14 @@ def test_generation_matches_numpy(tmp_path, variant):
             np.testing.assert_allclose(x.value_probs, y.value_probs, atol=1e-4)
 
 
-def tree_prompts(seed):
+def tree_prompts(seed, scale=1):
     """Prompts with shared prefixes at several depths (a header, groups, subgroups with newlines inside),
-    duplicates, a prompt that is a prefix of others, one-token prompts and an unrelated prompt; shuffled."""
+    duplicates, a prompt that is a prefix of others, one-token prompts and an unrelated prompt; shuffled.
+    ``scale`` multiplies the lengths of the parts."""
     rng = np.random.default_rng(seed)
 
     def seg(lo, hi):
-        p = rng.integers(3, TOK.size, size=int(rng.integers(lo, hi)))
+        p = rng.integers(3, TOK.size, size=int(rng.integers(lo * scale, hi * scale)))
         p[rng.random(len(p)) < 0.2] = NL
         return p.tolist()
 
@@ -146,6 +147,41 @@ def test_prefix_tree_sharing_is_bit_identical(tmp_path, variant):
     for p, (ids, _, _, _) in zip(prompts[:4], runs[1]):
         alone = _core.MavEngine(str(path)).generate([p], 12, [TOK.eos_id], **kw)[0][0]
         np.testing.assert_array_equal(ids, alone)
+
+
+@pytest.mark.parametrize("variant", ["mqa-swiglu-tied", "gqa-all"])
+def test_cross_batch_prefix_cache_is_bit_identical(tmp_path, variant):
+    """The engine's cross-batch prefix cache (16-token KV blocks kept between requests): prefixes met in an
+    earlier request are copied, with bit-identical results, also when a small budget forces replacement."""
+    path, _, _ = make_model(tmp_path, max_seq_len=128, **VARIANTS[variant])
+    prompts = tree_prompts(4, scale=3)   # 3-90 tokens: chains of up to 5 blocks
+    assert max(map(len, prompts)) <= 100
+    kw = dict(bucket_ids=TOK.bucket_ids.tolist(), group_ids=list(range(100, 400)))
+    ref = _core.MavEngine(str(path))
+    base = [ref.generate([p], 10, [TOK.eos_id], **kw)[0] for p in prompts]
+    for budget, max_batch in ((4096, 64), (4096, 3), (48, 4), (16, 2)):
+        eng = _core.MavEngine(str(path), max_batch=max_batch, prefix_cache=budget)
+        assert eng.stats()["cache_saved"] == 0
+        outs = []
+        for start in range(0, len(prompts), 5):   # requests of 5 prompts: later ones meet earlier prefixes
+            outs += eng.generate(prompts[start:start + 5], 10, [TOK.eos_id], **kw)
+        first = eng.stats()["cache_saved"]
+        outs += eng.generate(prompts, 10, [TOK.eos_id], **kw)   # all again
+        st = eng.stats()
+        assert st["prefill_tokens"] + st["shared_saved"] == st["prompt_tokens"]
+        assert st["cache_saved"] <= st["shared_saved"]
+        if budget >= 48:   # one block (budget 16) is overwritten by every chunk: hits are a matter of luck
+            assert 0 < first < st["cache_saved"]
+        for a, b in zip(base * 2, outs[:len(prompts)] + outs[len(prompts):]):
+            for x, y in zip(a[:3], b[:3]):
+                np.testing.assert_array_equal(x, y)   # bit for bit
+            assert a[3] == b[3]
+        off = eng.generate(prompts[:3], 10, [TOK.eos_id], prefix_sharing=False, **kw)
+        assert eng.stats()["cache_saved"] == st["cache_saved"]   # sharing off: the cache is not used
+        for a, b in zip(base[:3], off):
+            np.testing.assert_array_equal(a[0], b[0])
+    with pytest.raises(ValueError, match="prefix cache size must be >= 0 tokens, got -1"):
+        _core.MavEngine(str(path), prefix_cache=-1)
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])

@@ -214,6 +214,21 @@ static void generate_chunk(mg_engine *e, const mg_gen_request *q, mg_gen_result 
         e->stats.prompt_tokens += lens[b];
     }
     plan_sharing(e, pr, lens, n, q->prefix_sharing);
+    /* the cross-batch cache: a cached prefix at least as long as the batch's share replaces it */
+    size_t slot_sz = (size_t)e->c.max_seq_len * (size_t)e->kvd, layer_stride = (size_t)e->max_batch * slot_sz;
+    for (int b = 0; b < n; b++) {
+        e->pf_cached[b] = 0;
+        if (!q->prefix_sharing || e->pc.n_blocks == 0)
+            continue;
+        int hit = mg_pc_lookup(&e->pc, pr[b], (lens[b] - 1) / MG_PC_BLOCK, NULL, NULL, 0) * MG_PC_BLOCK;
+        if (hit > 0 && hit >= e->pf_share[b]) {
+            mg_pc_lookup(&e->pc, pr[b], hit / MG_PC_BLOCK, e->kc + (size_t)b * slot_sz, e->vc + (size_t)b * slot_sz,
+                         layer_stride);
+            e->pf_src[b] = -1;
+            e->pf_share[b] = hit;
+            e->pf_cached[b] = 1;
+        }
+    }
     /* prefill in waves: a prompt whose source is prefilled copies its shared prefix and computes
      * the rest (every prompt in the first wave without sharing), in passes of at most rows_cap
      * rows, sequences whole and in sorted order; the last token of each prompt asks for logits,
@@ -225,10 +240,12 @@ static void generate_chunk(mg_engine *e, const mg_gen_request *q, mg_gen_result 
             if (e->pf_state[b] || (src >= 0 && e->pf_state[src] != 2))
                 continue;
             e->pf_state[b] = 1;
-            if (src >= 0) {
+            if (src >= 0)
                 mg_engine_copy_prefix(e, src, b, sh);
+            if (sh > 0) { /* copied from slot src or from the prefix cache */
                 e->line_start[b] = line_start_after(e, pr[b], sh);
                 e->stats.shared_saved += sh;
+                e->stats.cache_saved += e->pf_cached[b] ? sh : 0;
             }
             for (int t = sh; t < lens[b]; t++) {
                 e->r_tok[nr] = pr[b][t];
@@ -253,6 +270,10 @@ static void generate_chunk(mg_engine *e, const mg_gen_request *q, mg_gen_result 
             if (e->pf_state[b] == 1)
                 e->pf_state[b] = 2;
     }
+    if (q->prefix_sharing)
+        for (int b = 0; b < n; b++)
+            mg_pc_insert(&e->pc, pr[b], lens[b] / MG_PC_BLOCK, e->kc + (size_t)b * slot_sz,
+                         e->vc + (size_t)b * slot_sz, layer_stride);
     /* decode: logits row i belongs to active prompt gen_idx[i] */
     for (int step = 0; step < budget; step++) {
         int keep = 0;
