@@ -11,7 +11,8 @@ In one run, interleaved (every repetition times every backend at every batch siz
   ``torch.matmul`` ceiling of the same shapes at the same row counts (prefill rows and decode rows
   weighted by their FLOPs), measured in the same run;
 - prompt tokens saved by prefix sharing (a prefix tree of each batch): over the generation batches, and
-  inside MAV-MCTS in engine mode and in state-tracking mode (where siblings share their ``%prev_state``);
+  inside MAV-MCTS in engine mode and in state-tracking mode (where siblings share their ``%prev_state``),
+  per batch and with the engine's cross-batch prefix cache;
 - inside MAV-MCTS (256 simulations, batches of 16 leaves, output cache off): leaf evaluations per second of
   the Python evaluator over each backend and of the native C evaluator, and the time per move of native
   MAV-MCTS at 100, 256 and 1000 simulations.
@@ -75,34 +76,35 @@ def matmul_rate(torch, shapes, rows, seconds=0.15):
     return total_f / total_t / 1e9
 
 
-def mcts_prefix_sharing(model, sims):
+def mcts_prefix_sharing(model, sims, prefix_cache=4096):
     """Prompt tokens prefix sharing saves inside native MAV-MCTS (batch 16, no output cache), engine mode and
-    state tracking, and the search time with sharing on and off (the searches are checked to be identical)."""
+    state tracking: off, per batch (the prefix tree of each batch), and with the engine's cross-batch prefix
+    cache of ``prefix_cache`` tokens too; the search times; the searches are checked to be identical."""
     from mavgame.mcts import MCTS
     from mavgame.model.agents import NativeMAVEvaluator
     out = []
     print(f"\nprefix sharing inside native MAV-MCTS ({sims} simulations, batch 16, 1 thread, no output cache):")
+    settings = (("off", False, 0), ("batch", True, 0), (f"batch+cache {prefix_cache}", True, prefix_cache))
     for tracking in (False, True):
-        row = {"mode": "state tracking" if tracking else "engine", "sims": sims}
+        mode = "state tracking" if tracking else "engine"
         searches = []
-        for sharing in (False, True):
+        for name, sharing, cache in settings:
             ev = NativeMAVEvaluator(model, batch_size=16, threads=1, cache_size=0, prefix_sharing=sharing,
-                                    state_tracking=tracking)
+                                    state_tracking=tracking, prefix_cache=cache)
             kw = dict(state_tracking=True, game="connect_four") if tracking else {}
             t0 = time.perf_counter()
             res = MCTS(ev, num_simulations=sims, batch_size=16, seed=0, **kw).search(mavgame.State("connect_four"))
-            row["seconds_sharing" if sharing else "seconds_no_sharing"] = time.perf_counter() - t0
+            dt = time.perf_counter() - t0
             searches.append((res.moves, res.visits.tolist(), res.values.tolist()))
             st = ev.stats()
-            if sharing:
-                row.update(prompt_tokens=st["prompt_tokens"], saved=st["shared_saved"])
-        if searches[0] != searches[1]:
+            row = {"mode": mode, "sharing": name, "sims": sims, "seconds": dt, "prompt_tokens": st["prompt_tokens"],
+                   "saved": st["shared_saved"], "cache_saved": st["cache_saved"]}
+            frac = row["saved"] / max(row["prompt_tokens"], 1)
+            print(f"  {mode:15s} {name:18s} {row['saved']:7,} of {row['prompt_tokens']:7,} prompt tokens not "
+                  f"computed ({100 * frac:4.1f}%; {row['cache_saved']:,} from the cache); search {dt:.2f} s")
+            out.append(row)
+        if any(x != searches[0] for x in searches[1:]):
             raise SystemExit("prefix sharing changed the search")
-        frac = row["saved"] / max(row["prompt_tokens"], 1)
-        print(f"  {row['mode']:15s} {row['saved']:7,} of {row['prompt_tokens']:7,} prompt tokens not computed "
-              f"({100 * frac:4.1f}%); search {row['seconds_no_sharing']:.2f} s without sharing, "
-              f"{row['seconds_sharing']:.2f} s with")
-        out.append(row)
     return out
 
 
