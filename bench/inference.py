@@ -10,13 +10,16 @@ In one run, interleaved (every repetition times every backend at every batch siz
   native engine with prefix sharing off, so the same work for every backend), against a one-thread
   ``torch.matmul`` ceiling of the same shapes at the same row counts (prefill rows and decode rows
   weighted by their FLOPs), measured in the same run;
-- prompt tokens saved by prefix sharing;
+- prompt tokens saved by prefix sharing (a prefix tree of each batch): over the generation batches, and
+  inside MAV-MCTS in engine mode and in state-tracking mode (where siblings share their ``%prev_state``),
+  per batch and with the engine's cross-batch prefix cache;
 - inside MAV-MCTS (256 simulations, batches of 16 leaves, output cache off): leaf evaluations per second of
   the Python evaluator over each backend and of the native C evaluator, and the time per move of native
   MAV-MCTS at 100, 256 and 1000 simulations.
 
     python bench/inference.py             # about 2-3 minutes on 2 cores
     python bench/inference.py --quick     # under a minute
+    python bench/inference.py --prefix-only   # only the prefix-sharing figures inside MAV-MCTS (seconds)
 """
 import argparse
 import json
@@ -73,12 +76,53 @@ def matmul_rate(torch, shapes, rows, seconds=0.15):
     return total_f / total_t / 1e9
 
 
+def mcts_prefix_sharing(model, sims, prefix_cache=4096):
+    """Prompt tokens prefix sharing saves inside native MAV-MCTS (batch 16, no output cache), engine mode and
+    state tracking: off, per batch (the prefix tree of each batch), and with the engine's cross-batch prefix
+    cache of ``prefix_cache`` tokens too; the search times; the searches are checked to be identical."""
+    from mavgame.mcts import MCTS
+    from mavgame.model.agents import NativeMAVEvaluator
+    out = []
+    print(f"\nprefix sharing inside native MAV-MCTS ({sims} simulations, batch 16, 1 thread, no output cache):")
+    settings = (("off", False, 0), ("batch", True, 0), (f"batch+cache {prefix_cache}", True, prefix_cache))
+    for tracking in (False, True):
+        mode = "state tracking" if tracking else "engine"
+        searches = []
+        for name, sharing, cache in settings:
+            ev = NativeMAVEvaluator(model, batch_size=16, threads=1, cache_size=0, prefix_sharing=sharing,
+                                    state_tracking=tracking, prefix_cache=cache)
+            kw = dict(state_tracking=True, game="connect_four") if tracking else {}
+            t0 = time.perf_counter()
+            res = MCTS(ev, num_simulations=sims, batch_size=16, seed=0, **kw).search(mavgame.State("connect_four"))
+            dt = time.perf_counter() - t0
+            searches.append((res.moves, res.visits.tolist(), res.values.tolist()))
+            st = ev.stats()
+            row = {"mode": mode, "sharing": name, "sims": sims, "seconds": dt, "prompt_tokens": st["prompt_tokens"],
+                   "saved": st["shared_saved"], "cache_saved": st["cache_saved"]}
+            frac = row["saved"] / max(row["prompt_tokens"], 1)
+            print(f"  {mode:15s} {name:18s} {row['saved']:7,} of {row['prompt_tokens']:7,} prompt tokens not "
+                  f"computed ({100 * frac:4.1f}%; {row['cache_saved']:,} from the cache); search {dt:.2f} s")
+            out.append(row)
+        if any(x != searches[0] for x in searches[1:]):
+            raise SystemExit("prefix sharing changed the search")
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--threads", type=int, default=2, help="native engine threads of the second native row")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--prefix-only", action="store_true", help="only the prefix-sharing figures inside MAV-MCTS")
+    ap.add_argument("--sims", type=int, default=256, help="simulations of the --prefix-only searches")
     args = ap.parse_args()
+    if args.prefix_only:
+        model = MAVModel.load(shipped_model_path("connect_four"), backend="native", threads=1)
+        rows = mcts_prefix_sharing(model, args.sims)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"mcts_prefix_sharing": rows}, f, indent=1)
+        return
     try:
         import torch
     except ImportError:
@@ -191,6 +235,7 @@ def main():
         r = statistics.median(v)
         results["mcts"].append({"evaluator": name, "evals_per_s": r})
         print(f"  {name:16s} {r:8.1f}   ({r / base:5.2f}x the Python evaluator over torch-1)")
+    results["mcts_prefix_sharing"] = mcts_prefix_sharing(models["native-1"], sims)
     print("\nnative MAV-MCTS time per move (batch 16, 1 thread):")
     ev = NativeMAVEvaluator(models["native-1"], batch_size=16, threads=1, cache_size=0)
     for n in ((64, 100) if args.quick else (100, 256, 1000)):

@@ -113,3 +113,23 @@ def test_native_evaluator_errors(model):
     import pickle
     ev2 = pickle.loads(pickle.dumps(ev))
     assert ev2.capsule() is not None
+
+
+def test_prefix_cache_changes_no_search(model):
+    """The engine's cross-batch prefix cache (state tracking re-expands %prev_state prefixes across batches):
+    the same search, with prompt tokens copied from it."""
+    s = positions()[1]
+    res, stats = [], []
+    for prefix_cache in (0, 4096, 64):
+        ev = NativeMAVEvaluator(model, batch_size=8, state_tracking=True, cache_size=0, prefix_cache=prefix_cache)
+        res.append(MCTS(ev, num_simulations=48, batch_size=8, seed=7, state_tracking=True,
+                        game="connect_four").search(s))
+        stats.append(ev.stats())
+    for r in res[1:]:
+        assert r.moves == res[0].moves and r.best_move == res[0].best_move
+        np.testing.assert_array_equal(r.values, res[0].values)
+        np.testing.assert_array_equal(r.visits, res[0].visits)
+    assert stats[0]["cache_saved"] == 0 and stats[1]["cache_saved"] > 0
+    assert stats[1]["shared_saved"] > stats[0]["shared_saved"]
+    with pytest.raises(ValueError, match="prefix_cache"):
+        NativeMAVEvaluator(model, prefix_cache=-5)

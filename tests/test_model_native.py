@@ -86,6 +86,104 @@ def test_generation_matches_numpy(tmp_path, variant):
             np.testing.assert_allclose(x.value_probs, y.value_probs, atol=1e-4)
 
 
+def tree_prompts(seed, scale=1):
+    """Prompts with shared prefixes at several depths (a header, groups, subgroups with newlines inside),
+    duplicates, a prompt that is a prefix of others, one-token prompts and an unrelated prompt; shuffled.
+    ``scale`` multiplies the lengths of the parts."""
+    rng = np.random.default_rng(seed)
+
+    def seg(lo, hi):
+        p = rng.integers(3, TOK.size, size=int(rng.integers(lo * scale, hi * scale)))
+        p[rng.random(len(p)) < 0.2] = NL
+        return p.tolist()
+
+    head = [TOK.bos_id] + seg(6, 12)
+    out = []
+    for _ in range(3):
+        mid = head + seg(3, 8)
+        out.append(mid)                          # a prompt that is a prefix of its group
+        for _ in range(2):
+            sub = mid + seg(2, 6)
+            out += [sub + seg(1, 4), sub + seg(1, 4), sub + seg(1, 3)]
+    out += [out[3], out[3], head[:1], head[:1], [TOK.bos_id] + seg(20, 30)]
+    order = rng.permutation(len(out))
+    return [out[i] for i in order]
+
+
+def tree_saved(prompts):
+    """Prompt tokens a prefix tree saves: every distinct proper prefix computed once, every prompt's last
+    token computed by the prompt itself (once for a prompt whose whole text is another's proper prefix)."""
+    proper = {tuple(p[:t]) for p in prompts for t in range(1, len(p))}
+    computed = len(proper) + len(prompts) - len({tuple(p) for p in prompts} & proper)
+    return sum(map(len, prompts)) - computed
+
+
+@pytest.mark.parametrize("variant", ["mha-abs-line", "gqa-all"])
+def test_prefix_tree_sharing_is_bit_identical(tmp_path, variant):
+    """Sharing per group of prompts (a prefix tree of the batch, not only the common prefix of all of them)
+    gives bit-identical ids and bucket distributions for sharing on and off, 1 and 2 threads and batch
+    splits, and saves exactly the tokens of the tree's shared nodes; the line positions of a copied prefix
+    continue where the prefix left its line."""
+    path, _, _ = make_model(tmp_path, max_seq_len=128, **VARIANTS[variant])
+    prompts = tree_prompts(3)
+    args = (prompts, 12, [TOK.eos_id])
+    kw = dict(bucket_ids=TOK.bucket_ids.tolist(), group_ids=list(range(100, 400)))
+    runs = []
+    for threads, max_batch, sharing in ((1, 64, False), (1, 64, True), (2, 64, True), (2, 7, True), (1, 1, True)):
+        eng = _core.MavEngine(str(path), threads=threads, max_batch=max_batch)
+        runs.append(eng.generate(*args, prefix_sharing=sharing, **kw))
+        st = eng.stats()
+        assert st["prefill_tokens"] + st["shared_saved"] == st["prompt_tokens"] == sum(map(len, prompts))
+        if max_batch == 64:
+            assert st["shared_saved"] == (tree_saved(prompts) if sharing else 0)
+    common = 1  # the common prefix of the whole batch is the one-token prompt: the old scheme saved ~nothing
+    assert tree_saved(prompts) > 10 * common * len(prompts)
+    for run in runs[1:]:
+        for (ids_a, steps_a, probs_a, fin_a), (ids_b, steps_b, probs_b, fin_b) in zip(runs[0], run):
+            np.testing.assert_array_equal(ids_a, ids_b)
+            np.testing.assert_array_equal(steps_a, steps_b)
+            np.testing.assert_array_equal(probs_a, probs_b)  # bit for bit
+            assert fin_a == fin_b
+    for p, (ids, _, _, _) in zip(prompts[:4], runs[1]):
+        alone = _core.MavEngine(str(path)).generate([p], 12, [TOK.eos_id], **kw)[0][0]
+        np.testing.assert_array_equal(ids, alone)
+
+
+@pytest.mark.parametrize("variant", ["mqa-swiglu-tied", "gqa-all"])
+def test_cross_batch_prefix_cache_is_bit_identical(tmp_path, variant):
+    """The engine's cross-batch prefix cache (16-token KV blocks kept between requests): prefixes met in an
+    earlier request are copied, with bit-identical results, also when a small budget forces replacement."""
+    path, _, _ = make_model(tmp_path, max_seq_len=128, **VARIANTS[variant])
+    prompts = tree_prompts(4, scale=3)   # 3-90 tokens: chains of up to 5 blocks
+    assert max(map(len, prompts)) <= 100
+    kw = dict(bucket_ids=TOK.bucket_ids.tolist(), group_ids=list(range(100, 400)))
+    ref = _core.MavEngine(str(path))
+    base = [ref.generate([p], 10, [TOK.eos_id], **kw)[0] for p in prompts]
+    for budget, max_batch in ((4096, 64), (4096, 3), (48, 4), (16, 2)):
+        eng = _core.MavEngine(str(path), max_batch=max_batch, prefix_cache=budget)
+        assert eng.stats()["cache_saved"] == 0
+        outs = []
+        for start in range(0, len(prompts), 5):   # requests of 5 prompts: later ones meet earlier prefixes
+            outs += eng.generate(prompts[start:start + 5], 10, [TOK.eos_id], **kw)
+        first = eng.stats()["cache_saved"]
+        outs += eng.generate(prompts, 10, [TOK.eos_id], **kw)   # all again
+        st = eng.stats()
+        assert st["prefill_tokens"] + st["shared_saved"] == st["prompt_tokens"]
+        assert st["cache_saved"] <= st["shared_saved"]
+        if budget >= 48:   # one block (budget 16) is overwritten by every chunk: hits are a matter of luck
+            assert 0 < first < st["cache_saved"]
+        for a, b in zip(base * 2, outs[:len(prompts)] + outs[len(prompts):]):
+            for x, y in zip(a[:3], b[:3]):
+                np.testing.assert_array_equal(x, y)   # bit for bit
+            assert a[3] == b[3]
+        off = eng.generate(prompts[:3], 10, [TOK.eos_id], prefix_sharing=False, **kw)
+        assert eng.stats()["cache_saved"] == st["cache_saved"]   # sharing off: the cache is not used
+        for a, b in zip(base[:3], off):
+            np.testing.assert_array_equal(a[0], b[0])
+    with pytest.raises(ValueError, match="prefix cache size must be >= 0 tokens, got -1"):
+        _core.MavEngine(str(path), prefix_cache=-1)
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_half_precision_files(tmp_path, dtype):
     path, w, cfg = make_model(tmp_path, dtype=dtype)
@@ -196,6 +294,9 @@ def test_bad_model_files_raise_clear_errors(tmp_path):
         NativeBackend(bad)
     with pytest.raises(FileNotFoundError):
         MAVModel.load(tmp_path / "missing.safetensors", backend="native")
+    bad.write_bytes(b"")  # a regular file is memory-mapped; an empty one cannot be, same error path
+    with pytest.raises(ValueError, match="only 0 bytes"):
+        NativeBackend(bad)
 
     def drop(t, m):
         del t["blocks.1.mlp.up.weight"]
@@ -228,6 +329,29 @@ def test_bad_model_files_raise_clear_errors(tmp_path):
         with pytest.raises(ValueError, match=msg):
             MAVModel.load(p, backend="native")
         assert str(p) in str(pytest.raises(ValueError, NativeBackend, p).value)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="no named pipes here")
+def test_model_from_a_pipe_loads_like_the_mapped_file(tmp_path):
+    """A regular file is memory-mapped; a file that cannot be (a named pipe) is read instead: same model."""
+    import os
+    import threading
+
+    path, _, _ = make_model(tmp_path)
+    fifo = tmp_path / "pipe.safetensors"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(path.read_bytes()))
+    writer.start()
+    try:
+        piped = _core.MavEngine(str(fifo))
+    finally:
+        writer.join()
+    mapped = _core.MavEngine(str(path))
+    assert piped.config_json == mapped.config_json and piped.n_params == mapped.n_params
+    prompt = random_prompts(1, seed=5)[0]
+    np.testing.assert_array_equal(mapped.logits(prompt), piped.logits(prompt))
+    np.testing.assert_array_equal(mapped.generate([prompt], 6, [TOK.eos_id])[0][0],
+                                  piped.generate([prompt], 6, [TOK.eos_id])[0][0])
 
 
 def test_bad_requests(tmp_path):

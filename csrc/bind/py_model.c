@@ -2,7 +2,7 @@
  * py_model.c - Python binding of the native inference engine (csrc/model): mavgame._core.MavEngine.
  * mavgame/model/inference.py (NativeBackend, MAVModel.load(backend="native")) builds on it.
  *
- *   MavEngine(path, threads=1, max_batch=64, simd=True)   load a model file (ValueError naming the
+ *   MavEngine(path, threads=1, max_batch=64, simd=True, prefix_cache=0)   load a model file (ValueError naming the
  *       bad field of a malformed file, OSError-like ValueError for an unreadable one)
  *   .generate(prompts, max_new_tokens, stop_ids, group_ids=None, bucket_ids=None, prefix_sharing=True)
  *       prompts: a list of 1-D integer arrays/sequences.  Returns a list of
@@ -13,7 +13,7 @@
  *   .config_json, .vocab_version, .info (str), .n_params, .threads, .max_batch, .kernel, .file_dtype
  *
  *   mcts_mav_evaluator(engine, game, *, board_size=0, flags=0, threads=1, max_batch=16, spec=None,
- *       scoring="mean", group_ids=None, prefix_sharing=True, state_tracking=False, cache_size=0) -> capsule "mavgame.mcts_evaluator": the native
+ *       scoring="mean", group_ids=None, prefix_sharing=True, state_tracking=False, cache_size=0, prefix_cache=0) -> capsule "mavgame.mcts_evaluator": the native
  *       MAV evaluator of the MCTS (search/mcts_eval_model.h) over the engine's model, with its own engine
  *       buffers and threads; it keeps the MavEngine alive.  .mcts_mav_evaluator_stats(capsule) -> dict.
  *   mav_value_moves(ids, value_steps, tok_ids) -> int32[k]: for each generated value token, the index in
@@ -55,11 +55,11 @@ static void engine_dealloc(py_engine *self)
 
 static int engine_init(py_engine *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"path", "threads", "max_batch", "simd", NULL};
+    static char *kwlist[] = {"path", "threads", "max_batch", "simd", "prefix_cache", NULL};
     PyObject *path_obj;
-    int threads = 1, max_batch = 64, simd = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|iip:MavEngine", kwlist, PyUnicode_FSConverter, &path_obj,
-                                     &threads, &max_batch, &simd))
+    int threads = 1, max_batch = 64, simd = 1, prefix_cache = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|iipi:MavEngine", kwlist, PyUnicode_FSConverter, &path_obj,
+                                     &threads, &max_batch, &simd, &prefix_cache))
         return -1;
     if (self->e || self->loaded) {
         Py_DECREF(path_obj);
@@ -79,7 +79,8 @@ static int engine_init(py_engine *self, PyObject *args, PyObject *kwds)
     }
     self->loaded = 1;
     if (mg_engine_create(&self->e, &self->model, max_batch, threads, simd ? 0 : MG_ENGINE_NO_SIMD, err,
-                         sizeof err) != MG_OK) {
+                         sizeof err) != MG_OK ||
+        mg_engine_set_prefix_cache(self->e, prefix_cache, err, sizeof err) != MG_OK) {
         PyErr_SetString(PyExc_ValueError, err);
         return -1;
     }
@@ -308,8 +309,9 @@ static PyObject *engine_stats(py_engine *self, PyObject *Py_UNUSED(ignored))
     CHECK_ENGINE(self);
     mg_engine_stats s;
     mg_engine_get_stats(self->e, &s);
-    return Py_BuildValue("{sLsLsLsLsLsLsd}", "prompt_tokens", (long long)s.prompt_tokens, "prefill_tokens",
-                         (long long)s.prefill_tokens, "shared_saved", (long long)s.shared_saved, "decode_tokens",
+    return Py_BuildValue("{sLsLsLsLsLsLsLsd}", "prompt_tokens", (long long)s.prompt_tokens, "prefill_tokens",
+                         (long long)s.prefill_tokens, "shared_saved", (long long)s.shared_saved, "cache_saved",
+                         (long long)s.cache_saved, "decode_tokens",
                          (long long)s.decode_tokens, "generated", (long long)s.generated, "passes",
                          (long long)s.passes, "flops", s.flops);
 }
@@ -462,14 +464,14 @@ static void eval_capsule_destroy(PyObject *cap)
 static PyObject *py_mcts_mav_evaluator(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"engine", "game", "board_size", "flags", "threads", "max_batch", "spec", "scoring",
-                             "group_ids", "prefix_sharing", "state_tracking", "cache_size", NULL};
+                             "group_ids", "prefix_sharing", "state_tracking", "cache_size", "prefix_cache", NULL};
     PyObject *eng_o, *group_o = Py_None;
     const char *game, *spec = NULL, *scoring = "mean";
-    int board_size = 0, threads = 1, max_batch = 16, sharing = 1, st = 0, cache_size = 0;
+    int board_size = 0, threads = 1, max_batch = 16, sharing = 1, st = 0, cache_size = 0, prefix_cache = 0;
     unsigned int flags = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!s|$iIiizsOppi:mcts_mav_evaluator", kwlist, &py_engine_type,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!s|$iIiizsOppii:mcts_mav_evaluator", kwlist, &py_engine_type,
                                      &eng_o, &game, &board_size, &flags, &threads, &max_batch, &spec, &scoring,
-                                     &group_o, &sharing, &st, &cache_size))
+                                     &group_o, &sharing, &st, &cache_size, &prefix_cache))
         return NULL;
     py_engine *pe = (py_engine *)eng_o;
     if (!pe->e)
@@ -493,7 +495,7 @@ static PyObject *py_mcts_mav_evaluator(PyObject *Py_UNUSED(mod), PyObject *args,
     cfg.board_size = board_size;
     cfg.flags = flags;
     mg_eval_model_params p = {threads, max_batch, spec, sc, group ? PyArray_DATA(group) : NULL, ng, sharing, st,
-                              cache_size};
+                              cache_size, prefix_cache};
     eval_holder *h = PyMem_RawCalloc(1, sizeof *h);
     if (!h) {
         Py_XDECREF(group);
@@ -525,17 +527,17 @@ static PyObject *py_mcts_mav_evaluator_stats(PyObject *Py_UNUSED(mod), PyObject 
     mg_eval_model_stats s;
     if (mg_eval_model_stats_get(&h->ev, &s) != MG_OK)
         return PyErr_Format(PyExc_ValueError, "not a native MAV evaluator capsule");
-    return Py_BuildValue("{sLsLsLsLsLsLsLsL}", "calls", (long long)s.calls, "requests", (long long)s.requests,
+    return Py_BuildValue("{sLsLsLsLsLsLsLsLsL}", "calls", (long long)s.calls, "requests", (long long)s.requests,
                          "cache_hits", (long long)s.cache_hits,
                          "invalid", (long long)s.invalid, "text_fallbacks", (long long)s.text_fallbacks,
                          "prompt_tokens", (long long)s.prompt_tokens, "shared_saved", (long long)s.shared_saved,
-                         "generated", (long long)s.generated);
+                         "cache_saved", (long long)s.cache_saved, "generated", (long long)s.generated);
 }
 
 static PyMethodDef model_module_methods[] = {
     {"mcts_mav_evaluator", (PyCFunction)(void (*)(void))py_mcts_mav_evaluator, METH_VARARGS | METH_KEYWORDS,
      "mcts_mav_evaluator(engine, game, *, board_size=0, flags=0, threads=1, max_batch=16, spec=None, "
-     "scoring='mean', group_ids=None, prefix_sharing=True, state_tracking=False, cache_size=0): the native MAV evaluator capsule (C)."},
+     "scoring='mean', group_ids=None, prefix_sharing=True, state_tracking=False, cache_size=0, prefix_cache=0): the native MAV evaluator capsule (C)."},
     {"mcts_mav_evaluator_stats", (PyCFunction)py_mcts_mav_evaluator_stats, METH_O,
      "mcts_mav_evaluator_stats(capsule) -> dict of counters."},
     {"mav_value_moves", (PyCFunction)py_mav_value_moves, METH_VARARGS,

@@ -22,9 +22,11 @@ void mg_engine_free(mg_engine *e)
     if (!e)
         return;
     mg_pool_free(e->pool);
+    mg_pc_free(&e->pc);
     void *bufs[] = {e->rope_cos, e->rope_sin, e->kc, e->vc, e->line_start, e->r_tok, e->r_slot, e->r_pos,
                     e->r_logit, e->x, e->h, e->q, e->k, e->v, e->att, e->g, e->u, e->hl, e->logits, e->scores,
-                    e->is_stop, e->in_group, e->bucket_of, e->group, e->gen_idx, e->gen_pos, e->gen_last};
+                    e->is_stop, e->in_group, e->bucket_of, e->group, e->gen_idx, e->gen_pos, e->gen_last,
+                    e->pf_order, e->pf_tmp, e->pf_lcp, e->pf_src, e->pf_share, e->pf_state, e->pf_cached};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(bufs[i]);
     free(e);
@@ -87,6 +89,13 @@ int mg_engine_create(mg_engine **out, const mg_model *m, int max_batch, int thre
     ALLOC(e->gen_idx, B);
     ALLOC(e->gen_pos, B);
     ALLOC(e->gen_last, B);
+    ALLOC(e->pf_order, B);
+    ALLOC(e->pf_tmp, B);
+    ALLOC(e->pf_lcp, B);
+    ALLOC(e->pf_src, B);
+    ALLOC(e->pf_share, B);
+    ALLOC(e->pf_state, B);
+    ALLOC(e->pf_cached, B);
 #undef ALLOC
     if (!ok) {
         snprintf(err, errlen, "out of memory for an engine of batch %d (KV cache %zu MB)", max_batch,
@@ -105,6 +114,21 @@ const char *mg_engine_kernel(const mg_engine *e) { return mg_matmul_name(e->mm);
 const mg_model *mg_engine_model(const mg_engine *e) { return e->m; }
 void mg_engine_get_stats(const mg_engine *e, mg_engine_stats *s) { *s = e->stats; }
 void mg_engine_reset_stats(mg_engine *e) { memset(&e->stats, 0, sizeof e->stats); }
+int mg_engine_prefix_cache(const mg_engine *e) { return e->pc.n_blocks * MG_PC_BLOCK; }
+
+int mg_engine_set_prefix_cache(mg_engine *e, int tokens, char *err, size_t errlen)
+{
+    if (tokens < 0) {
+        snprintf(err, errlen, "prefix cache size must be >= 0 tokens, got %d", tokens);
+        return MG_ERR;
+    }
+    mg_pc_free(&e->pc);
+    if (mg_pc_init(&e->pc, tokens, e->c.n_layers, e->kvd) != 0) {
+        snprintf(err, errlen, "out of memory for a prefix cache of %d tokens", tokens);
+        return MG_ERR;
+    }
+    return MG_OK;
+}
 
 /* ---- parallel matrix products ------------------------------------------------------------- */
 

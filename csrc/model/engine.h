@@ -12,10 +12,13 @@
  * bucket tokens whenever the chosen token is one of them, and ends a prompt at a stop token.
  * The token budget is shared by the request: min(max_new_tokens, max_seq_len - longest prompt).
  *
- * Prefix sharing: the prompts of a request usually share their header; the longest common
- * prefix (leaving each prompt at least one token of its own) is computed once and its keys and
- * values copied to the other sequences.  Outputs are identical with it on or off, and for any
- * thread count: every value the engine computes depends only on its own sequence.
+ * Prefix sharing: the prompts of a request share their header, and groups of them more (in
+ * state tracking, siblings share their whole %prev_state prefix).  The prompts of a chunk are
+ * sorted into a prefix tree: each node's tokens are computed once, by the first prompt through
+ * it, and its keys and values copied to the slots of the others (each prompt keeps at least
+ * one token of its own); prefill runs in waves, a prompt as soon as its source is prefilled.
+ * Outputs are identical with it on or off, and for any thread count: every value the engine
+ * computes depends only on its own sequence.
  */
 #ifndef MG_MODEL_ENGINE_H
 #define MG_MODEL_ENGINE_H
@@ -48,7 +51,7 @@ typedef struct mg_gen_request {
     int n_group;
     const int32_t *bucket_ids;      /* the value tokens in bucket order (at most 64) */
     int n_buckets;
-    int prefix_sharing;             /* compute a shared prompt prefix once */
+    int prefix_sharing;             /* compute each shared prompt prefix (prefix tree node) once */
 } mg_gen_request;
 
 /* One prompt's output, in caller-owned buffers of capacity mg_engine_budget(...) tokens. */
@@ -64,7 +67,8 @@ typedef struct mg_gen_result {
 typedef struct mg_engine_stats {
     int64_t prompt_tokens;      /* prompt tokens of all requests */
     int64_t prefill_tokens;     /* prompt tokens actually computed */
-    int64_t shared_saved;       /* prompt tokens not computed thanks to prefix sharing */
+    int64_t shared_saved;       /* prompt tokens not computed thanks to prefix sharing (cache included) */
+    int64_t cache_saved;        /* of them, copied from the cross-batch prefix cache */
     int64_t decode_tokens;      /* tokens fed back during decoding */
     int64_t generated;          /* tokens generated */
     int64_t passes;             /* forward passes */
@@ -93,6 +97,14 @@ int mg_engine_generate(mg_engine *e, const mg_gen_request *q, mg_gen_result *res
 
 /* The logits [V] at the last position of one prompt (a plain prefill; for tests). */
 int mg_engine_logits(mg_engine *e, const int32_t *prompt, int len, float *logits, char *err, size_t errlen);
+
+/* The cross-batch prefix cache: keys and values of prompt prefixes kept between requests, in
+ * blocks of 16 tokens (prefix_cache.h), up to `tokens` tokens (0: none, the default), least
+ * recently used blocks replaced.  It costs 2 x n_layers x kv_dim floats a token, allocated here
+ * (not while generating); used by requests with prefix_sharing.  Setting it empties it.  MG_OK or
+ * MG_ERR with a message. */
+int mg_engine_set_prefix_cache(mg_engine *e, int tokens, char *err, size_t errlen);
+int mg_engine_prefix_cache(const mg_engine *e); /* its capacity in tokens */
 
 /* Statistics accumulated since creation or the last reset. */
 void mg_engine_get_stats(const mg_engine *e, mg_engine_stats *s);

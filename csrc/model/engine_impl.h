@@ -9,6 +9,7 @@
 
 #include "engine.h"
 #include "matmul.h"
+#include "prefix_cache.h"
 #include "threadpool.h"
 
 #define MG_ENGINE_PASS_ROWS 512  /* token rows per forward pass (prefill is chunked) */
@@ -35,6 +36,11 @@ struct mg_engine {
     int32_t *group;                    /* [V] the distinct group ids of the request */
     int n_group;
     int32_t *gen_idx, *gen_pos, *gen_last; /* [max_batch] */
+    /* prefix sharing plan of a chunk (generate.c): prompts sorted, each one's source and share */
+    int32_t *pf_order, *pf_tmp, *pf_lcp, *pf_src, *pf_share; /* [max_batch] */
+    uint8_t *pf_state;                 /* [max_batch] 0 waiting, 1 in this wave, 2 prefilled */
+    uint8_t *pf_cached;                /* [max_batch] the shared prefix comes from the prefix cache */
+    mg_prefix_cache pc;                /* cross-batch prefix cache (empty unless set) */
     mg_engine_stats stats;
 };
 

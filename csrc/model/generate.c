@@ -1,6 +1,6 @@
 /*
  * generate.c - batched greedy generation over the engine (engine.h): validation and budget,
- * ragged prefill (with prefix sharing), the decode loop, plain and grouped greedy choice, and
+ * ragged prefill (with prefix sharing over a prefix tree of the prompts), the decode loop, plain and grouped greedy choice, and
  * the bucket distributions at value tokens.  Nothing is allocated here.
  */
 #include <math.h>
@@ -77,6 +77,90 @@ static void record(const mg_engine *e, const mg_gen_request *q, mg_gen_result *r
     r->ids[r->n_ids++] = t;
 }
 
+/* ---- prefix sharing: a prefix tree of the chunk's prompts ----------------------------------- */
+
+static int common_prefix(const int32_t *a, int la, const int32_t *b, int lb)
+{
+    int n = la < lb ? la : lb, i = 0;
+    while (i < n && a[i] == b[i])
+        i++;
+    return i;
+}
+
+/* Token order of prompts a and b (a prefix first; equal prompts by index, so the sort is stable). */
+static int prompt_before(const int32_t *const *pr, const int32_t *lens, int a, int b)
+{
+    int c = common_prefix(pr[a], lens[a], pr[b], lens[b]);
+    if (c < lens[a] && c < lens[b])
+        return pr[a][c] != pr[b][c] ? pr[a][c] < pr[b][c] : a < b;
+    return lens[a] != lens[b] ? lens[a] < lens[b] : a < b;
+}
+
+/* Bottom-up merge sort of e->pf_order[0..n) by prompt (scratch e->pf_tmp). */
+static void sort_prompts(mg_engine *e, const int32_t *const *pr, const int32_t *lens, int n)
+{
+    int32_t *a = e->pf_order, *t = e->pf_tmp;
+    for (int w = 1; w < n; w *= 2) {
+        for (int lo = 0; lo < n; lo += 2 * w) {
+            int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n, i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                t[k++] = prompt_before(pr, lens, a[j], a[i]) ? a[j++] : a[i++];
+            while (i < mid)
+                t[k++] = a[i++];
+            while (j < hi)
+                t[k++] = a[j++];
+        }
+        int32_t *x = a;
+        a = t;
+        t = x;
+    }
+    if (a != e->pf_order)
+        memcpy(e->pf_order, a, (size_t)n * sizeof *a);
+}
+
+/* The sharing plan of prompts 0..n-1: e->pf_src[b] the slot whose cached keys and values of
+ * positions [0, pf_share[b]) prompt b copies instead of computing them (-1: none).  The prompts
+ * sorted, the longest common prefix of b with any other prompt is the one with its neighbour in
+ * that order (pf_lcp), leaving b at least one token of its own; its source is the first prompt of
+ * the sorted run that shares that prefix (the node of the prefix tree where b's own tokens begin),
+ * whose own share is smaller: sources form a tree of depth at most the number of distinct share
+ * lengths, and each node of the prefix tree is computed once. */
+static void plan_sharing(mg_engine *e, const int32_t *const *pr, const int32_t *lens, int n, int sharing)
+{
+    int32_t *ord = e->pf_order, *a = e->pf_lcp;
+    for (int b = 0; b < n; b++) {
+        ord[b] = b;
+        e->pf_src[b] = -1;
+        e->pf_share[b] = 0;
+    }
+    if (!sharing || n < 2)
+        return;
+    sort_prompts(e, pr, lens, n);
+    a[0] = 0;
+    for (int k = 1; k < n; k++)
+        a[k] = common_prefix(pr[ord[k - 1]], lens[ord[k - 1]], pr[ord[k]], lens[ord[k]]);
+    for (int k = 1; k < n; k++) {
+        int b = ord[k], s = a[k] < lens[b] - 1 ? a[k] : lens[b] - 1;
+        if (s <= 0)
+            continue;
+        int j = k - 1; /* leftmost j with min(a[j+1..k]) >= s */
+        while (j > 0 && a[j] >= s)
+            j--;
+        e->pf_src[b] = ord[j];
+        e->pf_share[b] = s;
+    }
+}
+
+/* Where the current text line begins after positions [0, len) of prompt p (mg_engine_forward's
+ * e->line_start as it would be after computing them). */
+static int line_start_after(const mg_engine *e, const int32_t *p, int len)
+{
+    for (int t = len - 1; t >= 0; t--)
+        if (p[t] == e->c.newline_id)
+            return t + 1;
+    return 0;
+}
+
 /* Prompts [p0, p0 + n) of q (n <= max_batch) in slots 0..n-1. */
 static void generate_chunk(mg_engine *e, const mg_gen_request *q, mg_gen_result *res, int p0, int n, int budget)
 {
@@ -86,69 +170,72 @@ static void generate_chunk(mg_engine *e, const mg_gen_request *q, mg_gen_result 
     int V = e->c.vocab_size, grouped = q->n_group > 0;
     for (int b = 0; b < n; b++) {
         e->line_start[b] = 0;
+        e->pf_state[b] = 0;
         res[b].n_ids = res[b].n_values = res[b].finished = 0;
         e->stats.prompt_tokens += lens[b];
     }
-    /* shared prefix: the longest common prefix, leaving every prompt one token of its own */
-    int shared = 0;
-    if (q->prefix_sharing && n > 1) {
-        int lim = lens[0] - 1;
-        for (int b = 1; b < n; b++)
-            if (lens[b] - 1 < lim)
-                lim = lens[b] - 1;
-        while (shared < lim) {
-            int32_t t = pr[0][shared];
-            int same = 1;
-            for (int b = 1; b < n && same; b++)
-                same = pr[b][shared] == t;
-            if (!same)
-                break;
-            shared++;
+    plan_sharing(e, pr, lens, n, q->prefix_sharing);
+    /* the cross-batch cache: a cached prefix at least as long as the batch's share replaces it */
+    size_t slot_sz = (size_t)e->c.max_seq_len * (size_t)e->kvd, layer_stride = (size_t)e->max_batch * slot_sz;
+    for (int b = 0; b < n; b++) {
+        e->pf_cached[b] = 0;
+        if (!q->prefix_sharing || e->pc.n_blocks == 0)
+            continue;
+        int hit = mg_pc_lookup(&e->pc, pr[b], (lens[b] - 1) / MG_PC_BLOCK, NULL, NULL, 0) * MG_PC_BLOCK;
+        if (hit > 0 && hit >= e->pf_share[b]) {
+            mg_pc_lookup(&e->pc, pr[b], hit / MG_PC_BLOCK, e->kc + (size_t)b * slot_sz, e->vc + (size_t)b * slot_sz,
+                         layer_stride);
+            e->pf_src[b] = -1;
+            e->pf_share[b] = hit;
+            e->pf_cached[b] = 1;
         }
     }
-    /* prefill: the shared prefix once (slot 0), then every prompt's own tokens, in passes of at
-     * most rows_cap rows; the last token of each prompt asks for logits (row b of e->logits) */
-    int R = e->rows_cap, nr = 0;
-    for (int t = 0; t < shared; t++) {
-        e->r_tok[nr] = pr[0][t];
-        e->r_slot[nr] = 0;
-        e->r_pos[nr] = t;
-        e->r_logit[nr] = -1;
-        if (++nr == R) {
+    /* prefill in waves: a prompt whose source is prefilled copies its shared prefix and computes
+     * the rest (every prompt in the first wave without sharing), in passes of at most rows_cap
+     * rows, sequences whole and in sorted order; the last token of each prompt asks for logits,
+     * in the order the prompts are prefilled: logits row i is prompt gen_idx[i] */
+    int R = e->rows_cap, nr = 0, act = 0;
+    while (act < n) {
+        for (int k = 0; k < n; k++) {
+            int b = e->pf_order[k], src = e->pf_src[b], sh = e->pf_share[b];
+            if (e->pf_state[b] || (src >= 0 && e->pf_state[src] != 2))
+                continue;
+            e->pf_state[b] = 1;
+            if (src >= 0)
+                mg_engine_copy_prefix(e, src, b, sh);
+            if (sh > 0) { /* copied from slot src or from the prefix cache */
+                e->line_start[b] = line_start_after(e, pr[b], sh);
+                e->stats.shared_saved += sh;
+                e->stats.cache_saved += e->pf_cached[b] ? sh : 0;
+            }
+            for (int t = sh; t < lens[b]; t++) {
+                e->r_tok[nr] = pr[b][t];
+                e->r_slot[nr] = b;
+                e->r_pos[nr] = t;
+                e->r_logit[nr] = t == lens[b] - 1 ? act : -1;
+                e->stats.prefill_tokens++;
+                if (++nr == R) {
+                    mg_engine_forward(e, nr);
+                    nr = 0;
+                }
+            }
+            e->gen_idx[act] = b;
+            e->gen_pos[act] = lens[b];
+            act++;
+        }
+        if (nr) {
             mg_engine_forward(e, nr);
             nr = 0;
         }
+        for (int b = 0; b < n; b++)
+            if (e->pf_state[b] == 1)
+                e->pf_state[b] = 2;
     }
-    if (nr) {
-        mg_engine_forward(e, nr);
-        nr = 0;
-    }
-    for (int b = 1; b < n && shared; b++) {
-        mg_engine_copy_prefix(e, 0, b, shared);
-        e->line_start[b] = e->line_start[0];
-    }
-    e->stats.prefill_tokens += shared;
-    e->stats.shared_saved += (int64_t)(n - 1) * shared;
-    for (int b = 0; b < n; b++)
-        for (int t = shared; t < lens[b]; t++) {
-            e->r_tok[nr] = pr[b][t];
-            e->r_slot[nr] = b;
-            e->r_pos[nr] = t;
-            e->r_logit[nr] = t == lens[b] - 1 ? b : -1;
-            e->stats.prefill_tokens++;
-            if (++nr == R) {
-                mg_engine_forward(e, nr);
-                nr = 0;
-            }
-        }
-    if (nr)
-        mg_engine_forward(e, nr);
+    if (q->prefix_sharing)
+        for (int b = 0; b < n; b++)
+            mg_pc_insert(&e->pc, pr[b], lens[b] / MG_PC_BLOCK, e->kc + (size_t)b * slot_sz,
+                         e->vc + (size_t)b * slot_sz, layer_stride);
     /* decode: logits row i belongs to active prompt gen_idx[i] */
-    int act = n;
-    for (int b = 0; b < n; b++) {
-        e->gen_idx[b] = b;
-        e->gen_pos[b] = lens[b];
-    }
     for (int step = 0; step < budget; step++) {
         int keep = 0;
         for (int i = 0; i < act; i++) {

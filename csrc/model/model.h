@@ -70,7 +70,10 @@ typedef struct mg_model {
 int mg_model_config_parse(const char *json, size_t n, mg_model_config *c, char *err, size_t errlen);
 
 /* Load a model from a file's bytes (the buffer may be freed afterwards) / from a path.  *m is
- * zeroed first; MG_OK, or MG_ERR with a message (nothing to free then). */
+ * zeroed first; MG_OK, or MG_ERR with a message (nothing to free then).  A regular file is
+ * memory-mapped read-only for the load (validated and converted from the mapped bytes, no copy
+ * of the file), and unmapped before returning: the model owns every weight it keeps, packed
+ * float32, so it does not depend on the file afterwards.  Other files (pipes) are read. */
 int mg_model_load_buffer(mg_model *m, const uint8_t *buf, size_t len, char *err, size_t errlen);
 int mg_model_load_file(mg_model *m, const char *path, char *err, size_t errlen);
 

@@ -280,6 +280,7 @@ static int model_evaluate(void *vctx, const mg_game *g, const mg_eval_request *r
     mg_engine_get_stats(c->engine, &es);
     c->stats.prompt_tokens = es.prompt_tokens;
     c->stats.shared_saved = es.shared_saved;
+    c->stats.cache_saved = es.cache_saved;
     c->stats.generated = es.generated;
     return MG_OK;
 }
@@ -331,7 +332,8 @@ int mg_eval_model_create(mg_evaluator *ev, const mg_model *model, const mg_game 
             model_free(c);
             return MG_ERR;
         }
-    if (mg_engine_create(&c->engine, model, p->max_batch, p->threads, 0, err, errlen) != MG_OK) {
+    if (mg_engine_create(&c->engine, model, p->max_batch, p->threads, 0, err, errlen) != MG_OK ||
+        mg_engine_set_prefix_cache(c->engine, p->prefix_cache, err, errlen) != MG_OK) {
         model_free(c);
         return MG_ERR;
     }

@@ -35,6 +35,7 @@ typedef struct mg_eval_model_params {
     int prefix_sharing;
     int state_tracking;       /* state-tracking mode (else engine mode) */
     int cache_size;           /* engine mode: answers kept by prompt (rounded up to a power of 2; 0: none) */
+    int prefix_cache;         /* the engine's cross-batch prefix cache, in tokens (0: none) */
 } mg_eval_model_params;
 
 /* An evaluator over `model` (which must outlive it) for game g (a MAV game).  MG_OK and *ev, or
@@ -45,7 +46,7 @@ int mg_eval_model_create(mg_evaluator *ev, const mg_model *model, const mg_game 
 /* Token counters of its engine (model/engine.h) and its evaluation counts. */
 typedef struct mg_eval_model_stats {
     int64_t calls, requests, invalid, text_fallbacks, cache_hits;
-    int64_t prompt_tokens, shared_saved, generated;
+    int64_t prompt_tokens, shared_saved, cache_saved, generated;
 } mg_eval_model_stats;
 int mg_eval_model_stats_get(const mg_evaluator *ev, mg_eval_model_stats *s);
 

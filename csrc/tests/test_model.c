@@ -470,8 +470,9 @@ static void test_generation(const tcfg *c, const char *what)
         MG_CHECK(same_out(&a, &b, NP));
         MG_CHECK(run_gen(&m, 3, 8, 1, 0, grouped, pr, lens, NP, &b, &st) == 0);
         MG_CHECK(same_out(&a, &b, NP));
-        /* the common prefix is 5 tokens (the 7-token prompt has a newline at index 5) */
-        MG_CHECK(st.shared_saved == 4 * 5 && st.prefill_tokens == 50 - 20);
+        /* a prefix tree: the common prefix of all five is 5 tokens (the 7-token prompt has a newline
+         * at index 5), the other four share 6: three of them copy 6, the 7-token one copies 5 */
+        MG_CHECK(st.shared_saved == 3 * 6 + 5 && st.prefill_tokens == 50 - 23);
         MG_CHECK(run_gen(&m, 2, 2, 1, 0, grouped, pr, lens, NP, &b, NULL) == 0); /* in batches of 2 */
         MG_CHECK(same_out(&a, &b, NP));
     }
@@ -501,6 +502,40 @@ static void test_generation(const tcfg *c, const char *what)
     for (int i = 0; i < NP; i++)
         same &= a.r[i].n_ids == b.r[i].n_ids && !memcmp(a.ids[i], b.ids[i], sizeof(int32_t) * (size_t)a.r[i].n_ids);
     MG_CHECK(same);
+    /* the cross-batch prefix cache: three 40-token prompts (two 16-token blocks each; 0 and 1 share 35
+     * tokens, 2 shares 20 with them, newlines inside) in batches of 2 with a 3-block cache (blocks are
+     * replaced), twice over: the outputs of a run without any sharing, tokens copied from the cache */
+    {
+        int32_t lp3[3][40];
+        for (int i = 0; i < 3; i++)
+            for (int t = 0; t < 40; t++)
+                lp3[i][t] = t < (i == 2 ? 20 : 35) ? (int32_t)(20 + t % 30) : (int32_t)(rng_next(&s) % 60 + 11);
+        lp3[0][12] = lp3[1][12] = lp3[2][12] = 40;
+        const int32_t *lpr[3] = {lp3[0], lp3[1], lp3[2]};
+        int32_t l3[3] = {40, 40, 40};
+        static gen_out ref, got;
+        MG_CHECK(run_gen(&m, 1, 8, 0, 0, 1, lpr, l3, 3, &ref, NULL) == 0);
+        mg_engine *pe;
+        MG_CHECK(mg_engine_create(&pe, &m, 2, 1, 0, err, sizeof err) == MG_OK);
+        MG_CHECK(mg_engine_set_prefix_cache(pe, 50, err, sizeof err) == MG_OK && mg_engine_prefix_cache(pe) == 48);
+        int32_t stop[1] = {2}, group[4] = {10, 11, 12, 13}, buckets[8] = {3, 4, 5, 6, 7, 8, 9, 10};
+        mg_gen_request pq = {3, lpr, l3, CAP, stop, 1, group, 4, buckets, 8, 1};
+        for (int round = 0; round < 2; round++) {
+            memset(&got, 0, sizeof got);
+            for (int i = 0; i < 3; i++) {
+                got.r[i].ids = got.ids[i];
+                got.r[i].value_steps = got.steps[i];
+                got.r[i].value_probs = got.probs[i];
+            }
+            MG_CHECK(mg_engine_generate(pe, &pq, got.r, err, sizeof err) == MG_OK);
+            MG_CHECK(same_out(&ref, &got, 3));
+        }
+        mg_engine_stats ps;
+        mg_engine_get_stats(pe, &ps);
+        MG_CHECK(ps.cache_saved > 0 && ps.prefill_tokens + ps.shared_saved == ps.prompt_tokens);
+        MG_CHECK(mg_engine_set_prefix_cache(pe, -1, err, sizeof err) == MG_ERR && strstr(err, "got -1"));
+        mg_engine_free(pe);
+    }
     /* bad requests */
     int32_t badp[2] = {5, 500};
     const int32_t *bp[1] = {badp};
@@ -546,7 +581,7 @@ static void test_native_evaluator(void)
         char mv[2] = {(char)('1' + i), 0};
         group[i] = (int32_t)mg_tok_lookup(tok, mv, 1);
     }
-    mg_eval_model_params p = {2, 4, NULL, MG_MAV_SCORE_MEAN, group, 7, 1, 0, 64};
+    mg_eval_model_params p = {2, 4, NULL, MG_MAV_SCORE_MEAN, group, 7, 1, 0, 64, 256};
     mg_evaluator ev;
     int rc = mg_eval_model_create(&ev, &m, g, &cfg, &p, err, sizeof err);
     MG_CHECK(rc == MG_OK);

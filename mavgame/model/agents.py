@@ -191,6 +191,10 @@ class NativeMAVEvaluator:
     picks the same moves as :class:`MAVEvaluator` over the same model (it reads the answers the same way).
     ``cache_size``: engine mode keeps the answers of that many prompts across searches (a direct-mapped
     C table, checked against the prompt's tokens; 0: none); state tracking has no cache.
+    ``prefix_cache``: the engine's cross-batch prefix cache in tokens (keys and values of prompt prefixes
+    kept between batches in 16-token blocks, least recently used replaced; 0: none): a prefix met in an
+    earlier batch (a ``%prev_state`` expanded again, the header) is copied instead of computed, with
+    identical results.
 
     ``threads``: the evaluator's engine threads (default: the model's); ``batch_size``: leaves generated at
     once (the search's batch size); ``spec``: the MAV prompt form (default ``%state %top_all %best_action``,
@@ -199,7 +203,7 @@ class NativeMAVEvaluator:
 
     def __init__(self, model=None, *, scoring: str = "mean", batch_size: int = 16, threads: Optional[int] = None,
                  prefix_sharing: bool = True, spec: Optional[str] = None, state_tracking: bool = False,
-                 cache_size: int = 16384):
+                 cache_size: int = 16384, prefix_cache: int = 0):
         from .inference import NativeBackend
         if scoring not in ("mean", "max"):
             raise ValueError(f"scoring must be 'mean' or 'max', not {scoring!r}")
@@ -217,6 +221,9 @@ class NativeMAVEvaluator:
         if not 0 <= int(cache_size) <= 1 << 24:
             raise ValueError(f"cache_size must be in [0, 2**24], got {cache_size}")
         self.cache_size = int(cache_size)
+        if not 0 <= int(prefix_cache) <= 1 << 24:
+            raise ValueError(f"prefix_cache must be in [0, 2**24] tokens, got {prefix_cache}")
+        self.prefix_cache = int(prefix_cache)
         self.name = f"mav-native-{scoring}"
         self._cap = None
 
@@ -228,7 +235,8 @@ class NativeMAVEvaluator:
             self._cap = _core.mcts_mav_evaluator(
                 self.model.backend.engine, game, threads=self.threads, max_batch=self.batch_size,
                 spec=self.spec, scoring=self.scoring, group_ids=self.model.move_tokens(game),
-                prefix_sharing=self.prefix_sharing, state_tracking=self.state_tracking, cache_size=self.cache_size)
+                prefix_sharing=self.prefix_sharing, state_tracking=self.state_tracking, cache_size=self.cache_size,
+                prefix_cache=self.prefix_cache)
         return self._cap
 
     def stats(self) -> Dict[str, int]:

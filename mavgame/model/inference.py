@@ -302,8 +302,9 @@ class NativeBackend:
 
     Loads the file itself (the C loader validates it and names the offending field of a malformed one),
     runs prefill and the decode loop in C with the GIL released, with ``threads`` threads (0: 1) and up to
-    ``max_batch`` sequences at once; ``prefix_sharing`` computes the common prefix of a batch's prompts (their
-    MAV header) once. Results do not depend on the thread count, the batch size or prefix sharing."""
+    ``max_batch`` sequences at once; ``prefix_sharing`` computes every prefix shared by a group of a batch's
+    prompts (their MAV header, a state-tracking ``%prev_state``) once. Results do not depend on the thread
+    count, the batch size or prefix sharing."""
 
     def __init__(self, path, threads: int = 0, max_batch: int = 64, prefix_sharing: bool = True, simd: bool = True):
         from .. import _core
