@@ -596,27 +596,36 @@ static PyObject *state_returns(mg_py_state *self, PyObject *Py_UNUSED(ignored))
     return Py_BuildValue("[dd]", r0, r1);
 }
 
+/* OpenSpiel's optional leading player argument: (x) or (player, x), the player 0 or 1 (the text does
+ * not depend on it).  Sets *x; returns 0, or -1 with an exception naming `fn`. */
+static int openspiel_player_arg(PyObject *args, const char *fn, PyObject **x)
+{
+    PyObject *player = NULL, *second = NULL;
+    if (!PyArg_UnpackTuple(args, fn, 1, 2, &player, &second))
+        return -1;
+    if (!second) {
+        *x = player;
+        return 0;
+    }
+    *x = second;
+    long p = PyLong_AsLong(player);
+    if (p == -1 && PyErr_Occurred())
+        return -1;
+    if (p != 0 && p != 1) {
+        PyErr_Format(PyExc_ValueError, "%s: player must be 0 or 1, got %ld", fn, p);
+        return -1;
+    }
+    return 0;
+}
+
 /* action_to_string(action) or action_to_string(player, action) (OpenSpiel's form; the player
  * must be the side to move or the terminal player id, the text does not depend on it). */
 static PyObject *state_action_to_string(mg_py_state *self, PyObject *args)
 {
     CHECK_INIT(self);
-    PyObject *player = NULL, *action;
-    if (!PyArg_UnpackTuple(args, "action_to_string", 1, 2, &player, &action))
+    PyObject *action;
+    if (openspiel_player_arg(args, "action_to_string", &action) < 0)
         return NULL;
-    if (PyTuple_GET_SIZE(args) == 1) {
-        action = player;
-        player = NULL;
-    }
-    if (player) {
-        long p = PyLong_AsLong(player);
-        if (p == -1 && PyErr_Occurred())
-            return NULL;
-        if (p != 0 && p != 1) {
-            PyErr_Format(PyExc_ValueError, "action_to_string: player must be 0 or 1, got %ld", p);
-            return NULL;
-        }
-    }
     return state_action_to_str(self, action);
 }
 
@@ -624,22 +633,9 @@ static PyObject *state_action_to_string(mg_py_state *self, PyObject *args)
 static PyObject *state_string_to_action(mg_py_state *self, PyObject *args)
 {
     CHECK_INIT(self);
-    PyObject *player = NULL, *move;
-    if (!PyArg_UnpackTuple(args, "string_to_action", 1, 2, &player, &move))
+    PyObject *move;
+    if (openspiel_player_arg(args, "string_to_action", &move) < 0)
         return NULL;
-    if (PyTuple_GET_SIZE(args) == 1) {
-        move = player;
-        player = NULL;
-    }
-    if (player) {
-        long p = PyLong_AsLong(player);
-        if (p == -1 && PyErr_Occurred())
-            return NULL;
-        if (p != 0 && p != 1) {
-            PyErr_Format(PyExc_ValueError, "string_to_action: player must be 0 or 1, got %ld", p);
-            return NULL;
-        }
-    }
     return state_action_from_str(self, move);
 }
 

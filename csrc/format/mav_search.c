@@ -273,16 +273,10 @@ static void issue(mg_trace_result *r, int line, int col, const char *fmt, ...)
 static void issue(mg_trace_result *r, int line, int col, const char *fmt, ...)
 {
     r->ok = 0;
-    if (r->n_issues < MG_TRACE_MAX_ISSUES) {
-        mg_mav_issue *is = &r->issues[r->n_issues];
-        is->line = line;
-        is->col = col;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(is->msg, sizeof is->msg, fmt, ap);
-        va_end(ap);
-    }
-    r->n_issues++;
+    va_list ap;
+    va_start(ap, fmt);
+    mg_issue_vadd(r->issues, MG_TRACE_MAX_ISSUES, &r->n_issues, line, col, fmt, ap);
+    va_end(ap);
 }
 
 /* The next line (without '\n'); 0 at the end of the text. */

@@ -9,6 +9,20 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "mav.h"
+
+/* Appends an issue to a parser's bounded list (counted past the bound, not stored). */
+static inline void mg_issue_vadd(mg_mav_issue *issues, int cap, int *n, int line, int col, const char *fmt,
+                                 va_list ap)
+{
+    if (*n < cap) {
+        issues[*n].line = line;
+        issues[*n].col = col;
+        vsnprintf(issues[*n].msg, sizeof issues[*n].msg, fmt, ap);
+    }
+    (*n)++;
+}
+
 /* A bounded output buffer: writes past the end are dropped and flagged. */
 typedef struct mg_sbuf {
     char *p;
