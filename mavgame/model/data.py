@@ -333,7 +333,24 @@ def pad_batch(examples: Sequence[Tuple[Sequence[int], Sequence[int]]], pad_id: i
     return toks, mask
 
 
-class MAVEncoder:
+class LazyTokenizer:
+    """The C tokenizer, made on first use and not pickled (encoders go to DataLoader workers)."""
+
+    _tok = None
+
+    def __getstate__(self):
+        d = dict(self.__dict__)
+        d["_tok"] = None
+        return d
+
+    def tokenizer(self):
+        if self._tok is None:
+            from ..mav import Tokenizer
+            self._tok = Tokenizer()
+        return self._tok
+
+
+class MAVEncoder(LazyTokenizer):
     """Records -> randomised MAV training examples with loss masks (mavgame.mav.ExampleBuilder).
 
     Each batch gets a fresh builder seeded with the batch seed, so an example depends only on
@@ -346,17 +363,6 @@ class MAVEncoder:
         self.options = dict(options)
         self._tok = None
         self.board_size = int(self.options.pop("board_size", 0))
-
-    def __getstate__(self):
-        d = dict(self.__dict__)
-        d["_tok"] = None
-        return d
-
-    def tokenizer(self):
-        if self._tok is None:
-            from ..mav import Tokenizer
-            self._tok = Tokenizer()
-        return self._tok
 
     def items(self, records: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
         out = []

@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..mav_search import MAX_BREADTH, MAX_DEPTH, SearchTree, build_search_tree, write_trace
-from .data import MANIFEST, PositionStore, PositionWriter, _new_state, make_annotator
+from .data import MANIFEST, LazyTokenizer, PositionStore, PositionWriter, _new_state, make_annotator
 
 __all__ = ["generate_search_trees", "tree_record", "record_tree", "parse_shapes", "TraceEncoder", "MixedStore",
            "MixtureEncoder"]
@@ -142,7 +142,7 @@ def generate_search_trees(positions, out, n_trees: int, depth: int = 3, breadth:
     return stats
 
 
-class TraceEncoder:
+class TraceEncoder(LazyTokenizer):
     """Tree records -> trace examples ``<bos> prompt target <eos>`` (loss on target and eos).
 
     Each example draws a (breadth, depth) from ``shapes`` with a generator seeded by (seed, position in the
@@ -152,17 +152,6 @@ class TraceEncoder:
     def __init__(self, game: str, shapes: Sequence[Tuple[int, int]], max_tokens: int, board_size: int = 0):
         self.game, self.shapes, self.max_tokens, self.board_size = game, list(shapes), int(max_tokens), board_size
         self._tok = None
-
-    def __getstate__(self):
-        d = dict(self.__dict__)
-        d["_tok"] = None
-        return d
-
-    def tokenizer(self):
-        if self._tok is None:
-            from ..mav import Tokenizer
-            self._tok = Tokenizer()
-        return self._tok
 
     def example(self, rec: Dict[str, Any], rng: np.random.Generator) -> Tuple[np.ndarray, np.ndarray]:
         tok = self.tokenizer()
