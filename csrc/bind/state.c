@@ -575,15 +575,13 @@ static PyObject *state_current_player(mg_py_state *self, PyObject *Py_UNUSED(ign
     return PyLong_FromLong(self->game->to_move(self->state));
 }
 
+/* OpenSpiel's apply_action: push() without the returned action. */
 static PyObject *state_apply_action(mg_py_state *self, PyObject *move)
 {
-    CHECK_INIT(self);
-    int32_t a;
-    if (mg_py_state_parse_move(self, move, &a) < 0)
+    PyObject *a = state_push(self, move);
+    if (!a)
         return NULL;
-    if (self->ply == self->cap && state_grow(self) < 0)
-        return NULL;
-    state_push_unchecked(self, a);
+    Py_DECREF(a);
     Py_RETURN_NONE;
 }
 

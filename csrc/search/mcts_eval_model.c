@@ -71,42 +71,6 @@ static void model_free(void *vctx)
     free(c);
 }
 
-/* Fill the values of request q from result r (the engine's answer to its prompt); 0 or -1. */
-static int read_answer(model_ctx *c, const mg_game *g, const mg_eval_request *q, int i, mg_eval_result *out)
-{
-    const mg_gen_result *r = &c->res[i];
-    int n = r->n_ids - (r->finished ? 1 : 0); /* the output without its <eos> */
-    int32_t *move_at = c->move_at + (size_t)i * c->S;
-    mg_mav_value_moves(&c->ids, r->ids, n, r->value_steps, r->n_values, move_at);
-    int got = 0;
-    char mv[MG_MAX_MOVE_STR], tt[4 * MG_TOK_MAX_LEN];
-    for (int j = 0; j < q->num_legal; j++) {
-        size_t ml = g->action_to_str(q->state, q->legal[j], mv, sizeof mv);
-        for (int k = 0; k < r->n_values; k++) {
-            if (move_at[k] < 0)
-                continue;
-            long tl = mg_tok_decode(&c->tok, &r->ids[move_at[k]], 1, tt, sizeof tt);
-            if (tl != (long)ml || memcmp(tt, mv, ml) != 0)
-                continue;
-            double v;
-            char err[MG_ERRLEN];
-            if (mg_mav_score_f32(r->value_probs + (size_t)k * 64, 1, 64, c->scoring, 0, &v, err, sizeof err) == 0) {
-                out->values[j] = (float)v;
-                got++;
-            }
-            break; /* the first entry of a move counts */
-        }
-    }
-    if (got)
-        return 0;
-    /* no usable value: read the answer as text, as the search does with a Python evaluator's text */
-    c->stats.text_fallbacks++;
-    long tl = mg_tok_decode(&c->tok, r->ids, (size_t)n, c->text, MG_EVAL_OUTPUT_CAP);
-    if (tl < 0)
-        return -1;
-    return mg_eval_read_output(&c->f, q, c->text, (size_t)tl, out, c->buf, c->parsed);
-}
-
 /* The value of move string mv from the answer's value distributions (the first entry of the move),
  * NaN if it has none. */
 static float move_value(model_ctx *c, const mg_gen_result *r, const int32_t *move_at, const char *mv, size_t ml)
@@ -126,6 +90,34 @@ static float move_value(model_ctx *c, const mg_gen_result *r, const int32_t *mov
     }
     return NAN;
 }
+
+/* Fill the values of request q from result r (the engine's answer to its prompt); 0 or -1. */
+static int read_answer(model_ctx *c, const mg_game *g, const mg_eval_request *q, int i, mg_eval_result *out)
+{
+    const mg_gen_result *r = &c->res[i];
+    int n = r->n_ids - (r->finished ? 1 : 0); /* the output without its <eos> */
+    int32_t *move_at = c->move_at + (size_t)i * c->S;
+    mg_mav_value_moves(&c->ids, r->ids, n, r->value_steps, r->n_values, move_at);
+    int got = 0;
+    char mv[MG_MAX_MOVE_STR];
+    for (int j = 0; j < q->num_legal; j++) {
+        size_t ml = g->action_to_str(q->state, q->legal[j], mv, sizeof mv);
+        float v = move_value(c, r, move_at, mv, ml);
+        if (!isnan(v)) {
+            out->values[j] = v;
+            got++;
+        }
+    }
+    if (got)
+        return 0;
+    /* no usable value: read the answer as text, as the search does with a Python evaluator's text */
+    c->stats.text_fallbacks++;
+    long tl = mg_tok_decode(&c->tok, r->ids, (size_t)n, c->text, MG_EVAL_OUTPUT_CAP);
+    if (tl < 0)
+        return -1;
+    return mg_eval_read_output(&c->f, q, c->text, (size_t)tl, out, c->buf, c->parsed);
+}
+
 
 /* State tracking: read the answer of request q (prompt + answer parsed together) as
  * mavgame.model.agents.MAVEvaluator does: a predicted game result, or the predicted state with its
