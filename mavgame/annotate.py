@@ -263,8 +263,8 @@ def _worker_init(kwargs: dict) -> None:
     except (EngineError, OSError, ValueError) as e:
         _WORKER_ERROR = f"{type(e).__name__}: {e}"
         return
-    from multiprocessing.util import Finalize
-    Finalize(_WORKER, _WORKER.close, exitpriority=10)
+    from .workers import close_at_exit
+    close_at_exit(_WORKER)
 
 
 def _worker_annotate(item: Tuple[int, str, List[str]]) -> Tuple[int, Optional[dict], Optional[str]]:

@@ -284,8 +284,8 @@ def _pool_init(config: dict) -> None:
     import signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
     _WS = _WorkerState(config)
-    from multiprocessing.util import Finalize
-    Finalize(_WS, _WS.close, exitpriority=10)  # close engines when the worker exits
+    from .workers import close_at_exit
+    close_at_exit(_WS)  # close engines when the worker exits
 
 
 def _pool_run(task: _Task) -> Tuple[_Task, str, Any]:

@@ -638,8 +638,8 @@ def _gen_init(game, options, in_pool=False):
     _WORKER["annotate"] = ann
     _WORKER["cache"] = {}
     if in_pool and hasattr(ann, "close"):
-        from multiprocessing.util import Finalize
-        Finalize(ann, ann.close, exitpriority=10)
+        from ..workers import close_at_exit
+        close_at_exit(ann)
 
 
 def _gen_games(job):
