@@ -301,7 +301,9 @@ def _adjudicator(args):
 
 def _add_game_options(p: argparse.ArgumentParser, default_game: str) -> None:
     p.add_argument("--game", default=default_game, help=f"game name (see `mavgame games`; default: {default_game})")
-    p.add_argument("--board-size", type=int, default=0, help="board size for Hex (default: 11)")
+    sized = ", ".join(f"{g.name} 1..{g.max_board_size}, default {g.default_board_size}"
+                      for g in registry.infos() if g.sized)
+    p.add_argument("--board-size", type=int, default=0, help=f"board size for sized games ({sized})")
 
 
 def _at_least_one(text: str) -> int:
