@@ -204,3 +204,12 @@ _BRANCH = re.compile(rf'(?<!family )(==|!=|\bin|not in) \(?"({_NAMES})"|^\s+"({_
 def test_generic_modules_do_not_switch_on_game_names(module):
     text = (PKG / module).read_text()
     assert not [m.group(0) for m in _BRANCH.finditer(text)]
+
+
+def test_every_factory_reference_resolves():
+    """The "module:function" strings of the descriptors name callables that exist (a renamed or removed
+    annotator or perfect player fails here, not in the middle of data generation)."""
+    for info in registry.infos():
+        for ref in (info.annotator, info.perfect_player):
+            if ref is not None:
+                assert callable(registry._resolve(ref)), (info.name, ref)
