@@ -7,7 +7,7 @@
  */
 #include "fuzz_common.h"
 
-#include "../csrc/search/c4_solver.h"
+#include "../csrc/games/connect_four/c4_solver.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

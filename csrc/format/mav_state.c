@@ -19,8 +19,8 @@
 
 #include <stdlib.h>
 
-#include "../games/chess.h"
-#include "../games/gardner.h"
+#include "../games/chess/chess.h"
+#include "../games/gardner/gardner.h"
 #include "mav_util.h"
 
 /* ---- generic %state layout reader ------------------------------------------------------ */

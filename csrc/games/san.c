@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "chess.h"
-#include "gardner.h"
+#include "chess/chess.h"
+#include "gardner/gardner.h"
 
 const mg_san_ops *mg_san_ops_for(const char *game_name)
 {

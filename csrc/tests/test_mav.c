@@ -11,7 +11,7 @@
 #include "../format/tokenizer.h"
 #include "../format/values.h"
 #include "../game.h"
-#include "../games/chess.h"
+#include "../games/chess/chess.h"
 #include "../rng.h"
 #include "mgtest.h"
 

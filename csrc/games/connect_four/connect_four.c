@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../rng.h"
-#include "../cancel.h"
-#include "../multiversion.h"
+#include "../../rng.h"
+#include "../../cancel.h"
+#include "../../multiversion.h"
 
 void mg_c4_init(mg_c4_state *s) { memset(s, 0, sizeof *s); }
 

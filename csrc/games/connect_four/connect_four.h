@@ -25,7 +25,7 @@
  */
 #ifndef MG_CONNECT_FOUR_H
 #define MG_CONNECT_FOUR_H
-#include "../game.h"
+#include "../../game.h"
 
 #define MG_C4_WIDTH 7
 #define MG_C4_HEIGHT 6

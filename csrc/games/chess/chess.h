@@ -42,8 +42,8 @@
  */
 #ifndef MG_CHESS_H
 #define MG_CHESS_H
-#include "../game.h"
-#include "san.h"
+#include "../../game.h"
+#include "../san.h"
 
 /* Piece types and codes: board[sq] = color << 3 | type, 0 = empty. */
 enum { MG_CH_PAWN = 1, MG_CH_KNIGHT, MG_CH_BISHOP, MG_CH_ROOK, MG_CH_QUEEN, MG_CH_KING };

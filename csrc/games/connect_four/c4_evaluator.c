@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "c4_solver.h"
-#include "evaluator.h"
+#include "../../search/evaluator.h"
 
 typedef struct c4_eval_ctx {
     mg_c4_solver *sv;

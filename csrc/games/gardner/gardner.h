@@ -38,8 +38,8 @@
  */
 #ifndef MG_GARDNER_H
 #define MG_GARDNER_H
-#include "../game.h"
-#include "san.h"
+#include "../../game.h"
+#include "../san.h"
 
 #define MG_GARDNER_SQUARES 25
 #define MG_GARDNER_NUM_ACTIONS 3125

@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fen.h"
-#include "../cancel.h"
-#include "../multiversion.h"
+#include "../fen.h"
+#include "../../cancel.h"
+#include "../../multiversion.h"
 
 #define NSQ MG_GARDNER_SQUARES
 #define BOARD_MASK 0x1ffffffu

@@ -41,7 +41,7 @@
  */
 #ifndef MG_HEX_H
 #define MG_HEX_H
-#include "../game.h"
+#include "../../game.h"
 
 #define MG_HEX_MAX_N 19
 #define MG_HEX_DEFAULT_N 11

@@ -6,8 +6,8 @@
 #define _DEFAULT_SOURCE /* madvise */
 #endif
 #include "c4_solver.h"
-#include "../cancel.h"
-#include "../multiversion.h"
+#include "../../cancel.h"
+#include "../../multiversion.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../rng.h"
+#include "../../rng.h"
 
 #define S MG_HEX_STRIDE
 

@@ -1,7 +1,7 @@
 /* hex_solver.c - exact Hex solver for small boards (see hex_solver.h). */
 #include "hex_solver.h"
-#include "../cancel.h"
-#include "../multiversion.h"
+#include "../../cancel.h"
+#include "../../multiversion.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../rng.h"
+#include "../../rng.h"
 #include "bitboard.h"
-#include "../cancel.h"
-#include "../multiversion.h"
+#include "../../cancel.h"
+#include "../../multiversion.h"
 
 #define INLINE MG_BB_INLINE
 #define NO_SQ MG_CH_NO_SQ

@@ -10,7 +10,7 @@
  */
 #ifndef MG_TICTACTOE_H
 #define MG_TICTACTOE_H
-#include "../game.h"
+#include "../../game.h"
 
 typedef struct mg_ttt_state {
     uint8_t cell[9];   /* 0 empty, 1 x, 2 o */
