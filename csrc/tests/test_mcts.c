@@ -12,6 +12,7 @@
 #include "../games/connect_four/c4_solver.h"
 #include "../rng.h"
 #include "../search/evaluator.h"
+#include "../games/connect_four/c4_evaluator.h"
 #include "../search/mcts.h"
 #include "mgtest.h"
 
