@@ -102,6 +102,9 @@ extern const mg_game mg_chess;
 extern const mg_game mg_chess960;
 extern const mg_san_ops mg_chess_san_ops;
 extern const mg_san_ops mg_chess960_san_ops;
+/* The MAV %state codecs (chess_mav.c, format/mav_codec.h). */
+extern const struct mg_mav_codec mg_chess_mav;
+extern const struct mg_mav_codec mg_chess960_mav;
 
 /* Fill bitboard and Zobrist tables (called from mg_games_init()). */
 void mg_chess_init_tables(void);

@@ -408,4 +408,5 @@ const mg_game mg_connect_four = {
     .obs_shape = c4_obs_shape,
     .observation = c4_observation,
     .random_playout = c4_random_playout,
+    .mav = &mg_connect_four_mav,
 };

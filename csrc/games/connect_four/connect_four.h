@@ -39,6 +39,8 @@ typedef struct mg_c4_state {
 } mg_c4_state;
 
 extern const mg_game mg_connect_four;
+/* The MAV %state codec (connect_four_mav.c, format/mav_codec.h). */
+extern const struct mg_mav_codec mg_connect_four_mav;
 
 /* Bitboard constants and helpers (also used by the solver and the tests). */
 #define MG_C4_BOTTOM 0x0000040810204081ULL  /* bit row 0 of every column */

@@ -692,6 +692,8 @@ const mg_game mg_gardner = {
     .rule_flags = MG_FLAG_GARDNER_BISHOP,
     .obs_shape = g_obs_shape,
     .observation = g_observation,
+    .mav = &mg_gardner_mav,
+    .san = &mg_gardner_san_ops,
 };
 
 const mg_san_ops mg_gardner_san_ops = {

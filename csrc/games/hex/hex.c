@@ -621,4 +621,5 @@ const mg_game mg_hex = {
     .obs_shape = hex_obs_shape,
     .observation = hex_observation,
     .random_playout = mg_hex_fill_playout,
+    .mav = &mg_hex_mav,
 };

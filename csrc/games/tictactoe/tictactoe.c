@@ -241,4 +241,5 @@ const mg_game mg_tictactoe = {
     .perft = NULL,
     .obs_shape = ttt_obs_shape,
     .observation = ttt_observation,
+    .mav = &mg_tictactoe_mav,
 };

@@ -19,5 +19,7 @@ typedef struct mg_ttt_state {
 } mg_ttt_state;
 
 extern const mg_game mg_tictactoe;
+/* The MAV %state codec (tictactoe_mav.c, format/mav_codec.h). */
+extern const struct mg_mav_codec mg_tictactoe_mav;
 
 #endif
