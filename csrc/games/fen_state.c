@@ -57,14 +57,18 @@ size_t mg_fen_state_clocks_done(mg_sbuf *b, const unsigned long clocks[2], size_
     return mg_mav_sb_done(b, outlen, err, errlen);
 }
 
+/* Piece code of each %state square character (MG_FEN_LETTERS read backwards; 0: empty). */
+static const uint8_t SQUARE_CODE[128] = {
+    ['P'] = 1, ['N'] = 2, ['B'] = 3, ['R'] = 4, ['Q'] = 5, ['K'] = 6,
+    ['p'] = 9, ['n'] = 10, ['b'] = 11, ['r'] = 12, ['q'] = 13, ['k'] = 14,
+};
+
 void mg_fen_state_put_board(mg_sbuf *b, const char *board, int files, int ranks)
 {
     uint8_t codes[MG_FEN_MAX_FILES * MG_FEN_MAX_RANKS];
     char text[MG_FEN_MAX_FILES * MG_FEN_MAX_RANKS + MG_FEN_MAX_RANKS];
-    for (int i = 0; i < files * ranks; i++) {
-        const char *l = board[i] == '.' ? NULL : strchr(MG_FEN_LETTERS, board[i]);
-        codes[i] = l ? (uint8_t)(l - MG_FEN_LETTERS) : 0;
-    }
+    for (int i = 0; i < files * ranks; i++)
+        codes[i] = SQUARE_CODE[board[i] & 127];
     mg_sb_put(b, text, mg_fen_board_write(codes, files, ranks, MG_FEN_LETTERS, text));
 }
 

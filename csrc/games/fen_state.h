@@ -33,7 +33,7 @@ int mg_fen_state_clocks(const char *const *field, const size_t *flen, int nf, in
                         const char *what, char *err, size_t errlen);
 /* The %state clock groups (3 and 4 digits), then finish the buffer; its length or 0 with err. */
 size_t mg_fen_state_clocks_done(mg_sbuf *b, const unsigned long clocks[2], size_t outlen, char *err, size_t errlen);
-/* The FEN piece placement of a %state board group. */
+/* The FEN piece placement of a %state board group (characters of MG_FEN_STATE_SQUARES, checked by the caller). */
 void mg_fen_state_put_board(mg_sbuf *b, const char *board, int files, int ranks);
 /* The FEN clock fields from the %state clock groups, then finish the buffer. */
 size_t mg_fen_state_fen_clocks_done(mg_sbuf *b, const char *halfmove, const char *fullmove, size_t outlen,
