@@ -86,6 +86,8 @@ typedef struct mg_config {
 
 struct mg_rng;
 struct mg_cancel;
+struct mg_mav_codec;
+struct mg_san_ops;
 
 typedef struct mg_game {
     const char *name;        /* "chess", "chess960", "gardner", "connect_four", "hex", "tictactoe" */
@@ -143,6 +145,13 @@ typedef struct mg_game {
     /* Games with a choice of board: the largest mg_config.board_size (sizes 1..max; 0: the
      * default).  0: a fixed board, where any board_size but 0 is refused by mg_config_check. */
     int max_board_size;
+
+    /* The game's parts of generic code, each written in the game's folder and reached only
+     * through these pointers, so generic code never tests a game's name.  NULL: the game has none. */
+    /* The MAV format's %state codec and move tokens (format/mav_codec.h); NULL: no MAV text. */
+    const struct mg_mav_codec *mav;
+    /* Standard Algebraic Notation hooks of the chess family (games/san.h); NULL: no SAN. */
+    const struct mg_san_ops *san;
 } mg_game;
 
 /* The registry (registry.c). */

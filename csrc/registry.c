@@ -2,11 +2,11 @@
 #include <string.h>
 
 #include "game.h"
-#include "games/tictactoe.h"
-#include "games/gardner.h"
-#include "games/chess.h"
-#include "games/connect_four.h"
-#include "games/hex.h"
+#include "games/tictactoe/tictactoe.h"
+#include "games/gardner/gardner.h"
+#include "games/chess/chess.h"
+#include "games/connect_four/connect_four.h"
+#include "games/hex/hex.h"
 
 static const mg_game *const GAMES[] = {
     &mg_tictactoe,

@@ -1,5 +1,5 @@
 /*
- * fuzz_c4_book.c - libFuzzer target: the Connect Four opening book reader (csrc/search/c4_book.c).
+ * fuzz_c4_book.c - libFuzzer target: the Connect Four opening book reader (csrc/games/connect_four/c4_book.c).
  *
  * Input: the bytes of a book file, copied to an exact-size heap buffer (ASan catches any read
  * past its end).  Checks: no crash; a book the reader accepts finds every one of its entries
@@ -7,7 +7,7 @@
  */
 #include "fuzz_common.h"
 
-#include "../csrc/search/c4_solver.h"
+#include "../csrc/games/connect_four/c4_solver.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -25,7 +25,7 @@ if ! command -v "$CC" >/dev/null 2>&1 || ! echo 'int LLVMFuzzerTestOneInput(cons
 fi
 rm -f /tmp/mg_fuzz_probe_$$
 mkdir -p "$BUILD"
-SRCS="csrc/game.c csrc/cancel.c csrc/registry.c $(ls csrc/games/*.c) $(ls csrc/format/*.c) $(ls csrc/model/*.c) csrc/search/c4_book.c csrc/search/c4_solver.c"
+SRCS="csrc/game.c csrc/cancel.c csrc/registry.c $(ls csrc/games/*.c csrc/games/*/*.c) $(ls csrc/format/*.c) $(ls csrc/model/*.c)"
 FLAGS="-std=c11 -g -O1 -D_POSIX_C_SOURCE=200809L -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all"
 # the library objects once, without the fuzzer main
 LIBFLAGS="-std=c11 -g -O1 -D_POSIX_C_SOURCE=200809L -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all"

@@ -1,6 +1,6 @@
 """An independent, deliberately plain Gardner minichess move generator (tests only).
 
-Written from the rules (see csrc/games/gardner.h) and sharing nothing with the C code:
+Written from the rules (see csrc/games/gardner/gardner.h) and sharing nothing with the C code:
 a padded 9x9 mailbox, pseudo-legal moves, and legality by playing the move on a copy
 and asking whether the mover's king is attacked.  Slow but easy to check by eye; the
 tests compare the C generator with it move by move and by perft.

@@ -16,7 +16,7 @@ chess = pytest.importorskip("chess")
 
 
 def expected_outcome(b):
-    """python-chess's verdict under mavgame's rules (see csrc/games/chess.h)."""
+    """python-chess's verdict under mavgame's rules (see csrc/games/chess/chess.h)."""
     if b.is_checkmate():
         return ("checkmate", not b.turn)
     if b.is_insufficient_material():

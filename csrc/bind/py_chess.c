@@ -12,7 +12,7 @@
  *
  * The state-taking functions work for any game with SAN hooks (mg_san_ops_for).
  */
-#include "../games/chess.h"
+#include "../games/chess/chess.h"
 #include "../games/san.h"
 #include "state.h"
 

@@ -42,9 +42,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "../games/connect_four.h"
+#include "../games/connect_four/connect_four.h"
 #include "../rng.h"
-#include "../search/c4_solver.h"
+#include "../games/connect_four/c4_solver.h"
 
 typedef struct py_c4_solver {
     PyObject_HEAD

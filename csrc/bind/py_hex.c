@@ -41,9 +41,9 @@
 #include <limits.h>
 #include <string.h>
 
-#include "../games/hex.h"
+#include "../games/hex/hex.h"
 #include "../rng.h"
-#include "../search/hex_solver.h"
+#include "../games/hex/hex_solver.h"
 #include "../search/playout_mcts.h"
 
 /* 1 if `v` is a valid time budget (finite, >= 0; 0: none), else 0 with ValueError. */

@@ -41,6 +41,7 @@
 #include "../format/mav.h"
 #include "../format/values.h"
 #include "../search/evaluator.h"
+#include "../games/connect_four/c4_evaluator.h"
 #include "../search/mav_eval_io.h"
 #include "../search/mcts.h"
 

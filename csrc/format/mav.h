@@ -79,7 +79,7 @@ int mg_mav_spec_parse(const mg_game *g, const char *cmds, mg_mav_spec *spec, cha
 /* The header line "<mav game=...> ... </mav>\n"; returns its length, or 0 if buflen is too small. */
 size_t mg_mav_header(const mg_game *g, const mg_mav_spec *spec, char *buf, size_t buflen);
 
-/* ---- per-game %state text (mav_state.c) ------------------------------------------------- */
+/* ---- per-game %state text (mav_state.c, over each game's codec: mg_game.mav, mav_codec.h) -- */
 
 /* Non-zero if the game has a %state format; non-zero has_fen if %fen/%prev_fen apply. */
 int mg_mav_game_supported(const mg_game *g, int *has_fen);

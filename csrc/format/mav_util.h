@@ -1,5 +1,6 @@
 /*
- * mav_util.h - small helpers shared by the MAV format files (private to csrc/format).
+ * mav_util.h - small helpers shared by the MAV format files (csrc/format) and, through
+ * mav_codec.h, the games' %state codecs.
  */
 #ifndef MG_MAV_UTIL_H
 #define MG_MAV_UTIL_H

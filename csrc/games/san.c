@@ -4,16 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "chess.h"
-#include "gardner.h"
-
 const mg_san_ops *mg_san_ops_for(const char *game_name)
 {
-    static const mg_san_ops *const OPS[] = {&mg_chess_san_ops, &mg_chess960_san_ops, &mg_gardner_san_ops};
-    for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; i++)
-        if (game_name && !strcmp(OPS[i]->game->name, game_name))
-            return OPS[i];
-    return NULL;
+    const mg_game *g = game_name ? mg_game_by_name(game_name) : NULL;
+    return g ? g->san : NULL;
 }
 
 static int is_piece_letter(char c) { return c && strchr("NBRQK", c) != NULL; }

@@ -1,6 +1,6 @@
 /*
  * san.h - Standard Algebraic Notation for the chess family (chess, Chess960, Gardner),
- * written once over a few per-game hooks.
+ * written once over a few per-game hooks (mg_san_ops, which a game names in its mg_game.san).
  *
  * Squares are indexed file + rank * files (a1 = 0).  Castling is written O-O / O-O-O.
  * Writing adds '+' for check and '#' for mate; parsing accepts them, optional
@@ -32,7 +32,7 @@ typedef struct mg_san_ops {
 size_t mg_san_write(const mg_san_ops *ops, const void *st, int32_t a, char *buf, size_t buflen);
 /* Parse SAN into a legal action; MG_ERR with a message on malformed, illegal or ambiguous input. */
 int mg_san_parse(const mg_san_ops *ops, const void *st, const char *san, int32_t *a, char *err, size_t errlen);
-/* The SAN hooks of a chess-family game by registry name ("chess", "chess960", "gardner"), else NULL. */
+/* The SAN hooks of a game by registry name (its mg_game.san: chess, chess960, gardner), else NULL. */
 const mg_san_ops *mg_san_ops_for(const char *game_name);
 
 #endif

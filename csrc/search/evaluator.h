@@ -119,13 +119,8 @@ int mg_eval_playout_create(mg_evaluator *ev, int playouts, int max_plies, uint64
  * (so the MAV prior reduces to softmax over equal values, and the leaf value is `value`). */
 int mg_eval_constant_create(mg_evaluator *ev, double value, char *err, size_t errlen);
 
-/* The perfect Connect Four oracle (search/mcts_eval_c4.c, connect_four only): each legal column
- * valued by its exact solver score s (c4_solver.h) mapped monotonically into [0, 1]: 0.5 for a
- * draw, 0.75 + 0.25 s / 18 for a win (faster wins higher), 0.25 + 0.25 s / 18 for a loss.
- * tt_log2: solver table size (0: the solver's default); max_nodes: budget per solve (0: none;
- * unsolved columns get no value). */
-int mg_eval_c4_solver_create(mg_evaluator *ev, int tt_log2, uint64_t max_nodes, char *err, size_t errlen);
-double mg_eval_c4_score_value(int score);
+/* Game-specific evaluators live in their game's folder (the perfect Connect Four oracle:
+ * games/connect_four/c4_evaluator.h). */
 
 void mg_evaluator_free(mg_evaluator *ev);
 

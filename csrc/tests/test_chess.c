@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "../game.h"
-#include "../games/bitboard.h"
-#include "../games/chess.h"
+#include "../games/chess/bitboard.h"
+#include "../games/chess/chess.h"
 #include "../games/san.h"
 #include "../rng.h"
 #include "mgtest.h"

@@ -12,9 +12,9 @@
 #include <string.h>
 
 #include "../game.h"
-#include "../games/connect_four.h"
+#include "../games/connect_four/connect_four.h"
 #include "../rng.h"
-#include "../search/c4_solver.h"
+#include "../games/connect_four/c4_solver.h"
 #include "mgtest.h"
 
 /* ---- reference rules on a plain array ------------------------------------------------ */

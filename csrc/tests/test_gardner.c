@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "../game.h"
-#include "../games/gardner.h"
+#include "../games/gardner/gardner.h"
 #include "../games/san.h"
 #include "../rng.h"
 #include "mgtest.h"

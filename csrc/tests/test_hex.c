@@ -4,9 +4,9 @@
 #include <string.h>
 
 #include "../game.h"
-#include "../games/hex.h"
+#include "../games/hex/hex.h"
 #include "../rng.h"
-#include "../search/hex_solver.h"
+#include "../games/hex/hex_solver.h"
 #include "mgtest.h"
 
 /* ---- an independent reference: a board as a plain 2-D array ---- */

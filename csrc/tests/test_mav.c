@@ -9,9 +9,11 @@
 #include "../format/examples.h"
 #include "../format/mav.h"
 #include "../format/tokenizer.h"
+#include "../format/mav_codec.h"
 #include "../format/values.h"
 #include "../game.h"
-#include "../games/chess.h"
+#include "../games/chess/chess.h"
+#include "../games/san.h"
 #include "../rng.h"
 #include "mgtest.h"
 
@@ -879,6 +881,33 @@ static void test_examples(void)
     MG_CHECK(strstr(err, "too small") != NULL);
 }
 
+/* Every registered game reaches its MAV codec and SAN hooks through its descriptor: the codec
+ * is complete, the chess family (and only it) has SAN hooks that point back at the game, and the
+ * by-name lookups answer through the same pointers. */
+static void test_game_hooks(void)
+{
+    int san_games = 0;
+    for (int i = 0; i < mg_game_count(); i++) {
+        const mg_game *g = mg_game_at(i);
+        const mg_mav_codec *c = g->mav;
+        CHECK_MSG(c && c->to_state && c->from_state && c->tokens && c->syntax, "%s: incomplete MAV codec", g->name);
+        int has_fen = -1;
+        MG_CHECK(mg_mav_game_supported(g, &has_fen) && has_fen == c->has_fen);
+        MG_CHECK(mg_mav_has_direct_state(g) == (c->direct != NULL));
+        char (*mv)[MG_MAV_MOVE_TOKEN_LEN] = malloc(4096 * sizeof *mv);
+        MG_CHECK(mv && mg_mav_move_tokens(g->name, mv, 4096) == c->tokens(mv, 4096));
+        free(mv);
+        MG_CHECK(mg_san_ops_for(g->name) == g->san);
+        if (g->san) {
+            san_games++;
+            CHECK_MSG(g->san->game == g && c->has_fen, "%s: SAN hooks of another game", g->name);
+        }
+    }
+    MG_CHECK(san_games == 3); /* chess, chess960, gardner */
+    MG_CHECK(mg_san_ops_for("hex") == NULL && mg_san_ops_for("no such game") == NULL && mg_san_ops_for(NULL) == NULL);
+    MG_CHECK(mg_mav_move_tokens("no such game", NULL, 0) == 0);
+}
+
 int main(void)
 {
     mg_games_init();
@@ -888,6 +917,7 @@ int main(void)
         return 1;
     }
     MG_CHECK(mg_tok_init(&TOK, 2, err, sizeof err) == MG_ERR && strstr(err, "version 2"));
+    test_game_hooks();
     test_values();
     test_specs();
     test_state_text();

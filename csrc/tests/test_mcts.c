@@ -7,11 +7,12 @@
 #include <string.h>
 
 #include "../game.h"
-#include "../games/connect_four.h"
-#include "../games/tictactoe.h"
-#include "../search/c4_solver.h"
+#include "../games/connect_four/connect_four.h"
+#include "../games/tictactoe/tictactoe.h"
+#include "../games/connect_four/c4_solver.h"
 #include "../rng.h"
 #include "../search/evaluator.h"
+#include "../games/connect_four/c4_evaluator.h"
 #include "../search/mcts.h"
 #include "mgtest.h"
 

@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "../game.h"
-#include "../games/hex.h"
-#include "../search/hex_solver.h"
+#include "../games/hex/hex.h"
+#include "../games/hex/hex_solver.h"
 #include "../search/playout_mcts.h"
 #include "mgtest.h"
 

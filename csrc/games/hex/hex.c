@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../rng.h"
+#include "../../rng.h"
 
 #define S MG_HEX_STRIDE
 
@@ -21,17 +21,9 @@ typedef struct hex_undo {
 
 /* ---- Zobrist keys, derived from a fixed mixing function (read-only, no tables) ---- */
 
-static inline uint64_t hex_mix(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
-static inline uint64_t key_stone(int p, int colour) { return hex_mix(0x4865780000000000ULL + (uint64_t)p * 4 + colour); }
+static inline uint64_t key_stone(int p, int colour) { return mg_mix64(0x4865780000000000ULL + (uint64_t)p * 4 + colour); }
 #define KEY_SIDE 0x6a09e667f3bcc909ULL
-static inline uint64_t key_config(int n, int swap) { return hex_mix(0x48657843000000ULL + (uint64_t)n * 2 + swap); }
+static inline uint64_t key_config(int n, int swap) { return mg_mix64(0x48657843000000ULL + (uint64_t)n * 2 + swap); }
 
 /* ---- board helpers ---- */
 
@@ -629,4 +621,5 @@ const mg_game mg_hex = {
     .obs_shape = hex_obs_shape,
     .observation = hex_observation,
     .random_playout = mg_hex_fill_playout,
+    .mav = &mg_hex_mav,
 };

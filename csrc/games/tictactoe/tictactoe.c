@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../../rng.h"
+
 static const uint8_t LINES[8][3] = {
     {0, 1, 2}, {3, 4, 5}, {6, 7, 8}, {0, 3, 6}, {1, 4, 7}, {2, 5, 8}, {0, 4, 8}, {2, 4, 6},
 };
@@ -166,11 +168,7 @@ static uint64_t ttt_hash(const void *st)
     uint64_t x = s->to_move;
     for (int i = 0; i < 9; i++)
         x = x * 3 + s->cell[i];
-    /* splitmix64 finaliser */
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
+    return mg_mix64(x);
 }
 
 static size_t ttt_action_to_str(const void *st, int32_t a, char *buf, size_t buflen)
@@ -243,4 +241,5 @@ const mg_game mg_tictactoe = {
     .perft = NULL,
     .obs_shape = ttt_obs_shape,
     .observation = ttt_observation,
+    .mav = &mg_tictactoe_mav,
 };

@@ -4,7 +4,7 @@
 
 #include "bitboard.h"
 #include "chess.h"
-#include "fen.h"
+#include "../fen.h"
 
 typedef mg_chess_state S;
 

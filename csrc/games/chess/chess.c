@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../rng.h"
+#include "../../rng.h"
 #include "bitboard.h"
-#include "../cancel.h"
-#include "../multiversion.h"
+#include "../../cancel.h"
+#include "../../multiversion.h"
 
 #define INLINE MG_BB_INLINE
 #define NO_SQ MG_CH_NO_SQ
@@ -746,7 +746,7 @@ static void chess_observation(const void *st, float *out)
         out[17 * 64 + (7 - s->ep / 8) * 8 + s->ep % 8] = 1.0f;
 }
 
-#define CHESS_VTABLE(NAME, INIT, FROM_TEXT)                                                            \
+#define CHESS_VTABLE(NAME, INIT, FROM_TEXT, MAV, SAN)                                                  \
     {                                                                                                  \
         .name = NAME, .state_size = sizeof(S), .undo_size = sizeof(U), .max_moves = MG_CHESS_MAX_MOVES, \
         .num_actions = MG_CHESS_NUM_ACTIONS, .init = INIT, .from_text = FROM_TEXT,                    \
@@ -755,10 +755,12 @@ static void chess_observation(const void *st, float *out)
         .outcome = chess_outcome, .hash = chess_hash, .action_to_str = chess_action_to_str,            \
         .action_from_str = chess_action_from_str, .perft = chess_perft,                                \
         .rule_flags = MG_FLAG_CHESS960, .obs_shape = chess_obs_shape, .observation = chess_observation, \
+        .mav = MAV, .san = SAN,                                                                        \
     }
 
-const mg_game mg_chess = CHESS_VTABLE("chess", chess_init, chess_from_text);
-const mg_game mg_chess960 = CHESS_VTABLE("chess960", chess960_init, chess960_from_text);
+const mg_game mg_chess = CHESS_VTABLE("chess", chess_init, chess_from_text, &mg_chess_mav, &mg_chess_san_ops);
+const mg_game mg_chess960 =
+    CHESS_VTABLE("chess960", chess960_init, chess960_from_text, &mg_chess960_mav, &mg_chess960_san_ops);
 
 const mg_san_ops mg_chess_san_ops = {
     .game = &mg_chess, .files = 8, .ranks = 8, .move_info = chess_move_info, .in_check = chess_in_check_hook};

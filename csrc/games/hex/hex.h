@@ -41,7 +41,7 @@
  */
 #ifndef MG_HEX_H
 #define MG_HEX_H
-#include "../game.h"
+#include "../../game.h"
 
 #define MG_HEX_MAX_N 19
 #define MG_HEX_DEFAULT_N 11
@@ -73,6 +73,8 @@ typedef struct mg_hex_state {
 _Static_assert(sizeof(mg_hex_state) == 2272, "mg_hex_state must have no padding");
 
 extern const mg_game mg_hex;
+/* The MAV %state codec (hex_mav.c, format/mav_codec.h). */
+extern const struct mg_mav_codec mg_hex_mav;
 
 struct mg_rng;
 /* A uniformly random playout by filling: the empty cells are shuffled and taken in turn

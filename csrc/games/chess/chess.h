@@ -42,8 +42,8 @@
  */
 #ifndef MG_CHESS_H
 #define MG_CHESS_H
-#include "../game.h"
-#include "san.h"
+#include "../../game.h"
+#include "../san.h"
 
 /* Piece types and codes: board[sq] = color << 3 | type, 0 = empty. */
 enum { MG_CH_PAWN = 1, MG_CH_KNIGHT, MG_CH_BISHOP, MG_CH_ROOK, MG_CH_QUEEN, MG_CH_KING };
@@ -102,6 +102,9 @@ extern const mg_game mg_chess;
 extern const mg_game mg_chess960;
 extern const mg_san_ops mg_chess_san_ops;
 extern const mg_san_ops mg_chess960_san_ops;
+/* The MAV %state codecs (chess_mav.c, format/mav_codec.h). */
+extern const struct mg_mav_codec mg_chess_mav;
+extern const struct mg_mav_codec mg_chess960_mav;
 
 /* Fill bitboard and Zobrist tables (called from mg_games_init()). */
 void mg_chess_init_tables(void);

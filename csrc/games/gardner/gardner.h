@@ -38,8 +38,8 @@
  */
 #ifndef MG_GARDNER_H
 #define MG_GARDNER_H
-#include "../game.h"
-#include "san.h"
+#include "../../game.h"
+#include "../san.h"
 
 #define MG_GARDNER_SQUARES 25
 #define MG_GARDNER_NUM_ACTIONS 3125
@@ -80,6 +80,8 @@ typedef struct mg_gardner_undo {
 extern const mg_game mg_gardner;
 /* SAN hooks for san.c (5 files x 5 ranks). */
 extern const mg_san_ops mg_gardner_san_ops;
+/* The MAV %state codec (gardner_mav.c, format/mav_codec.h). */
+extern const struct mg_mav_codec mg_gardner_mav;
 
 /* Zobrist hash of `s` computed from scratch (tests compare it with the incremental one). */
 uint64_t mg_gardner_compute_hash(const mg_gardner_state *s);

@@ -6,14 +6,14 @@
 #define _DEFAULT_SOURCE /* madvise */
 #endif
 #include "c4_solver.h"
-#include "../cancel.h"
-#include "../multiversion.h"
+#include "../../cancel.h"
+#include "../../clock.h"
+#include "../../multiversion.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 
 /*
  * Transposition table entry (one uint64, 0 = empty):
@@ -50,13 +50,6 @@ typedef struct search {
 } search;
 
 static const int ORDER[MG_C4_WIDTH] = {3, 2, 4, 1, 5, 0, 6};
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 mg_c4_solver *mg_c4_solver_new(int tt_log2, char *err, size_t errlen)
 {
@@ -174,7 +167,7 @@ static void check_budget(search *sr)
         sr->next_check = sr->max_nodes;
     if (sr->max_nodes && sr->nodes >= sr->max_nodes)
         sr->aborted = 1;
-    else if (sr->deadline > 0 && now_seconds() >= sr->deadline)
+    else if (sr->deadline > 0 && mg_now_seconds() >= sr->deadline)
         sr->aborted = 1;
     else if (mg_cancel_check(sr->cancel))
         sr->aborted = 1;
@@ -339,7 +332,7 @@ static void search_start(search *sr, mg_c4_solver *sv, const mg_c4_limits *lim, 
         sr->max_nodes = lim->max_nodes;
         sr->cancel = lim->cancel;
         if (lim->max_seconds > 0)
-            sr->deadline = now_seconds() + lim->max_seconds;
+            sr->deadline = mg_now_seconds() + lim->max_seconds;
         if (sr->max_nodes && sr->max_nodes < sr->next_check)
             sr->next_check = sr->max_nodes;
     }

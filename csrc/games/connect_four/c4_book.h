@@ -20,7 +20,7 @@
  */
 #ifndef MG_C4_BOOK_H
 #define MG_C4_BOOK_H
-#include "../games/connect_four.h"
+#include "connect_four.h"
 
 #define MG_C4_BOOK_MAGIC "MGC4BOOK"
 #define MG_C4_BOOK_VERSION 1

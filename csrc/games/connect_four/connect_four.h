@@ -25,7 +25,7 @@
  */
 #ifndef MG_CONNECT_FOUR_H
 #define MG_CONNECT_FOUR_H
-#include "../game.h"
+#include "../../game.h"
 
 #define MG_C4_WIDTH 7
 #define MG_C4_HEIGHT 6
@@ -39,6 +39,8 @@ typedef struct mg_c4_state {
 } mg_c4_state;
 
 extern const mg_game mg_connect_four;
+/* The MAV %state codec (connect_four_mav.c, format/mav_codec.h). */
+extern const struct mg_mav_codec mg_connect_four_mav;
 
 /* Bitboard constants and helpers (also used by the solver and the tests). */
 #define MG_C4_BOTTOM 0x0000040810204081ULL  /* bit row 0 of every column */

@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../rng.h"
-#include "../cancel.h"
-#include "../multiversion.h"
+#include "../../rng.h"
+#include "../../cancel.h"
+#include "../../multiversion.h"
 
 void mg_c4_init(mg_c4_state *s) { memset(s, 0, sizeof *s); }
 
@@ -236,11 +236,7 @@ static uint64_t c4_hash(const void *st)
 {
     const mg_c4_state *s = st;
     uint64_t x = s->cur + s->mask; /* unique key, < 2^49 */
-    /* splitmix64 finaliser (a bijection, so distinct positions get distinct hashes) */
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
+    return mg_mix64(x); /* a bijection, so distinct positions get distinct hashes */
 }
 
 static size_t c4_action_to_str(const void *st, int32_t a, char *buf, size_t buflen)
@@ -412,4 +408,5 @@ const mg_game mg_connect_four = {
     .obs_shape = c4_obs_shape,
     .observation = c4_observation,
     .random_playout = c4_random_playout,
+    .mav = &mg_connect_four_mav,
 };

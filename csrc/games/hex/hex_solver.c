@@ -1,7 +1,8 @@
 /* hex_solver.c - exact Hex solver for small boards (see hex_solver.h). */
 #include "hex_solver.h"
-#include "../cancel.h"
-#include "../multiversion.h"
+#include "../../cancel.h"
+#include "../../multiversion.h"
+#include "../../rng.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,13 +81,6 @@ static int distance(const solver *sv, uint64_t own, uint64_t empty, int colour)
     return 99;
 }
 
-static inline uint64_t mix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
 
 static inline uint64_t mirror_bit(const solver *sv, uint64_t black)
 {
@@ -114,7 +108,7 @@ static inline uint64_t *tt_slot(const solver *sv, uint64_t *b, uint64_t *w, int 
         *w = rw;
     }
     *b |= F_USED | (colour ? F_WHITE_TO_MOVE : 0);
-    return sv->tt + 2 * (mix64(*b ^ mix64(*w)) & sv->ttmask);
+    return sv->tt + 2 * (mg_mix64(*b ^ mg_mix64(*w)) & sv->ttmask);
 }
 
 static int tt_probe(const solver *sv, uint64_t b, uint64_t w, int colour, int *win)

@@ -22,7 +22,7 @@
  */
 #ifndef MG_HEX_SOLVER_H
 #define MG_HEX_SOLVER_H
-#include "../games/hex.h"
+#include "hex.h"
 
 struct mg_cancel;
 

@@ -31,7 +31,7 @@
  */
 #ifndef MG_C4_SOLVER_H
 #define MG_C4_SOLVER_H
-#include "../games/connect_four.h"
+#include "connect_four.h"
 #include "c4_book.h"
 
 struct mg_cancel;

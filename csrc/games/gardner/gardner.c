@@ -10,9 +10,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fen.h"
-#include "../cancel.h"
-#include "../multiversion.h"
+#include "../fen.h"
+#include "../../cancel.h"
+#include "../../multiversion.h"
+#include "../../rng.h"
 
 #define NSQ MG_GARDNER_SQUARES
 #define BOARD_MASK 0x1ffffffu
@@ -72,10 +73,7 @@ static const uint32_t RAYS[8][NSQ] = {
  * ZSEED (mg_splitmix64 in rng.h), computed at compile time.  Index (colour * 6 + type - 1)
  * * 25 + square for pieces, 300 for Black to move. */
 #define ZSEED 0x6761726478346d67ULL
-#define ZM1(z) (((z) ^ ((z) >> 30)) * 0xbf58476d1ce4e5b9ULL)
-#define ZM2(z) (((z) ^ ((z) >> 27)) * 0x94d049bb133111ebULL)
-#define ZM3(z) ((z) ^ ((z) >> 31))
-#define ZKEY(i) ZM3(ZM2(ZM1((uint64_t)(ZSEED + ((uint64_t)(i) + 1) * 0x9e3779b97f4a7c15ULL))))
+#define ZKEY(i) MG_MIX64_CONST(ZSEED + (uint64_t)(i) * MG_SPLITMIX64_GAMMA)
 #define ZROW(i) T5(ZKEY, i), T5(ZKEY, i + 5), T5(ZKEY, i + 10), T5(ZKEY, i + 15), T5(ZKEY, i + 20)
 static const uint64_t ZOBRIST[12 * NSQ + 1] = {
     ZROW(0),   ZROW(25),  ZROW(50),  ZROW(75),  ZROW(100), ZROW(125),
@@ -694,6 +692,8 @@ const mg_game mg_gardner = {
     .rule_flags = MG_FLAG_GARDNER_BISHOP,
     .obs_shape = g_obs_shape,
     .observation = g_observation,
+    .mav = &mg_gardner_mav,
+    .san = &mg_gardner_san_ops,
 };
 
 const mg_san_ops mg_gardner_san_ops = {

@@ -1,11 +1,11 @@
-/* mcts_eval_c4.c - the perfect Connect Four oracle as an MCTS evaluator (see evaluator.h). */
+/* c4_evaluator.c - the perfect Connect Four oracle as an MCTS evaluator (see c4_evaluator.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "c4_evaluator.h"
 #include "c4_solver.h"
-#include "evaluator.h"
 
 typedef struct c4_eval_ctx {
     mg_c4_solver *sv;

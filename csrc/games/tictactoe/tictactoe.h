@@ -10,7 +10,7 @@
  */
 #ifndef MG_TICTACTOE_H
 #define MG_TICTACTOE_H
-#include "../game.h"
+#include "../../game.h"
 
 typedef struct mg_ttt_state {
     uint8_t cell[9];   /* 0 empty, 1 x, 2 o */
@@ -19,5 +19,7 @@ typedef struct mg_ttt_state {
 } mg_ttt_state;
 
 extern const mg_game mg_tictactoe;
+/* The MAV %state codec (tictactoe_mav.c, format/mav_codec.h). */
+extern const struct mg_mav_codec mg_tictactoe_mav;
 
 #endif
