@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import collections
 import logging
-import math
 import os
 import queue
 import re
@@ -48,6 +47,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from . import _core
 
 __all__ = [
     "EngineError", "EngineTerminatedError", "EngineProtocolError", "EngineTimeoutError",
@@ -96,12 +97,10 @@ def cp_to_win_prob(cp: float) -> float:
     """Win probability in [0, 1] for the side to move from a centipawn score.
 
     The MAV format's formula (from the lichess accuracy page):
-    ``Win% = 50 + 50 * (2 / (1 + exp(-0.00368208 * cp)) - 1)``, here divided by 100.
+    ``Win% = 50 + 50 * (2 / (1 + exp(-0.00368208 * cp)) - 1)``, here divided by 100; computed by the C
+    core (``mg_mav_win_prob_cp``, the same function as :func:`mavgame.mav.win_prob_from_cp`).
     """
-    x = -0.00368208 * float(cp)
-    if x > 700:  # exp overflow: a hugely negative score
-        return 0.0
-    return 0.5 + 0.5 * (2.0 / (1.0 + math.exp(x)) - 1.0)
+    return float(_core.mav_win_prob_cp(float(cp)))
 
 
 @dataclass(frozen=True)
