@@ -351,5 +351,9 @@ def test_grouped_decoding_counts_the_moves_together():
     assert len(c4) == 7 and sorted(TOK.decode([t]) for t in c4) == list("1234567")
     chess = model.move_tokens("chess")
     assert TOK.encode("e2e4")[0] in chess and TOK.encode("a7a8q")[0] in chess and len(chess) > 1800
+    gardner = model.move_tokens("gardner")       # 5x5 board: no move leaves a1-e5
+    assert TOK.encode("a1e5")[0] in gardner and TOK.encode("a4a5q")[0] in gardner
+    assert TOK.encode("a1a8")[0] not in gardner and TOK.encode("e2e4")[0] in gardner
+    assert TOK.encode("swap")[0] in model.move_tokens("hex")   # Hex's swap rule
     with pytest.raises(ValueError, match="decoding"):
         model.generate([c4_prompt()[1]], decoding="beam")
