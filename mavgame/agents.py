@@ -54,6 +54,7 @@ from typing import Any, Callable, Dict, Optional, Union
 import numpy as np
 
 from . import _core
+from .negamax import NegamaxSolver, NodeLimitError
 
 __all__ = [
     "Agent", "RandomAgent", "CallableAgent", "UCIAgent", "StockfishAgent", "MCTSAgent", "UCTAgent",
@@ -497,59 +498,26 @@ class MinimaxAgent(Agent):
     """Exact minimax with memoization, for small games (tic-tac-toe, tiny Hex boards).
 
     Prefers the fastest win and the slowest loss; ties broken at random (``seed``).  ``max_nodes``
-    guards against games that are too large."""
+    guards against games that are too large.  The search is :class:`mavgame.negamax.NegamaxSolver`."""
 
     def __init__(self, *, seed: Optional[int] = None, max_nodes: int = 5_000_000, name: str = "minimax"):
         self.name = name
         self._seed = seed
         self._rng = np.random.default_rng(seed)
         self.max_nodes = max_nodes
-        self._memo: Dict[tuple, int] = {}
-        self._nodes = 0
+        self._solver = NegamaxSolver(max_nodes)
 
     def setup(self, game, *, seed=None, player=None):
         if seed is not None:
             self._rng = np.random.default_rng(seed if self._seed is None else (self._seed, seed))
 
-    def _value(self, s) -> int:
-        """Value for the side to move: +(1000 - plies) win, 0 draw, -(1000 - plies) loss."""
-        key = (s.hash, s.to_move, s.text())
-        v = self._memo.get(key)
-        if v is not None:
-            return v
-        self._nodes += 1
-        if self._nodes > self.max_nodes:
-            raise AgentError(f"minimax agent {self.name!r}: game {s.game!r} is too large "
-                             f"(more than {self.max_nodes} positions)")
-        res, _ = s.outcome()
-        if res != 0:
-            if res == 3:
-                v = 0
-            else:
-                # the player who just moved won: the side to move lost
-                v = -1000
-        else:
-            best = -10**9
-            for a in s.legal_actions():
-                s.push(int(a))
-                val = -self._value(s)
-                s.pop()
-                # prefer shorter wins / longer losses
-                val = val - 1 if val > 0 else (val + 1 if val < 0 else 0)
-                if val > best:
-                    best = val
-            v = best
-        self._memo[key] = v
-        return v
-
     def action_values(self, state) -> Dict[int, int]:
-        s = state.copy()
-        out = {}
-        for a in s.legal_actions():
-            s.push(int(a))
-            out[int(a)] = -self._value(s)
-            s.pop()
-        return out
+        """{action: score} for the side to move: +(1000 - plies after the move to the win), 0 draw,
+        -(1000 - plies) loss."""
+        try:
+            return self._solver.action_values(state)
+        except NodeLimitError as e:
+            raise AgentError(f"minimax agent {self.name!r}: {e}") from None
 
     def act(self, state) -> int:
         vals = self.action_values(state)

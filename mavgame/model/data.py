@@ -499,37 +499,18 @@ def _connect_four_annotator(options: Dict[str, Any]):
 
 
 def _exhaustive_annotator(options: Dict[str, Any]):
-    """Exact values by exhaustive negamax with memoisation (tiny games such as tic-tac-toe only).
+    """Exact values by exhaustive negamax with memoisation (tiny games such as tic-tac-toe only;
+    :class:`mavgame.negamax.NegamaxSolver`, the minimax agent's search).
 
-    Values: 1 win, 0.5 draw, 0 loss for the mover; the best move wins fastest (or loses slowest)."""
-    memo: Dict[str, int] = {}
-
-    def score(st) -> int:
-        # negamax score for the side to move: (100 - plies) for a win, 0 draw, -(100 - plies) loss
-        key = st.text()
-        if key in memo:
-            return memo[key]
-        if st.is_terminal():
-            res = st.outcome()[0]
-            v = 0 if res == 3 else -100  # the side to move at a decided terminal state has lost
-        else:
-            v = -1000
-            for a in st.legal_actions().tolist():
-                st.push(a)
-                c = -score(st)
-                st.pop()
-                v = max(v, c - (1 if c > 0 else -1 if c < 0 else 0))
-        memo[key] = v
-        return v
+    Values: 1 win, 0.5 draw, 0 loss for the mover; the best move wins fastest (or loses slowest), the
+    first such move in legal order."""
+    from ..negamax import NegamaxSolver
+    solver = NegamaxSolver()
 
     def annotate(state) -> Tuple[Dict[str, float], Optional[str]]:
-        st = state.copy()
         vals, best, best_s = {}, None, None
-        for a in st.legal_actions().tolist():
-            mv = st.action_to_str(a)
-            st.push(a)
-            c = -score(st)
-            st.pop()
+        for a, c in solver.action_values(state).items():
+            mv = state.action_to_str(a)
             vals[mv] = 1.0 if c > 0 else 0.0 if c < 0 else 0.5
             if best_s is None or c > best_s:
                 best, best_s = mv, c
