@@ -458,7 +458,9 @@ class PerfectConnectFourAgent(Agent):
         best = max(vals.values())
         cands = sorted(a for a, v in vals.items() if v == best)
         if self.tiebreak == "center":
-            return min(cands, key=lambda a: abs(cols[a] - 3))
+            from .games.connect_four import central_best
+            col = {str(cols[a] + 1): a for a in cands}
+            return col[central_best(dict.fromkeys(col, best))]
         return cands[int(self._rng.integers(len(cands)))]
 
     def __getstate__(self):

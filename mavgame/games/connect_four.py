@@ -49,6 +49,21 @@ WIDTH = 7
 HEIGHT = 6
 START_TEXT = "/".join(["......."] * HEIGHT) + " x"
 
+# Columns from the centre out, the left one first at equal distance: perfect play's tie-break.
+CENTRE_FIRST = ("4", "3", "5", "2", "6", "1", "7")
+
+
+def central_best(move_scores: Dict[str, float]) -> Optional[str]:
+    """The column ("1".."7") with the highest score in ``move_scores``, ties to the most central
+    column (the left one of two at the same distance); None if there is none.  The one tie-break of
+    perfect play, used by ``PerfectConnectFourAgent(tiebreak="center")`` and the solver annotator."""
+    best, best_s = None, None
+    for mv in CENTRE_FIRST:
+        sc = move_scores.get(mv)
+        if sc is not None and (best_s is None or sc > best_s):
+            best, best_s = mv, sc
+    return best
+
 
 @dataclass(frozen=True)
 class SolveResult:
@@ -71,6 +86,10 @@ class SolveResult:
             return []
         best = max(self.move_scores.values())
         return [m for m, v in self.move_scores.items() if v == best]
+
+    def central_best_move(self) -> Optional[str]:
+        """The best column, ties to the most central (:func:`central_best`); None if none was solved."""
+        return central_best(self.move_scores)
 
     def outcome(self) -> Optional[str]:
         """"win", "draw" or "loss" for the side to move (None if incomplete)."""
@@ -235,4 +254,5 @@ def solver(tt_log2: int = 0, book: bool = True) -> "_core.C4Solver":
     return sv
 
 
-__all__ = ["ConnectFour", "SolveResult", "Outcome", "moves_to_end", "solver", "WIDTH", "HEIGHT", "START_TEXT"]
+__all__ = ["ConnectFour", "SolveResult", "Outcome", "moves_to_end", "solver", "central_best", "CENTRE_FIRST", "WIDTH",
+           "HEIGHT", "START_TEXT"]

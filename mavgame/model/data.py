@@ -477,23 +477,14 @@ def _connect_four_annotator(options: Dict[str, Any]):
     solver = new_solver(int(options.get("tt_log2", 22)))
     max_s = float(options.get("max_seconds", 0.0))
     max_n = int(options.get("max_nodes", 0))
-    centre = ["4", "3", "5", "2", "6", "1", "7"]
 
     def annotate(state):
         res = ConnectFour(state.text()).solve(max_nodes=max_n, max_seconds=max_s, solver=solver)
         legal = state.legal_moves()
         if not res.complete or sorted(res.move_scores) != sorted(legal):
             return None
-        vals: Dict[str, float] = {}
-        best, best_s = None, None
-        for mv in centre:
-            if mv not in res.move_scores:
-                continue
-            sc = res.move_scores[mv]
-            vals[mv] = 1.0 if sc > 0 else 0.0 if sc < 0 else 0.5
-            if best_s is None or sc > best_s:
-                best, best_s = mv, sc
-        return {m: vals[m] for m in sorted(vals)}, best
+        vals = {m: 1.0 if sc > 0 else 0.0 if sc < 0 else 0.5 for m, sc in sorted(res.move_scores.items())}
+        return vals, res.central_best_move()
     annotate.reset = solver.clear
     return annotate
 
