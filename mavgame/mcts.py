@@ -99,6 +99,8 @@ class SearchError(RuntimeError):
         super().__init__(message)
         self.stats = dict(stats or {})
 
+# The core's configuration defaults (mg_mcts_config_default), the one copy: MCTS's signature uses them.
+_DEFAULTS: Dict[str, Any] = _core.mcts_defaults()
 _VC = {"dynamic": 0, "static": 1, "none": 2}
 _PRIOR = {"mav": 0, "policy": 1}
 _INVALID = {"loss": 0, "exclude": 1}
@@ -218,12 +220,16 @@ class MCTS:
     """AlphaZero-style MCTS guided by MAV action values, with asynchronous batches and dynamic
     virtual counts (see the module docstring for parameters and evaluators)."""
 
-    def __init__(self, evaluator: Any = "playout", *, num_simulations: int = 100, batch_size: int = 1,
-                 timeout: Optional[float] = None, k: int = 5, eps: float = 0.1,
-                 tau: Union[float, Sequence] = 0.1, n_max: int = 8, n_min: int = 2,
-                 virtual_count: str = "dynamic", virtual_loss: int = 3, c_puct: Optional[float] = None,
-                 c_base: float = 19652.0, c_init: float = 1.25, prior: str = "mav", fpu: Optional[float] = None,
-                 invalid: str = "loss", seed: int = 0, state_tracking: bool = False, game: Optional[str] = None,
+    def __init__(self, evaluator: Any = "playout", *, num_simulations: int = 100,
+                 batch_size: int = _DEFAULTS["batch_size"], timeout: Optional[float] = _DEFAULTS["timeout"],
+                 k: int = _DEFAULTS["k"], eps: float = _DEFAULTS["eps"],
+                 tau: Union[float, Sequence] = _DEFAULTS["tau"], n_max: int = _DEFAULTS["n_max"],
+                 n_min: int = _DEFAULTS["n_min"], virtual_count: str = _DEFAULTS["virtual_count"],
+                 virtual_loss: int = _DEFAULTS["virtual_loss"], c_puct: Optional[float] = _DEFAULTS["c_puct"],
+                 c_base: float = _DEFAULTS["c_base"], c_init: float = _DEFAULTS["c_init"],
+                 prior: str = _DEFAULTS["prior"], fpu: Optional[float] = _DEFAULTS["fpu"],
+                 invalid: str = _DEFAULTS["invalid"], seed: int = _DEFAULTS["seed"],
+                 state_tracking: bool = False, game: Optional[str] = None,
                  board_size: int = 0, flags: int = 0, reuse_tree: bool = True, playouts: int = 1,
                  max_plies: int = 0, mav_spec: Optional[str] = None,
                  value_range: Sequence[float] = (0.0, 1.0), max_seconds: Optional[float] = None):

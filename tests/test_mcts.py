@@ -684,3 +684,14 @@ def test_huge_batch_size_allocates_for_the_simulations_only():
     # the same batch size with more simulations still works, growing the buffers as needed
     m = MCTS("playout", num_simulations=300, batch_size=65536)
     assert m.best_move(mavgame.ConnectFour.from_moves("4455")) is not None
+
+
+def test_signature_defaults_are_the_cores():
+    import inspect
+    d = _core.mcts_defaults()
+    sig = inspect.signature(MCTS).parameters
+    assert all(sig[k].default == v for k, v in d.items())
+    assert (d["c_base"], d["c_init"], d["k"], d["n_max"], d["n_min"], d["virtual_count"]) == \
+           (19652.0, 1.25, 5, 8, 2, "dynamic")
+    with pytest.raises(ValueError, match="k 0 must be >= 1"):      # the core validates, naming the value
+        MCTS(k=0)

@@ -357,3 +357,14 @@ def test_grouped_decoding_counts_the_moves_together():
     assert TOK.encode("swap")[0] in model.move_tokens("hex")   # Hex's swap rule
     with pytest.raises(ValueError, match="decoding"):
         model.generate([c4_prompt()[1]], decoding="beam")
+
+
+def test_game_of_prompt_reads_the_header_with_the_core_parser():
+    from mavgame import mav
+    from mavgame.model.inference import game_of_prompt
+    assert game_of_prompt(mav.prompt(mavgame.State("hex", None, 5, 0), "%state %top_all")) == "hex"
+    assert game_of_prompt("<search breadth=2 depth=3>\n<mav game=connect_four> %state </mav>\n") == "connect_four"
+    with pytest.raises(ValueError, match="unknown game 'go'"):
+        game_of_prompt("<mav game=go> %state </mav>\n")
+    with pytest.raises(ValueError, match="expected the header"):
+        game_of_prompt("hello\n")

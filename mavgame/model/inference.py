@@ -693,12 +693,12 @@ class MAVModel:
 
 def game_of_prompt(prompt: str) -> str:
     """The game named in a MAV prompt's header (``<mav game=NAME> ...``; a search-trace prompt's preamble
-    line before it is skipped)."""
-    head = next((ln for ln in prompt.split("\n", 3)[:3] if ln.startswith("<mav")), prompt.split("\n", 1)[0])
-    for part in head.split():
-        if part.startswith("game="):
-            return part[5:].rstrip(">")
-    raise ValueError(f"no game in MAV header {head!r}")
+    line before it is skipped), read by the core's MAV parser (ValueError naming the problem if the
+    header names no known game)."""
+    from .. import _core
+    lines = prompt.split("\n", 3)[:3]
+    head = next((ln for ln in lines if ln.startswith("<mav")), lines[0])
+    return _core.mav_header_game(head)
 
 
 def shipped_model_path(game: str = "connect_four") -> Path:
