@@ -42,7 +42,7 @@ class Opening:
         s = _core.State(game, self.text, board_size, flags)
         for i, m in enumerate(self.moves):
             try:
-                s.push_str(m)
+                s.push(m)
             except ValueError as e:
                 raise ValueError(f"opening {self.name!r}: move {i + 1} {m!r} is illegal: {e}") from None
         if s.is_terminal():
@@ -156,7 +156,7 @@ def check_record(d, game: Optional[str] = None, replay: bool = True) -> GameReco
             if s.is_terminal():
                 raise RecordError(f"move {i + 1} {m!r} comes after the end of the game")
             try:
-                s.push_str(m)
+                s.push(m)
             except ValueError:
                 raise RecordError(f"move {i + 1} {m!r} is illegal") from None
     return rec

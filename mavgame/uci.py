@@ -27,7 +27,7 @@ it ignores; nothing waits on the engine's pipes during cleanup (the reader threa
 child process that keeps the engine's output open cannot block the client).  A line longer than
 :data:`MAX_LINE` bytes (an engine writing without newlines) is a protocol error, so the client's
 memory stays bounded.  The client is strict about ``bestmove`` and tolerant about ``info``: a
-malformed ``info`` line is ignored and named in :attr:`SearchResult.ignored` (and logged on the
+malformed ``info`` line is ignored and named in :attr:`GoResult.ignored` (and logged on the
 ``mavgame.uci`` logger), as python-chess's engine module does.
 
 Scores are from the side to move's point of view, as UCI sends them.  :meth:`Score.win_prob`
@@ -52,7 +52,7 @@ from . import _core
 
 __all__ = [
     "EngineError", "EngineTerminatedError", "EngineProtocolError", "EngineTimeoutError",
-    "Score", "InfoLine", "SearchResult", "UCIOption", "UCIEngine",
+    "Score", "InfoLine", "GoResult", "UCIOption", "UCIEngine",
     "find_stockfish", "cp_to_win_prob", "STARTPOS",
 ]
 
@@ -165,8 +165,9 @@ class InfoLine:
 
 
 @dataclass
-class SearchResult:
-    """What a ``go`` returned: the best move, the ponder move, the final line per multipv index
+class GoResult:
+    """What a ``go`` returned (``mavgame.mcts.SearchResult`` is an MCTS search's result): the best move,
+    the ponder move, the final line per multipv index
     (``lines``, sorted by multipv index) and the malformed info lines that were ignored."""
 
     bestmove: Optional[str]  # None when the engine answered "bestmove (none)" (no legal move)
@@ -632,7 +633,7 @@ class UCIEngine:
            nodes: Optional[int] = None, depth: Optional[int] = None, wtime: Optional[int] = None,
            btime: Optional[int] = None, winc: Optional[int] = None, binc: Optional[int] = None,
            multipv: Optional[int] = None, searchmoves: Optional[Sequence[str]] = None,
-           timeout: Optional[float] = None) -> SearchResult:
+           timeout: Optional[float] = None) -> GoResult:
         """Search a position (``fen`` or the start position, then ``moves``) and return the result.
 
         Limits: ``movetime`` (ms), ``nodes``, ``depth``, clock times (ms); with none of them the
@@ -714,7 +715,7 @@ class UCIEngine:
                         raise self._protocol_error(f"malformed ponder move {toks[3]!r} in line: {line!r}")
                     ponder = toks[3]
                 lines = [latest[k] for k in sorted(latest)]
-                return SearchResult(bestmove=best, ponder=ponder, lines=lines, ignored=ignored)
+                return GoResult(bestmove=best, ponder=ponder, lines=lines, ignored=ignored)
             # other lines (engine chatter) are ignored, as the protocol asks
 
     def _recover_after_timeout(self) -> None:
@@ -833,3 +834,12 @@ class UCIEngine:
     def __repr__(self) -> str:
         state = "closed" if self._closed else "running"
         return f"<UCIEngine {self.name!r} ({self.path}) {state}>"
+
+
+def __getattr__(name: str):
+    if name == "SearchResult":   # the old name, which clashed with mavgame.mcts.SearchResult
+        import warnings
+        warnings.warn("mavgame.uci.SearchResult is deprecated: use mavgame.uci.GoResult", DeprecationWarning,
+                      stacklevel=2)
+        return GoResult
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -110,7 +110,7 @@ def onehot(b):
 def c4_prompt(moves=""):
     s = mavgame.State(C4)
     for m in moves:
-        s.push_str(m)
+        s.push(m)
     return s, mav.prompt(s)
 
 

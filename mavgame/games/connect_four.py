@@ -128,7 +128,7 @@ class ConnectFour(GameBase):
             _core.c4_from_moves(moves)   # validates with a message naming the move
         super().__init__(self.GAME, text)
         for col in moves or "":   # played, so that the history (pop, move_stack, the last move ring) is there
-            self.push_str(col)
+            self.push(col)
 
     @classmethod
     def from_moves(cls, moves: str) -> "ConnectFour":
