@@ -54,6 +54,7 @@ from typing import Any, Callable, Dict, Optional, Union
 import numpy as np
 
 from . import _core
+from .mcts import playout_uct
 from .negamax import NegamaxSolver, NodeLimitError
 
 __all__ = [
@@ -372,10 +373,8 @@ class MCTSAgent(Agent):
 
 
 class UCTAgent(Agent):
-    """The basic MCTS baseline: UCT with uniformly random playouts.
-
-    Uses the C implementation ``mavgame._core.playout_mcts`` when the core has it, else
-    :class:`mavgame.MCTS` with its playout evaluator (uniform prior)."""
+    """The basic MCTS baseline: UCT with uniformly random playouts (:func:`mavgame.mcts.playout_uct`,
+    the core's ``playout_mcts``): its most visited action."""
 
     def __init__(self, sims: Optional[int] = 200, *, c: float = 2 ** 0.5, name: Optional[str] = None, seed: int = 0,
                  movetime: Optional[float] = None):
@@ -389,26 +388,13 @@ class UCTAgent(Agent):
         self.name = name or (f"uct-{movetime}ms" if movetime is not None else f"uct-{self.sims}")
         self._seed = seed
         self._rng = _random.Random(seed)
-        self._fallback = None
 
     def setup(self, game, *, seed=None, player=None):
         self._rng = _random.Random(_mix(self._seed, seed))
-        self._fallback = None
 
     def act(self, state) -> Move:
-        fn = getattr(_core, "playout_mcts", None)
-        if fn is not None:
-            return int(_playout_mcts_call(fn, state, self.sims, self.c, self._rng.getrandbits(31), self.max_seconds))
-        if self._fallback is None:
-            self._fallback = MCTSAgent("playout", self.sims, seed=self._rng.getrandbits(31),
-                                       max_seconds=self.max_seconds)
-        return self._fallback.act(state)
-
-
-def _playout_mcts_call(fn, state, sims, c, seed, max_seconds=0.0):
-    """The core's playout UCT: its most visited action."""
-    r = fn(state, sims, seed=seed, c=c, max_seconds=max_seconds) if max_seconds else fn(state, sims, seed=seed, c=c)
-    return r["best_action"] if isinstance(r, dict) else r
+        return playout_uct(state, self.sims, seed=self._rng.getrandbits(31), c=self.c,
+                           max_seconds=self.max_seconds).best_action
 
 
 class PerfectConnectFourAgent(Agent):

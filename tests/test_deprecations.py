@@ -20,3 +20,16 @@ def test_uci_go_result_old_name():
     assert old is uci.GoResult and old is not mcts.SearchResult
     with pytest.raises(AttributeError):
         uci.NoSuchThing
+
+
+def test_hex_mcts_wraps_playout_uct():
+    from mavgame import Hex
+    from mavgame.agents import UCTAgent
+    from mavgame.mcts import UCTResult, playout_uct
+    b = Hex.from_moves("a1", size=4)
+    with pytest.warns(DeprecationWarning, match="playout_uct"):
+        old = b.mcts(500, seed=2)
+    new = playout_uct(b, 500, seed=2)
+    assert isinstance(old, UCTResult) and old == new                  # the same search, reproducible by seed
+    assert b.action_to_str(new.best_action) == new.best and sum(new.visits.values()) == 500
+    assert UCTAgent(300, seed=1).act(b) in b.legal_actions().tolist()
