@@ -1,4 +1,5 @@
-"""Old names keep working for one release, with a DeprecationWarning naming the new one."""
+"""Public API names: old names kept for one release with a DeprecationWarning naming the new one, and the
+Termination enum in game records."""
 import pytest
 
 
@@ -33,3 +34,17 @@ def test_hex_mcts_wraps_playout_uct():
     assert isinstance(old, UCTResult) and old == new                  # the same search, reproducible by seed
     assert b.action_to_str(new.best_action) == new.best and sum(new.visits.values()) == 500
     assert UCTAgent(300, seed=1).act(b) in b.legal_actions().tolist()
+
+
+def test_game_records_use_the_termination_enum():
+    import json
+    from mavgame import Termination
+    from mavgame.agents import MinimaxAgent, RandomAgent
+    from mavgame.league import play_game
+    from mavgame.records import GameRecord
+    rec = play_game(MinimaxAgent(seed=1), RandomAgent(2), "tictactoe", seed=1)
+    assert rec.reason is Termination.CONNECTED and rec.reason == "connected"
+    d = json.loads(json.dumps(rec.to_dict()))
+    assert d["reason"] == "connected" and GameRecord(**{k: v for k, v in d.items() if k != "type"}).reason is Termination.CONNECTED
+    capped = play_game(RandomAgent(1), RandomAgent(2), "tictactoe", seed=1, max_plies=2)
+    assert capped.reason == "max plies" and type(capped.reason) is str   # not a rule of the game
