@@ -99,11 +99,14 @@ class SearchError(RuntimeError):
         super().__init__(message)
         self.stats = dict(stats or {})
 
-# The core's configuration defaults (mg_mcts_config_default), the one copy: MCTS's signature uses them.
-_DEFAULTS: Dict[str, Any] = _core.mcts_defaults()
-_VC = {"dynamic": 0, "static": 1, "none": 2}
+_VC = {"dynamic": 0, "static": 1, "none": 2}      # the names of the core's enum values
 _PRIOR = {"mav": 0, "policy": 1}
 _INVALID = {"loss": 0, "exclude": 1}
+# The core's configuration defaults (mg_mcts_config_default), the one copy: MCTS's signature uses them.
+_DEFAULTS: Dict[str, Any] = _core.mcts_defaults()
+for _key, _names in (("virtual_count", _VC), ("prior", _PRIOR), ("invalid", _INVALID)):
+    _DEFAULTS[_key] = next(n for n, v in _names.items() if v == _DEFAULTS[_key])
+del _key, _names
 _RESULTS = {"1-0": 1, "0-1": 2, "1/2-1/2": 3, "*": 0}
 
 

@@ -690,8 +690,9 @@ def test_signature_defaults_are_the_cores():
     import inspect
     d = _core.mcts_defaults()
     sig = inspect.signature(MCTS).parameters
-    assert all(sig[k].default == v for k, v in d.items())
-    assert (d["c_base"], d["c_init"], d["k"], d["n_max"], d["n_min"], d["virtual_count"]) == \
-           (19652.0, 1.25, 5, 8, 2, "dynamic")
+    names = {"virtual_count": "dynamic", "prior": "mav", "invalid": "loss"}
+    assert all(sig[k].default == names.get(k, v) for k, v in d.items())
+    assert (d["c_base"], d["c_init"], d["k"], d["n_max"], d["n_min"], d["virtual_count"], d["prior"]) == \
+           (19652.0, 1.25, 5, 8, 2, 0, 0)
     with pytest.raises(ValueError, match="k 0 must be >= 1"):      # the core validates, naming the value
         MCTS(k=0)

@@ -12,19 +12,13 @@
 #include "../format/mav.h"
 #include "../search/mcts.h"
 
-/* mcts_defaults() -> dict: mg_mcts_config_default's fields (tau: the first step's value, fpu:
- * None for the automatic NaN; virtual_count / prior / invalid as the Python names). */
+/* mcts_defaults() -> dict: mg_mcts_config_default's fields (tau: the first step's value; fpu,
+ * c_puct and timeout: None for the automatic NaN, AlphaZero's c(s) and no timeout; virtual_count,
+ * prior and invalid as the core's enum values, which mavgame/mcts.py names). */
 static PyObject *py_mcts_defaults(PyObject *Py_UNUSED(m), PyObject *Py_UNUSED(ignored))
 {
     mg_mcts_config c;
     mg_mcts_config_default(&c);
-    static const char *const vc[] = {"dynamic", "static", "none"};
-    static const char *const prior[] = {"mav", "policy"};
-    static const char *const invalid[] = {"loss", "exclude"};
-    if (c.virtual_count < 0 || c.virtual_count > 2 || c.prior < 0 || c.prior > 1 || c.invalid < 0 || c.invalid > 1) {
-        PyErr_SetString(PyExc_SystemError, "mcts_defaults: enum out of the known range");
-        return NULL;
-    }
     PyObject *fpu = isnan(c.fpu) ? Py_NewRef(Py_None) : PyFloat_FromDouble(c.fpu);
     PyObject *c_puct = c.c_base > 0 ? Py_NewRef(Py_None) : PyFloat_FromDouble(c.c_puct);
     PyObject *timeout = c.timeout > 0 ? PyFloat_FromDouble(c.timeout) : Py_NewRef(Py_None);
@@ -34,11 +28,11 @@ static PyObject *py_mcts_defaults(PyObject *Py_UNUSED(m), PyObject *Py_UNUSED(ig
         Py_XDECREF(timeout);
         return NULL;
     }
-    return Py_BuildValue("{s:i,s:N,s:s,s:i,s:i,s:i,s:N,s:d,s:d,s:s,s:i,s:d,s:d,s:N,s:s,s:K}", "batch_size",
-                         c.batch_size, "timeout", timeout, "virtual_count", vc[c.virtual_count], "n_max", c.n_max,
+    return Py_BuildValue("{s:i,s:N,s:i,s:i,s:i,s:i,s:N,s:d,s:d,s:i,s:i,s:d,s:d,s:N,s:i,s:K}", "batch_size",
+                         c.batch_size, "timeout", timeout, "virtual_count", c.virtual_count, "n_max", c.n_max,
                          "n_min", c.n_min, "virtual_loss", c.virtual_loss, "c_puct", c_puct, "c_base", c.c_base,
-                         "c_init", c.c_init, "prior", prior[c.prior], "k", c.k, "eps", c.eps, "tau", c.tau[0],
-                         "fpu", fpu, "invalid", invalid[c.invalid], "seed", (unsigned long long)c.seed);
+                         "c_init", c.c_init, "prior", c.prior, "k", c.k, "eps", c.eps, "tau", c.tau[0], "fpu", fpu,
+                         "invalid", c.invalid, "seed", (unsigned long long)c.seed);
 }
 
 /* mav_header_game(text) -> str: the game named by the header line of a MAV text, read by the
