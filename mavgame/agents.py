@@ -376,15 +376,15 @@ class UCTAgent(Agent):
     """The basic MCTS baseline: UCT with uniformly random playouts (:func:`mavgame.mcts.playout_uct`,
     the core's ``playout_mcts``): its most visited action."""
 
-    def __init__(self, sims: Optional[int] = 200, *, c: float = 2 ** 0.5, name: Optional[str] = None, seed: int = 0,
-                 movetime: Optional[float] = None):
+    def __init__(self, sims: Optional[int] = 200, *, c: Optional[float] = None, name: Optional[str] = None,
+                 seed: int = 0, movetime: Optional[float] = None):
         self.max_seconds = _movetime_seconds(movetime) or 0.0
         if sims is None:
             if not self.max_seconds:
                 raise ValueError("sims=None needs a movetime")
             sims = MOVETIME_SIMS
         self.sims = _check_sims(sims)
-        self.c = float(c)
+        self.c = None if c is None else float(c)   # None: the core's exploration constant
         self.name = name or (f"uct-{movetime}ms" if movetime is not None else f"uct-{self.sims}")
         self._seed = seed
         self._rng = _random.Random(seed)

@@ -636,7 +636,7 @@ class UCTResult:
         return sorted(self.visits, key=key)
 
 
-def playout_uct(state, simulations: int = 1000, *, seed: int = 0, c: float = math.sqrt(2.0),
+def playout_uct(state, simulations: int = 1000, *, seed: int = 0, c: Optional[float] = None,
                 fast_playout: bool = True, max_seconds: float = 0.0) -> UCTResult:
     """UCT with uniformly random playouts, the MAV paper's basic MCTS baseline, for any game (the
     core's ``playout_mcts``, csrc/search/playout_mcts.c).  The one entry point of the baseline:
@@ -646,9 +646,11 @@ def playout_uct(state, simulations: int = 1000, *, seed: int = 0, c: float = mat
     by filling the board at random (the same outcome distribution as move-by-move random play, ~10x
     faster).  Reproducible for a given seed; the GIL is released during the search.  ``max_seconds``
     (0: none) is a time budget: the search stops then with the simulations run so far
-    (``timed_out`` True; ``simulations`` caps it).  Bad arguments raise ValueError naming the value."""
-    r = _core.playout_mcts(state, int(simulations), seed=int(seed), c=float(c), fast_playout=bool(fast_playout),
-                           max_seconds=float(max_seconds))
+    (``timed_out`` True; ``simulations`` caps it).  ``c`` is the UCT exploration constant (None: the
+    core's default, sqrt(2)).  Bad arguments raise ValueError naming the value."""
+    kw = {} if c is None else {"c": float(c)}
+    r = _core.playout_mcts(state, int(simulations), seed=int(seed), fast_playout=bool(fast_playout),
+                           max_seconds=float(max_seconds), **kw)
     names = [state.action_to_str(int(a)) for a in r["actions"]]
     best = int(r["best_action"])
     return UCTResult(best=state.action_to_str(best), value=float(r["value"]),

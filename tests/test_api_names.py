@@ -34,6 +34,8 @@ def test_hex_mcts_wraps_playout_uct():
     assert isinstance(old, UCTResult) and old == new                  # the same search, reproducible by seed
     assert b.action_to_str(new.best_action) == new.best and sum(new.visits.values()) == 500
     assert UCTAgent(300, seed=1).act(b) in b.legal_actions().tolist()
+    assert playout_uct(b, 300, seed=4) == playout_uct(b, 300, seed=4, c=2 ** 0.5)   # the core's default c
+    assert playout_uct(b, 300, seed=4) != playout_uct(b, 300, seed=4, c=0.1)
 
 
 def test_game_records_use_the_termination_enum():

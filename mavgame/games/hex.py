@@ -210,7 +210,7 @@ class Hex(GameBase):
         moves = {self.action_to_str(int(a)): int(arr[a]) for a in self.legal_actions() if arr[a] != 0}
         return HexSolveResult(value, moves, bool(complete))
 
-    def mcts(self, simulations: int = 1000, seed: int = 0, c: float = math.sqrt(2.0),
+    def mcts(self, simulations: int = 1000, seed: int = 0, c: Optional[float] = None,
              fast_playout: bool = True, max_seconds: float = 0.0) -> UCTResult:
         """Deprecated: use :func:`mavgame.mcts.playout_uct` (``playout_uct(hex_state, simulations, ...)``),
         the one entry point of the playout UCT baseline, which this calls."""
