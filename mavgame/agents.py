@@ -55,6 +55,8 @@ import numpy as np
 
 from . import _core
 from .games import registry
+from .mcts import playout_uct
+from .negamax import NegamaxSolver, NodeLimitError
 
 __all__ = [
     "Agent", "RandomAgent", "CallableAgent", "UCIAgent", "StockfishAgent", "MCTSAgent", "UCTAgent",
@@ -383,43 +385,28 @@ class MCTSAgent(Agent):
 
 
 class UCTAgent(Agent):
-    """The basic MCTS baseline: UCT with uniformly random playouts.
+    """The basic MCTS baseline: UCT with uniformly random playouts (:func:`mavgame.mcts.playout_uct`,
+    the core's ``playout_mcts``): its most visited action."""
 
-    Uses the C implementation ``mavgame._core.playout_mcts`` when the core has it, else
-    :class:`mavgame.MCTS` with its playout evaluator (uniform prior)."""
-
-    def __init__(self, sims: Optional[int] = 200, *, c: float = 2 ** 0.5, name: Optional[str] = None, seed: int = 0,
-                 movetime: Optional[float] = None):
+    def __init__(self, sims: Optional[int] = 200, *, c: Optional[float] = None, name: Optional[str] = None,
+                 seed: int = 0, movetime: Optional[float] = None):
         self.max_seconds = _movetime_seconds(movetime) or 0.0
         if sims is None:
             if not self.max_seconds:
                 raise ValueError("sims=None needs a movetime")
             sims = MOVETIME_SIMS
         self.sims = _check_sims(sims)
-        self.c = float(c)
+        self.c = None if c is None else float(c)   # None: the core's exploration constant
         self.name = name or (f"uct-{movetime}ms" if movetime is not None else f"uct-{self.sims}")
         self._seed = seed
         self._rng = _random.Random(seed)
-        self._fallback = None
 
     def setup(self, game, *, seed=None, player=None):
         self._rng = _random.Random(_mix(self._seed, seed))
-        self._fallback = None
 
     def act(self, state) -> Move:
-        fn = getattr(_core, "playout_mcts", None)
-        if fn is not None:
-            return int(_playout_mcts_call(fn, state, self.sims, self.c, self._rng.getrandbits(31), self.max_seconds))
-        if self._fallback is None:
-            self._fallback = MCTSAgent("playout", self.sims, seed=self._rng.getrandbits(31),
-                                       max_seconds=self.max_seconds)
-        return self._fallback.act(state)
-
-
-def _playout_mcts_call(fn, state, sims, c, seed, max_seconds=0.0):
-    """The core's playout UCT: its most visited action."""
-    r = fn(state, sims, seed=seed, c=c, max_seconds=max_seconds) if max_seconds else fn(state, sims, seed=seed, c=c)
-    return r["best_action"] if isinstance(r, dict) else r
+        return playout_uct(state, self.sims, seed=self._rng.getrandbits(31), c=self.c,
+                           max_seconds=self.max_seconds).best_action
 
 
 class PerfectConnectFourAgent(Agent):
@@ -469,7 +456,9 @@ class PerfectConnectFourAgent(Agent):
         best = max(vals.values())
         cands = sorted(a for a, v in vals.items() if v == best)
         if self.tiebreak == "center":
-            return min(cands, key=lambda a: abs(cols[a] - 3))
+            from .games.connect_four import central_best
+            col = {str(cols[a] + 1): a for a in cands}
+            return col[central_best(dict.fromkeys(col, best))]
         return cands[int(self._rng.integers(len(cands)))]
 
     def __getstate__(self):
@@ -509,59 +498,26 @@ class MinimaxAgent(Agent):
     """Exact minimax with memoization, for small games (tic-tac-toe, tiny Hex boards).
 
     Prefers the fastest win and the slowest loss; ties broken at random (``seed``).  ``max_nodes``
-    guards against games that are too large."""
+    guards against games that are too large.  The search is :class:`mavgame.negamax.NegamaxSolver`."""
 
     def __init__(self, *, seed: Optional[int] = None, max_nodes: int = 5_000_000, name: str = "minimax"):
         self.name = name
         self._seed = seed
         self._rng = np.random.default_rng(seed)
         self.max_nodes = max_nodes
-        self._memo: Dict[tuple, int] = {}
-        self._nodes = 0
+        self._solver = NegamaxSolver(max_nodes)
 
     def setup(self, game, *, seed=None, player=None):
         if seed is not None:
             self._rng = np.random.default_rng(seed if self._seed is None else (self._seed, seed))
 
-    def _value(self, s) -> int:
-        """Value for the side to move: +(1000 - plies) win, 0 draw, -(1000 - plies) loss."""
-        key = (s.hash, s.to_move, s.text())
-        v = self._memo.get(key)
-        if v is not None:
-            return v
-        self._nodes += 1
-        if self._nodes > self.max_nodes:
-            raise AgentError(f"minimax agent {self.name!r}: game {s.game!r} is too large "
-                             f"(more than {self.max_nodes} positions)")
-        res, _ = s.outcome()
-        if res != 0:
-            if res == 3:
-                v = 0
-            else:
-                # the player who just moved won: the side to move lost
-                v = -1000
-        else:
-            best = -10**9
-            for a in s.legal_actions():
-                s.push(int(a))
-                val = -self._value(s)
-                s.pop()
-                # prefer shorter wins / longer losses
-                val = val - 1 if val > 0 else (val + 1 if val < 0 else 0)
-                if val > best:
-                    best = val
-            v = best
-        self._memo[key] = v
-        return v
-
     def action_values(self, state) -> Dict[int, int]:
-        s = state.copy()
-        out = {}
-        for a in s.legal_actions():
-            s.push(int(a))
-            out[int(a)] = -self._value(s)
-            s.pop()
-        return out
+        """{action: score} for the side to move: +(1000 - plies after the move to the win), 0 draw,
+        -(1000 - plies) loss."""
+        try:
+            return self._solver.action_values(state)
+        except NodeLimitError as e:
+            raise AgentError(f"minimax agent {self.name!r}: {e}") from None
 
     def act(self, state) -> int:
         vals = self.action_values(state)

@@ -23,13 +23,13 @@ from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence,
 
 from .uci import STARTPOS, EngineError, Score, UCIEngine
 
-__all__ = ["Annotation", "Annotator", "annotate_many", "annotate_file", "parse_position", "read_positions",
+__all__ = ["EngineAnnotation", "Annotator", "annotate_many", "annotate_file", "parse_position", "read_positions",
            "check_line", "check_positions", "chess_annotator"]
 
 
 @dataclass
-class Annotation:
-    """Engine labels for one position.
+class EngineAnnotation:
+    """Engine labels for one position (``mavgame.mav.Annotation`` is the MAV format's action-id form).
 
     ``values`` maps every legal move (UCI) to the win probability of the side to move after
     playing it; ``scores`` holds the raw engine scores ("cp 34", "mate -2"); ``best`` is the
@@ -49,7 +49,7 @@ class Annotation:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Annotation":
+    def from_dict(cls, d: dict) -> "EngineAnnotation":
         names = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in d.items() if k in names})
 
@@ -58,7 +58,7 @@ class Annotation:
         from . import _core
         s = _core.State(self.game, self.fen)
         for m in self.moves:
-            s.push_str(m)
+            s.push(m)
         return s
 
     def to_mav(self, commands: str = "%state %top_all %best_action") -> str:
@@ -103,7 +103,7 @@ def check_line(fen: str, moves: Sequence[str] = (), chess960: bool = False) -> s
     s = _core.State(game, fen)
     for i, m in enumerate(moves):
         try:
-            s.push_str(m)
+            s.push(m)
         except ValueError as e:
             raise type(e)(f"move {i + 1} {m!r} of the line: {e}") from None
     return game
@@ -184,13 +184,13 @@ class Annotator:
         _, per_move = self._engine.perft(1, fen, moves)
         return list(per_move)
 
-    def annotate(self, fen: str, moves: Sequence[str] = ()) -> Annotation:
+    def annotate(self, fen: str, moves: Sequence[str] = ()) -> EngineAnnotation:
         """Values for every legal move of ``fen`` after ``moves`` and the engine's best move."""
         fen = fen.strip()
         c960 = check_line(fen, moves, self.chess960) == "chess960"
         self._set_960(c960)
         legal = self.legal_moves(fen, moves)
-        ann = Annotation(fen=fen, moves=list(moves), game="chess960" if c960 else "chess")
+        ann = EngineAnnotation(fen=fen, moves=list(moves), game="chess960" if c960 else "chess")
         if not legal:
             return ann
         self._engine.new_game()
@@ -278,7 +278,7 @@ def _worker_annotate(item: Tuple[int, str, List[str]]) -> Tuple[int, Optional[di
 
 
 def annotate_many(positions: Iterable[Union[str, Tuple[str, Sequence[str]]]], *, workers: int = 1,
-                  progress: bool = False, engine: str = "stockfish", **kwargs) -> Iterator[Annotation]:
+                  progress: bool = False, engine: str = "stockfish", **kwargs) -> Iterator[EngineAnnotation]:
     """Annotate positions (FEN strings, "FEN moves ..." lines or (fen, moves) pairs), in order.
 
     ``workers`` processes each run one engine (1 thread each); other keyword arguments go to
@@ -321,7 +321,7 @@ def annotate_many(positions: Iterable[Union[str, Tuple[str, Sequence[str]]]], *,
                     raise EngineError(f"position {idx} ({items[idx][1]!r}): {err}")
                 if bar:
                     bar.update(1)
-                yield Annotation.from_dict(d)  # type: ignore[arg-type]
+                yield EngineAnnotation.from_dict(d)  # type: ignore[arg-type]
     finally:
         if bar:
             bar.close()
@@ -427,3 +427,12 @@ def chess_annotator(options: Dict) -> "Callable":
         return {m: float(v) for m, v in a.values.items()}, a.best
     annotate.close = ann.close  # type: ignore[attr-defined]
     return annotate
+
+
+def __getattr__(name: str):
+    if name == "Annotation":   # the old name, which clashed with mavgame.mav.Annotation
+        import warnings
+        warnings.warn("mavgame.annotate.Annotation is deprecated: use mavgame.annotate.EngineAnnotation",
+                      DeprecationWarning, stacklevel=2)
+        return EngineAnnotation
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

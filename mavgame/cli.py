@@ -620,7 +620,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         raise _fail(f"--fen {args.fen!r}: {e}" if args.fen is not None else str(e))
     for m in (args.moves or "").split():
         try:
-            state.push_str(m)
+            state.push(m)
         except ValueError as e:
             raise _fail(f"--moves: {e}")
     human = 0 if args.color in ("first", "white", "x") else 1

@@ -172,7 +172,7 @@ def annotate_ray(positions: Iterable[Union[str, Tuple[str, Sequence[str]]]], *, 
                  **kwargs) -> Iterator[Any]:
     """Like :func:`mavgame.annotate.annotate_many` (same positions, same keyword arguments for the
     :class:`~mavgame.annotate.Annotator`), with one engine per Ray actor; yields in input order."""
-    from .annotate import Annotation, check_line, parse_position
+    from .annotate import EngineAnnotation, check_line, parse_position
     from .uci import EngineError
 
     items = []
@@ -203,7 +203,7 @@ def annotate_ray(positions: Iterable[Union[str, Tuple[str, Sequence[str]]]], *, 
             if bar:
                 bar.update(1)
             while nxt in done:
-                yield Annotation.from_dict(done.pop(nxt))
+                yield EngineAnnotation.from_dict(done.pop(nxt))
                 nxt += 1
     finally:
         if bar:

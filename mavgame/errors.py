@@ -1,4 +1,4 @@
-"""python-chess style move errors, raised by every game's ``push``, ``push_str``, ``action_from_str``,
+"""python-chess style move errors, raised by every game's ``push``, ``action_from_str``,
 ``push_san``, ``push_uci``, ``parse_san`` and ``parse_uci``.
 
 All three are ValueError subclasses (code that catches ValueError keeps working), named as in

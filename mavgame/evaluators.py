@@ -61,7 +61,7 @@ def _child_text(game: str, parent_text: str, move: str) -> Tuple[Optional[str], 
     """The engine's child state for a predicted parent text and a move; (None, None) if either is bad."""
     try:
         s = _core.State(game, parent_text)
-        s.push_str(move)
+        s.push(move)
     except ValueError:
         return None, None
     return s.text(), s
@@ -160,7 +160,7 @@ class UCIEvaluator:
             if mv in out:
                 continue
             child = state.copy()
-            child.push_str(mv)
+            child.push(mv)
             res = child.result()
             if res != "*":
                 out[mv] = 0.5 if res == "1/2-1/2" else 1.0  # only the mover can have won

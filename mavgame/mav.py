@@ -227,7 +227,7 @@ class Annotation:
     """Values of legal moves (win probabilities of the mover) and the annotator's best move.
 
     Build with ``Annotation.from_moves(state, {"e2e4": 0.55, ...}, best="e2e4")`` or directly with
-    int action ids. ``mavgame.annotate.Annotation`` objects and plain dicts are accepted wherever an
+    int action ids. ``mavgame.annotate.EngineAnnotation`` objects and plain dicts are accepted wherever an
     annotation is expected."""
 
     actions: np.ndarray
@@ -260,7 +260,7 @@ def _as_annotation(state: StateLike, ann) -> Optional[Annotation]:
         if "values" in ann and isinstance(ann["values"], Mapping):
             return Annotation.from_moves(state, ann["values"], ann.get("best"))
         return Annotation.from_moves(state, ann)
-    if hasattr(ann, "values") and isinstance(getattr(ann, "values"), Mapping):  # mavgame.annotate.Annotation
+    if hasattr(ann, "values") and isinstance(getattr(ann, "values"), Mapping):  # mavgame.annotate.EngineAnnotation
         return Annotation.from_moves(state, ann.values, getattr(ann, "best", None))
     if isinstance(ann, tuple) and len(ann) in (2, 3):
         moves, vals = ann[0], ann[1]
@@ -430,6 +430,8 @@ class ParseResult:
     _flags: int = 0
     _outcome_line: bool = False
     _top: Optional[List[MoveEntry]] = None
+    _text: Union[str, bytes] = field(default="", repr=False)   # the text parsed (for metrics_from_results)
+    _true_state: Optional[StateLike] = field(default=None, repr=False)
 
     @property
     def top(self) -> List[MoveEntry]:
@@ -450,7 +452,8 @@ class ParseResult:
         return self.top_table[:, 1]
 
     @classmethod
-    def _from_tuple(cls, t: tuple, board_size: int = 0, flags: int = 0) -> "ParseResult":
+    def _from_tuple(cls, t: tuple, board_size: int = 0, flags: int = 0, text: Union[str, bytes] = "",
+                    true_state: Optional[StateLike] = None) -> "ParseResult":
         # the order of csrc/bind/py_mav.c result_tuple()
         (game, ok, _header_ok, complete, issues, n_issues, header, _n_inputs, transition, prev, cur, after,
          prev_action, _prev_action_id, top_present, top_k, top_outcome, outcome_line, moves, best_present,
@@ -458,7 +461,8 @@ class ParseResult:
         r = cls(game, ok, complete, header, transition, list(map(Issue._make, issues)), n_issues,
                 StateSlot._make(prev), StateSlot._make(cur), StateSlot._make(after), prev_action, top_present,
                 top_k, moves[0], moves[1], top_outcome, best_present, best_invalid, best, best_id,
-                best_status, ref is not None, _board_size=board_size, _flags=flags, _outcome_line=outcome_line)
+                best_status, ref is not None, _board_size=board_size, _flags=flags, _outcome_line=outcome_line,
+                _text=text, _true_state=true_state)
         if ref is not None:
             (r.ref_n_legal, r.ref_result, r.n_illegal, r.n_malformed, r.n_duplicate, r.n_missing, r.n_correct,
              r.count_expected, r.outcome_correct, r.missing_actions, r.missing) = ref
@@ -528,7 +532,7 @@ def parse(game: Union[str, StateLike], text: Union[str, bytes], true_state: Opti
         _check_state(true_state, "true_state")
         board_size, flags = true_state.board_size, true_state.flags
     d = _core.mav_parse(game, text, true_state, board_size, flags)
-    return ParseResult._from_tuple(d, board_size, flags)
+    return ParseResult._from_tuple(d, board_size, flags, text, true_state)
 
 
 def _rates(c: Dict[str, int]) -> Dict[str, Any]:
@@ -564,37 +568,18 @@ def metrics(game: Union[str, StateLike], texts: Sequence[Union[str, bytes]],
 
 
 def metrics_from_results(results: Iterable[ParseResult]) -> Dict[str, Any]:
-    """The same metrics from ParseResult objects (same definitions as :func:`metrics`)."""
-    c = dict.fromkeys(["examples", "parsed_ok", "best_total", "best_legal", "top_all_examples", "top_listed",
-                       "top_correct", "top_legal", "state_total", "state_correct", "outcome_total",
-                       "outcome_correct"], 0)
+    """The same metrics from ParseResult objects (same definitions as :func:`metrics`).
+
+    Counted by the core's ``mg_mav_metrics_add``, the one definition of the metrics: each result's text
+    is read again in C with its ``true_state`` (a result parsed without one and with a non-default
+    ``board_size``/``flags`` is read in its game's default configuration)."""
+    c: Dict[str, int] = {}
     for r in results:
-        c["examples"] += 1
-        c["parsed_ok"] += int(r.ok)
-        if r.header is None or not r.has_ref:
-            continue
-        terminal = r.ref_result != "*"
-        cmds = r.header.split()[2:-1]
-        has_best = "%best_action" in cmds
-        top_all = "%top_all" in cmds
-        if has_best and not terminal:
-            c["best_total"] += 1
-            c["best_legal"] += int(r.best_present and r.best_action >= 0)
-        if top_all and not terminal:
-            c["top_all_examples"] += 1
-            if r.top_present and not r._outcome_line:
-                c["top_listed"] += len(r.top_moves)
-                c["top_correct"] += r.n_correct
-            c["top_legal"] += r.ref_n_legal
-        if r.transition:
-            c["state_total"] += 1
-            c["state_correct"] += int(r.cur.correct is True)
-        if has_best and cmds[-1] != "%best_action" and not terminal:
-            c["state_total"] += 1
-            c["state_correct"] += int(r.after.correct is True)
-        if r.outcome_correct is not None and (terminal or r._outcome_line or r.best_invalid):
-            c["outcome_total"] += 1
-            c["outcome_correct"] += int(r.outcome_correct)
+        ref = None if r._true_state is None else [r._true_state]
+        for k, v in _core.mav_metrics(r.game, [r._text], ref).items():
+            c[k] = c.get(k, 0) + v
+    if not c:
+        c = _core.mav_metrics("chess", [], None)
     return _rates(c)
 
 
@@ -624,7 +609,7 @@ class ExampleBuilder:
     - ``(state, annotation, prev_state, prev_action)``;
     - a dict with keys state, annotation, prev_state, prev_action.
 
-    An annotation is an :class:`Annotation`, a ``{move: value}`` dict, a ``mavgame.annotate.Annotation``
+    An annotation is an :class:`Annotation`, a ``{move: value}`` dict, a ``mavgame.annotate.EngineAnnotation``
     or a ``(moves, values[, best])`` tuple; it may be None for terminal states.
     """
 

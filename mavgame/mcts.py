@@ -79,7 +79,7 @@ import numpy as np
 
 from . import _core
 
-__all__ = ["MCTS", "Request", "SearchResult", "EvaluatorError", "SearchError"]
+__all__ = ["MCTS", "Request", "SearchResult", "EvaluatorError", "SearchError", "playout_uct", "UCTResult"]
 
 
 class EvaluatorError(ValueError):
@@ -99,9 +99,14 @@ class SearchError(RuntimeError):
         super().__init__(message)
         self.stats = dict(stats or {})
 
-_VC = {"dynamic": 0, "static": 1, "none": 2}
+_VC = {"dynamic": 0, "static": 1, "none": 2}      # the names of the core's enum values
 _PRIOR = {"mav": 0, "policy": 1}
 _INVALID = {"loss": 0, "exclude": 1}
+# The core's configuration defaults (mg_mcts_config_default), the one copy: MCTS's signature uses them.
+_DEFAULTS: Dict[str, Any] = _core.mcts_defaults()
+for _key, _names in (("virtual_count", _VC), ("prior", _PRIOR), ("invalid", _INVALID)):
+    _DEFAULTS[_key] = next(n for n, v in _names.items() if v == _DEFAULTS[_key])
+del _key, _names
 _RESULTS = {"1-0": 1, "0-1": 2, "1/2-1/2": 3, "*": 0}
 
 
@@ -218,12 +223,16 @@ class MCTS:
     """AlphaZero-style MCTS guided by MAV action values, with asynchronous batches and dynamic
     virtual counts (see the module docstring for parameters and evaluators)."""
 
-    def __init__(self, evaluator: Any = "playout", *, num_simulations: int = 100, batch_size: int = 1,
-                 timeout: Optional[float] = None, k: int = 5, eps: float = 0.1,
-                 tau: Union[float, Sequence] = 0.1, n_max: int = 8, n_min: int = 2,
-                 virtual_count: str = "dynamic", virtual_loss: int = 3, c_puct: Optional[float] = None,
-                 c_base: float = 19652.0, c_init: float = 1.25, prior: str = "mav", fpu: Optional[float] = None,
-                 invalid: str = "loss", seed: int = 0, state_tracking: bool = False, game: Optional[str] = None,
+    def __init__(self, evaluator: Any = "playout", *, num_simulations: int = 100,
+                 batch_size: int = _DEFAULTS["batch_size"], timeout: Optional[float] = _DEFAULTS["timeout"],
+                 k: int = _DEFAULTS["k"], eps: float = _DEFAULTS["eps"],
+                 tau: Union[float, Sequence] = _DEFAULTS["tau"], n_max: int = _DEFAULTS["n_max"],
+                 n_min: int = _DEFAULTS["n_min"], virtual_count: str = _DEFAULTS["virtual_count"],
+                 virtual_loss: int = _DEFAULTS["virtual_loss"], c_puct: Optional[float] = _DEFAULTS["c_puct"],
+                 c_base: float = _DEFAULTS["c_base"], c_init: float = _DEFAULTS["c_init"],
+                 prior: str = _DEFAULTS["prior"], fpu: Optional[float] = _DEFAULTS["fpu"],
+                 invalid: str = _DEFAULTS["invalid"], seed: int = _DEFAULTS["seed"],
+                 state_tracking: bool = False, game: Optional[str] = None,
                  board_size: int = 0, flags: int = 0, reuse_tree: bool = True, playouts: int = 1,
                  max_plies: int = 0, mav_spec: Optional[str] = None,
                  value_range: Sequence[float] = (0.0, 1.0), max_seconds: Optional[float] = None):
@@ -599,3 +608,52 @@ class MCTS:
                             moves=moves, actions=actions, visits=visits, q=q, prior=prior, values=values,
                             hallucinated=hal, pv=pv, pv_actions=pv_actions, root_value=t.root_value,
                             root_visits=t.root_visits, stats=t.stats())
+
+
+# ---- the playout UCT baseline -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class UCTResult:
+    """Result of :func:`playout_uct`: per legal move the visit count and the mean score (win
+    probability for the player to move, NaN if unvisited); ``value`` is the mean score of all
+    simulations and ``best`` the most visited move (``best_action`` its action id); ``simulations``
+    the simulations run and ``timed_out`` whether a ``max_seconds`` budget stopped the search
+    before all of them."""
+
+    best: str
+    value: float
+    visits: Dict[str, int]
+    q: Dict[str, float]
+    simulations: int = 0
+    timed_out: bool = False
+    best_action: int = -1
+
+    def order(self) -> List[str]:
+        """Moves by visits, then by q, best first."""
+        def key(m: str):
+            q = self.q[m]
+            return (-self.visits[m], -(q if not math.isnan(q) else -1.0))
+        return sorted(self.visits, key=key)
+
+
+def playout_uct(state, simulations: int = 1000, *, seed: int = 0, c: Optional[float] = None,
+                fast_playout: bool = True, max_seconds: float = 0.0) -> UCTResult:
+    """UCT with uniformly random playouts, the MAV paper's basic MCTS baseline, for any game (the
+    core's ``playout_mcts``, csrc/search/playout_mcts.c).  The one entry point of the baseline:
+    ``agents.UCTAgent`` plays with it and ``Hex.mcts`` is a deprecated wrapper of it.
+
+    Values are win probabilities of the player to move.  ``fast_playout`` (Hex) plays each playout
+    by filling the board at random (the same outcome distribution as move-by-move random play, ~10x
+    faster).  Reproducible for a given seed; the GIL is released during the search.  ``max_seconds``
+    (0: none) is a time budget: the search stops then with the simulations run so far
+    (``timed_out`` True; ``simulations`` caps it).  ``c`` is the UCT exploration constant (None: the
+    core's default, sqrt(2)).  Bad arguments raise ValueError naming the value."""
+    kw = {} if c is None else {"c": float(c)}
+    r = _core.playout_mcts(state, int(simulations), seed=int(seed), fast_playout=bool(fast_playout),
+                           max_seconds=float(max_seconds), **kw)
+    names = [state.action_to_str(int(a)) for a in r["actions"]]
+    best = int(r["best_action"])
+    return UCTResult(best=state.action_to_str(best), value=float(r["value"]),
+                     visits={m: int(v) for m, v in zip(names, r["visits"])},
+                     q={m: float(q) for m, q in zip(names, r["q"])}, simulations=int(r["simulations"]),
+                     timed_out=bool(r["timed_out"]), best_action=best)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import List, Optional, Tuple
+from typing import List, Optional, Tuple, Union
 
 from . import _core
 from .games import registry
+from .games.base import Termination
 
 __all__ = ["Opening", "GameRecord", "RecordError", "check_record", "game_key", "RESULTS", "CHESS_FAMILY"]
 
@@ -44,7 +45,7 @@ class Opening:
         s = _core.State(game, self.text, board_size, flags)
         for i, m in enumerate(self.moves):
             try:
-                s.push_str(m)
+                s.push(m)
             except ValueError as e:
                 raise ValueError(f"opening {self.name!r}: move {i + 1} {m!r} is illegal: {e}") from None
         if s.is_terminal():
@@ -57,6 +58,9 @@ class Opening:
     @classmethod
     def from_dict(cls, d: dict) -> "Opening":
         return cls(d["name"], tuple(d.get("moves") or ()), d.get("text"))
+
+
+_TERMINATIONS = frozenset(t.value for t in Termination)
 
 
 @dataclass
@@ -73,13 +77,18 @@ class GameRecord:
     opening_moves: List[str]
     moves: List[str]               # moves played by the agents
     result: str                    # "1-0", "0-1", "1/2-1/2"
-    reason: str                    # checkmate, connected, adjudication, max plies, ...
+    reason: Union[Termination, str]  # a Termination (checkmate, connected, ...) or "adjudication", "max plies"
     seconds: float = 0.0
     think: List[float] = field(default_factory=lambda: [0.0, 0.0])
     seed: int = 0
     board_size: int = 0
     flags: int = 0
     finished_at: Optional[str] = None   # UTC time the game ended, ISO 8601 (None in old records)
+
+    def __post_init__(self):
+        # an end by the rules reads as the Termination enum (a str enum: == "checkmate" still holds)
+        if type(self.reason) is str and self.reason in _TERMINATIONS:
+            self.reason = Termination(self.reason)
 
     def score_first(self) -> float:
         return {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}[self.result]
@@ -158,7 +167,7 @@ def check_record(d, game: Optional[str] = None, replay: bool = True) -> GameReco
             if s.is_terminal():
                 raise RecordError(f"move {i + 1} {m!r} comes after the end of the game")
             try:
-                s.push_str(m)
+                s.push(m)
             except ValueError:
                 raise RecordError(f"move {i + 1} {m!r} is illegal") from None
     return rec

@@ -27,7 +27,7 @@ it ignores; nothing waits on the engine's pipes during cleanup (the reader threa
 child process that keeps the engine's output open cannot block the client).  A line longer than
 :data:`MAX_LINE` bytes (an engine writing without newlines) is a protocol error, so the client's
 memory stays bounded.  The client is strict about ``bestmove`` and tolerant about ``info``: a
-malformed ``info`` line is ignored and named in :attr:`SearchResult.ignored` (and logged on the
+malformed ``info`` line is ignored and named in :attr:`GoResult.ignored` (and logged on the
 ``mavgame.uci`` logger), as python-chess's engine module does.
 
 Scores are from the side to move's point of view, as UCI sends them.  :meth:`Score.win_prob`
@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import collections
 import logging
-import math
 import os
 import queue
 import re
@@ -49,9 +48,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from . import _core
+
 __all__ = [
     "EngineError", "EngineTerminatedError", "EngineProtocolError", "EngineTimeoutError",
-    "Score", "InfoLine", "SearchResult", "UCIOption", "UCIEngine",
+    "Score", "InfoLine", "GoResult", "UCIOption", "UCIEngine",
     "find_stockfish", "cp_to_win_prob", "STARTPOS",
 ]
 
@@ -96,12 +97,10 @@ def cp_to_win_prob(cp: float) -> float:
     """Win probability in [0, 1] for the side to move from a centipawn score.
 
     The MAV format's formula (from the lichess accuracy page):
-    ``Win% = 50 + 50 * (2 / (1 + exp(-0.00368208 * cp)) - 1)``, here divided by 100.
+    ``Win% = 50 + 50 * (2 / (1 + exp(-0.00368208 * cp)) - 1)``, here divided by 100; computed by the C
+    core (``mg_mav_win_prob_cp``, the same function as :func:`mavgame.mav.win_prob_from_cp`).
     """
-    x = -0.00368208 * float(cp)
-    if x > 700:  # exp overflow: a hugely negative score
-        return 0.0
-    return 0.5 + 0.5 * (2.0 / (1.0 + math.exp(x)) - 1.0)
+    return float(_core.mav_win_prob_cp(float(cp)))
 
 
 @dataclass(frozen=True)
@@ -166,8 +165,9 @@ class InfoLine:
 
 
 @dataclass
-class SearchResult:
-    """What a ``go`` returned: the best move, the ponder move, the final line per multipv index
+class GoResult:
+    """What a ``go`` returned (``mavgame.mcts.SearchResult`` is an MCTS search's result): the best move,
+    the ponder move, the final line per multipv index
     (``lines``, sorted by multipv index) and the malformed info lines that were ignored."""
 
     bestmove: Optional[str]  # None when the engine answered "bestmove (none)" (no legal move)
@@ -633,7 +633,7 @@ class UCIEngine:
            nodes: Optional[int] = None, depth: Optional[int] = None, wtime: Optional[int] = None,
            btime: Optional[int] = None, winc: Optional[int] = None, binc: Optional[int] = None,
            multipv: Optional[int] = None, searchmoves: Optional[Sequence[str]] = None,
-           timeout: Optional[float] = None) -> SearchResult:
+           timeout: Optional[float] = None) -> GoResult:
         """Search a position (``fen`` or the start position, then ``moves``) and return the result.
 
         Limits: ``movetime`` (ms), ``nodes``, ``depth``, clock times (ms); with none of them the
@@ -715,7 +715,7 @@ class UCIEngine:
                         raise self._protocol_error(f"malformed ponder move {toks[3]!r} in line: {line!r}")
                     ponder = toks[3]
                 lines = [latest[k] for k in sorted(latest)]
-                return SearchResult(bestmove=best, ponder=ponder, lines=lines, ignored=ignored)
+                return GoResult(bestmove=best, ponder=ponder, lines=lines, ignored=ignored)
             # other lines (engine chatter) are ignored, as the protocol asks
 
     def _recover_after_timeout(self) -> None:
@@ -834,3 +834,12 @@ class UCIEngine:
     def __repr__(self) -> str:
         state = "closed" if self._closed else "running"
         return f"<UCIEngine {self.name!r} ({self.path}) {state}>"
+
+
+def __getattr__(name: str):
+    if name == "SearchResult":   # the old name, which clashed with mavgame.mcts.SearchResult
+        import warnings
+        warnings.warn("mavgame.uci.SearchResult is deprecated: use mavgame.uci.GoResult", DeprecationWarning,
+                      stacklevel=2)
+        return GoResult
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

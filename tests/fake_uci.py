@@ -71,7 +71,7 @@ def set_position(line):
         i = j
     if i < len(toks) and toks[i] == "moves":
         for m in toks[i + 1:]:
-            state.push_str(m)
+            state.push(m)
 
 for line in sys.stdin:
     line = line.strip()

@@ -387,3 +387,29 @@ def test_rules_against_openspiel():
         r = theirs.returns()
         o = ours.outcome()
         assert o.winner == (True if r[0] > 0 else False if r[0] < 0 else None)
+
+
+def test_central_best_tie_break():
+    from mavgame.games.connect_four import central_best
+    assert central_best({}) is None
+    assert central_best({"1": 0, "7": 0}) == "1"                 # equal distance: the left one
+    assert central_best({"3": 2, "5": 2, "4": -1}) == "3"
+    assert central_best({"2": 1, "6": 1, "4": 1}) == "4"
+    assert central_best({"7": 5, "4": 4}) == "7"                 # the score comes first
+
+
+def test_perfect_agent_center_tie_break_and_annotator_agree():
+    from mavgame.agents import PerfectConnectFourAgent
+    from mavgame.model.data import ANNOTATORS
+    ann = ANNOTATORS["connect_four"]({"tt_log2": 16})
+    agent = PerfectConnectFourAgent(tiebreak="center", tt_log2=16)
+    s = ConnectFour()
+    for m in "1417445771643672":  # the best moves of this position tie ("3" and "7"), solved in ms
+        s.push(m)
+    vals, best = ann(s)
+    assert agent.act(s) == s.action_from_str(best)
+    res = s.solve()
+    top = max(res.move_scores.values())
+    tied = [m for m, v in res.move_scores.items() if v == top]
+    assert len(tied) > 1
+    assert best == min(tied, key=lambda m: (abs(int(m) - 4), int(m)))   # independent rule: nearest centre, then left

@@ -36,7 +36,7 @@ def test_push_raises_the_typed_error(make, move, err, words):
     s = make()
     before = s.text()
     others = {InvalidMoveError, IllegalMoveError, AmbiguousMoveError} - {err}
-    for call in (s.push, s.push_str) + ((s.action_from_str,) if isinstance(move, str) else ()):
+    for call in (s.push,) + ((s.action_from_str,) if isinstance(move, str) else ()):
         with pytest.raises(err, match=words.replace("(", r"\(")) as e:
             call(move)
         assert isinstance(e.value, ValueError) and not isinstance(e.value, tuple(others))
@@ -95,3 +95,14 @@ def test_termination_is_a_str_enum():
     assert full.outcome().termination is Termination.BOARD_FULL and full.outcome().result() == "1/2-1/2"
     assert {t.value for t in Termination} == set(mavgame._core.terminations()) - {"none"}
     assert mavgame.Chess().outcome() is None
+
+
+def test_push_str_is_a_deprecated_alias_of_push():
+    import mavgame
+    s = mavgame.ConnectFour()
+    with pytest.warns(DeprecationWarning, match="push_str.*use push"):
+        assert s.push_str("4") == 3
+    assert s.move_stack() == ["4"]
+    with pytest.warns(DeprecationWarning), pytest.raises(IllegalMoveError):
+        for _ in range(6):
+            s.push_str("4")

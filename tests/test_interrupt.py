@@ -20,6 +20,7 @@ CHILD = textwrap.dedent(r"""
     import json, os, signal, sys, threading, time
     import numpy as np
     from mavgame import Chess, ConnectFour, Hex, MCTS, _core
+    from mavgame.mcts import playout_uct
 
     def interrupted(fn):
         t = threading.Timer(0.3, signal.pthread_kill, (threading.main_thread().ident, signal.SIGINT))
@@ -62,9 +63,9 @@ CHILD = textwrap.dedent(r"""
         out["works"] = m.search(b, num_simulations=50).best_move is not None
     elif case == "playout_uct":
         b = Hex(11)
-        out["latency"] = interrupted(lambda: b.mcts(simulations=40_000_000))
+        out["latency"] = interrupted(lambda: playout_uct(b, simulations=40_000_000))
         out["unchanged"] = b.text() == Hex(11).text()
-        out["works"] = Hex(3).mcts(simulations=200).best in Hex(3).legal_moves()
+        out["works"] = playout_uct(Hex(3), simulations=200).best in Hex(3).legal_moves()
     elif case == "playouts":
         b = Chess()
         out["latency"] = interrupted(lambda: _core.random_playouts(b, 10**9))

@@ -61,7 +61,7 @@ def test_resolve_move_rejects_bad_answers():
     s = _core.State("tictactoe")
     assert resolve_move(s, "b2") == s.action_from_str("b2")
     assert resolve_move(s, np.int32(4)) == 4
-    s.push_str("b2")
+    s.push("b2")
     with pytest.raises(AgentError, match="illegal action 4"):
         resolve_move(s, 4, "agent 'x'")
     with pytest.raises(AgentError, match="illegal move 'z9'"):

@@ -201,7 +201,7 @@ def test_target_after_best_and_transition():
 
 
 def test_annotate_module_annotation_is_accepted():
-    from mavgame.annotate import Annotation as EngineAnnotation
+    from mavgame.annotate import EngineAnnotation
     s = _core.State("chess")
     ann = EngineAnnotation(fen=s.text(), best="e2e4", values={m: 0.5 for m in s.legal_moves()})
     t = mav.target(s, ann, "%state %top_1 %best_action")
@@ -226,5 +226,5 @@ def test_mav_h_example_is_what_the_writer_writes():
     head = (pathlib.Path(__file__).resolve().parent.parent / "csrc" / "format" / "mav.h").read_text()
     shown = re.search(r"\[%state (.*)\]", head).group(1)
     s = mavgame.State("chess")
-    s.push_str("e2e4")
+    s.push("e2e4")
     assert shown == mav.state_text(s)

@@ -156,7 +156,7 @@ def test_roundtrip_and_metrics_every_game(game):
     assert m["examples"] == len(texts) and m["parsed_ok"] == len(texts)
     for k in ("best_action_legal", "top_all_precision", "top_all_recall", "top_all_f1", "next_state_accuracy"):
         assert math.isnan(m[k]) or m[k] == 1.0, (k, m)
-    # the C metrics and the Python ones over ParseResults agree
+    # metrics over ParseResults sum to the batch metrics
     m2 = mav.metrics_from_results(mav.parse(game, t, s) for t, s in zip(texts, refs))
     assert {k: v for k, v in m.items() if not (isinstance(v, float) and math.isnan(v))} == \
            {k: v for k, v in m2.items() if not (isinstance(v, float) and math.isnan(v))}
@@ -183,6 +183,14 @@ def test_metrics_values():
     # without true states the reference comes from the inputs: same here
     m_noref = mav.metrics("chess", [good, half, trans_ok, trans_bad])
     assert m_noref["top_correct"] == 22 and m_noref["state_correct"] == 1
+    # the same known counts from ParseResults (with and without true states), and an empty batch
+    texts = [good, half, trans_ok, trans_bad]
+    for refs in ([s, s, s2, s2], [None] * 4):
+        mr = mav.metrics_from_results(mav.parse("chess", t, r) for t, r in zip(texts, refs))
+        assert (mr["examples"], mr["best_legal"], mr["top_listed"], mr["top_correct"], mr["state_correct"]) == \
+               (4, 1, 24, 22, 1)
+    empty = mav.metrics_from_results([])
+    assert empty["examples"] == 0 and math.isnan(empty["top_all_f1"])
 
 
 def test_random_garbage_never_crashes():

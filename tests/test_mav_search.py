@@ -13,7 +13,7 @@ C4_GAME = "4 4 3 5 3 3 2 6 5 4 4 1 1 7".split()
 def c4_state(moves=C4_GAME):
     s = _core.State("connect_four")
     for m in moves:
-        s.push_str(m)
+        s.push(m)
     return s
 
 
@@ -90,7 +90,7 @@ def test_parsed_tree_holds_the_annotation(c4_tree):
     for path, n in by_path.items():
         st = root.copy()
         for m in path:
-            st.push_str(m)
+            st.push(m)
         assert n.state_text == st.text() and n.state_correct is not False and n.mav_ok and n.consistent
 
 
@@ -166,7 +166,7 @@ def test_terminal_children_and_few_moves():
     # tic-tac-toe: x wins at once with the top move (a finished child), 5 legal moves for breadth 8
     s = _core.State("tictactoe")
     for m in ("a1", "b1", "a2", "b2"):
-        s.push_str(m)
+        s.push(m)
     tree = build_search_tree(s, make_annotator("tictactoe"), 3, 8)
     tr = write_trace(tree, 8, 2)
     assert "[%top_all invalid : \"1-0\"]" in tr.target
@@ -200,7 +200,7 @@ def test_writer_refuses_bad_trees(c4_tree):
         trace_prompt(_core.State("tictactoe"), 0, 1)
     finished = _core.State("tictactoe")
     for m in ("a1", "b1", "a2", "b2", "a3"):
-        finished.push_str(m)
+        finished.push(m)
     assert finished.is_terminal() and build_search_tree(finished, make_annotator("tictactoe")) is None
     with pytest.raises(ValueError, match="finished"):
         write_trace(SearchTree(finished, [(-1, -1, None, None, -1)]), 2, 1)
@@ -234,7 +234,7 @@ def test_chess_stockfish_traces_parse_back_into_the_tree():
         for moves in ((), ("e2e4", "e7e5", "g1f3"), ("d2d4", "g8f6", "c2c4", "e7e6", "b1c3", "f8b4")):
             s = _core.State("chess")
             for m in moves:
-                s.push_str(m)
+                s.push(m)
             tree = build_search_tree(s, ann, depth=2, breadth=3)
             assert tree is not None and len(tree) == 13
             tr = write_trace(tree, 3, 2)

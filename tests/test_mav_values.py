@@ -26,10 +26,10 @@ def test_win_prob_arrays_and_conventions():
     assert [mav.win_prob_from_result(r) for r in ("win", "draw", "loss", 3, 0, -7)] == [1, .5, 0, 1, .5, 0]
     with pytest.raises(ValueError, match="'won'"):
         mav.win_prob_from_result("won")
-    # agrees with the engine module's formula
-    from mavgame.uci import cp_to_win_prob
+    # the lichess formula, written out independently
     for cp in (-700, -20, 0, 45, 900):
-        assert mav.win_prob_from_cp(cp) == pytest.approx(cp_to_win_prob(cp), abs=1e-12)
+        expected = (50 + 50 * (2 / (1 + math.exp(-0.00368208 * cp)) - 1)) / 100
+        assert mav.win_prob_from_cp(cp) == pytest.approx(expected, abs=1e-12)
 
 
 def test_buckets():

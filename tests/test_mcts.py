@@ -390,7 +390,7 @@ def test_state_tracking_mav_text_model():
             else:  # transition form: the model writes the new state first
                 assert "[%prev_action " + r.move + "]" in r.prompt
                 st = mavgame.State("tictactoe", r.parent_text)
-                st.push_str(r.move)
+                st.push(r.move)
                 head = _state_line(st)
             if st.result() != "*":
                 tail = f'[%top_all invalid : "{st.result()}"]\n[%best_action invalid]\n'
@@ -435,7 +435,7 @@ def test_state_tracking_root_keeps_the_real_text_and_play_keeps_the_subtree():
     # play() re-roots; a search from the same position continues with that subtree
     mv = max((x for x in r.moves if x != "a2"), key=lambda x: r.visits[r.moves.index(x)])
     s2 = mavgame.State("tictactoe", "x.o/.o./x.. x")
-    s2.push_str(mv)  # not the winning move, so the game goes on
+    s2.push(mv)  # not the winning move, so the game goes on
     kept = int(r.visits[r.moves.index(mv)])
     m.play(mv)
     assert m.tree.root_visits == kept and kept > 0
@@ -504,7 +504,7 @@ def test_state_tracking_survives_garbage(seed):
         # the hallucinated move may be in the tree, but it is never preferred over what the model values
         assert isinstance(r.best_move, str)
         best = r.best_move
-    s.push_str(best or "b2")
+    s.push(best or "b2")
     try:
         search_checked(m, s, 50)
     except SearchError as e:
@@ -583,7 +583,7 @@ def test_stockfish_evaluator_values_every_legal_move():
                 vals = ev.values(s)
                 assert set(vals) == set(s.legal_moves()), ply
                 assert all(0.0 <= v <= 1.0 for v in vals.values())
-            s.push_str(rng.choice(s.legal_moves()))
+            s.push(rng.choice(s.legal_moves()))
         # finished games after a move: mate 1, stalemate 0.5
         s = mavgame.State("chess", "7k/8/6Q1/8/8/8/8/K5R1 w - - 0 1")
         vals = ev.values(s)
@@ -684,3 +684,15 @@ def test_huge_batch_size_allocates_for_the_simulations_only():
     # the same batch size with more simulations still works, growing the buffers as needed
     m = MCTS("playout", num_simulations=300, batch_size=65536)
     assert m.best_move(mavgame.ConnectFour.from_moves("4455")) is not None
+
+
+def test_signature_defaults_are_the_cores():
+    import inspect
+    d = _core.mcts_defaults()
+    sig = inspect.signature(MCTS).parameters
+    names = {"virtual_count": "dynamic", "prior": "mav", "invalid": "loss"}
+    assert all(sig[k].default == names.get(k, v) for k, v in d.items())
+    assert (d["c_base"], d["c_init"], d["k"], d["n_max"], d["n_min"], d["virtual_count"], d["prior"]) == \
+           (19652.0, 1.25, 5, 8, 2, 0, 0)
+    with pytest.raises(ValueError, match="k 0 must be >= 1"):      # the core validates, naming the value
+        MCTS(k=0)

@@ -26,7 +26,7 @@ def positions():
     for moves in ("", "4433", "1234567"):
         s = mavgame.State("connect_four")
         for m in moves:
-            s.push_str(m)
+            s.push(m)
         out.append(s)
     return out
 
@@ -93,7 +93,7 @@ def test_native_agent_plays_the_python_agents_moves(model):
     for _ in range(8):
         a, b = nat.act(s), py.act(s)
         assert a == b
-        s.push_str(a)
+        s.push(a)
         if s.is_terminal():
             break
     st = nat.evaluator.stats()

@@ -82,7 +82,7 @@ class OracleModel(MAVModel):
             assert pr.prev.valid, prompt
             prev = mavgame.State(self.game, pr.prev.text)
             state = prev.copy()
-            state.push_str(pr.prev_action)
+            state.push(pr.prev_action)
             kw = dict(prev_state=prev, prev_action=pr.prev_action)
         else:
             assert pr.cur.valid and pr.cur.is_input, prompt
@@ -134,7 +134,7 @@ def test_oracle_model_answers_exactly(perfect):
     # a transition prompt (what state-tracking MCTS sends) is answered with the state after the move
     prev = mavgame.State(GAME, "o../.../xox x")
     after = prev.copy()
-    after.push_str("c3")
+    after.push("c3")
     p = mav.prompt(after, "%prev_state %prev_action %state %top_all %best_action", prev_state=prev,
                    prev_action="c3")
     out = perfect.generate([p])[0]
@@ -406,7 +406,7 @@ def test_agent_specs_build_and_play_a_match(tiny_export):
     for g in res.games:
         s = Opening("corner", ("a1",)).state(GAME)
         for m in g.moves:
-            s.push_str(m)        # every move was legal
+            s.push(m)        # every move was legal
         assert g.result in ("1-0", "0-1", "1/2-1/2") and (s.is_terminal() or len(g.moves) == 8)
     with pytest.raises(ValueError, match="scoring"):
         make_agent(f"mav:scoring=median,model={tiny_export}")

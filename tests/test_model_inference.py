@@ -110,7 +110,7 @@ def onehot(b):
 def c4_prompt(moves=""):
     s = mavgame.State(C4)
     for m in moves:
-        s.push_str(m)
+        s.push(m)
     return s, mav.prompt(s)
 
 
@@ -351,5 +351,20 @@ def test_grouped_decoding_counts_the_moves_together():
     assert len(c4) == 7 and sorted(TOK.decode([t]) for t in c4) == list("1234567")
     chess = model.move_tokens("chess")
     assert TOK.encode("e2e4")[0] in chess and TOK.encode("a7a8q")[0] in chess and len(chess) > 1800
+    gardner = model.move_tokens("gardner")       # 5x5 board: no move leaves a1-e5
+    assert TOK.encode("a1e5")[0] in gardner and TOK.encode("a4a5q")[0] in gardner
+    assert TOK.encode("a1a8")[0] not in gardner and TOK.encode("e2e4")[0] in gardner
+    assert TOK.encode("swap")[0] in model.move_tokens("hex")   # Hex's swap rule
     with pytest.raises(ValueError, match="decoding"):
         model.generate([c4_prompt()[1]], decoding="beam")
+
+
+def test_game_of_prompt_reads_the_header_with_the_core_parser():
+    from mavgame import mav
+    from mavgame.model.inference import game_of_prompt
+    assert game_of_prompt(mav.prompt(mavgame.State("hex", None, 5, 0), "%state %top_all")) == "hex"
+    assert game_of_prompt("<search breadth=2 depth=3>\n<mav game=connect_four> %state </mav>\n") == "connect_four"
+    with pytest.raises(ValueError, match="unknown game 'go'"):
+        game_of_prompt("<mav game=go> %state </mav>\n")
+    with pytest.raises(ValueError, match="expected the header"):
+        game_of_prompt("hello\n")

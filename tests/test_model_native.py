@@ -210,7 +210,7 @@ def fresh_prompts(n=24, seed=12345):
                 break
             prev = s.copy()
             mv = str(rng.choice(s.legal_moves()))
-            s.push_str(mv)
+            s.push(mv)
         prompts.append(mav.prompt(s, PLAIN))
         if prev is not None:
             prompts.append(mav.prompt(s, TRANSITION, prev_state=prev, prev_action=mv))

@@ -29,7 +29,7 @@ def c4_sets(tmp_path_factory):
                     s.push(int(rng.choice(s.legal_actions())))
                     continue
                 w.add({"state": s.text(), "values": a[0], "best": a[1]})
-                s.push_str(a[1])
+                s.push(a[1])
     stats = generate_search_trees(d / "pos", d / "trees", 16, depth=2, breadth=3, progress=False,
                                   annotator_options={"max_nodes": 200_000}, val_fraction=0.3)
     assert stats["trees"] == 16 and stats["nodes"] > 16

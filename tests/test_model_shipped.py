@@ -63,14 +63,14 @@ def test_torch_backend_gives_the_same_answers(model):
     for moves in ("", "4", "4433", "1234567", "44455566"):
         s = mavgame.State("connect_four")
         for m in moves:
-            s.push_str(m)
+            s.push(m)
         states.append(s)
     prompts = [mav.prompt(s) for s in states]
     prev = mavgame.State("connect_four")
     for m in "443":
-        prev.push_str(m)
+        prev.push(m)
     nxt = prev.copy()
-    nxt.push_str("5")
+    nxt.push("5")
     prompts.append(mav.prompt(nxt, "%prev_state %prev_action %state %top_all %best_action", prev_state=prev,
                               prev_action="5"))
     a, b = model.generate(prompts), mt.generate(prompts)

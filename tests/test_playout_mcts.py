@@ -9,6 +9,7 @@ import pytest
 
 from mavgame import _core
 from mavgame.games.hex import Hex
+from mavgame.mcts import playout_uct
 
 TTT_LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
 
@@ -113,7 +114,7 @@ def test_hex_against_solver(moves, size, sims, fast):
     b = Hex.from_moves(moves, size=size)
     solved = b.solve()
     assert solved.complete and solved.value == 1
-    r = b.mcts(sims, seed=3, fast_playout=fast)
+    r = playout_uct(b, sims, seed=3, fast_playout=fast)
     assert solved.move_values[r.best] == 1
     win = [r.q[m] for m, v in solved.move_values.items() if v == 1]
     loss = [r.q[m] for m, v in solved.move_values.items() if v == -1]

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from mavgame import Chess, ConnectFour, Gardner, Hex, State, TicTacToe, _core, cli
+from mavgame.mcts import playout_uct
 
 
 # ---- rule flags ---------------------------------------------------------------------------------
@@ -124,7 +125,7 @@ def test_other_budgets_are_checked():
     with pytest.raises(ValueError, match="depth"):
         Chess().perft(-1)
     with pytest.raises(ValueError, match="simulations"):
-        Hex(3).mcts(simulations=-5)
+        playout_uct(Hex(3), simulations=-5)
     with pytest.raises(OverflowError):
         ConnectFour().solve(max_nodes=2 ** 64)
 

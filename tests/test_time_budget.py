@@ -8,6 +8,7 @@ import pytest
 
 from mavgame import Chess, Hex, MCTS, _core
 from mavgame.agents import MCTSAgent, UCTAgent, make_agent
+from mavgame.mcts import playout_uct
 
 SLACK = 1.5  # seconds on top of the budget (a shared, loaded test machine)
 
@@ -73,12 +74,12 @@ def test_bad_budgets_are_refused(bad):
 
 
 def test_playout_uct_stops_on_time_with_partial_statistics():
-    r, dt = timed(lambda: Hex(11).mcts(simulations=5_000_000, seed=1, max_seconds=0.2))
+    r, dt = timed(lambda: playout_uct(Hex(11), simulations=5_000_000, seed=1, max_seconds=0.2))
     assert dt < 0.2 + SLACK
     assert r.timed_out and 0 < r.simulations < 5_000_000
     assert sum(r.visits.values()) == r.simulations
     assert 0.0 <= r.value <= 1.0 and r.best in r.visits
-    full = Hex(3).mcts(simulations=300, seed=1, max_seconds=30)
+    full = playout_uct(Hex(3), simulations=300, seed=1, max_seconds=30)
     assert not full.timed_out and full.simulations == 300
     raw = _core.playout_mcts(Chess(), 200_000, seed=1, max_seconds=0.1)
     assert raw["timed_out"] and raw["simulations"] == int(np.sum(raw["visits"]))

@@ -320,6 +320,15 @@ static PyObject *state_push(mg_py_state *self, PyObject *move)
     return PyLong_FromLong(a);
 }
 
+/* push_str: the old alias of push() (python-chess and OpenSpiel users know push / apply_action). */
+static PyObject *state_push_str(mg_py_state *self, PyObject *move)
+{
+    if (PyErr_WarnEx(PyExc_DeprecationWarning, "State.push_str() is deprecated: use push(), which takes a move "
+                     "string or an action id", 1) < 0)
+        return NULL;
+    return state_push(self, move);
+}
+
 static PyObject *state_parse(mg_py_state *self, PyObject *move)
 {
     CHECK_INIT(self);
@@ -945,7 +954,7 @@ static PyMethodDef state_methods[] = {
     {"push", (PyCFunction)state_push, METH_O,
      "push(move) -> int\n\nPlay a legal move given as an int action or a move string; returns the action.\n"
      "Raises ValueError (naming the move and the position) if it is malformed or illegal."},
-    {"push_str", (PyCFunction)state_push, METH_O, "push_str(move) -> int\n\nSame as push()."},
+    {"push_str", (PyCFunction)state_push_str, METH_O, "push_str(move) -> int\n\nDeprecated alias of push()."},
     {"parse_move", (PyCFunction)state_parse, METH_O,
      "parse_move(move) -> int\n\nThe legal action for an int action or move string, without playing it."},
     {"pop", (PyCFunction)state_pop, METH_NOARGS, "pop() -> int\n\nTake back the last move; returns its action."},

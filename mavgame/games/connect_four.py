@@ -50,6 +50,21 @@ WIDTH = 7
 HEIGHT = 6
 START_TEXT = "/".join(["......."] * HEIGHT) + " x"
 
+# Columns from the centre out, the left one first at equal distance: perfect play's tie-break.
+CENTRE_FIRST = ("4", "3", "5", "2", "6", "1", "7")
+
+
+def central_best(move_scores: Dict[str, float]) -> Optional[str]:
+    """The column ("1".."7") with the highest score in ``move_scores``, ties to the most central
+    column (the left one of two at the same distance); None if there is none.  The one tie-break of
+    perfect play, used by ``PerfectConnectFourAgent(tiebreak="center")`` and the solver annotator."""
+    best, best_s = None, None
+    for mv in CENTRE_FIRST:
+        sc = move_scores.get(mv)
+        if sc is not None and (best_s is None or sc > best_s):
+            best, best_s = mv, sc
+    return best
+
 
 @dataclass(frozen=True)
 class SolveResult:
@@ -72,6 +87,10 @@ class SolveResult:
             return []
         best = max(self.move_scores.values())
         return [m for m, v in self.move_scores.items() if v == best]
+
+    def central_best_move(self) -> Optional[str]:
+        """The best column, ties to the most central (:func:`central_best`); None if none was solved."""
+        return central_best(self.move_scores)
 
     def outcome(self) -> Optional[str]:
         """"win", "draw" or "loss" for the side to move (None if incomplete)."""
@@ -110,7 +129,7 @@ class ConnectFour(GameBase):
             _core.c4_from_moves(moves)   # validates with a message naming the move
         super().__init__(self.GAME, text)
         for col in moves or "":   # played, so that the history (pop, move_stack, the last move ring) is there
-            self.push_str(col)
+            self.push(col)
 
     @classmethod
     def from_moves(cls, moves: str) -> "ConnectFour":
@@ -246,4 +265,5 @@ registry.register(registry.GameInfo(
     perfect_player="mavgame.agents:perfect_connect_four", slow_perfect_player=True))
 
 
-__all__ = ["ConnectFour", "SolveResult", "Outcome", "moves_to_end", "solver", "WIDTH", "HEIGHT", "START_TEXT"]
+__all__ = ["ConnectFour", "SolveResult", "Outcome", "moves_to_end", "solver", "central_best", "CENTRE_FIRST", "WIDTH",
+           "HEIGHT", "START_TEXT"]

@@ -46,6 +46,7 @@ from typing import Dict, Iterable, List, Optional, Tuple, Union
 
 from .. import _core
 from . import registry
+from ..mcts import UCTResult, playout_uct
 from .base import GameBase, Outcome
 
 Move = Union[str, int]
@@ -72,26 +73,8 @@ class HexSolveResult:
         return [m for m, v in self.move_values.items() if v > 0]
 
 
-@dataclass(frozen=True)
-class MCTSResult:
-    """Result of :meth:`Hex.mcts`: per legal move the visit count and the mean score (win
-    probability for the player to move, NaN if unvisited); ``value`` is the mean score of all
-    simulations and ``best`` the most visited move; ``simulations`` the simulations run and
-    ``timed_out`` whether a ``max_seconds`` budget stopped the search before all of them."""
-
-    best: str
-    value: float
-    visits: Dict[str, int]
-    q: Dict[str, float]
-    simulations: int = 0
-    timed_out: bool = False
-
-    def order(self) -> List[str]:
-        """Moves by visits, then by q, best first."""
-        def key(m: str):
-            q = self.q[m]
-            return (-self.visits[m], -(q if not math.isnan(q) else -1.0))
-        return sorted(self.visits, key=key)
+# The result of the playout UCT baseline (Hex.mcts), now mavgame.mcts.UCTResult.
+MCTSResult = UCTResult
 
 
 class Hex(GameBase):
@@ -228,25 +211,14 @@ class Hex(GameBase):
         moves = {self.action_to_str(int(a)): int(arr[a]) for a in self.legal_actions() if arr[a] != 0}
         return HexSolveResult(value, moves, bool(complete))
 
-    def mcts(self, simulations: int = 1000, seed: int = 0, c: float = math.sqrt(2.0),
-             fast_playout: bool = True, max_seconds: float = 0.0) -> MCTSResult:
-        """UCT with uniformly random playouts (the MAV paper's basic MCTS; values as win
-        probabilities of the player to move).  ``fast_playout`` plays each playout by filling the
-        board at random (the same outcome distribution as move-by-move random play, ~10x faster).
-        Reproducible for a given seed; the GIL is released during the search.  ``max_seconds``
-        (0: none) is a time budget: the search stops then with the simulations run so far
-        (``timed_out`` True; ``simulations`` caps it)."""
-        r = _core.playout_mcts(self, int(simulations), seed=int(seed), c=float(c), fast_playout=bool(fast_playout),
-                               max_seconds=float(max_seconds))
-        names = [self.action_to_str(int(a)) for a in r["actions"]]
-        return MCTSResult(
-            best=self.action_to_str(int(r["best_action"])),
-            value=float(r["value"]),
-            visits={m: int(v) for m, v in zip(names, r["visits"])},
-            q={m: float(q) for m, q in zip(names, r["q"])},
-            simulations=int(r["simulations"]),
-            timed_out=bool(r["timed_out"]),
-        )
+    def mcts(self, simulations: int = 1000, seed: int = 0, c: Optional[float] = None,
+             fast_playout: bool = True, max_seconds: float = 0.0) -> UCTResult:
+        """Deprecated: use :func:`mavgame.mcts.playout_uct` (``playout_uct(hex_state, simulations, ...)``),
+        the one entry point of the playout UCT baseline, which this calls."""
+        import warnings
+        warnings.warn("Hex.mcts() is deprecated: use mavgame.mcts.playout_uct(state, simulations, ...)",
+                      DeprecationWarning, stacklevel=2)
+        return playout_uct(self, simulations, seed=seed, c=c, fast_playout=fast_playout, max_seconds=max_seconds)
 
     # --- pictures -----------------------------------------------------------------------
 

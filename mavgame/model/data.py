@@ -461,59 +461,31 @@ def _connect_four_annotator(options: Dict[str, Any]):
     solver = new_solver(int(options.get("tt_log2", 22)))
     max_s = float(options.get("max_seconds", 0.0))
     max_n = int(options.get("max_nodes", 0))
-    centre = ["4", "3", "5", "2", "6", "1", "7"]
 
     def annotate(state):
         res = ConnectFour(state.text()).solve(max_nodes=max_n, max_seconds=max_s, solver=solver)
         legal = state.legal_moves()
         if not res.complete or sorted(res.move_scores) != sorted(legal):
             return None
-        vals: Dict[str, float] = {}
-        best, best_s = None, None
-        for mv in centre:
-            if mv not in res.move_scores:
-                continue
-            sc = res.move_scores[mv]
-            vals[mv] = 1.0 if sc > 0 else 0.0 if sc < 0 else 0.5
-            if best_s is None or sc > best_s:
-                best, best_s = mv, sc
-        return {m: vals[m] for m in sorted(vals)}, best
+        vals = {m: 1.0 if sc > 0 else 0.0 if sc < 0 else 0.5 for m, sc in sorted(res.move_scores.items())}
+        return vals, res.central_best_move()
     annotate.reset = solver.clear
     return annotate
 
 
 def _exhaustive_annotator(options: Dict[str, Any]):
-    """Exact values by exhaustive negamax with memoisation (tiny games such as tic-tac-toe only).
+    """Exact values by exhaustive negamax with memoisation (tiny games such as tic-tac-toe only;
+    :class:`mavgame.negamax.NegamaxSolver`, the minimax agent's search).
 
-    Values: 1 win, 0.5 draw, 0 loss for the mover; the best move wins fastest (or loses slowest)."""
-    memo: Dict[str, int] = {}
-
-    def score(st) -> int:
-        # negamax score for the side to move: (100 - plies) for a win, 0 draw, -(100 - plies) loss
-        key = st.text()
-        if key in memo:
-            return memo[key]
-        if st.is_terminal():
-            res = st.outcome()[0]
-            v = 0 if res == 3 else -100  # the side to move at a decided terminal state has lost
-        else:
-            v = -1000
-            for a in st.legal_actions().tolist():
-                st.push(a)
-                c = -score(st)
-                st.pop()
-                v = max(v, c - (1 if c > 0 else -1 if c < 0 else 0))
-        memo[key] = v
-        return v
+    Values: 1 win, 0.5 draw, 0 loss for the mover; the best move wins fastest (or loses slowest), the
+    first such move in legal order."""
+    from ..negamax import NegamaxSolver
+    solver = NegamaxSolver()
 
     def annotate(state) -> Tuple[Dict[str, float], Optional[str]]:
-        st = state.copy()
         vals, best, best_s = {}, None, None
-        for a in st.legal_actions().tolist():
-            mv = st.action_to_str(a)
-            st.push(a)
-            c = -score(st)
-            st.pop()
+        for a, c in solver.action_values(state).items():
+            mv = state.action_to_str(a)
             vals[mv] = 1.0 if c > 0 else 0.0 if c < 0 else 0.5
             if best_s is None or c > best_s:
                 best, best_s = mv, c

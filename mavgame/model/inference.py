@@ -11,7 +11,6 @@ and mean scoring (the expectation over bucket midpoints) are available to agents
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -619,21 +618,14 @@ class MAVModel:
         return [self.tokenizer.bos_id] + self.tokenizer.encode(prompt).tolist()
 
     def move_tokens(self, game: str) -> List[int]:
-        """Token ids that can start a move of ``game`` (every move of the game, not only the legal ones)."""
+        """Token ids that can start a move of ``game`` (every move of the game, not only the legal ones:
+        the first token of each of the core's move tokens, ``mavgame.mav.move_tokens``, which Hex's
+        ``swap`` is one of)."""
         if game not in self._move_tokens:
-            from .. import _core
+            from .. import mav
             tok = self.tokenizer
-            moves = set(_core.State(game, None, 19 if game == "hex" else 0, 0).legal_moves())
-            if game in ("chess", "chess960", "gardner"):   # every UCI move is one token of kind "move"
-                uci = re.compile(r"^[a-h][1-8][a-h][1-8][qrbn]?$")
-                moves |= {tok.id_to_token(i) for i, k in enumerate(tok.kinds) if k == "move"
-                          and uci.match(tok.id_to_token(i))}
-            ids = set()
-            for m in moves:
-                enc = tok.encode(m)
-                if len(enc):
-                    ids.add(int(enc[0]))
-            self._move_tokens[game] = sorted(ids)
+            self._move_tokens[game] = sorted({int(enc[0]) for enc in map(tok.encode, mav.move_tokens(game))
+                                              if len(enc)})
         return self._move_tokens[game]
 
     def generate(self, prompts: Sequence[str], max_new_tokens: int = 0, batch_size: int = 64,
@@ -701,12 +693,12 @@ class MAVModel:
 
 def game_of_prompt(prompt: str) -> str:
     """The game named in a MAV prompt's header (``<mav game=NAME> ...``; a search-trace prompt's preamble
-    line before it is skipped)."""
-    head = next((ln for ln in prompt.split("\n", 3)[:3] if ln.startswith("<mav")), prompt.split("\n", 1)[0])
-    for part in head.split():
-        if part.startswith("game="):
-            return part[5:].rstrip(">")
-    raise ValueError(f"no game in MAV header {head!r}")
+    line before it is skipped), read by the core's MAV parser (ValueError naming the problem if the
+    header names no known game)."""
+    from .. import _core
+    lines = prompt.split("\n", 3)[:3]
+    head = next((ln for ln in lines if ln.startswith("<mav")), lines[0])
+    return _core.mav_header_game(head)
 
 
 def shipped_model_path(game: str = "connect_four") -> Path:
