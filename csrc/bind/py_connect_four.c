@@ -303,7 +303,7 @@ static PyObject *c4s_set_book(py_c4_solver *self, PyObject *data)
         rc = mg_c4_book_open(&b, buf, len, err, sizeof err);
         Py_END_ALLOW_THREADS
         if (rc != MG_OK) {
-            PyErr_SetString(PyExc_ValueError, err);
+            mg_py_value_error(err);
             return NULL;
         }
     }
@@ -480,7 +480,7 @@ static PyObject *py_c4_book_info(PyObject *Py_UNUSED(mod), PyObject *data)
     mg_c4_book b;
     char err[MG_ERRLEN];
     if (mg_c4_book_open(&b, PyBytes_AS_STRING(data), (size_t)PyBytes_GET_SIZE(data), err, sizeof err) != MG_OK) {
-        PyErr_SetString(PyExc_ValueError, err);
+        mg_py_value_error(err);
         return NULL;
     }
     return Py_BuildValue("(iiK)", b.min_ply, b.max_ply, (unsigned long long)b.count);

@@ -457,12 +457,12 @@ static int mcts_init(py_mcts *self, PyObject *args, PyObject *kwds)
     char err[MG_ERRLEN];
     mg_config cfg = {board_size, flags};
     if (g && mg_config_check(g, &cfg, err, sizeof err) != MG_OK) {
-        PyErr_SetString(PyExc_ValueError, err);
+        mg_py_value_error(err);
         return -1;
     }
     mg_mcts *m = mg_mcts_create(g, &c, err, sizeof err);
     if (!m) {
-        PyErr_SetString(PyExc_ValueError, err);
+        mg_py_value_error(err);
         return -1;
     }
     mg_mcts_free(self->m);
@@ -551,7 +551,7 @@ static int setup_format(py_mcts *self, py_eval_ctx *c, const char *spec)
 {
     char err[MG_ERRLEN];
     if (mg_eval_format_init(&c->f, self->g, &self->cfg, self->st, spec, err, sizeof err) != MG_OK) {
-        PyErr_SetString(PyExc_ValueError, err);
+        mg_py_value_error(err);
         return -1;
     }
     if (!c->f.fmt)

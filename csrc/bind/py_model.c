@@ -74,14 +74,14 @@ static int engine_init(py_engine *self, PyObject *args, PyObject *kwds)
     Py_END_ALLOW_THREADS
     Py_DECREF(path_obj);
     if (rc != MG_OK) {
-        PyErr_SetString(PyExc_ValueError, err);
+        mg_py_value_error(err);
         return -1;
     }
     self->loaded = 1;
     if (mg_engine_create(&self->e, &self->model, max_batch, threads, simd ? 0 : MG_ENGINE_NO_SIMD, err,
                          sizeof err) != MG_OK ||
         mg_engine_set_prefix_cache(self->e, prefix_cache, err, sizeof err) != MG_OK) {
-        PyErr_SetString(PyExc_ValueError, err);
+        mg_py_value_error(err);
         return -1;
     }
     return 0;
@@ -205,7 +205,7 @@ static PyObject *engine_generate(py_engine *self, PyObject *args, PyObject *kwds
     char err[MG_ERRLEN];
     int budget = n ? mg_engine_budget(self->e, &q, err, sizeof err) : 0;
     if (budget < 0) {
-        PyErr_SetString(PyExc_ValueError, err);
+        mg_py_value_error(err);
         goto done;
     }
     size_t cap = (size_t)(budget > 0 ? budget : 1), nbk = (size_t)(nb > 0 ? nb : 1);
@@ -230,7 +230,7 @@ static PyObject *engine_generate(py_engine *self, PyObject *args, PyObject *kwds
         self->busy = 0;
     }
     if (rc != MG_OK) {
-        PyErr_SetString(PyExc_ValueError, err);
+        mg_py_value_error(err);
         goto done;
     }
     result = PyList_New(n);
