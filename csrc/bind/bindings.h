@@ -19,6 +19,7 @@ int mg_bind_examples(PyObject *m);
 int mg_bind_mav_search(PyObject *m);
 int mg_bind_connect_four(PyObject *m);
 int mg_bind_hex(PyObject *m);
+int mg_bind_playout(PyObject *m);
 int mg_bind_model(PyObject *m);
 int mg_bind_cuda(PyObject *m);
 
@@ -34,6 +35,7 @@ static const mg_bind_fn MG_BINDINGS[] = {
     mg_bind_mav_search,
     mg_bind_connect_four,
     mg_bind_hex,
+    mg_bind_playout,
     mg_bind_model,
     mg_bind_cuda,
     NULL, /* keep last */

@@ -576,12 +576,8 @@ static PyObject *mcts_search(py_mcts *self, PyObject *args, PyObject *kwds)
     const char *spec = NULL;
     if (speco != Py_None && !(spec = mg_py_text_arg(speco, "spec")))
         return NULL;
-    if (!(max_seconds >= 0.0) || !isfinite(max_seconds)) {
-        char msg[96];
-        snprintf(msg, sizeof msg, "max_seconds must be finite and >= 0 (0: no limit), got %g", max_seconds);
-        PyErr_SetString(PyExc_ValueError, msg);
+    if (!mg_py_max_seconds_arg(NULL, max_seconds))
         return NULL;
-    }
     CHECK_TREE(self);
     int timed_out = 0;
     char err[MG_ERRLEN] = "";
