@@ -10,6 +10,7 @@ typedef int (*mg_bind_fn)(PyObject *m);
 
 int mg_bind_chess(PyObject *m);
 int mg_bind_mcts(PyObject *m);
+int mg_bind_mcts_eval(PyObject *m);
 int mg_bind_mav_write(PyObject *m);
 int mg_bind_mav_parse(PyObject *m);
 int mg_bind_mav_metrics(PyObject *m);
@@ -26,6 +27,7 @@ int mg_bind_cuda(PyObject *m);
 static const mg_bind_fn MG_BINDINGS[] = {
     mg_bind_chess,
     mg_bind_mcts,
+    mg_bind_mcts_eval,
     mg_bind_mav_write,
     mg_bind_mav_parse,
     mg_bind_mav_metrics,

@@ -50,6 +50,12 @@ size_t mg_eval_prompt(const mg_eval_format *f, const mg_eval_request *q, char *o
 int mg_eval_read_output(const mg_eval_format *f, const mg_eval_request *q, const char *text, size_t len,
                         mg_eval_result *r, char *scratch, mg_mav_result *parsed);
 
+/* Results read from an evaluator outside C (a Python callable), whose numbers may be anything:
+ * the arrival rank clamped to +-1e9; a predicted result out of any enum mg_result range kept out
+ * of range (the search then finds the answer invalid) instead of wrapping into one. */
+void mg_eval_set_seq(mg_eval_result *r, long long seq);
+void mg_eval_set_result(mg_eval_result *r, long long result);
+
 #ifdef __cplusplus
 }
 #endif
