@@ -447,7 +447,7 @@ static PyObject *py_mav_value_moves(PyObject *Py_UNUSED(mod), PyObject *args)
 #define MG_EVAL_CAPSULE "mavgame.mcts_evaluator"
 
 typedef struct eval_holder {
-    mg_evaluator ev;   /* first: the capsule pointer is an mg_evaluator * (bind/py_mcts.c reads it so) */
+    mg_evaluator ev;   /* first: the capsule pointer is an mg_evaluator * (bind/py_mcts_eval.c reads it so) */
     PyObject *engine;  /* the MavEngine whose model the evaluator reads */
 } eval_holder;
 

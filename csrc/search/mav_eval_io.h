@@ -1,7 +1,7 @@
 /*
  * mav_eval_io.h - the MAV side of a model evaluator (evaluator.h): the prompt of a leaf request
  * and the reading of the model's answer into a result.  One implementation for every model
- * evaluator: the Python-callable one (bind/py_mcts.c) and the native engine (mcts_eval_model.c).
+ * evaluator: the Python-callable one (bind/py_mcts_eval.c) and the native engine (mcts_eval_model.c).
  *
  *   engine mode      prompt = the leaf state in the spec's state form ("%state %top_all
  *                    %best_action" by default); the answer's %top entries of legal moves give
