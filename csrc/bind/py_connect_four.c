@@ -459,12 +459,7 @@ static PyMethodDef c4_methods[] = {
 
 int mg_bind_connect_four(PyObject *m)
 {
-    if (PyType_Ready(&py_c4_solver_type) < 0)
+    if (mg_py_add_type(m, "C4Solver", &py_c4_solver_type) < 0)
         return -1;
-    Py_INCREF(&py_c4_solver_type);
-    if (PyModule_AddObject(m, "C4Solver", (PyObject *)&py_c4_solver_type) < 0) {
-        Py_DECREF(&py_c4_solver_type);
-        return -1;
-    }
     return PyModule_AddFunctions(m, c4_methods);
 }

@@ -54,6 +54,8 @@ typedef struct mg_py_ann {
  * as data and report on (a parse issue, an unknown character) rather than refuse as arguments. */
 const char *mg_py_data_arg(PyObject *o, Py_ssize_t *n, const char *what);
 
+/* A game argument: a game name or a State (its game), of a game the MAV format supports; NULL with
+ * TypeError/ValueError otherwise. */
 const mg_game *mg_py_mav_game_arg(PyObject *o);
 
 /* A State argument that must be of game g (the game of `other`): the state, or NULL with a
@@ -63,8 +65,10 @@ mg_py_state *mg_py_game_state_arg(PyObject *o, const mg_game *g, const char *wha
 /* Reference state argument: None or a State of game g (its configuration then replaces *cfg). */
 int mg_py_ref_arg(PyObject *o, const mg_game *g, const void **ref, mg_config *cfg, const char *what);
 
+/* Parse the text readers' arguments (with_ref: mav_parse's true_state too); 0, or -1 with an exception. */
 int mg_py_reader_args_parse(PyObject *args, PyObject *kw, int with_ref, mg_py_reader_args *a);
 
+/* "seq[i] field" (field may be NULL). */
 mg_py_arg_name mg_py_item_name(const char *seq, Py_ssize_t i, const char *field);
 
 /* max_len argument: None (-1 in *max_len) or an int >= lo; 0, or -1 with an error naming it. */
@@ -92,6 +96,7 @@ PyObject *mg_py_rows_result(const mg_py_rows *r, npy_intp width);
 
 void mg_py_rows_free(mg_py_rows *r);
 
+/* MAV commands (a str such as '%state %top_all %best_action') for game g into *spec; 0, or -1 with an exception. */
 int mg_py_spec_arg(const mg_game *g, PyObject *o, mg_mav_spec *spec);
 
 /* The previous state of `s` from its history (copy, then unmake its last move). */
@@ -99,6 +104,7 @@ int mg_py_prev_from_history(const mg_py_state *s, unsigned char *prev, int32_t *
 
 void mg_py_ann_clear(mg_py_ann *a);
 
+/* actions and values (both None: no annotation) as arrays of equal length; 0, or -1 with an exception. */
 int mg_py_ann_arg(PyObject *acts, PyObject *vals, mg_py_ann *a);
 
 /* The prompt of states[i] for the commands `cmds` into buf, *g and *spec following the state's

@@ -119,16 +119,16 @@ static int mcts_init(py_mcts *self, PyObject *args, PyObject *kwds)
                              "prior", "k", "eps", "tau", "fpu", "seed", "invalid", NULL};
     const char *game = NULL;
     PyObject *game_o = Py_None;
-    int board_size = 0, st = 0;
+    int board_size = 0, state_tracking = 0;
     unsigned int flags = 0;
     unsigned long long seed = 0;
     PyObject *tau = NULL;
     mg_mcts_config c;
     mg_mcts_config_default(&c);
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O$iIpidiiiidddiidOdKi:MCTSTree", kwlist, &game_o, &board_size,
-                                     &flags, &st, &c.batch_size, &c.timeout, &c.virtual_count, &c.n_max, &c.n_min,
-                                     &c.virtual_loss, &c.c_puct, &c.c_base, &c.c_init, &c.prior, &c.k, &c.eps, &tau,
-                                     &c.fpu, &seed, &c.invalid))
+                                     &flags, &state_tracking, &c.batch_size, &c.timeout, &c.virtual_count, &c.n_max,
+                                     &c.n_min, &c.virtual_loss, &c.c_puct, &c.c_base, &c.c_init, &c.prior, &c.k,
+                                     &c.eps, &tau, &c.fpu, &seed, &c.invalid))
         return -1;
     if (game_o != Py_None && !(game = mg_py_text_arg(game_o, "game")))
         return -1;
@@ -137,7 +137,7 @@ static int mcts_init(py_mcts *self, PyObject *args, PyObject *kwds)
         return -1;
     }
     c.seed = seed;
-    c.mode = st ? MG_EVAL_STATE_TRACKING : MG_EVAL_ENGINE;
+    c.mode = state_tracking ? MG_EVAL_STATE_TRACKING : MG_EVAL_ENGINE;
     if (tau && parse_tau(tau, &c) < 0)
         return -1;
     const mg_game *g = NULL;
@@ -164,7 +164,7 @@ static int mcts_init(py_mcts *self, PyObject *args, PyObject *kwds)
     self->g = g;
     self->cfg.board_size = board_size;
     self->cfg.flags = flags;
-    self->state_tracking = st;
+    self->state_tracking = state_tracking;
     return 0;
 }
 
@@ -480,15 +480,4 @@ static PyTypeObject py_mcts_type = {
     .tp_new = PyType_GenericNew,
 };
 
-
-int mg_bind_mcts(PyObject *m)
-{
-    if (PyType_Ready(&py_mcts_type) < 0)
-        return -1;
-    Py_INCREF(&py_mcts_type);
-    if (PyModule_AddObject(m, "MCTSTree", (PyObject *)&py_mcts_type) < 0) {
-        Py_DECREF(&py_mcts_type);
-        return -1;
-    }
-    return 0;
-}
+int mg_bind_mcts(PyObject *m) { return mg_py_add_type(m, "MCTSTree", &py_mcts_type); }

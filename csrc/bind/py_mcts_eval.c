@@ -211,10 +211,10 @@ static int str_into(PyObject *o, char *dst, size_t cap)
 static int result_from_dict(const mg_eval_request *q, PyObject *d, mg_eval_result *r)
 {
     PyObject *o;
-    int st = q->mode == MG_EVAL_STATE_TRACKING;
+    int tracking = q->mode == MG_EVAL_STATE_TRACKING;
     if ((o = PyDict_GetItemString(d, "value")) && float_arg(o, &r->value) < 0)
         return -1;
-    if (st) {
+    if (tracking) {
         if ((o = PyDict_GetItemString(d, "state")) && str_into(o, r->text, r->text_cap) < 0)
             return -1;
         if ((o = PyDict_GetItemString(d, "result"))) {

@@ -550,12 +550,7 @@ int mg_bind_model(PyObject *m)
 {
     if (PyModule_AddFunctions(m, model_module_methods) < 0)
         return -1;
-    if (PyType_Ready(&py_engine_type) < 0)
+    if (mg_py_add_type(m, "MavEngine", &py_engine_type) < 0)
         return -1;
-    Py_INCREF(&py_engine_type);
-    if (PyModule_AddObject(m, "MavEngine", (PyObject *)&py_engine_type) < 0) {
-        Py_DECREF(&py_engine_type);
-        return -1;
-    }
     return 0;
 }
