@@ -452,17 +452,15 @@ class ParseResult:
         return self.top_table[:, 1]
 
     @classmethod
-    def _from_tuple(cls, t: tuple, board_size: int = 0, flags: int = 0, text: Union[str, bytes] = "",
-                    true_state: Optional[StateLike] = None) -> "ParseResult":
-        # the order of csrc/bind/py_mav.c result_tuple()
-        (game, ok, _header_ok, complete, issues, n_issues, header, _n_inputs, transition, prev, cur, after,
-         prev_action, _prev_action_id, top_present, top_k, top_outcome, outcome_line, moves, best_present,
-         best_invalid, best, best_id, best_status, ref) = t
-        r = cls(game, ok, complete, header, transition, list(map(Issue._make, issues)), n_issues,
-                StateSlot._make(prev), StateSlot._make(cur), StateSlot._make(after), prev_action, top_present,
-                top_k, moves[0], moves[1], top_outcome, best_present, best_invalid, best, best_id,
-                best_status, ref is not None, _board_size=board_size, _flags=flags, _outcome_line=outcome_line,
-                _text=text, _true_state=true_state)
+    def _from_core(cls, t: Any, board_size: int = 0, flags: int = 0, text: Union[str, bytes] = "",
+                   true_state: Optional[StateLike] = None) -> "ParseResult":
+        """From _core.mav_parse()'s typed result (csrc/bind/py_mav_parse.c MavParseResult)."""
+        r = cls(t.game, t.ok, t.complete, t.header, t.transition, list(map(Issue._make, t.issues)), t.n_issues,
+                StateSlot._make(t.prev), StateSlot._make(t.cur), StateSlot._make(t.after), t.prev_action,
+                t.top_present, t.top_k, t.top_moves, t.top_table, t.outcome, t.best_present, t.best_invalid, t.best,
+                t.best_id, t.best_status, t.reference is not None, _board_size=board_size, _flags=flags,
+                _outcome_line=t.top_outcome, _text=text, _true_state=true_state)
+        ref = t.reference
         if ref is not None:
             (r.ref_n_legal, r.ref_result, r.n_illegal, r.n_malformed, r.n_duplicate, r.n_missing, r.n_correct,
              r.count_expected, r.outcome_correct, r.missing_actions, r.missing) = ref
@@ -532,7 +530,7 @@ def parse(game: Union[str, StateLike], text: Union[str, bytes], true_state: Opti
         _check_state(true_state, "true_state")
         board_size, flags = true_state.board_size, true_state.flags
     d = _core.mav_parse(game, text, true_state, board_size, flags)
-    return ParseResult._from_tuple(d, board_size, flags, text, true_state)
+    return ParseResult._from_core(d, board_size, flags, text, true_state)
 
 
 def _rates(c: Dict[str, int]) -> Dict[str, Any]:

@@ -1,6 +1,8 @@
 /* interrupt.c - Ctrl-C for long C work run without the GIL (see interrupt.h). */
 #include "interrupt.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <time.h>
 
 static double monotonic_seconds(void)
@@ -50,4 +52,15 @@ int mg_py_interrupted(const mg_py_interrupt *pi)
     if (!PyErr_Occurred())
         PyErr_SetNone(PyExc_KeyboardInterrupt);
     return 1;
+}
+
+int mg_py_max_seconds_arg(const char *fn, double v)
+{
+    if (v >= 0.0 && isfinite(v))
+        return 1;
+    char msg[128];
+    snprintf(msg, sizeof msg, "%s%smax_seconds must be finite and >= 0 (0: no limit), got %g", fn ? fn : "",
+             fn ? ": " : "", v);
+    PyErr_SetString(PyExc_ValueError, msg);
+    return 0;
 }

@@ -39,6 +39,10 @@ typedef struct mg_py_interrupt {
 
 /* Prepare `pi` (with the GIL held). */
 void mg_py_interrupt_init(mg_py_interrupt *pi);
+/* 1 if `v` is a valid time budget argument (finite, >= 0; 0: none), else 0 with a ValueError naming
+ * the function `fn` (NULL: none) and the value. */
+int mg_py_max_seconds_arg(const char *fn, double v);
+
 /* Give the work a time budget of `max_seconds` from now (<= 0: none). */
 void mg_py_interrupt_set_deadline(mg_py_interrupt *pi, double max_seconds);
 /* With the GIL held, after the work: 1 if a signal handler stopped it (its exception is

@@ -1,6 +1,6 @@
 /*
- * py_connect_four.c - Python functions for Connect Four and its perfect solver, and a
- * generic random-playout counter (any game).
+ * py_connect_four.c - Python functions for Connect Four and its perfect solver (the generic
+ * random-playout counter is in py_playout.c).
  *
  *   C4Solver(tt_log2=0)                        a solver with its own transposition table of
  *                                              2^tt_log2 8-byte entries (0: 2^23 = 64 MiB),
@@ -16,9 +16,6 @@
  *       the same with `solver` or the module's default solver (created on first use as the
  *       module attribute _c4_default_solver)
  *   c4_from_moves(moves) -> str                board text of a move sequence such as "4453"
- *   random_playouts(state, n, seed=0, max_plies=0, specialised=False) -> (first_wins, second_wins, draws, plies)
- *                                              n uniformly random playouts from `state` (any
- *                                              game; the state is not changed), in C
  *
  * score: the exact score (csrc/search/c4_solver.h: positive = the side to move wins,
  * 22 - its stones at the win; 0 draw; negative = loss), or None when the budget ran out
@@ -303,7 +300,7 @@ static PyObject *c4s_set_book(py_c4_solver *self, PyObject *data)
         rc = mg_c4_book_open(&b, buf, len, err, sizeof err);
         Py_END_ALLOW_THREADS
         if (rc != MG_OK) {
-            PyErr_SetString(PyExc_ValueError, err);
+            mg_py_value_error(err);
             return NULL;
         }
     }
@@ -416,51 +413,6 @@ static PyObject *py_c4_from_moves(PyObject *Py_UNUSED(mod), PyObject *arg)
     return PyUnicode_FromStringAndSize(buf, (Py_ssize_t)n);
 }
 
-static PyObject *py_random_playouts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kw)
-{
-    static char *kwlist[] = {"state", "n", "seed", "max_plies", "specialised", NULL};
-    PyObject *state;
-    long long n;
-    unsigned long long seed = 0;
-    int max_plies = 0, specialised = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OL|Kip:random_playouts", kwlist, &state, &n, &seed, &max_plies,
-                                     &specialised))
-        return NULL;
-    mg_py_state *s = mg_py_state_arg(state, "state");
-    if (!s)
-        return NULL;
-    if (n < 0 || max_plies < 0) {
-        PyErr_Format(PyExc_ValueError, "random_playouts: n and max_plies must be >= 0, got n=%lld, max_plies=%d", n,
-                     max_plies);
-        return NULL;
-    }
-    const mg_game *g = s->game;
-    unsigned char *start = PyMem_Malloc(2 * g->state_size);
-    if (!start)
-        return PyErr_NoMemory();
-    unsigned char *work = start + g->state_size;
-    memcpy(start, s->state, g->state_size);
-    unsigned long long counts[4] = {0, 0, 0, 0}, plies = 0;
-    mg_py_interrupt pi;
-    mg_py_interrupt_init(&pi);
-    Py_BEGIN_ALLOW_THREADS
-    mg_rng rng;
-    mg_rng_seed(&rng, seed);
-    for (long long i = 0; i < n && !mg_cancel_tick(&pi.cancel); i++) {
-        memcpy(work, start, g->state_size);
-        int p = 0;
-        int lim = max_plies ? max_plies : INT_MAX;
-        int r = specialised ? mg_random_playout(g, work, &rng, lim, &p) : mg_random_playout_moves(g, work, &rng, lim, &p);
-        counts[r & 3]++;
-        plies += (unsigned long long)p;
-    }
-    Py_END_ALLOW_THREADS
-    PyMem_Free(start);
-    if (mg_py_interrupted(&pi))
-        return NULL;
-    return Py_BuildValue("(KKKK)", counts[MG_P0_WINS], counts[MG_P1_WINS], counts[MG_DRAW], plies);
-}
-
 /* c4_book_key(state) -> int: the canonical key the book stores for a position. */
 static PyObject *py_c4_book_key(PyObject *Py_UNUSED(mod), PyObject *state)
 {
@@ -480,7 +432,7 @@ static PyObject *py_c4_book_info(PyObject *Py_UNUSED(mod), PyObject *data)
     mg_c4_book b;
     char err[MG_ERRLEN];
     if (mg_c4_book_open(&b, PyBytes_AS_STRING(data), (size_t)PyBytes_GET_SIZE(data), err, sizeof err) != MG_OK) {
-        PyErr_SetString(PyExc_ValueError, err);
+        mg_py_value_error(err);
         return NULL;
     }
     return Py_BuildValue("(iiK)", b.min_ply, b.max_ply, (unsigned long long)b.count);
@@ -502,23 +454,12 @@ static PyMethodDef c4_methods[] = {
      "solver: a C4Solver (default: one kept by the module, 64 MiB)."},
     {"c4_from_moves", py_c4_from_moves, METH_O,
      "c4_from_moves(moves) -> str\n\nBoard text of a Connect Four move sequence such as \"4453\"."},
-    {"random_playouts", (PyCFunction)(void (*)(void))py_random_playouts, METH_VARARGS | METH_KEYWORDS,
-     "random_playouts(state, n, seed=0, max_plies=0, specialised=False) -> (first_wins, second_wins, draws, "
-     "plies)\n\n"
-     "n uniformly random playouts from a state of any game, in C without the GIL (the state is not "
-     "changed); plies is the total number of moves played.  Move by move over legal_actions, or with "
-     "specialised=True the game's own playout where it has one (same outcome distribution, faster)."},
     {NULL, NULL, 0, NULL},
 };
 
 int mg_bind_connect_four(PyObject *m)
 {
-    if (PyType_Ready(&py_c4_solver_type) < 0)
+    if (mg_py_add_type(m, "C4Solver", &py_c4_solver_type) < 0)
         return -1;
-    Py_INCREF(&py_c4_solver_type);
-    if (PyModule_AddObject(m, "C4Solver", (PyObject *)&py_c4_solver_type) < 0) {
-        Py_DECREF(&py_c4_solver_type);
-        return -1;
-    }
     return PyModule_AddFunctions(m, c4_methods);
 }

@@ -74,14 +74,14 @@ static int engine_init(py_engine *self, PyObject *args, PyObject *kwds)
     Py_END_ALLOW_THREADS
     Py_DECREF(path_obj);
     if (rc != MG_OK) {
-        PyErr_SetString(PyExc_ValueError, err);
+        mg_py_value_error(err);
         return -1;
     }
     self->loaded = 1;
     if (mg_engine_create(&self->e, &self->model, max_batch, threads, simd ? 0 : MG_ENGINE_NO_SIMD, err,
                          sizeof err) != MG_OK ||
         mg_engine_set_prefix_cache(self->e, prefix_cache, err, sizeof err) != MG_OK) {
-        PyErr_SetString(PyExc_ValueError, err);
+        mg_py_value_error(err);
         return -1;
     }
     return 0;
@@ -205,7 +205,7 @@ static PyObject *engine_generate(py_engine *self, PyObject *args, PyObject *kwds
     char err[MG_ERRLEN];
     int budget = n ? mg_engine_budget(self->e, &q, err, sizeof err) : 0;
     if (budget < 0) {
-        PyErr_SetString(PyExc_ValueError, err);
+        mg_py_value_error(err);
         goto done;
     }
     size_t cap = (size_t)(budget > 0 ? budget : 1), nbk = (size_t)(nb > 0 ? nb : 1);
@@ -230,7 +230,7 @@ static PyObject *engine_generate(py_engine *self, PyObject *args, PyObject *kwds
         self->busy = 0;
     }
     if (rc != MG_OK) {
-        PyErr_SetString(PyExc_ValueError, err);
+        mg_py_value_error(err);
         goto done;
     }
     result = PyList_New(n);
@@ -447,7 +447,7 @@ static PyObject *py_mav_value_moves(PyObject *Py_UNUSED(mod), PyObject *args)
 #define MG_EVAL_CAPSULE "mavgame.mcts_evaluator"
 
 typedef struct eval_holder {
-    mg_evaluator ev;   /* first: the capsule pointer is an mg_evaluator * (bind/py_mcts.c reads it so) */
+    mg_evaluator ev;   /* first: the capsule pointer is an mg_evaluator * (bind/py_mcts_eval.c reads it so) */
     PyObject *engine;  /* the MavEngine whose model the evaluator reads */
 } eval_holder;
 
@@ -550,12 +550,7 @@ int mg_bind_model(PyObject *m)
 {
     if (PyModule_AddFunctions(m, model_module_methods) < 0)
         return -1;
-    if (PyType_Ready(&py_engine_type) < 0)
+    if (mg_py_add_type(m, "MavEngine", &py_engine_type) < 0)
         return -1;
-    Py_INCREF(&py_engine_type);
-    if (PyModule_AddObject(m, "MavEngine", (PyObject *)&py_engine_type) < 0) {
-        Py_DECREF(&py_engine_type);
-        return -1;
-    }
     return 0;
 }

@@ -26,6 +26,18 @@ PyObject *mg_py_value_error(const char *msg)
     return NULL;
 }
 
+int mg_py_add_type(PyObject *m, const char *name, PyTypeObject *t)
+{
+    if (PyType_Ready(t) < 0)
+        return -1;
+    Py_INCREF(t);
+    if (PyModule_AddObject(m, name, (PyObject *)t) < 0) {
+        Py_DECREF(t);
+        return -1;
+    }
+    return 0;
+}
+
 const char *mg_py_text_arg(PyObject *o, const char *what)
 {
     if (!PyUnicode_Check(o)) {
@@ -1053,10 +1065,5 @@ int mg_bind_state(PyObject *m)
         PyModule_AddIntConstant(m, "FLAG_GARDNER_BISHOP", MG_FLAG_GARDNER_BISHOP) < 0 ||
         PyModule_AddIntConstant(m, "FLAG_HEX_SWAP", MG_FLAG_HEX_SWAP) < 0)
         return -1;
-    Py_INCREF(&mg_py_state_type);
-    if (PyModule_AddObject(m, "State", (PyObject *)&mg_py_state_type) < 0) {
-        Py_DECREF(&mg_py_state_type);
-        return -1;
-    }
-    return 0;
+    return mg_py_add_type(m, "State", &mg_py_state_type);
 }

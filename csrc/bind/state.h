@@ -50,6 +50,9 @@ PyObject *mg_py_value_error(const char *msg);
  * Returns NULL. */
 PyObject *mg_py_move_error(const char *msg);
 
+/* Add the ready type `t` to module m as `name`: 0, or -1 with an exception (the reference released). */
+int mg_py_add_type(PyObject *m, const char *name, PyTypeObject *t);
+
 int mg_bind_state(PyObject *m);
 
 #endif

@@ -233,6 +233,8 @@ typedef struct mg_mav_result {
     int ref_outcome;              /* enum mg_result of the reference state */
     int n_illegal, n_malformed, n_duplicate, n_missing;
     int32_t missing[MG_MAX_MOVES]; /* legal actions the %top line should have listed but did not */
+    int n_missing_listed;         /* entries in missing[]: n_missing when the line should list every legal
+                                     move of a non-terminal state (count_expected == ref_n_legal), else 0 */
     int n_correct;                /* distinct legal moves listed */
     int count_expected;           /* moves the %top line should list: min(k, legal) (0 terminal) */
     int outcome_correct;          /* -1 unknown, else whether the terminal/outcome claim is right */

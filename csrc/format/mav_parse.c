@@ -491,6 +491,7 @@ void mg_mav_parse(const mg_game *g, const mg_config *cfg, const char *text, size
     r->ref_n_legal = 0;
     r->ref_outcome = MG_ONGOING;
     r->n_illegal = r->n_malformed = r->n_duplicate = r->n_missing = r->n_correct = r->count_expected = 0;
+    r->n_missing_listed = 0;
     r->outcome_correct = -1;
     r->n_issues = 0;
     if (!text)
@@ -668,6 +669,7 @@ void mg_mav_parse(const mg_game *g, const mg_config *cfg, const char *text, size
             for (int i = 0; i < c->nl; i++)
                 if (!c->lseen[i])
                     r->missing[r->n_missing++] = c->legal[i];
+            r->n_missing_listed = r->n_missing;
         } else if (r->count_expected > r->n_correct) {
             r->n_missing = r->count_expected - r->n_correct;
         }

@@ -173,3 +173,13 @@ int mg_eval_read_output(const mg_eval_format *f, const mg_eval_request *q, const
     r->num_moves = nm;
     return nm > 0 ? 0 : -1;
 }
+
+void mg_eval_set_seq(mg_eval_result *r, long long seq)
+{
+    r->seq = seq < -1000000000LL ? -1000000000 : seq > 1000000000LL ? 1000000000 : (int)seq;
+}
+
+void mg_eval_set_result(mg_eval_result *r, long long result)
+{
+    r->result = result < -1000 || result > 1000 ? 99 : (int)result;
+}

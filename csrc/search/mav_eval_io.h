@@ -1,7 +1,7 @@
 /*
  * mav_eval_io.h - the MAV side of a model evaluator (evaluator.h): the prompt of a leaf request
  * and the reading of the model's answer into a result.  One implementation for every model
- * evaluator: the Python-callable one (bind/py_mcts.c) and the native engine (mcts_eval_model.c).
+ * evaluator: the Python-callable one (bind/py_mcts_eval.c) and the native engine (mcts_eval_model.c).
  *
  *   engine mode      prompt = the leaf state in the spec's state form ("%state %top_all
  *                    %best_action" by default); the answer's %top entries of legal moves give
@@ -49,6 +49,12 @@ size_t mg_eval_prompt(const mg_eval_format *f, const mg_eval_request *q, char *o
  * parser scratch.  0, or -1 if the output is unusable (the leaf is then invalid). */
 int mg_eval_read_output(const mg_eval_format *f, const mg_eval_request *q, const char *text, size_t len,
                         mg_eval_result *r, char *scratch, mg_mav_result *parsed);
+
+/* Results read from an evaluator outside C (a Python callable), whose numbers may be anything:
+ * the arrival rank clamped to +-1e9; a predicted result out of any enum mg_result range kept out
+ * of range (the search then finds the answer invalid) instead of wrapping into one. */
+void mg_eval_set_seq(mg_eval_result *r, long long seq);
+void mg_eval_set_result(mg_eval_result *r, long long result);
 
 #ifdef __cplusplus
 }

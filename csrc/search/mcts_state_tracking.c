@@ -1,0 +1,202 @@
+/* mcts_state_tracking.c - state-tracking mode of the MCTS (see mcts.h): no engine; each node holds
+ * the state text the evaluator predicted for it, each edge a predicted move string, and a game end
+ * is the evaluator's predicted result.  The root's text is the real game's (set_root_text). */
+#include "mcts_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+int mcts_text_ok(const char *s, size_t cap, size_t *len)
+{
+    size_t n = 0;
+    while (n < cap && s[n]) {
+        unsigned char c = (unsigned char)s[n];
+        if (c < 0x20 && c != '\t' && c != '\n')
+            return 0;
+        if (c == 0x7f)
+            return 0;
+        n++;
+    }
+    if (n == 0 || n >= cap)
+        return 0;
+    *len = n;
+    return 1;
+}
+
+/* A predicted move string: 1..MG_MAX_MOVE_STR-1 printable, non-space characters. */
+static int move_ok(const char *s)
+{
+    int n = 0;
+    while (n < MG_MAX_MOVE_STR && s[n]) {
+        unsigned char c = (unsigned char)s[n];
+        if (c <= 0x20 || c >= 0x7f)
+            return 0;
+        n++;
+    }
+    return n > 0 && n < MG_MAX_MOVE_STR;
+}
+
+int mg_mcts_set_root_text(mg_mcts *m, const char *text, int to_move, int ply, char *err, size_t errlen)
+{
+    if (!mcts_tracking(m)) {
+        snprintf(err, errlen, "mcts: set_root_text needs state-tracking mode (this search uses the engine)");
+        return MG_ERR;
+    }
+    size_t len;
+    if (!text || !mcts_text_ok(text, MG_MAX_TEXT, &len)) {
+        snprintf(err, errlen, "mcts: root text '%.60s' is empty, longer than %d bytes or has control characters",
+                 text ? text : "(null)", MG_MAX_TEXT - 1);
+        return MG_ERR;
+    }
+    if (to_move != MG_P0 && to_move != MG_P1) {
+        snprintf(err, errlen, "mcts: to_move %d is not 0 or 1", to_move);
+        return MG_ERR;
+    }
+    mcts_tree_clear(m);
+    mcts_node *nd = &m->a.nodes[0];
+    mcts_node_init(nd, to_move);
+    nd->text = mcts_arena_add_text(&m->a, text, len);
+    if (nd->text == UINT32_MAX) {
+        snprintf(err, errlen, "mcts: out of memory");
+        return MG_ERR;
+    }
+    m->a.nodes_len = 1;
+    m->root_ply = ply;
+    m->has_root = 1;
+    return MG_OK;
+}
+
+int mcts_tracking_advance_move(mg_mcts *m, const char *move, char *err, size_t errlen)
+{
+    const mcts_node *root = &m->a.nodes[0];
+    for (uint32_t j = 0; j < root->num_edges; j++) {
+        if (strcmp(m->a.moves[root->first_edge + j], move) != 0)
+            continue;
+        if (!mcts_root_child_known(m, j)) {
+            snprintf(err, errlen, "mcts: move '%.20s' was never evaluated: its state is unknown to the tree", move);
+            return MG_ERR;
+        }
+        return mcts_reroot(m, root->first_edge + j, err, errlen);
+    }
+    snprintf(err, errlen, "mcts: move '%.20s' is not among the root's predicted moves", move);
+    return MG_ERR;
+}
+
+void mcts_tracking_prepare(mg_mcts *m, const mcts_slot *sl, int ri)
+{
+    mg_eval_request *q = &m->reqs[ri];
+    mg_eval_result *r = &m->res[ri];
+    q->state = NULL;
+    q->num_legal = 0;
+    q->legal = NULL;
+    if (sl->len == 0) {
+        q->text = m->a.text + m->a.nodes[0].text;
+        q->parent_text = NULL;
+        q->move = NULL;
+    } else {
+        q->text = NULL;
+        q->parent_text = m->a.text + m->a.nodes[sl->nodes[sl->len - 1]].text;
+        q->move = m->a.moves[sl->edges[sl->len - 1]];
+    }
+    r->num_moves = 0;
+    r->text[0] = '\0';
+    for (int i = 0; i < MG_MAX_MOVES; i++) {
+        r->values[i] = NAN;
+        r->policy[i] = NAN;
+        r->moves[i][0] = '\0';
+    }
+}
+
+int mcts_tracking_check_answer(const mg_mcts *m, int32_t leaf, const mg_eval_result *r, int *n, int *result,
+                               size_t *tlen)
+{
+    /* A node with a text (the root) keeps it, so its answer needs none. */
+    if (m->a.nodes[leaf].text == UINT32_MAX && !mcts_text_ok(r->text, r->text_cap, tlen))
+        return APPLY_INVALID;
+    *result = r->result;
+    if (*result < MG_ONGOING || *result > MG_DRAW)
+        return APPLY_INVALID;
+    if (*result == MG_ONGOING && (*n < 1 || *n > MG_MAX_MOVES))
+        return APPLY_INVALID;
+    if (*result != MG_ONGOING)
+        *n = 0;
+    return APPLY_OK;
+}
+
+int mcts_tracking_keep_moves(const mg_eval_result *r, int n, int32_t *keep)
+{
+    int nk = 0;
+    for (int i = 0; i < n; i++) {
+        if (!move_ok(r->moves[i]))
+            return -1;
+        int dup = 0;
+        for (int j = 0; j < nk && !dup; j++)
+            dup = strcmp(r->moves[keep[j]], r->moves[i]) == 0;
+        if (!dup)
+            keep[nk++] = i;
+    }
+    return nk;
+}
+
+int mcts_tracking_store(mg_mcts *m, int32_t leaf, const mg_eval_result *r, size_t tlen, int result, int *terminal,
+                        double *v)
+{
+    mcts_node *nd = &m->a.nodes[leaf];
+    *terminal = 0;
+    /* A node that has a text keeps it: the root's is the real game's (set_root_text), or
+     * after tree reuse the text the tree already predicted for it. */
+    if (nd->text == UINT32_MAX) {
+        uint32_t off = mcts_arena_add_text(&m->a, r->text, tlen);
+        if (off == UINT32_MAX)
+            return APPLY_NOMEM;
+        nd = &m->a.nodes[leaf];
+        nd->text = off;
+    }
+    if (result != MG_ONGOING) {
+        mcts_node_terminal(nd, result);
+        *v = nd->value;
+        *terminal = 1;
+    }
+    return APPLY_OK;
+}
+
+void mcts_tracking_set_moves(mg_mcts *m, uint32_t first, const mg_eval_result *r, const int32_t *keep, int nk)
+{
+    for (int i = 0; i < nk; i++)
+        memcpy(m->a.moves[first + (uint32_t)i], r->moves[keep[i]], sizeof(mcts_move));
+}
+
+/* ---- results ---- */
+
+const char *mg_mcts_root_move(const mg_mcts *m, int i)
+{
+    if (!mcts_tracking(m) || i < 0 || i >= mg_mcts_num_root_edges(m))
+        return NULL;
+    return m->a.moves[m->a.nodes[0].first_edge + (uint32_t)i];
+}
+
+const char *mg_mcts_pv_move(const mg_mcts *m, const int32_t *edges, int len, int i)
+{
+    if (!mcts_tracking(m) || !m->has_root || i < 0 || i >= len)
+        return NULL;
+    const mcts_node *nd = &m->a.nodes[0];
+    for (int d = 0;; d++) {
+        if (edges[d] < 0 || (uint32_t)edges[d] >= nd->num_edges)
+            return NULL;
+        uint32_t ei = nd->first_edge + (uint32_t)edges[d];
+        if (d == i)
+            return m->a.moves[ei];
+        int32_t c = m->a.edges[ei].child;
+        if (c < 0)
+            return NULL;
+        nd = &m->a.nodes[c];
+    }
+}
+
+const char *mg_mcts_root_text(const mg_mcts *m)
+{
+    if (!mcts_tracking(m) || !m->has_root || m->a.nodes[0].text == UINT32_MAX)
+        return "";
+    return m->a.text + m->a.nodes[0].text;
+}
