@@ -1,22 +1,16 @@
 /* interrupt.c - Ctrl-C for long C work run without the GIL (see interrupt.h). */
 #include "interrupt.h"
+#include "../clock.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <time.h>
 
-static double monotonic_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* mg_cancel poll: called without the GIL by the C work. */
 static int poll_signals(void *ctx)
 {
     mg_py_interrupt *pi = ctx;
-    double now = monotonic_seconds();
+    double now = mg_now_seconds();
     if (pi->deadline > 0.0 && now >= pi->deadline) {
         pi->timed_out = 1;
         return 1;
@@ -33,14 +27,14 @@ static int poll_signals(void *ctx)
 void mg_py_interrupt_init(mg_py_interrupt *pi)
 {
     mg_cancel_init(&pi->cancel, poll_signals, pi);
-    pi->next_check = monotonic_seconds() + MG_PY_INTERRUPT_SECONDS;
+    pi->next_check = mg_now_seconds() + MG_PY_INTERRUPT_SECONDS;
     pi->deadline = 0.0;
     pi->timed_out = 0;
 }
 
 void mg_py_interrupt_set_deadline(mg_py_interrupt *pi, double max_seconds)
 {
-    pi->deadline = max_seconds > 0.0 ? monotonic_seconds() + max_seconds : 0.0;
+    pi->deadline = max_seconds > 0.0 ? mg_now_seconds() + max_seconds : 0.0;
 }
 
 int mg_py_interrupted(const mg_py_interrupt *pi)

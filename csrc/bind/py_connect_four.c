@@ -42,6 +42,7 @@
 #include "../games/connect_four/connect_four.h"
 #include "../rng.h"
 #include "../games/connect_four/c4_solver.h"
+#include "../clock.h"
 
 typedef struct py_c4_solver {
     PyObject_HEAD
@@ -183,13 +184,6 @@ static PyObject *c4s_solve(py_c4_solver *self, PyObject *args, PyObject *kw)
     return run_solve(self, state, max_nodes, max_seconds, weak, moves);
 }
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Benchmark helper: solve move sequences one by one (score only), timing each solve in C. */
 static PyObject *c4s_solve_sequences(py_c4_solver *self, PyObject *args, PyObject *kw)
 {
@@ -238,9 +232,9 @@ static PyObject *c4s_solve_sequences(py_c4_solver *self, PyObject *args, PyObjec
         if (clear)
             mg_c4_solver_clear(self->sv);
         mg_c4_solution r;
-        double t0 = now_seconds();
+        double t0 = mg_now_seconds();
         mg_c4_solve(self->sv, &pos[i], &lim, &r);
-        tm[i] = now_seconds() - t0;
+        tm[i] = mg_now_seconds() - t0;
         sc[i] = r.score;
         nd[i] = r.nodes;
     }

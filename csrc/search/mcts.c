@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "../cancel.h"
+#include "../clock.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Configuration                                                                               */
@@ -561,13 +562,6 @@ static int expand_leaf(mg_mcts *m, const mcts_slot *sl, const mg_eval_result *r,
 /* ------------------------------------------------------------------------------------------ */
 /* Search                                                                                      */
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void prepare_request(mg_mcts *m, mcts_slot *sl, int ri)
 {
     mg_eval_request *q = &m->reqs[ri];
@@ -640,7 +634,7 @@ int mg_mcts_search_cancel(mg_mcts *m, const mg_evaluator *ev, int num_simulation
     int reused = S->reused_nodes;
     memset(S, 0, sizeof *S);
     S->reused_nodes = reused;
-    double t0 = now_seconds();
+    double t0 = mg_now_seconds();
     if (mcts_arena_reserve_nodes(&m->a, m->a.nodes_len + (size_t)num_simulations + 2) != MG_OK) {
         snprintf(err, errlen, "mcts: out of memory for %d simulations", num_simulations);
         return MG_ERR;
@@ -716,10 +710,10 @@ int mg_mcts_search_cancel(mg_mcts *m, const mg_evaluator *ev, int num_simulation
             S->batches++;
             S->evaluations += npend;
             int timed = !(ev->flags & MG_EVAL_FLAG_CHEAP);
-            double te = timed ? now_seconds() : 0;
+            double te = timed ? mg_now_seconds() : 0;
             int erc = ev->evaluate(ev->ctx, m->g, m->reqs, m->res, npend, m->cfg.timeout, err, errlen);
             if (timed)
-                S->eval_seconds += now_seconds() - te;
+                S->eval_seconds += mg_now_seconds() - te;
             if (erc != MG_OK) {
                 abort_batch(m, nslots);
                 rc = MG_ERR;
@@ -789,6 +783,6 @@ int mg_mcts_search_cancel(mg_mcts *m, const mg_evaluator *ev, int num_simulation
     S->simulations = done;
     S->nodes = (int)m->a.nodes_len;
     S->edges = (int64_t)m->a.edges_len;
-    S->elapsed = now_seconds() - t0;
+    S->elapsed = mg_now_seconds() - t0;
     return rc;
 }
