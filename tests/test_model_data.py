@@ -6,7 +6,7 @@ import pytest
 
 from mavgame.model.data import (PositionStore, PositionWriter, epoch_permutation, generate_positions, position_split,
                                  validate_record)
-from mavgame.model.data import _gen_games as _REAL_GEN_GAMES
+from mavgame.model.generate import _gen_games as _REAL_GEN_GAMES
 
 
 def rec(i):
@@ -183,8 +183,8 @@ class Stop(Exception):
 def interrupt_after_adds(monkeypatch, n):
     """PositionWriter.add raises after n records, with what it wrote pushed to the files (as a kill would
     leave lines past the last recorded chunk)."""
-    from mavgame.model import data
-    orig, calls = data.PositionWriter.add, [0]
+    from mavgame.model import store
+    orig, calls = store.PositionWriter.add, [0]
 
     def add(self, rec):
         if calls[0] == n:
@@ -193,7 +193,7 @@ def interrupt_after_adds(monkeypatch, n):
             raise Stop()
         calls[0] += 1
         return orig(self, rec)
-    monkeypatch.setattr(data.PositionWriter, "add", add)
+    monkeypatch.setattr(store.PositionWriter, "add", add)
 
 
 def _stop_at_game_4(job):
@@ -233,14 +233,14 @@ def test_interrupted_generation_resumes_byte_identical(tmp_path, monkeypatch, wo
 
 
 def test_connect_four_generation_resumes_after_a_worker_fails(tmp_path, monkeypatch):
-    from mavgame.model import data
-    data.generate_positions("connect_four", tmp_path / "whole", 6, workers=1, **C4)
+    from mavgame.model import generate
+    generate.generate_positions("connect_four", tmp_path / "whole", 6, workers=1, **C4)
     with monkeypatch.context() as mp:
-        mp.setattr(data, "_gen_games", _stop_at_game_4)
+        mp.setattr(generate, "_gen_games", _stop_at_game_4)
         with pytest.raises(Stop):
-            data.generate_positions("connect_four", tmp_path / "part", 6, workers=2, **C4)
-    assert json.loads((tmp_path / "part" / data.PROGRESS).read_text())["games_done"] == 4
-    data.generate_positions("connect_four", tmp_path / "part", 6, workers=2, **C4)
+            generate.generate_positions("connect_four", tmp_path / "part", 6, workers=2, **C4)
+    assert json.loads((tmp_path / "part" / generate.PROGRESS).read_text())["games_done"] == 4
+    generate.generate_positions("connect_four", tmp_path / "part", 6, workers=2, **C4)
     assert snapshot(tmp_path / "part") == snapshot(tmp_path / "whole")
 
 
