@@ -244,6 +244,21 @@ def test_connect_four_generation_resumes_after_a_worker_fails(tmp_path, monkeypa
     assert snapshot(tmp_path / "part") == snapshot(tmp_path / "whole")
 
 
+
+@pytest.mark.parametrize("method", ["spawn", "forkserver"])
+def test_generation_workers_import_under_spawn_and_forkserver(tmp_path, monkeypatch, method):
+    """The worker functions (mavgame.model.generate._gen_init / _gen_games) are importable by fresh
+    interpreters: spawn and forkserver pools write the same files as one process."""
+    import multiprocessing as mp
+    from mavgame import workers
+    if method not in mp.get_all_start_methods():
+        pytest.skip(f"no {method} start method here")
+    kw = dict(seed=2, epsilon=0.5, val_fraction=0.3, shard_size=5, progress=False, chunk=3)
+    generate_positions("tictactoe", tmp_path / "one", 9, workers=1, **kw)
+    monkeypatch.setattr(workers, "_start_method", lambda: method)
+    generate_positions("tictactoe", tmp_path / "pool", 9, workers=2, **kw)
+    assert snapshot(tmp_path / "pool") == snapshot(tmp_path / "one")
+
 def test_resume_refuses_other_arguments(tmp_path, monkeypatch):
     from mavgame.model.data import PROGRESS, generate_positions
     with monkeypatch.context() as mp:

@@ -18,8 +18,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..mav_search import MAX_BREADTH, MAX_DEPTH, SearchTree, build_search_tree, write_trace
 from ..annotators import make_annotator
+from ..mav_search import MAX_BREADTH, MAX_DEPTH, SearchTree, build_search_tree, write_trace
 from .dataset import LazyTokenizer
 from .records import MANIFEST, _new_state
 from .store import PositionStore, PositionWriter
