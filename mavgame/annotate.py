@@ -24,7 +24,7 @@ from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence,
 from .uci import STARTPOS, EngineError, Score, UCIEngine
 
 __all__ = ["EngineAnnotation", "Annotator", "annotate_many", "annotate_file", "parse_position", "read_positions",
-           "check_line", "check_positions", "chess_annotator"]
+           "check_line", "check_positions"]
 
 
 @dataclass
@@ -409,30 +409,16 @@ def annotate_file(in_path: str, out_path: str, *, workers: int = 1, progress: bo
     return n
 
 
-# ---------------------------------------------------------------------------------------------
-# the MAV data pipeline's chess annotator (GameInfo.annotator of chess and Chess960)
-
-
-def chess_annotator(options: Dict) -> "Callable":
-    """``annotate(state) -> ({move: value}, best move)`` with Stockfish (or any UCI engine) through
-    :class:`Annotator`, for :func:`mavgame.model.data.make_annotator`; options: ``engine``, ``nodes``,
-    ``movetime``, ``depth`` (default: 20000 nodes)."""
-    kw = {k: options[k] for k in ("nodes", "movetime", "depth") if options.get(k) is not None}
-    if not kw:
-        kw["nodes"] = 20000
-    ann = Annotator(options.get("engine", "stockfish"), **kw)
-
-    def annotate(state) -> Tuple[Dict[str, float], Optional[str]]:
-        a = ann.annotate(state.text())
-        return {m: float(v) for m, v in a.values.items()}, a.best
-    annotate.close = ann.close  # type: ignore[attr-defined]
-    return annotate
-
-
 def __getattr__(name: str):
     if name == "Annotation":   # the old name, which clashed with mavgame.mav.Annotation
         import warnings
         warnings.warn("mavgame.annotate.Annotation is deprecated: use mavgame.annotate.EngineAnnotation",
                       DeprecationWarning, stacklevel=2)
         return EngineAnnotation
+    if name == "chess_annotator":   # moved to the annotators package
+        import warnings
+        warnings.warn("mavgame.annotate.chess_annotator is deprecated: use mavgame.annotators.chess.chess_annotator",
+                      DeprecationWarning, stacklevel=2)
+        from mavgame.annotators.chess import chess_annotator
+        return chess_annotator
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -98,6 +98,25 @@ def test_pgn_reader():
     assert games[0][0]["White"] == "a" and games[0][1][-1] == "Qxf7#" and games[1][1][-2:] == ["O-O", "O-O"]
 
 
+def test_positions_from_pgn_spawned_workers_write_the_same_set(tmp_path, stockfish, monkeypatch):
+    """mavgame.model.pgn._pgn_job and the generation initializer run in spawned workers (fresh
+    interpreters import them): the same positions as one process (values may differ in the last digits: a
+    worker's engine hash holds other positions)."""
+    from mavgame import workers
+    from mavgame.model.pgn import positions_from_pgn
+    (tmp_path / "g.pgn").write_text(PGN)
+    kw = dict(val_fraction=0.3, progress=False, chunk=1, annotator_options={"engine": stockfish, "nodes": 500})
+    a = positions_from_pgn([tmp_path / "g.pgn"], tmp_path / "one", workers=1, **kw)
+    monkeypatch.setattr(workers, "_start_method", lambda: "spawn")
+    b = positions_from_pgn([tmp_path / "g.pgn"], tmp_path / "pool", workers=2, **kw)
+    assert a["positions_unique"] == b["positions_unique"] == 16
+    for split in ("train", "val"):
+        def key(root):
+            return [(r["state"], r["prev_action"], sorted(r.get("values", {})), r["result"])
+                    for r in PositionStore(root / split)]
+        assert key(tmp_path / "one") == key(tmp_path / "pool")
+
+
 def test_positions_from_pgn_with_stockfish(tmp_path, stockfish):
     from mavgame.model.data import positions_from_pgn
     (tmp_path / "g.pgn").write_text(PGN)

@@ -6,7 +6,7 @@ import pytest
 
 from mavgame.model.data import (PositionStore, PositionWriter, epoch_permutation, generate_positions, position_split,
                                  validate_record)
-from mavgame.model.data import _gen_games as _REAL_GEN_GAMES
+from mavgame.model.generate import _gen_games as _REAL_GEN_GAMES
 
 
 def rec(i):
@@ -183,8 +183,8 @@ class Stop(Exception):
 def interrupt_after_adds(monkeypatch, n):
     """PositionWriter.add raises after n records, with what it wrote pushed to the files (as a kill would
     leave lines past the last recorded chunk)."""
-    from mavgame.model import data
-    orig, calls = data.PositionWriter.add, [0]
+    from mavgame.model import store
+    orig, calls = store.PositionWriter.add, [0]
 
     def add(self, rec):
         if calls[0] == n:
@@ -193,7 +193,7 @@ def interrupt_after_adds(monkeypatch, n):
             raise Stop()
         calls[0] += 1
         return orig(self, rec)
-    monkeypatch.setattr(data.PositionWriter, "add", add)
+    monkeypatch.setattr(store.PositionWriter, "add", add)
 
 
 def _stop_at_game_4(job):
@@ -233,16 +233,31 @@ def test_interrupted_generation_resumes_byte_identical(tmp_path, monkeypatch, wo
 
 
 def test_connect_four_generation_resumes_after_a_worker_fails(tmp_path, monkeypatch):
-    from mavgame.model import data
-    data.generate_positions("connect_four", tmp_path / "whole", 6, workers=1, **C4)
+    from mavgame.model import generate
+    generate.generate_positions("connect_four", tmp_path / "whole", 6, workers=1, **C4)
     with monkeypatch.context() as mp:
-        mp.setattr(data, "_gen_games", _stop_at_game_4)
+        mp.setattr(generate, "_gen_games", _stop_at_game_4)
         with pytest.raises(Stop):
-            data.generate_positions("connect_four", tmp_path / "part", 6, workers=2, **C4)
-    assert json.loads((tmp_path / "part" / data.PROGRESS).read_text())["games_done"] == 4
-    data.generate_positions("connect_four", tmp_path / "part", 6, workers=2, **C4)
+            generate.generate_positions("connect_four", tmp_path / "part", 6, workers=2, **C4)
+    assert json.loads((tmp_path / "part" / generate.PROGRESS).read_text())["games_done"] == 4
+    generate.generate_positions("connect_four", tmp_path / "part", 6, workers=2, **C4)
     assert snapshot(tmp_path / "part") == snapshot(tmp_path / "whole")
 
+
+
+@pytest.mark.parametrize("method", ["spawn", "forkserver"])
+def test_generation_workers_import_under_spawn_and_forkserver(tmp_path, monkeypatch, method):
+    """The worker functions (mavgame.model.generate._gen_init / _gen_games) are importable by fresh
+    interpreters: spawn and forkserver pools write the same files as one process."""
+    import multiprocessing as mp
+    from mavgame import workers
+    if method not in mp.get_all_start_methods():
+        pytest.skip(f"no {method} start method here")
+    kw = dict(seed=2, epsilon=0.5, val_fraction=0.3, shard_size=5, progress=False, chunk=3)
+    generate_positions("tictactoe", tmp_path / "one", 9, workers=1, **kw)
+    monkeypatch.setattr(workers, "_start_method", lambda: method)
+    generate_positions("tictactoe", tmp_path / "pool", 9, workers=2, **kw)
+    assert snapshot(tmp_path / "pool") == snapshot(tmp_path / "one")
 
 def test_resume_refuses_other_arguments(tmp_path, monkeypatch):
     from mavgame.model.data import PROGRESS, generate_positions

@@ -11,7 +11,7 @@ from mavgame import _core, mav
 from mavgame.games.hex import Hex
 from mavgame.model.data import (DEFAULT_ANNOTATOR_OPTIONS, MAVEncoder, PositionStore, generate_positions,
                                 make_annotator)
-from mavgame.model.hex_annotate import _centre_distance, hex_annotator, position_seed
+from mavgame.annotators.hex import _centre_distance, hex_annotator, position_seed
 
 
 def records(root, splits=("train", "val")):

@@ -1,5 +1,6 @@
 """The Python game registry (mavgame.games.registry): one descriptor per C game, read by generic code."""
 import dataclasses
+import importlib
 import re
 import warnings
 from pathlib import Path
@@ -168,8 +169,8 @@ def test_uci_games_adjudication_and_chess960_start_positions():
 
 
 def test_openings_and_annotator_options_come_from_the_registry():
-    from mavgame.model import hex_annotate
-    from mavgame.model.data import DEFAULT_ANNOTATOR_OPTIONS
+    from mavgame.annotators import DEFAULT_ANNOTATOR_OPTIONS
+    from mavgame.annotators import hex as hex_annotate
     from mavgame.openings import openings_path
     assert openings_path("hex").name == "openings_hex_11.txt"
     assert openings_path("hex", 7).name == "openings_hex_7.txt"
@@ -178,24 +179,52 @@ def test_openings_and_annotator_options_come_from_the_registry():
     assert set(DEFAULT_ANNOTATOR_OPTIONS) == {g.name for g in registry.infos() if g.annotator_options}
 
 
+def test_every_annotator_lives_in_the_annotators_package():
+    import mavgame.annotators
+    for g in registry.infos():
+        if g.annotator:
+            module, _, fn = g.annotator.partition(":")
+            assert module.startswith("mavgame.annotators."), g
+            assert callable(getattr(importlib.import_module(module), fn))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert mavgame.annotators.make_annotator("tictactoe") is not None   # the supported path does not warn
+        from mavgame.model import data
+        assert data.make_annotator is mavgame.annotators.make_annotator     # nor the public re-exports
+
+
 def test_moved_annotator_names_still_import_with_a_deprecation_warning():
-    from mavgame.annotate import chess_annotator
+    import sys
+    from mavgame import annotate
+    from mavgame.annotators.chess import chess_annotator
+    from mavgame.annotators.connect_four import connect_four_annotator
+    from mavgame.annotators.exhaustive import exhaustive_annotator
+    from mavgame.annotators.hex import hex_annotator
     from mavgame.model import data
-    from mavgame.model.hex_annotate import hex_annotator
     with pytest.warns(DeprecationWarning, match="ANNOTATORS"):
         table = data.ANNOTATORS
     assert table["hex"] is hex_annotator and table["chess"] is chess_annotator
-    with pytest.warns(DeprecationWarning, match="hex_annotate"):
-        assert data.hex_annotator is hex_annotator
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert data.make_annotator("tictactoe") is not None   # the supported path does not warn
+    assert table["connect_four"] is connect_four_annotator and table["tictactoe"] is exhaustive_annotator
+    for old, new in [("hex_annotator", hex_annotator), ("_chess_annotator", chess_annotator),
+                     ("_connect_four_annotator", connect_four_annotator),
+                     ("_exhaustive_annotator", exhaustive_annotator)]:
+        with pytest.warns(DeprecationWarning, match=f"data.{old} is deprecated: use mavgame.annotators"):
+            assert getattr(data, old) is new
+    with pytest.warns(DeprecationWarning, match="annotate.chess_annotator is deprecated"):
+        assert annotate.chess_annotator is chess_annotator
+    sys.modules.pop("mavgame.model.hex_annotate", None)
+    with pytest.warns(DeprecationWarning, match="mavgame.model.hex_annotate is deprecated"):
+        from mavgame.model import hex_annotate
+    assert hex_annotate.hex_annotator is hex_annotator
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        data.nothing
 
 
 # Generic modules: no comparison, membership test or table keyed on a game's name (the registry holds
 # what they used to switch on).
 GENERIC = ["cli.py", "league.py", "openings.py", "pgn.py", "results.py", "records.py", "evaluators.py",
-           "model/data.py", "model/command.py"]
+           "model/data.py", "model/command.py", "model/records.py", "model/store.py", "model/dataset.py",
+           "model/generate.py", "model/ood.py", "model/pgn.py", "annotators/__init__.py"]
 _NAMES = "|".join(map(re.escape, ["chess", "chess960", "gardner", "connect_four", "hex", "tictactoe"]))
 _BRANCH = re.compile(rf'(?<!family )(==|!=|\bin|not in) \(?"({_NAMES})"|^\s+"({_NAMES})": |= \("({_NAMES})"', re.M)
 

@@ -261,7 +261,7 @@ registry.register(registry.GameInfo(
     from_text=lambda text, size, flags: ConnectFour(text), openings="openings_connect_four.txt",
     # a per-position budget that keeps data generation finite (an unbudgeted solve of an opening
     # position can take many minutes)
-    annotator="mavgame.model.data:_connect_four_annotator", annotator_options={"max_nodes": 1_000_000},
+    annotator="mavgame.annotators.connect_four:connect_four_annotator", annotator_options={"max_nodes": 1_000_000},
     perfect_player="mavgame.agents:perfect_connect_four", slow_perfect_player=True))
 
 

@@ -337,7 +337,7 @@ registry.register(registry.GameInfo(
     from_text=lambda text, size, flags: Hex(size or None, swap=bool(flags & FLAG_SWAP), text=text),
     flags={"swap": FLAG_SWAP}, default_board_size=DEFAULT_SIZE, max_board_size=MAX_SIZE,
     openings="openings_hex_{board_size}.txt",
-    annotator="mavgame.model.hex_annotate:hex_annotator",
+    annotator="mavgame.annotators.hex:hex_annotator",
     annotator_options={"solve_max_cells": 49, "solver_max_nodes": 1_000_000, "sims": 10_000},
     perfect_player="mavgame.agents:perfect_hex", slow_perfect_player=True))
 

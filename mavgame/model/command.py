@@ -175,7 +175,7 @@ def check_arguments(args: argparse.Namespace) -> None:
     ``mavgame: --ARG VALUE: ...`` line (SystemExit) naming the first bad argument."""
     from .. import _core
     from .config import PRESETS, MAVConfig
-    from .data import MANIFEST
+    from .records import MANIFEST
 
     def at_least(opt: str, lo: int, *, what: str = "") -> None:
         v = getattr(args, opt.lstrip("-").replace("-", "_"))
@@ -259,11 +259,12 @@ def check_arguments(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .data import MANIFEST, PROGRESS, generate_positions
+    from .generate import PROGRESS, generate_positions
+    from .records import MANIFEST
     check_arguments(args)
     data = Path(args.data)
     if not (data / "train" / MANIFEST).exists() and args.pgn:
-        from .data import positions_from_pgn
+        from .pgn import positions_from_pgn
         stats = positions_from_pgn(args.pgn, data, every=args.pgn_every, skip_plies=args.pgn_skip,
                                    max_games=args.games, workers=args.gen_workers, val_fraction=args.val_fraction,
                                    annotator_options=dict(args.annotator_option) or None,
@@ -348,7 +349,7 @@ def run(args: argparse.Namespace) -> int:
     if args.final_eval_positions and tr.val_store is not None:
         report["heldout"] = trainer_metrics(tr, n_positions=args.final_eval_positions, full=True)
     if args.ood_games:
-        from .data import ood_positions
+        from .ood import ood_positions
         from .inference import MAVModel, evaluate_records
         gen = (tr.train_store.manifest.get("info") or {}).get("stats") or {}
         recs, ood_info = ood_positions(tr.game, Path(args.out) / "ood", args.ood_games, seed=10_000 + args.seed,
@@ -366,7 +367,7 @@ def run(args: argparse.Namespace) -> int:
         from .search_data import parse_shapes
         val = Path(args.search_data) / "val"
         if (val / MANIFEST).exists():
-            from .data import PositionStore
+            from .store import PositionStore
             from .inference import MAVModel
             tr.model.eval()
             recs = list(PositionStore(val))[:args.final_eval_positions]

@@ -715,7 +715,7 @@ TRANSITION = "%prev_state %prev_action %state %top_all %best_action"
 
 def evaluate_records(model: MAVModel, game: str, records: Sequence[Dict[str, Any]], batch_size: int = 64,
                      board_size: int = 0, max_new_tokens: int = 384) -> Dict[str, Any]:
-    """The paper's metrics (Table 2) on annotated positions (records of mavgame.model.data).
+    """The paper's metrics (Table 2) on annotated positions (records of mavgame.model.records).
 
     Every position is asked in the plain form (``%state %top_all %best_action``) and, when it has a
     previous position, in the transition form (``%prev_state %prev_action %state %top_all %best_action``).

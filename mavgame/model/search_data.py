@@ -18,8 +18,12 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ..annotators import make_annotator
 from ..mav_search import MAX_BREADTH, MAX_DEPTH, SearchTree, build_search_tree, write_trace
-from .data import MANIFEST, LazyTokenizer, PositionStore, PositionWriter, _new_state, make_annotator
+from .dataset import LazyTokenizer
+from .records import MANIFEST, _new_state
+from .store import PositionStore, PositionWriter
+
 
 __all__ = ["generate_search_trees", "tree_record", "record_tree", "parse_shapes", "TraceEncoder", "MixedStore",
            "MixtureEncoder"]

@@ -31,7 +31,8 @@ import torch.nn.functional as F
 
 from .config import PRESETS as _PRESETS
 from .config import MAVConfig
-from .data import MAVDataset, PositionStore, batch_seed, pad_batch
+from .dataset import MAVDataset, batch_seed, pad_batch
+from .store import PositionStore
 from .transformer import MAVTransformer
 
 CHECKPOINT = "checkpoint.pt"
@@ -224,7 +225,7 @@ class Trainer:
             self.val_store = None
         self.game = self.train_store.game
         if encoder is None or tokenizer_info is None:
-            from .data import mav_encoder
+            from .dataset import mav_encoder
             enc, info = mav_encoder(self.game, **cfg.encoder_options)
             encoder = encoder or enc
             tokenizer_info = tokenizer_info or info

@@ -1,0 +1,26 @@
+"""The chess annotator of the MAV data pipeline (GameInfo.annotator of chess and Chess960): Stockfish, or
+any UCI engine, through :class:`mavgame.annotate.Annotator` (MultiPV over all legal moves, centipawns to
+win probability)."""
+from __future__ import annotations
+
+from typing import Callable, Dict, Optional, Tuple
+
+
+def chess_annotator(options: Dict) -> Callable:
+    """``annotate(state) -> ({move: value}, best move)`` with Stockfish (or any UCI engine) through
+    :class:`mavgame.annotate.Annotator`, for :func:`mavgame.annotators.make_annotator`; options: ``engine``,
+    ``nodes``, ``movetime``, ``depth`` (default: 20000 nodes). ``annotate.close()`` ends the engine."""
+    from ..annotate import Annotator
+    kw = {k: options[k] for k in ("nodes", "movetime", "depth") if options.get(k) is not None}
+    if not kw:
+        kw["nodes"] = 20000
+    ann = Annotator(options.get("engine", "stockfish"), **kw)
+
+    def annotate(state) -> Tuple[Dict[str, float], Optional[str]]:
+        a = ann.annotate(state.text())
+        return {m: float(v) for m, v in a.values.items()}, a.best
+    annotate.close = ann.close  # type: ignore[attr-defined]
+    return annotate
+
+
+__all__ = ["chess_annotator"]
