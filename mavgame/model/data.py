@@ -465,6 +465,22 @@ def _chess_annotator(options: Dict[str, Any]):
     return annotate
 
 
+def _gardner_annotator(options: Dict[str, Any]):
+    """Fairy-Stockfish (UCI_Variant gardner, mavgame.fairy) through mavgame.annotate; options: engine,
+    nodes, movetime, depth.  The values cover mavgame's legal moves (no bishop promotion)."""
+    from ..annotate import Annotator
+    kw = {k: options[k] for k in ("nodes", "movetime", "depth") if options.get(k) is not None}
+    if not kw:
+        kw["nodes"] = 20000
+    ann = Annotator(options.get("engine", "stockfish"), game="gardner", **kw)
+
+    def annotate(state) -> Tuple[Dict[str, float], Optional[str]]:
+        a = ann.annotate(state.text())
+        return {m: float(v) for m, v in a.values.items()}, a.best
+    annotate.close = ann.close
+    return annotate
+
+
 def _connect_four_annotator(options: Dict[str, Any]):
     """The perfect Connect Four solver (mavgame._core.C4Solver): values 1 / 0.5 / 0 for a won / drawn / lost
     move, the best move the fastest win (slowest loss), ties to the most central column.
@@ -541,6 +557,7 @@ ANNOTATORS: Dict[str, Callable[[Dict[str, Any]], Callable]] = {
     "tictactoe": _exhaustive_annotator,
     "chess": _chess_annotator,
     "chess960": _chess_annotator,
+    "gardner": _gardner_annotator,
     "connect_four": _connect_four_annotator,
     "hex": hex_annotator,
 }
@@ -552,6 +569,7 @@ DEFAULT_ANNOTATOR_OPTIONS: Dict[str, Dict[str, Any]] = {
     "connect_four": {"max_nodes": 1_000_000},
     "chess": {"nodes": 20_000},
     "chess960": {"nodes": 20_000},
+    "gardner": {"nodes": 20_000},
     "hex": {"solve_max_cells": 49, "solver_max_nodes": 1_000_000, "sims": 10_000},
 }
 
