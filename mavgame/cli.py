@@ -1009,6 +1009,8 @@ def build_parser() -> argparse.ArgumentParser:
         def _no_train(args, _e=_train_error):
             raise _fail(f"the train command is not available in this installation: {_e}")
         tr.set_defaults(func=_no_train)
+    from .gardner_cli import add_commands as _add_gardner_commands   # gardner-prove, gardner-proof
+    _add_gardner_commands(sub)
     for sp in (pl, ma, lg):  # the agent kinds and their options, from mavgame.agents (one table)
         sp.epilog = _agent_table()
     return p

@@ -152,3 +152,19 @@ def test_agrees_with_fairy_stockfish_mate_scores(prover):
             # the engine's mate distance is an upper bound; the prover's is exact
             r = prover.cannot_lose(fen, 2 * -sc.mate)
             assert r.refuted and r.mate_plies <= 2 * -sc.mate
+
+
+def test_cli_gardner_prove():
+    import subprocess
+    import sys
+    run = lambda *a: subprocess.run([sys.executable, "-m", "mavgame", "gardner-prove", *a],  # noqa: E731
+                                    capture_output=True, text=True)
+    r = run("r1bkq/2N1p/1Q1p1/PP3/R1BK1 w - - 3 12", "--mate", "2")
+    assert r.returncode == 0 and "White mates in at most 2 moves: proven" in r.stdout
+    assert "mate in 3 plies: c4a3 d5d4 b3c4" in r.stdout
+    r = run("startpos", "--no-loss", "6", "--side", "black")
+    assert r.returncode == 0 and "Black cannot lose within 6 plies: proven" in r.stdout
+    r = run("startpos", "--mate", "20", "--max-nodes", "1000")
+    assert r.returncode == 3 and "unknown" in r.stdout and "node limit" in r.stdout
+    r = run("rnbqk/ppppp/5/PPPPP/RNBQ w - - 0 1", "--mate", "2")
+    assert r.returncode != 0 and "FEN" in r.stderr
