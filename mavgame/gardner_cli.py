@@ -2,6 +2,7 @@
 
     mavgame gardner-prove FEN --mate N [--side white|black]    prove or refute "side mates in <= N moves"
     mavgame gardner-prove FEN --no-loss PLIES [--side ...]      prove or refute "side cannot lose within PLIES plies"
+    mavgame gardner-proof [--details] [--engine-nodes N]       check the paper's oracles (mavgame.gardner_oracle)
 """
 from __future__ import annotations
 
@@ -42,6 +43,40 @@ def cmd_gardner_prove(args: argparse.Namespace) -> int:
     return 0 if not r.unknown else 3
 
 
+def cmd_gardner_proof(args: argparse.Namespace) -> int:
+    import json
+    from .gardner_oracle import check, load_oracles
+    try:
+        lines = load_oracles(args.oracles)
+    except (OSError, ValueError) as e:
+        raise _fail(f"--oracles: {e}")
+    for name in ("mate_nodes", "draw_nodes", "cover_nodes", "engine_nodes"):
+        if getattr(args, name) < 0:
+            raise _fail(f"--{name.replace('_', '-')} must be >= 0 (0: no limit), not {getattr(args, name)}")
+    engine = None
+    if args.engine_nodes > 0:
+        from .fairy import find_fairy_stockfish, open_engine
+        if find_fairy_stockfish() is None:
+            raise _fail("--engine-nodes: Fairy-Stockfish not found (apt-get install fairy-stockfish, or --engine-nodes 0)")
+        engine = open_engine()
+    try:
+        rep = check(lines, mate_nodes=args.mate_nodes, draw_plies=args.draw_plies, draw_nodes=args.draw_nodes,
+                    cover_moves=args.cover_moves, cover_nodes=args.cover_nodes, engine=engine,
+                    engine_nodes=args.engine_nodes, engine_cp=args.engine_cp, progress=not args.no_progress)
+    except ValueError as e:
+        raise _fail(str(e))
+    finally:
+        if engine is not None:
+            engine.close()
+    print(rep.text() if args.details else rep.text().split("\n\n", 1)[0])
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"summary": rep.summary(), "recoveries": rep.recoveries, "problems": rep.problems,
+                       "mate_leaves": rep.mate_leaves, "draw_leaves": rep.draw_leaves, "replies": rep.coverage}, f,
+                      indent=1)
+    return 0
+
+
 def add_commands(sub) -> None:
     """Add the Gardner subcommands to the ``mavgame`` subparsers ``sub``."""
     gp = sub.add_parser("gardner-prove", help="prove or refute a bounded mate in Gardner minichess",
@@ -58,5 +93,28 @@ def add_commands(sub) -> None:
     gp.add_argument("--max-seconds", type=float, default=0.0, help="time budget in seconds (0: none)")
     gp.add_argument("--tt-log2", type=int, default=0, help="table of 2^N entries of 16 bytes (default 20)")
     gp.set_defaults(func=cmd_gardner_prove)
+
+    pf = sub.add_parser("gardner-proof", help="check the paper's Gardner oracles (replay, mates, coverage)",
+                        description="Replay the transcribed oracles of Mhalla & Prost (mavgame/data/gardner_oracles.txt) "
+                        "for legality, recovering lost piece glyphs; try each #x leaf with the prover, each drawn leaf "
+                        "with a bounded 'cannot lose' proof, and check that every reply of the oracle's opponent is in "
+                        "the tree or hopeless.  Prints the report (docs/gardner.md).")
+    pf.add_argument("--oracles", default=None, metavar="FILE", help="oracle file (default: the shipped transcription)")
+    pf.add_argument("--mate-nodes", type=int, default=2_000_000, help="prover nodes per #x leaf (default 2000000)")
+    pf.add_argument("--draw-plies", type=int, default=8, help="plies of the 'cannot lose' proof per drawn leaf (default 8)")
+    pf.add_argument("--draw-nodes", type=int, default=500_000, help="prover nodes per drawn leaf (default 500000)")
+    pf.add_argument("--cover-moves", type=int, default=3,
+                    help="a reply missing from the tree is hopeless if the oracle's side mates within this many moves "
+                         "(default 3)")
+    pf.add_argument("--cover-nodes", type=int, default=200_000, help="prover nodes per missing reply (default 200000)")
+    pf.add_argument("--engine-nodes", type=int, default=0,
+                    help="also let Fairy-Stockfish judge the missing replies the prover leaves open, with this many "
+                         "nodes each (default 0: no engine)")
+    pf.add_argument("--engine-cp", type=int, default=300,
+                    help="the engine judges a reply hopeless at this score for the oracle's side (default 300)")
+    pf.add_argument("--details", action="store_true", help="also list every recovery, problem, leaf and open reply")
+    pf.add_argument("--json", default=None, metavar="FILE", help="write the full report as JSON")
+    pf.add_argument("--no-progress", action="store_true", help="no progress bar")
+    pf.set_defaults(func=cmd_gardner_proof)
 
 
