@@ -6,6 +6,8 @@
     mavgame match uct:sims=100 perfect         two agents, every opening with both colours
     mavgame league                             a round robin with Elo (default: a Connect Four league)
     mavgame annotate positions.txt -o out.jsonl  Stockfish values for every legal move
+    mavgame gardner-prove FEN --mate N         Gardner: prove or refute a bounded mate (docs/gardner.md)
+    mavgame gardner-proof                      Gardner: check the paper's transcribed oracles
     mavgame bench                              speed of the C core (perft, playouts, MCTS)
     mavgame train ...                          train a MAV model (needs PyTorch)
 

@@ -36,8 +36,9 @@ def cmd_gardner_prove(args: argparse.Namespace) -> int:
         raise _fail(str(e))
     print(f"{r.claim}: {r.status.value}")
     if r.mate_plies is not None:
-        print(f"mate in {r.mate_plies} plies: {' '.join(r.line)}" + ("" if r.rule50_safe else
-                                                                     " (the fifty-move rule may cut it)"))
+        cut = "" if len(r.line) == r.mate_plies else " (the line's reconstruction ran out of budget)"
+        print(f"mate in {r.mate_plies} plies: {' '.join(r.line)}{cut}" + ("" if r.rule50_safe else
+                                                                          " (the fifty-move rule may cut it)"))
     print(f"{r.nodes} nodes in {r.seconds:.3f} s ({r.nodes / max(r.seconds, 1e-9) / 1e6:.1f} M nodes/s); "
           f"no mate within {r.depth_done} plies" + ("" if r.stop == "done" else f"; stopped by the {r.stop}"))
     return 0 if not r.unknown else 3

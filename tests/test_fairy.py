@@ -167,3 +167,13 @@ def test_cli_annotate_gardner(tmp_path):
     rows = [json.loads(x) for x in out.read_text().splitlines()]
     assert [r["game"] for r in rows] == ["gardner", "gardner"]
     assert rows[1]["best"] == "c4c5q"
+
+
+@pytest.mark.slow
+def test_mav_data_generation_for_gardner(tmp_path):
+    # the MAV data pipeline end to end for Gardner: epsilon-greedy games annotated by Fairy-Stockfish
+    from mavgame.model.data import generate_positions
+    r = generate_positions("gardner", tmp_path, 2, seed=1, annotator_options={"nodes": 500}, progress=False,
+                           max_plies=30)
+    assert r["game"] == "gardner" and r["positions_unique"] > 20 and r["moves_annotated"] > 100
+    assert r["unannotated_by_ply"] == {}

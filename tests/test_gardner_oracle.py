@@ -130,3 +130,24 @@ def test_cli_gardner_proof(tmp_path):
     r = subprocess.run([sys.executable, "-m", "mavgame", "gardner-proof", "--oracles", str(tmp_path / "none.txt")],
                        capture_output=True, text=True)
     assert r.returncode != 0 and "--oracles" in r.stderr
+
+
+@pytest.mark.slow
+def test_paper_leaves_3_1_proven_and_3_5_refuted():
+    # [3|1] "#8 w": White mates within 16 plies (Black to move); [3|5] "#8 w": no White mate within 15 plies
+    # (an exhaustive search; Fairy-Stockfish finds a mate in 10 there at depth 24)
+    from mavgame.gardner_prover import Prover
+    lines = load_oracles()
+    p = Prover(22)
+    b31 = replay(_line(lines, "[3|1]"))
+    b35 = replay(_line(lines, "[3|5]"))
+    from mavgame.games.gardner import Gardner
+    s31, s35 = Gardner(), Gardner()
+    for m in b31.moves:
+        s31.push(m)
+    for m in b35.moves:
+        s35.push(m)
+    r = p.mates_in(s31, 8, side="white")
+    assert r.proven and r.mate_plies <= 16
+    r = p.mates_in(s35, 8, side="white")
+    assert r.refuted and r.depth_done == 15
