@@ -238,10 +238,11 @@ static int search(ctx *c, int d)
     return att ? 0 : 1;
 }
 
-/* The least d' <= d with a mate within d' plies: -1 if none, -2 if stopped. */
-static int mate_distance(ctx *c, int d)
+/* The least d' in [from, d] with a mate within d' plies (none within from - 1 is known): -1 if
+ * none, -2 if stopped. */
+static int mate_distance(ctx *c, int from, int d)
 {
-    for (int e = 0; e <= d; e++) {
+    for (int e = from; e <= d; e++) {
         int r = search(c, e);
         if (r < 0)
             return -2;
@@ -270,7 +271,15 @@ static int build_pv(ctx *c, int dist, int32_t *pv, int maxlen)
             if (budget_spent(c))
                 goto out;
             mg_gardner.make(st, moves[i], &u);
-            int e = att ? search(c, dist - 1) : mate_distance(c, dist - 1);
+            int e;
+            if (att)
+                e = search(c, dist - 1);
+            else if (pick_d < 0)
+                e = mate_distance(c, 0, dist - 1);
+            else {   /* only a longer resistance than the best so far matters: one search decides */
+                e = search(c, pick_d);
+                e = e < 0 ? -2 : e == 1 ? pick_d : mate_distance(c, pick_d + 1, dist - 1);
+            }
             mg_gardner.unmake(st, moves[i], &u);
             if (e < 0 && (att || e == -2))
                 goto out;   /* stopped (an attacker's -1 is a stop; a defender's -1 cannot happen) */
