@@ -18,6 +18,8 @@ spec                    agent
 ``stockfish``           Stockfish (chess, Chess960): ``skill`` (Skill Level 0..20), ``elo``
                         (UCI_LimitStrength), ``movetime`` ms (default 100), ``nodes``, ``depth``,
                         ``threads``, ``hash``, ``path``
+``fairy``               Fairy-Stockfish playing Gardner minichess (:mod:`mavgame.fairy`): ``skill``
+                        (-20..20), ``elo`` and the other options of ``stockfish``
 ``uci``                 any UCI engine: ``path`` and the same options as ``stockfish``
 ``mcts``                :class:`mavgame.MCTS` with an evaluator: ``sims`` (default 200),
                         ``evaluator`` (playout, c4_solver, stockfish, constant), ``batch``, ``c_puct``,
@@ -280,7 +282,7 @@ class UCIAgent(Agent):
         for a in state.history():
             moves.append(root.action_to_str(int(a)))
             root.push(int(a))
-        best = self.engine.play(state.root_text(), moves, **self.limits)
+        best = self.engine.play(state.root_text(), moves, searchmoves=self.search_moves(state), **self.limits)
         if best is None:
             raise AgentError(f"engine {self.name!r} found no move in position {state.text()!r}")
         try:
@@ -288,6 +290,11 @@ class UCIAgent(Agent):
         except ValueError as e:
             raise AgentError(f"engine {self.name!r} played the illegal move {best!r} in position "
                              f"{state.text()!r}: {e}") from None
+
+    def search_moves(self, state) -> Optional[list]:
+        """The root moves the engine may choose from (None: all of its own); subclasses restrict an
+        engine whose rules allow more moves than the game (Fairy-Stockfish's bishop promotions)."""
+        return None
 
     def close(self) -> None:
         if self._engine is not None and getattr(self, "_engine_pid", None) == os.getpid():
@@ -571,6 +578,11 @@ def _make_stockfish(**kw):
     return StockfishAgent(**kw)
 
 
+def _make_fairy(**kw):
+    from .fairy import FairyStockfishAgent
+    return FairyStockfishAgent(**kw)
+
+
 def _make_uci(path: Optional[str] = None, **kw):
     if not path:
         raise ValueError("the uci agent needs path=<engine binary>")
@@ -683,6 +695,7 @@ def _make_python(fn: Optional[str] = None, name: Optional[str] = None, **kw):
 _KINDS: Dict[str, Callable[..., Agent]] = {
     "random": lambda **kw: RandomAgent(**kw),
     "stockfish": _make_stockfish,
+    "fairy": _make_fairy,
     "uci": _make_uci,
     "mcts": _make_mcts,
     "uct": _make_uct,

@@ -13,6 +13,10 @@ format's formula (:func:`mavgame.uci.cp_to_win_prob`; mates are 1 or 0).
 
 Positions are FENs (chess or Chess960; Chess960 is detected from the castling field or set
 with ``chess960=True``), optionally followed by ``moves m1 m2 ...`` in UCI.
+
+``game="gardner"`` annotates Gardner 5x5 minichess positions (5x5 FENs) with Fairy-Stockfish
+(``UCI_Variant`` = ``gardner``, see :mod:`mavgame.fairy`); the moves valued are mavgame's legal moves
+(the engine's bishop promotions, which the paper's rules forbid, are left out of the search).
 """
 from __future__ import annotations
 
@@ -93,13 +97,16 @@ def parse_position(line: str) -> Tuple[str, List[str]]:
     return fen, moves
 
 
-def check_line(fen: str, moves: Sequence[str] = (), chess960: bool = False) -> str:
+def check_line(fen: str, moves: Sequence[str] = (), chess960: bool = False, game: Optional[str] = None) -> str:
     """The game ("chess" or "chess960") of a position line, after checking with the C core that the FEN is
     valid and every move is legal in turn; ValueError (an InvalidMoveError or IllegalMoveError for a
     move) naming the move and its number otherwise.  Engines skip an illegal move of ``position ...
     moves`` silently and would annotate the wrong position."""
     from . import _core
-    game = "chess960" if chess960 or _is_chess960_fen(fen) else "chess"
+    if game not in (None, "chess", "chess960", "gardner"):
+        raise ValueError(f"cannot annotate game {game!r} with a UCI engine (chess, chess960, gardner)")
+    if game != "gardner":
+        game = "chess960" if chess960 or game == "chess960" or _is_chess960_fen(fen) else "chess"
     s = _core.State(game, fen)
     for i, m in enumerate(moves):
         try:
@@ -144,18 +151,28 @@ class Annotator:
         Engine threads and hash size (1 thread per process when annotating in parallel).
     chess960:
         Force Chess960 castling rules (otherwise detected from the FEN's castling field).
+    game:
+        "gardner" for Gardner minichess (engine: Fairy-Stockfish unless ``engine`` names another
+        binary; the engine's UCI_Variant is set to gardner); None or "chess" for chess/Chess960.
     """
 
     def __init__(self, engine: str = "stockfish", *, nodes: Optional[int] = None, movetime: Optional[int] = None,
                  depth: Optional[int] = None, threads: int = 1, hash_mb: int = 16, chess960: bool = False,
-                 options: Optional[Dict[str, object]] = None, timeout: float = 10.0):
+                 options: Optional[Dict[str, object]] = None, timeout: float = 10.0, game: Optional[str] = None):
         if nodes is None and movetime is None and depth is None:
             nodes = 100_000
         self.limits = {k: v for k, v in (("nodes", nodes), ("movetime", movetime), ("depth", depth)) if v is not None}
         self.engine_path = engine
         self.chess960 = chess960
+        if game not in (None, "chess", "chess960", "gardner"):
+            raise ValueError(f"cannot annotate game {game!r} with a UCI engine (chess, chess960, gardner)")
+        self.game = game
         opts: Dict[str, object] = {}
-        self._engine = UCIEngine(engine, timeout=timeout)
+        if game == "gardner":
+            from .fairy import open_engine
+            self._engine = open_engine(None if engine == "stockfish" else engine, timeout=timeout)
+        else:
+            self._engine = UCIEngine(engine, timeout=timeout)
         for name, v in (("Threads", threads), ("Hash", hash_mb)):
             if name.lower() in self._engine.options:
                 opts[name] = v
@@ -184,17 +201,38 @@ class Annotator:
         _, per_move = self._engine.perft(1, fen, moves)
         return list(per_move)
 
+    def _gardner_moves(self, fen: str, moves: Sequence[str], engine_legal: List[str]):
+        """mavgame's legal moves of a Gardner position (the paper's rules: no bishop promotion), and the
+        ``searchmoves`` restriction (None when the engine's moves are the same); EngineError if the
+        engine's moves differ by more than its bishop promotions (a rules mismatch)."""
+        from . import _core
+        s = _core.State("gardner", fen)
+        for m in moves:
+            s.push(m)
+        ours = [str(m) for m in s.legal_moves()]
+        extra = set(engine_legal) - set(ours)
+        if set(ours) - set(engine_legal) or any(not (len(m) == 5 and m[4] == "b") for m in extra):
+            raise EngineError(f"engine {self._engine.name!r} disagrees with mavgame's Gardner rules in {s.text()!r}: "
+                              f"only mavgame has {sorted(set(ours) - set(engine_legal))}, only the engine has "
+                              f"{sorted(extra)}")
+        return ours, (ours if extra else None)
+
     def annotate(self, fen: str, moves: Sequence[str] = ()) -> EngineAnnotation:
         """Values for every legal move of ``fen`` after ``moves`` and the engine's best move."""
         fen = fen.strip()
-        c960 = check_line(fen, moves, self.chess960) == "chess960"
+        game = check_line(fen, moves, self.chess960, self.game)
+        c960 = game == "chess960"
         self._set_960(c960)
         legal = self.legal_moves(fen, moves)
-        ann = EngineAnnotation(fen=fen, moves=list(moves), game="chess960" if c960 else "chess")
+        restrict = None
+        if game == "gardner":
+            legal, restrict = self._gardner_moves(fen, moves, legal)
+        ann = EngineAnnotation(fen=fen, moves=list(moves), game=game)
         if not legal:
             return ann
         self._engine.new_game()
-        res = self._engine.go(fen, moves, multipv=min(len(legal), self._max_multipv or 1), **self.limits)
+        res = self._engine.go(fen, moves, multipv=min(len(legal), self._max_multipv or 1), searchmoves=restrict,
+                              **self.limits)
         got: Dict[str, Score] = {}
         order: List[str] = []
         legal_set = set(legal)
@@ -291,7 +329,7 @@ def annotate_many(positions: Iterable[Union[str, Tuple[str, Sequence[str]]]], *,
         else:
             fen, mv = p[0], list(p[1])
         try:
-            check_line(fen, mv, bool(kwargs.get("chess960")))
+            check_line(fen, mv, bool(kwargs.get("chess960")), kwargs.get("game"))
         except ValueError as e:
             raise type(e)(f"position {i} ({fen!r} moves {' '.join(mv) or '-'}): {e}") from None
         items.append((i, fen, list(mv)))
@@ -349,14 +387,14 @@ def read_positions(path: str) -> List[str]:
     return [s for _, s in _numbered_positions(path)]
 
 
-def check_positions(path: str, chess960: bool = False) -> List[str]:
+def check_positions(path: str, chess960: bool = False, game: Optional[str] = None) -> List[str]:
     """The position lines of ``path``, each checked with the C core (a valid FEN, legal moves); ValueError
     naming the file, the line number and the offending move otherwise."""
     out = []
     for n, text in _numbered_positions(path):
         try:
             fen, moves = parse_position(text)
-            check_line(fen, moves, chess960)
+            check_line(fen, moves, chess960, game)
         except ValueError as e:
             raise type(e)(f"{path}, line {n} ({text!r}): {e}") from None
         out.append(text)
@@ -392,7 +430,7 @@ def annotate_file(in_path: str, out_path: str, *, workers: int = 1, progress: bo
     Written line by line, so an interrupted run resumes where it stopped (``resume=True``).
     ``mav_commands`` (e.g. "%state %top_all %best_action") adds each position's MAV text as the
     field "mav".  Returns the number of positions annotated by this call."""
-    positions = check_positions(in_path, bool(kwargs.get("chess960")))
+    positions = check_positions(in_path, bool(kwargs.get("chess960")), kwargs.get("game"))
     done = _count_done(out_path) if resume else 0
     if done > len(positions):
         raise ValueError(f"{out_path} has {done} annotations but {in_path} only {len(positions)} positions")

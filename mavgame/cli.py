@@ -6,6 +6,8 @@
     mavgame match uct:sims=100 perfect         two agents, every opening with both colours
     mavgame league                             a round robin with Elo (default: a Connect Four league)
     mavgame annotate positions.txt -o out.jsonl  Stockfish values for every legal move
+    mavgame gardner-prove FEN --mate N         Gardner: prove or refute a bounded mate (docs/gardner.md)
+    mavgame gardner-proof                      Gardner: check the paper's transcribed oracles
     mavgame bench                              speed of the C core (perft, playouts, MCTS)
     mavgame train ...                          train a MAV model (needs PyTorch)
 
@@ -700,7 +702,14 @@ def cmd_annotate(args: argparse.Namespace) -> int:
     from .uci import EngineError, find_stockfish
 
     engine = args.engine
-    if engine == "stockfish" and find_stockfish() is None:
+    variant = registry.get(args.game).uci_variant
+    game = args.game if variant else None   # None: standard chess or Chess960, told apart by the FEN
+    if variant and engine == "stockfish":
+        from .fairy import find_fairy_stockfish
+        if find_fairy_stockfish() is None:
+            raise _fail(f"--game {args.game}: Fairy-Stockfish not found (apt-get install fairy-stockfish, "
+                        "or --engine PATH)")
+    elif engine == "stockfish" and find_stockfish() is None:
         raise _fail("--engine stockfish: Stockfish not found (apt-get install stockfish, or --engine PATH)")
     if engine != "stockfish" and shutil.which(engine) is None:
         raise _fail(f"--engine {engine}: no such executable")
@@ -720,20 +729,20 @@ def cmd_annotate(args: argparse.Namespace) -> int:
         inp = tmp.name
     try:
         try:   # every line checked (UTF-8, FEN, legal moves) before an engine starts
-            n_in = len(check_positions(inp, args.chess960))
+            n_in = len(check_positions(inp, args.chess960, game))
         except ValueError as e:
             raise _fail(str(e).replace(inp, "standard input") if tmp is not None else str(e))
         limits = {"nodes": args.nodes, "movetime": args.movetime, "depth": args.depth}
         limits = {k: v for k, v in limits.items() if v is not None}
         try:   # the engine must start and speak UCI before any work
-            Annotator(engine, hash_mb=args.hash, chess960=args.chess960, **limits).close()
+            Annotator(engine, hash_mb=args.hash, chess960=args.chess960, game=game, **limits).close()
         except (EngineError, OSError) as e:
             raise _fail(f"--engine {engine}: {e}")
         t0 = time.perf_counter()
         try:
             n = annotate_file(inp, out, workers=args.workers, progress=not args.no_progress, resume=not args.fresh,
                               mav_commands=args.mav, engine=engine, chess960=args.chess960, hash_mb=args.hash,
-                              **limits)
+                              game=game, **limits)
         except (EngineError, ValueError) as e:
             raise _fail(f"{e} (annotations finished so far are kept in {out}; run again to resume)")
     finally:
@@ -934,6 +943,9 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("--workers", type=_int_type(1), default=max(1, min(os.cpu_count() or 1, 2)),
                     help="engine processes (one thread each; default: min(2, CPUs))")
     an.add_argument("--hash", type=_int_type(1), default=16, help="engine hash in MB per process (default: 16)")
+    an.add_argument("--game", default="chess", choices=["chess", "gardner"],
+                    help="gardner: Gardner 5x5 minichess positions, annotated by Fairy-Stockfish (UCI_Variant "
+                         "gardner; the default engine then is fairy-stockfish)")
     an.add_argument("--chess960", action="store_true",
                     help="Chess960 castling for every position (otherwise detected from the FEN's castling field)")
     an.add_argument("--mav", default=None, metavar="COMMANDS",
@@ -987,6 +999,8 @@ def build_parser() -> argparse.ArgumentParser:
         def _no_train(args, _e=_train_error):
             raise _fail(f"the train command is not available in this installation: {_e}")
         tr.set_defaults(func=_no_train)
+    from .gardner_cli import add_commands as _add_gardner_commands   # gardner-prove, gardner-proof
+    _add_gardner_commands(sub)
     for sp in (pl, ma, lg):  # the agent kinds and their options, from mavgame.agents (one table)
         sp.epilog = _agent_table()
     return p

@@ -24,6 +24,7 @@ int mg_bind_playout(PyObject *m);
 int mg_bind_model(PyObject *m);
 int mg_bind_cuda(PyObject *m);
 int mg_bind_rules(PyObject *m);
+int mg_bind_gardner(PyObject *m);
 
 static const mg_bind_fn MG_BINDINGS[] = {
     mg_bind_chess,
@@ -42,6 +43,7 @@ static const mg_bind_fn MG_BINDINGS[] = {
     mg_bind_model,
     mg_bind_cuda,
     mg_bind_rules,
+    mg_bind_gardner,
     NULL, /* keep last */
 };
 

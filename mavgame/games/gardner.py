@@ -62,7 +62,8 @@ class Gardner(ChessFamily):
 registry.register(registry.GameInfo(
     name=Gardner.GAME, cls=Gardner, family="chess",
     from_text=lambda text, size, flags: Gardner(text, bishop_promotion=bool(flags & FLAG_BISHOP_PROMOTION)),
-    flags={"bishop_promotion": FLAG_BISHOP_PROMOTION}, san=True, pgn_variant="Gardner"))
+    flags={"bishop_promotion": FLAG_BISHOP_PROMOTION}, san=True, pgn_variant="Gardner", uci_variant="gardner",
+    annotator="mavgame.annotators.gardner:gardner_annotator", annotator_options={"nodes": 20_000}))
 
 
 __all__ = ["Gardner", "Outcome", "START_FEN", "FLAG_BISHOP_PROMOTION"]

@@ -61,6 +61,8 @@ class GameInfo:
       ``max_board_size``: 0 for a game of fixed size.
     - ``san``: moves may also be written in SAN (and games exported as PGN with ``pgn_variant``).
     - ``uci``: UCI engines (Stockfish) play it; ``uci_chess960``: with the UCI_Chess960 option.
+    - ``uci_variant``: the ``UCI_Variant`` a Fairy-Stockfish engine plays it under (Gardner: ``gardner``),
+      None for games that standard Stockfish analyses.
     - ``start_position(n)`` / ``start_positions`` / ``start_prefix``: numbered start positions used as
       openings instead of an opening file (Chess960's 960 positions, named ``960-N``).
     - ``openings``: the shipped opening file in ``mavgame/data`` (``{board_size}`` filled in), or None.
@@ -82,6 +84,7 @@ class GameInfo:
     pgn_variant: Optional[str] = None
     uci: bool = False
     uci_chess960: bool = False
+    uci_variant: Optional[str] = None
     start_position: Optional[Callable[[int], str]] = None
     start_positions: int = 0
     start_prefix: str = ""

@@ -530,6 +530,8 @@ static int insufficient_material(const mg_gardner_state *s)
     return (others & dark) == others || (others & ~dark) == others;
 }
 
+int mg_gardner_insufficient_material(const mg_gardner_state *s) { return insufficient_material(s); }
+
 static int g_outcome(const void *st, int *reason)
 {
     const mg_gardner_state *s = st;

@@ -87,5 +87,7 @@ extern const struct mg_mav_codec mg_gardner_mav;
 uint64_t mg_gardner_compute_hash(const mg_gardner_state *s);
 /* Non-zero if the side to move is in check. */
 int mg_gardner_in_check(const mg_gardner_state *s);
+/* Non-zero if the material left cannot give mate (the insufficient-material draw of outcome()). */
+int mg_gardner_insufficient_material(const mg_gardner_state *s);
 
 #endif
