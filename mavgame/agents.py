@@ -54,6 +54,7 @@ from typing import Any, Callable, Dict, Optional, Union
 import numpy as np
 
 from . import _core
+from .games import registry
 
 __all__ = [
     "Agent", "RandomAgent", "CallableAgent", "UCIAgent", "StockfishAgent", "MCTSAgent", "UCTAgent",
@@ -109,6 +110,17 @@ def _check_sims(sims) -> int:
     if isinstance(sims, bool) or not isinstance(sims, (int, np.integer)) or sims < 1:
         raise ValueError(f"sims must be a number of simulations >= 1, not {sims!r}")
     return int(sims)
+
+
+class _GamesWhere:
+    """The class attribute ``games`` of agents that play every registered game with a descriptor
+    property (such as ``uci``): read from :mod:`mavgame.games.registry` at each use."""
+
+    def __init__(self, prop: str):
+        self.prop = prop
+
+    def __get__(self, obj, owner=None) -> tuple:
+        return tuple(g.name for g in registry.infos() if getattr(g, self.prop))
 
 
 class Agent:
@@ -196,7 +208,7 @@ class UCIAgent(Agent):
     Stockfish's Skill Level (0..20), ``elo`` its UCI_LimitStrength/UCI_Elo; the search limit is
     ``movetime`` (ms), ``nodes`` or ``depth`` (default: movetime 100)."""
 
-    games = ("chess", "chess960")
+    games = _GamesWhere("uci")   # chess and Chess960
 
     def __init__(self, path: str = "stockfish", *, skill: Optional[int] = None, elo: Optional[int] = None,
                  movetime: Optional[int] = None, nodes: Optional[int] = None, depth: Optional[int] = None,
@@ -251,7 +263,7 @@ class UCIAgent(Agent):
     def setup(self, game, *, seed=None, player=None):
         self.check_game(game)
         eng = self.engine
-        c960 = game == "chess960"
+        c960 = registry.get(game).uci_chess960
         if "uci_chess960" in eng.options and self._chess960 != c960:
             eng.set_option("UCI_Chess960", c960)
             self._chess960 = c960
@@ -656,27 +668,18 @@ class _PerfectAny(Agent):
     def __init__(self, **kw):
         self.kw = kw
         self.name = kw.get("name", "perfect")
-        self._c4: Optional[PerfectConnectFourAgent] = None
-        self._mm: Optional[MinimaxAgent] = None
-        self._hex: Optional[PerfectHexAgent] = None
+        self._players: Dict[str, Agent] = {}   # game -> its perfect player (made on first use)
         self._cur: Optional[Agent] = None
 
     def _pick(self, game):
-        if game == "connect_four":
-            if self._c4 is None:
-                self._c4 = PerfectConnectFourAgent(**self.kw)
-            return self._c4
-        if game in ("chess", "chess960", "gardner"):
-            raise AgentError(f"agent {self.name!r}: no perfect player for {game!r}")
-        if game == "hex":
-            if self._hex is None:
-                kw = {k: v for k, v in self.kw.items() if k in ("seed", "name", "max_nodes")}
-                self._hex = PerfectHexAgent(**kw)
-            return self._hex
-        if self._mm is None:
-            kw = {k: v for k, v in self.kw.items() if k in ("seed", "name", "max_nodes")}
-            self._mm = MinimaxAgent(**kw)
-        return self._mm
+        agent = self._players.get(game)
+        if agent is None:
+            try:
+                agent = registry.get(game).make_perfect_player(**self.kw)
+            except ValueError as e:
+                raise AgentError(f"agent {self.name!r}: {e}") from None
+            self._players[game] = agent
+        return agent
 
     def setup(self, game, *, seed=None, player=None):
         self._cur = self._pick(game)
@@ -686,6 +689,23 @@ class _PerfectAny(Agent):
         if self._cur is None:
             self._cur = self._pick(state.game)
         return self._cur.act(state)
+
+
+# The perfect players of the game registry (GameInfo.perfect_player): kwargs of the ``perfect`` spec.
+
+def perfect_connect_four(**kw) -> Agent:
+    """Connect Four: the solver (:class:`PerfectConnectFourAgent`)."""
+    return PerfectConnectFourAgent(**kw)
+
+
+def perfect_hex(**kw) -> Agent:
+    """Hex up to 7x7: the exact solver (:class:`PerfectHexAgent`)."""
+    return PerfectHexAgent(**{k: v for k, v in kw.items() if k in ("seed", "name", "max_nodes")})
+
+
+def perfect_minimax(**kw) -> Agent:
+    """Small games (tic-tac-toe): exact minimax (:class:`MinimaxAgent`)."""
+    return MinimaxAgent(**{k: v for k, v in kw.items() if k in ("seed", "name", "max_nodes")})
 
 
 def _make_python(fn: Optional[str] = None, name: Optional[str] = None, **kw):

@@ -19,12 +19,12 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import asdict, dataclass, field
-from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from .uci import STARTPOS, EngineError, Score, UCIEngine
 
 __all__ = ["Annotation", "Annotator", "annotate_many", "annotate_file", "parse_position", "read_positions",
-           "check_line", "check_positions"]
+           "check_line", "check_positions", "chess_annotator"]
 
 
 @dataclass
@@ -263,8 +263,8 @@ def _worker_init(kwargs: dict) -> None:
     except (EngineError, OSError, ValueError) as e:
         _WORKER_ERROR = f"{type(e).__name__}: {e}"
         return
-    from multiprocessing.util import Finalize
-    Finalize(_WORKER, _WORKER.close, exitpriority=10)
+    from .workers import close_at_exit
+    close_at_exit(_WORKER)
 
 
 def _worker_annotate(item: Tuple[int, str, List[str]]) -> Tuple[int, Optional[dict], Optional[str]]:
@@ -407,3 +407,23 @@ def annotate_file(in_path: str, out_path: str, *, workers: int = 1, progress: bo
             out.flush()
             n += 1
     return n
+
+
+# ---------------------------------------------------------------------------------------------
+# the MAV data pipeline's chess annotator (GameInfo.annotator of chess and Chess960)
+
+
+def chess_annotator(options: Dict) -> "Callable":
+    """``annotate(state) -> ({move: value}, best move)`` with Stockfish (or any UCI engine) through
+    :class:`Annotator`, for :func:`mavgame.model.data.make_annotator`; options: ``engine``, ``nodes``,
+    ``movetime``, ``depth`` (default: 20000 nodes)."""
+    kw = {k: options[k] for k in ("nodes", "movetime", "depth") if options.get(k) is not None}
+    if not kw:
+        kw["nodes"] = 20000
+    ann = Annotator(options.get("engine", "stockfish"), **kw)
+
+    def annotate(state) -> Tuple[Dict[str, float], Optional[str]]:
+        a = ann.annotate(state.text())
+        return {m: float(v) for m, v in a.values.items()}, a.best
+    annotate.close = ann.close  # type: ignore[attr-defined]
+    return annotate

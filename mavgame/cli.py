@@ -21,6 +21,7 @@ import time
 from typing import Dict, List, Optional, Sequence
 
 from . import _core
+from .games import registry
 
 
 def _make_state(game: str, text: Optional[str], board_size: int, flags: int) -> "_core.State":
@@ -123,12 +124,12 @@ def _check_args(args: argparse.Namespace) -> None:
     if isinstance(seed, int) and seed < 0:
         raise _fail(f"--seed {seed}: must be >= 0")
     game = getattr(args, "game", None)
-    for g in game if isinstance(game, list) else []:   # bench: --game repeated
-        if g not in _core.games():
-            raise _fail(f"--game {g}: unknown game (games: {', '.join(_core.games())})")
+    for g in (game if isinstance(game, list) else [game] if isinstance(game, str) else []):  # bench: repeated
+        try:
+            registry.get(g)
+        except registry.UnknownGameError as e:
+            raise _fail(f"--game {g}: {e}")
     if isinstance(game, str):
-        if game not in _core.games():
-            raise _fail(f"--game {game}: unknown game (games: {', '.join(_core.games())})")
         size = getattr(args, "board_size", 0) or 0
         if size < 0:
             raise _fail(f"--board-size {size}: must be >= 0 (0: the game's default)")
@@ -153,7 +154,7 @@ def _check_args(args: argparse.Namespace) -> None:
 
 
 def cmd_games(args: argparse.Namespace) -> int:
-    for name in _core.games():
+    for name in registry.names():
         print(name)
     return 0
 
@@ -276,10 +277,10 @@ def _resolve_openings(arg: Optional[str], game: str, board_size: int, seed: int)
             return random_openings(game, int(parts[1]), int(parts[2]), seed=seed, board_size=board_size)
         if os.path.exists(arg):
             return load_openings(game, board_size=board_size, path=arg)
-        if game == "chess960" and arg.startswith("960-"):
-            from . import _core
+        info = registry.get(game)
+        if info.start_position is not None and arg.startswith(info.start_prefix):   # Chess960's 960-N
             from .league import Opening
-            return [Opening(n, (), _core.chess960_fen(int(n[4:]))) for n in arg.split(",")]
+            return [Opening(n, (), info.numbered_start(n)) for n in arg.split(",")]
         shipped = {o.name: o for o in load_openings(game, board_size=board_size)}
         names = [n.strip() for n in arg.split(",") if n.strip()]
         missing = [n for n in names if n not in shipped]
@@ -300,7 +301,9 @@ def _adjudicator(args):
 
 def _add_game_options(p: argparse.ArgumentParser, default_game: str) -> None:
     p.add_argument("--game", default=default_game, help=f"game name (see `mavgame games`; default: {default_game})")
-    p.add_argument("--board-size", type=int, default=0, help="board size for Hex (default: 11)")
+    sized = ", ".join(f"{g.name} 1..{g.max_board_size}, default {g.default_board_size}"
+                      for g in registry.infos() if g.sized)
+    p.add_argument("--board-size", type=int, default=0, help=f"board size for sized games ({sized})")
 
 
 def _at_least_one(text: str) -> int:
@@ -523,26 +526,9 @@ def cmd_match(args: argparse.Namespace) -> int:
 
 def _display(state) -> str:
     """The board as the game's Python class prints it (plain text as a fallback)."""
-    g, text = state.game, state.text()
+    text = state.text()
     try:
-        if g == "chess":
-            from .games.chess import Chess
-            return str(Chess(text))
-        if g == "chess960":
-            from .games.chess import Chess960
-            return str(Chess960(fen=text))
-        if g == "gardner":
-            from .games.gardner import Gardner
-            return str(Gardner(text))
-        if g == "connect_four":
-            from .games.connect_four import ConnectFour
-            return str(ConnectFour(text))
-        if g == "hex":
-            from .games.hex import Hex
-            return str(Hex(state.board_size or None, swap=bool(state.flags), text=text))
-        if g == "tictactoe":
-            from .games.tictactoe import TicTacToe
-            return str(TicTacToe(text))
+        return registry.get(state.game).display(state)
     except Exception:  # noqa: BLE001 - fall back to the text
         pass
     return "\n".join(text.split(" ")[0].split("/")) + f"\n({text})"
@@ -552,7 +538,7 @@ def _parse_human_move(state, s: str) -> int:
     try:
         return int(state.action_from_str(s))
     except ValueError as e:
-        if state.game in ("chess", "chess960", "gardner"):
+        if registry.get(state.game).san:
             from . import _core
             try:
                 return int(_core.parse_san(state, s))
@@ -609,7 +595,7 @@ class _Thinking:
 
 def _thinking_hint(spec: str, game: str) -> str:
     kind = spec.split(":", 1)[0].split("=")[-1]
-    if kind in ("perfect", "minimax") and game in ("connect_four", "hex"):
+    if kind in ("perfect", "minimax") and registry.get(game).slow_perfect_player:
         return " (the perfect player solves the position exactly: early moves can take minutes; Ctrl-C quits)"
     return ""
 
@@ -764,7 +750,7 @@ def cmd_annotate(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     from . import _core
 
-    games = args.game or [g for g in _core.games()]
+    games = args.game or registry.names()
     rows = []
     try:
         from ._progress import tqdm
@@ -774,7 +760,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     bar = tqdm(items, desc="bench", unit="test", disable=args.no_progress) if tqdm else items
     for g, kind in bar:
         try:
-            s = _core.State(g, None, args.board_size if g == "hex" else 0)
+            s = registry.get(g).state(None, args.board_size)
         except ValueError as e:
             raise _fail(str(e))
         budget = args.seconds
@@ -855,7 +841,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="mavgame", description="Planning with language models in board games.",
                 epilog="`mavgame COMMAND --help` explains each command's options.")
     p.add_argument("--version", action="version",
-                   version=f"mavgame {__version__} (games: {', '.join(_core.games())})")
+                   version=f"mavgame {__version__} (games: {', '.join(registry.names())})")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     g = sub.add_parser("games", help="list the games of the C core")

@@ -127,7 +127,8 @@ class UCIEvaluator:
                 raise FileNotFoundError("no UCI engine given and Stockfish not found (apt install stockfish)")
             opts = {"Threads": 1, "Hash": 16}
             opts.update(options or {})
-            if game == "chess960":
+            from .games import registry
+            if registry.get(game).uci_chess960:
                 opts.setdefault("UCI_Chess960", True)
             engine = uci.UCIEngine(path, options=opts)
             self._owned = True

@@ -44,6 +44,7 @@ import numpy as np
 
 from . import _core
 from .agents import Agent, AgentError, make_agent, resolve_move
+from .games import registry
 from .pgn import to_movelist, to_pgn
 from .records import CHESS_FAMILY, GameRecord, Opening, RecordError, check_record, game_key
 from .results import LeagueResults, ResultsWarning, load_results
@@ -62,6 +63,27 @@ class LeagueError(RuntimeError):
 
 # ---------------------------------------------------------------------------------------------
 # adjudication
+
+
+def _check_uci_game(game: str) -> None:
+    """Engine adjudication needs a game that UCI engines play (chess, Chess960)."""
+    if not registry.get(game).uci:
+        raise ValueError(f"engine adjudication is for games that UCI engines play "
+                         f"({', '.join(g.name for g in registry.infos() if g.uci)}), not {game!r}")
+
+
+def random_start_positions(game: str, n: int, seed: int = 0) -> List[Opening]:
+    """n distinct random numbered start positions of ``game`` (Chess960's Scharnagl numbers), drawn with
+    ``seed``, as openings named ``960-N``."""
+    info = registry.get(game)
+    if info.start_position is None:
+        raise ValueError(f"{game} has no numbered start positions (games with them: "
+                         f"{', '.join(g.name for g in registry.infos() if g.start_position)})")
+    if not 1 <= n <= info.start_positions:
+        raise ValueError(f"the number of {game} start positions must lie in 1..{info.start_positions}, not {n}")
+    rng = np.random.default_rng(seed)
+    nums = rng.choice(info.start_positions, size=n, replace=False)
+    return [Opening(f"{info.start_prefix}{int(k)}", (), info.start_position(int(k))) for k in nums]
 
 
 class Adjudicator:
@@ -101,15 +123,14 @@ class Adjudicator:
         if self._engine is None or self._engine.closed:
             self._engine = UCIEngine(self.engine_path, options={"Threads": 1, "Hash": 16})
             self._pid = os.getpid()
-        want = game == "chess960"
+        want = registry.get(game).uci_chess960
         if "uci_chess960" in self._engine.options and self._engine.option_value("UCI_Chess960") != (
                 "true" if want else "false"):
             self._engine.set_option("UCI_Chess960", want)
         return self._engine
 
     def start(self, game: str) -> None:
-        if game not in ("chess", "chess960"):
-            raise ValueError(f"engine adjudication is for chess and Chess960, not {game!r}")
+        _check_uci_game(game)
         self._streak = (0, 0)
         self._eng(game).new_game()
 
@@ -263,8 +284,8 @@ def _pool_init(config: dict) -> None:
     import signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
     _WS = _WorkerState(config)
-    from multiprocessing.util import Finalize
-    Finalize(_WS, _WS.close, exitpriority=10)  # close engines when the worker exits
+    from .workers import close_at_exit
+    close_at_exit(_WS)  # close engines when the worker exits
 
 
 def _pool_run(task: _Task) -> Tuple[_Task, str, Any]:
@@ -469,8 +490,8 @@ class League:
         self.flags = int(flags)
         if isinstance(adjudicate, (int, float)) and not isinstance(adjudicate, bool):
             adjudicate = Adjudicator(int(adjudicate))
-        if adjudicate is not None and game not in ("chess", "chess960"):
-            raise ValueError(f"engine adjudication is for chess and Chess960, not {game!r}")
+        if adjudicate is not None:
+            _check_uci_game(game)
         self.adjudicator = adjudicate
         self.max_plies = max_plies
         self.seed = int(seed)
@@ -494,17 +515,13 @@ class League:
     @staticmethod
     def chess960(n: int, seed: int = 0) -> List[Opening]:
         """n distinct random Chess960 start positions (Scharnagl numbers drawn with ``seed``)."""
-        if not 1 <= n <= 960:
-            raise ValueError(f"the number of Chess960 positions must lie in 1..960, not {n}")
-        rng = np.random.default_rng(seed)
-        nums = rng.choice(960, size=n, replace=False)
-        return [Opening(f"960-{int(k)}", (), _core.chess960_fen(int(k))) for k in nums]
+        return random_start_positions("chess960", n, seed)
 
     def _resolve_openings(self, openings) -> List[Opening]:
         if openings is None or isinstance(openings, (int, np.integer)):
             n = None if openings is None else int(openings)
-            if self.game == "chess960":
-                ops = self.chess960(n or 10, self.seed)
+            if registry.get(self.game).start_position is not None:   # Chess960: random start positions
+                ops = random_start_positions(self.game, n or 10, self.seed)
             else:
                 from .openings import load_openings
                 ops = load_openings(self.game, board_size=self.board_size)

@@ -29,18 +29,18 @@ from typing import List, Optional, Sequence
 import numpy as np
 
 from . import _core
+from .games import registry
 from .records import Opening
 
 __all__ = ["load_openings", "openings_path", "parse_openings", "random_openings", "write_openings"]
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = registry.DATA
 
 
 def openings_path(game: str, board_size: int = 0) -> Path:
-    """Path of the shipped opening file of a game (Hex: per board size, default 11)."""
-    if game == "hex":
-        return DATA / f"openings_hex_{board_size or 11}.txt"
-    return DATA / f"openings_{game}.txt"
+    """Path of the shipped opening file of a game (Hex: per board size, default 11), from the game
+    registry (``GameInfo.openings``); a game without one gets ``openings_<game>.txt``, which does not exist."""
+    return registry.get(game).openings_path(board_size) or DATA / f"openings_{game}.txt"
 
 
 def parse_openings(text: str, game: str, board_size: int = 0, flags: int = 0, source: str = "<text>",

@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import List, Optional
 
 from . import _core
-from .records import CHESS_FAMILY, GameRecord
+from .games import registry
+from .records import GameRecord
 
 __all__ = ["to_pgn", "to_movelist", "pgn_date"]
 
@@ -26,8 +27,9 @@ def to_pgn(rec: GameRecord, event: Optional[str] = None) -> str:
 
     ``event`` is the Event tag (default: ``mavgame <game> league``); Date is the day the game
     finished (UTC), with a UTCTime tag when the record has the time."""
-    if rec.game not in CHESS_FAMILY:
+    if not registry.in_family(rec.game, "chess"):
         raise ValueError(f"PGN is for the chess family, not {rec.game!r}")
+    info = registry.get(rec.game)
     s = _core.State(rec.game, rec.start, rec.board_size, rec.flags)
     standard = _core.State("chess").text()
     if event is None:
@@ -37,11 +39,9 @@ def to_pgn(rec: GameRecord, event: Optional[str] = None) -> str:
     if pgn_date(rec) != "????.??.??" and len(rec.finished_at or "") >= 19:
         tags.append(("UTCTime", rec.finished_at[11:19]))
     start_text = s.text()
-    if rec.game == "chess960":
-        tags.append(("Variant", "Chess960"))
-    elif rec.game == "gardner":
-        tags.append(("Variant", "Gardner"))
-    if rec.game != "chess" or start_text != standard:
+    if info.pgn_variant:
+        tags.append(("Variant", info.pgn_variant))
+    if info.pgn_variant or start_text != standard:
         tags += [("SetUp", "1"), ("FEN", start_text)]
     tags += [("Opening", rec.opening), ("Termination", rec.reason), ("PlyCount", str(len(rec.opening_moves) + len(rec.moves)))]
     out = [f'[{k} "{_pgn_escape(v)}"]' for k, v in tags]

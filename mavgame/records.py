@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
 from . import _core
+from .games import registry
 
 __all__ = ["Opening", "GameRecord", "RecordError", "check_record", "game_key", "RESULTS", "CHESS_FAMILY"]
 
-CHESS_FAMILY = ("chess", "chess960", "gardner")
+# The chess family's games (PGN, SAN), from the game registry.
+CHESS_FAMILY = tuple(g.name for g in registry.infos() if g.family == "chess")
 RESULTS = ("1-0", "0-1", "1/2-1/2")
 
 

@@ -15,7 +15,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .pgn import to_movelist, to_pgn
-from .records import CHESS_FAMILY, GameRecord
+from .games import registry
+from .records import GameRecord
 
 __all__ = ["LeagueResults", "ResultsWarning", "load_results"]
 
@@ -145,7 +146,7 @@ class LeagueResults:
         """PGN (chess family) or move lists (other games) of all games; returns the count."""
         with open(path, "w") as f:
             for g in self.games:
-                if g.game in CHESS_FAMILY:
+                if registry.in_family(g.game, "chess"):
                     f.write(to_pgn(g, event or self.event) + "\n")
                 else:
                     f.write(to_movelist(g) + "\n")

@@ -12,6 +12,9 @@ thread pools.
   libraries loaded later, PyTorch included) and ``torch.set_num_threads`` when torch is already loaded.
   ``MAVGAME_WORKER_THREADS`` overrides the count.
 
+A pool initializer that opens something (a UCI engine, a solver) calls :func:`close_at_exit` so that
+it is closed when the worker process exits.
+
 Ray actors (:mod:`mavgame.distributed`) call :func:`limit_threads` with their CPU reservation.
 
     >>> from mavgame.workers import pool, process_pool_executor
@@ -28,7 +31,7 @@ import sys
 from typing import Any, Callable, Optional, Sequence
 
 __all__ = ["available_cpus", "threads_per_worker", "limit_threads", "worker_context", "pool",
-           "process_pool_executor"]
+           "process_pool_executor", "close_at_exit"]
 
 _THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
@@ -152,3 +155,10 @@ def process_pool_executor(workers: int, initializer: Optional[Callable] = None, 
     from concurrent.futures import ProcessPoolExecutor
     return ProcessPoolExecutor(workers, mp_context=worker_context(workers, threads), initializer=initializer,
                                initargs=tuple(initargs))
+
+
+def close_at_exit(obj: Any, close: Optional[Callable[[], Any]] = None) -> None:
+    """In a worker process: call ``close`` (default ``obj.close``) when the process exits (engines and
+    solvers opened by a pool initializer); the call is dropped if ``obj`` is collected first."""
+    from multiprocessing.util import Finalize
+    Finalize(obj, close if close is not None else obj.close, exitpriority=10)

@@ -67,7 +67,8 @@ def test_torch_loaded_in_the_parent_gives_forkserver_workers_with_their_share():
 
 
 def test_every_process_pool_comes_from_mavgame_workers():
-    """No module but mavgame.workers picks a start method or builds a pool itself."""
+    """No module but mavgame.workers picks a start method, builds a pool or registers a worker's exit
+    handler itself."""
     from pathlib import Path
     import re
     pkg = Path(REPO) / "mavgame"
@@ -76,7 +77,8 @@ def test_every_process_pool_comes_from_mavgame_workers():
         if f.name == "workers.py":
             continue
         text = f.read_text()
-        for pat in (r"get_context\(", r"\.Pool\(", r"ProcessPoolExecutor\(", r"get_all_start_methods"):
+        for pat in (r"get_context\(", r"\.Pool\(", r"ProcessPoolExecutor\(", r"get_all_start_methods",
+                    r"Finalize\(", r"set_start_method"):
             if re.search(pat, text):
                 bad.append(f"{f.relative_to(pkg)}: {pat}")
     assert not bad, bad

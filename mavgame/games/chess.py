@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Union
 
 from .. import _core
+from . import registry
 from .base import GameBase, Outcome
 
 Move = Union[str, int]
@@ -299,6 +300,18 @@ class Chess960(ChessFamily):
 def chess960_fen(position: int) -> str:
     """FEN of Chess960 start position 0..959 (518 = the standard array)."""
     return _core.chess960_fen(position)
+
+
+
+registry.register(registry.GameInfo(
+    name=Chess.GAME, cls=Chess, family="chess", from_text=lambda text, size, flags: Chess(text),
+    san=True, uci=True, openings="openings_chess.txt",
+    annotator="mavgame.annotate:chess_annotator", annotator_options={"nodes": 20_000}))
+registry.register(registry.GameInfo(
+    name=Chess960.GAME, cls=Chess960, family="chess", from_text=lambda text, size, flags: Chess960(fen=text),
+    flags={"chess960": _core.FLAG_CHESS960}, san=True, pgn_variant="Chess960", uci=True, uci_chess960=True,
+    start_position=_core.chess960_fen, start_positions=960, start_prefix="960-",
+    annotator="mavgame.annotate:chess_annotator", annotator_options={"nodes": 20_000}))
 
 
 __all__ = ["ChessFamily", "Chess", "Chess960", "Outcome", "chess960_fen", "WHITE", "BLACK"]

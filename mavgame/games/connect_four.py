@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Union
 
 from .. import _core
+from . import registry
 from .base import GameBase, Outcome
 
 Move = Union[str, int]
@@ -233,6 +234,16 @@ def solver(tt_log2: int = 0, book: bool = True) -> "_core.C4Solver":
         from ..c4_book import attach
         attach(sv)
     return sv
+
+
+
+registry.register(registry.GameInfo(
+    name=ConnectFour.GAME, cls=ConnectFour, family="connect_four",
+    from_text=lambda text, size, flags: ConnectFour(text), openings="openings_connect_four.txt",
+    # a per-position budget that keeps data generation finite (an unbudgeted solve of an opening
+    # position can take many minutes)
+    annotator="mavgame.model.data:_connect_four_annotator", annotator_options={"max_nodes": 1_000_000},
+    perfect_player="mavgame.agents:perfect_connect_four", slow_perfect_player=True))
 
 
 __all__ = ["ConnectFour", "SolveResult", "Outcome", "moves_to_end", "solver", "WIDTH", "HEIGHT", "START_TEXT"]

@@ -26,10 +26,12 @@ from __future__ import annotations
 
 from typing import Optional
 
+from .. import _core
+from . import registry
 from .chess import ChessFamily, Outcome
 
 #: ``mg_config.flags`` bit that allows promotion to a bishop (MG_FLAG_GARDNER_BISHOP in game.h).
-FLAG_BISHOP_PROMOTION = 1 << 1
+FLAG_BISHOP_PROMOTION = _core.FLAG_GARDNER_BISHOP
 
 START_FEN = "rnbqk/ppppp/5/PPPPP/RNBQK w - - 0 1"
 
@@ -54,6 +56,13 @@ class Gardner(ChessFamily):
     def __repr__(self) -> str:
         extra = ", bishop_promotion=True" if self.bishop_promotion else ""
         return f"Gardner({self.fen()!r}{extra})"
+
+
+
+registry.register(registry.GameInfo(
+    name=Gardner.GAME, cls=Gardner, family="chess",
+    from_text=lambda text, size, flags: Gardner(text, bishop_promotion=bool(flags & FLAG_BISHOP_PROMOTION)),
+    flags={"bishop_promotion": FLAG_BISHOP_PROMOTION}, san=True, pgn_variant="Gardner"))
 
 
 __all__ = ["Gardner", "Outcome", "START_FEN", "FLAG_BISHOP_PROMOTION"]

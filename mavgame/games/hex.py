@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Tuple, Union
 
 from .. import _core
+from . import registry
 from .base import GameBase, Outcome
 
 Move = Union[str, int]
@@ -356,6 +357,17 @@ def _neighbours(n: int, a: int) -> List[int]:
         if 0 <= rr < n and 0 <= cc < n:
             out.append(rr * n + cc)
     return out
+
+
+
+registry.register(registry.GameInfo(
+    name=Hex.GAME, cls=Hex, family="hex",
+    from_text=lambda text, size, flags: Hex(size or None, swap=bool(flags & FLAG_SWAP), text=text),
+    flags={"swap": FLAG_SWAP}, default_board_size=DEFAULT_SIZE, max_board_size=MAX_SIZE,
+    openings="openings_hex_{board_size}.txt",
+    annotator="mavgame.model.hex_annotate:hex_annotator",
+    annotator_options={"solve_max_cells": 49, "solver_max_nodes": 1_000_000, "sims": 10_000},
+    perfect_player="mavgame.agents:perfect_hex", slow_perfect_player=True))
 
 
 __all__ = ["Hex", "HexSolveResult", "MCTSResult", "Outcome", "SWAP", "FLAG_SWAP", "MAX_SIZE", "DEFAULT_SIZE"]

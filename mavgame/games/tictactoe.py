@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import List, Optional, Union
 
+from . import registry
 from .base import GameBase, Outcome
 
 Move = Union[str, int]
@@ -128,6 +129,13 @@ class TicTacToe(GameBase):
                            f'fill="#555555" font-family="sans-serif">{row + 1}</text>')
         out.append("</svg>")
         return "\n".join(out)
+
+
+
+registry.register(registry.GameInfo(
+    name=TicTacToe.GAME, cls=TicTacToe, family="tictactoe",
+    from_text=lambda text, size, flags: TicTacToe(text), openings="openings_tictactoe.txt",
+    annotator="mavgame.model.data:_exhaustive_annotator", perfect_player="mavgame.agents:perfect_minimax"))
 
 
 __all__ = ["TicTacToe", "Outcome", "START_TEXT"]

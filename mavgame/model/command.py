@@ -194,8 +194,11 @@ def check_arguments(args: argparse.Namespace) -> None:
             raise _fail(f"{opt} {v:g}: must be {'in ' if hi is not None else ''}{rng}")
 
     # data
-    if args.game not in _core.games():
-        raise _fail(f"--game {args.game}: unknown game (games: {', '.join(_core.games())})")
+    from ..games import registry
+    try:
+        registry.get(args.game)
+    except registry.UnknownGameError as e:
+        raise _fail(f"--game {args.game}: {e}")
     if args.board_size:
         try:
             _core.State(args.game, None, args.board_size)

@@ -30,11 +30,10 @@ import json
 import mmap
 import os
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
-
-from .hex_annotate import hex_annotator
 
 try:  # PyTorch is optional: the store and the generators work without it.
     import torch
@@ -450,21 +449,6 @@ class MAVDataset(IterableDataset):
 
 # ---- position generation ----------------------------------------------------------------------------
 
-def _chess_annotator(options: Dict[str, Any]):
-    """Stockfish (or any UCI engine) through mavgame.annotate; options: engine, nodes, movetime, depth."""
-    from ..annotate import Annotator
-    kw = {k: options[k] for k in ("nodes", "movetime", "depth") if options.get(k) is not None}
-    if not kw:
-        kw["nodes"] = 20000
-    ann = Annotator(options.get("engine", "stockfish"), **kw)
-
-    def annotate(state) -> Tuple[Dict[str, float], Optional[str]]:
-        a = ann.annotate(state.text())
-        return {m: float(v) for m, v in a.values.items()}, a.best
-    annotate.close = ann.close
-    return annotate
-
-
 def _connect_four_annotator(options: Dict[str, Any]):
     """The perfect Connect Four solver (mavgame._core.C4Solver): values 1 / 0.5 / 0 for a won / drawn / lost
     move, the best move the fastest win (slowest loss), ties to the most central column.
@@ -537,30 +521,57 @@ def _exhaustive_annotator(options: Dict[str, Any]):
     return annotate
 
 
-ANNOTATORS: Dict[str, Callable[[Dict[str, Any]], Callable]] = {
-    "tictactoe": _exhaustive_annotator,
-    "chess": _chess_annotator,
-    "chess960": _chess_annotator,
-    "connect_four": _connect_four_annotator,
-    "hex": hex_annotator,
-}
+class _DefaultAnnotatorOptions(Mapping):
+    """{game: its annotator's default options}, read from the game registry (``GameInfo.annotator_options``:
+    a per-position budget that keeps generation finite; an unbudgeted Connect Four solve of an opening
+    position can take many minutes).  Games whose annotator takes no options are left out."""
+
+    def _table(self) -> Dict[str, Dict[str, Any]]:
+        from ..games import registry
+        return {g.name: dict(g.annotator_options) for g in registry.infos() if g.annotator and g.annotator_options}
+
+    def __getitem__(self, game: str) -> Dict[str, Any]:
+        return self._table()[game]
+
+    def __iter__(self):
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
+    def __repr__(self) -> str:
+        return repr(self._table())
 
 
-# Used when no annotator options are given: a per-position budget that keeps generation finite (an
-# unbudgeted Connect Four solve of an opening position can take many minutes).
-DEFAULT_ANNOTATOR_OPTIONS: Dict[str, Dict[str, Any]] = {
-    "connect_four": {"max_nodes": 1_000_000},
-    "chess": {"nodes": 20_000},
-    "chess960": {"nodes": 20_000},
-    "hex": {"solve_max_cells": 49, "solver_max_nodes": 1_000_000, "sims": 10_000},
-}
+DEFAULT_ANNOTATOR_OPTIONS: Mapping[str, Dict[str, Any]] = _DefaultAnnotatorOptions()
 
 
 def make_annotator(game: str, options: Optional[Dict[str, Any]] = None):
-    """annotate(state) -> ({move: value}, best move) for `game`'s engine."""
-    if game not in ANNOTATORS:
-        raise ValueError(f"no annotator for game {game!r} (have {', '.join(sorted(ANNOTATORS))})")
-    return ANNOTATORS[game](dict(options or {}))
+    """annotate(state) -> ({move: value}, best move) for `game`'s engine: the annotator of the game's
+    registry entry (``GameInfo.make_annotator``; ValueError naming the game if it is unknown or has none)."""
+    from ..games import registry
+    return registry.get(game).make_annotator(options)
+
+
+def __getattr__(name: str):
+    # Names that moved: the annotators are reached through the game registry now.
+    import warnings
+    if name == "ANNOTATORS":
+        warnings.warn("mavgame.model.data.ANNOTATORS is deprecated: use make_annotator(game) or "
+                      "mavgame.games.registry.get(game).make_annotator()", DeprecationWarning, stacklevel=2)
+        from ..games import registry
+        return {g.name: registry._resolve(g.annotator) for g in registry.infos() if g.annotator}
+    if name == "hex_annotator":
+        warnings.warn("mavgame.model.data.hex_annotator moved to mavgame.model.hex_annotate", DeprecationWarning,
+                      stacklevel=2)
+        from .hex_annotate import hex_annotator
+        return hex_annotator
+    if name == "_chess_annotator":
+        warnings.warn("mavgame.model.data._chess_annotator moved to mavgame.annotate.chess_annotator",
+                      DeprecationWarning, stacklevel=2)
+        from ..annotate import chess_annotator
+        return chess_annotator
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _new_state(game: str, board_size: int = 0, text: Optional[str] = None):
@@ -627,8 +638,8 @@ def _gen_init(game, options, in_pool=False):
     _WORKER["annotate"] = ann
     _WORKER["cache"] = {}
     if in_pool and hasattr(ann, "close"):
-        from multiprocessing.util import Finalize
-        Finalize(ann, ann.close, exitpriority=10)
+        from ..workers import close_at_exit
+        close_at_exit(ann)
 
 
 def _gen_games(job):
@@ -1024,7 +1035,7 @@ def positions_from_pgn(pgn_paths: Sequence[str], out, every: int = 1, skip_plies
     game = "chess960" if variants == {"chess960"} else "chess"
     if len(variants) > 1:
         raise ValueError("PGN files mix chess and Chess960 games: write them to separate position sets")
-    opts = dict(annotator_options or DEFAULT_ANNOTATOR_OPTIONS["chess"])
+    opts = dict(annotator_options or DEFAULT_ANNOTATOR_OPTIONS[game])
     jobs = [(games[s:s + chunk], every, skip_plies) for s in range(0, len(games), chunk)]
     writer = PositionWriter(out, game, shard_size=shard_size, val_fraction=val_fraction)
     seen = set()

@@ -1,4 +1,5 @@
-"""The Hex annotator of the MAV data pipeline (``make_annotator("hex")`` in :mod:`mavgame.model.data`).
+"""The Hex annotator of the MAV data pipeline (``make_annotator("hex")`` in :mod:`mavgame.model.data`, through
+the game registry's ``GameInfo.annotator``).
 
 ``hex_annotator(options)`` returns ``annotate(state) -> ({move: value}, best move)`` for a Hex state of
 any size; values are win probabilities of the player making the move (the MAV convention).
@@ -32,7 +33,9 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 MAX_SOLVER_SIZE = 7     # MG_HEX_SOLVER_MAX_N in csrc/search/hex_solver.h
 
-DEFAULT_OPTIONS: Dict[str, Any] = {"solve_max_cells": 49, "solver_max_nodes": 1_000_000, "sims": 10_000}
+from ..games import registry  # noqa: E402
+
+DEFAULT_OPTIONS: Dict[str, Any] = dict(registry.get("hex").annotator_options)   # GameInfo.annotator_options
 
 _KNOWN = {"solve_max_cells", "solver_max_nodes", "sims", "c", "seed", "exact_only"}
 
