@@ -17,6 +17,7 @@ int mg_bind_hex(PyObject *m);
 int mg_bind_model(PyObject *m);
 int mg_bind_cuda(PyObject *m);
 int mg_bind_chess_policy(PyObject *m);
+int mg_bind_alphabeta(PyObject *m);
 
 static const mg_bind_fn MG_BINDINGS[] = {
     mg_bind_chess,
@@ -28,6 +29,7 @@ static const mg_bind_fn MG_BINDINGS[] = {
     mg_bind_model,
     mg_bind_cuda,
     mg_bind_chess_policy,
+    mg_bind_alphabeta,
     NULL, /* keep last */
 };
 
