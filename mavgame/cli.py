@@ -22,6 +22,7 @@ from typing import Dict, List, Optional, Sequence
 
 from . import _core
 from .games import registry
+from .model import policy_command as _policy_command
 
 
 def _make_state(game: str, text: Optional[str], board_size: int, flags: int) -> "_core.State":
@@ -987,6 +988,9 @@ def build_parser() -> argparse.ArgumentParser:
         def _no_train(args, _e=_train_error):
             raise _fail(f"the train command is not available in this installation: {_e}")
         tr.set_defaults(func=_no_train)
+    po = sub.add_parser("policy", help="the IDP chess policy network: train from PGN, accuracy (needs PyTorch)")
+    _policy_command.add_arguments(po)
+    po.set_defaults(func=lambda a: _policy_command.run(a))
     for sp in (pl, ma, lg):  # the agent kinds and their options, from mavgame.agents (one table)
         sp.epilog = _agent_table()
     return p
