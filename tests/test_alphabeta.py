@@ -129,3 +129,20 @@ def test_search_releases_the_gil():
         done.set()
         t.join()
     assert len(ticks) > 10
+
+
+def test_pst_eval_is_the_sum_of_the_tables():
+    t = _core.pst_tables()
+    assert t.shape == (7, 64) and (t[0] == 0).all() and t[1, 8 + 3] == 100 - 20 and t[6, 6] == 20030
+    rng = random.Random(5)
+    board = chess.Board()
+    st = mavgame.State("chess")
+    for _ in range(40):
+        if board.is_game_over():
+            break
+        mv = rng.choice(list(board.legal_moves))
+        board.push(mv)
+        st.push(st.action_from_str(mv.uci()))
+        white = sum((1 if p.color else -1) * int(t[p.piece_type][sq if p.color else sq ^ 56])
+                    for sq, p in board.piece_map().items())
+        assert _core.pst_eval(st) == (white if board.turn else -white)

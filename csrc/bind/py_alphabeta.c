@@ -15,6 +15,7 @@
 #include "policy_bind.h"
 #include "interrupt.h"
 #include "../search/alphabeta.h"
+#include "../search/chess_pst.h"
 
 #define NO_IMPORT_ARRAY
 #define PY_ARRAY_UNIQUE_SYMBOL MG_ARRAY_API
@@ -279,7 +280,31 @@ static PyObject *py_guided_alphabeta(PyObject *Py_UNUSED(mod), PyObject *args, P
     return res;
 }
 
+static PyObject *py_pst_tables(PyObject *Py_UNUSED(mod), PyObject *Py_UNUSED(ignored))
+{
+    npy_intp dims[2] = {7, 64};
+    PyObject *arr = PyArray_ZEROS(2, dims, NPY_INT32, 0);
+    if (!arr)
+        return NULL;
+    int32_t *out = PyArray_DATA((PyArrayObject *)arr);
+    for (int t = MG_CH_PAWN; t <= MG_CH_KING; t++)
+        for (int sq = 0; sq < 64; sq++)
+            out[t * 64 + sq] = mg_pst_square(t, sq);
+    return arr;
+}
+
+static PyObject *py_pst_eval(PyObject *Py_UNUSED(mod), PyObject *arg)
+{
+    const mg_chess_state *s = mg_py_chess_state(arg, "pst_eval: state", NULL);
+    return s ? PyLong_FromLong(mg_pst_eval(s)) : NULL;
+}
+
 static PyMethodDef ab_methods[] = {
+    {"pst_tables", py_pst_tables, METH_NOARGS,
+     "pst_tables() -> numpy.ndarray[int32] (7, 64)\n\nThe baseline's evaluation: piece value + table entry of a "
+     "White piece of type 1..6 (pawn..king) on each square (a1 = 0); Black's are mirrored (sq ^ 56)."},
+    {"pst_eval", py_pst_eval, METH_O,
+     "pst_eval(state) -> int\n\nThe baseline's static evaluation (centipawns for the side to move)."},
     {"alphabeta", (PyCFunction)(void (*)(void))py_alphabeta, METH_VARARGS | METH_KEYWORDS,
      "alphabeta(state, depth=4, *, max_nodes=0, max_seconds=0.0, tt=True) -> AlphaBetaResult\n\n"
      "The IDP report's baseline: alpha-beta to `depth` with piece values and piece-square tables (chess)."},
