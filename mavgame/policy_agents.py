@@ -13,8 +13,8 @@ spec                    agent
 ``policy``              the policy network alone: picks between its two best moves by their
                         probabilities (``top``, 2); ``policy``, ``seed``
 ``policy_rollouts``     "MCTS" of the report: ``games`` games a legal move (3) played by the
-                        policy, the move with the most wins; ``policy``, ``max_plies`` (200),
-                        ``seed``
+                        policy, the move with the most wins (draws break ties); ``policy``,
+                        ``max_plies`` (200), ``seed``
 ======================  =====================================================================
 
 A policy is a callable ``policy(planes, mask) -> (n, 1968)`` over the move index
@@ -189,8 +189,9 @@ def sample_moves(probs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) 
 class PolicyRolloutAgent(Agent):
     """The report's "MCTS": from each legal move, ``games`` games played to the end by the policy (moves
     drawn from its probabilities; a game still running after ``max_plies`` counts as a draw); the move
-    with the most points for the side to move (win 1, draw 0.5) is played. All the rollouts of a move
-    decision advance together: one policy call a ply for every running game."""
+    with the most wins for the side to move is played (the report's rule), draws breaking ties, then
+    chance. All the rollouts of a move decision advance together: one policy call a ply for every running
+    game. ``last_scores``: (wins, draws) of each root move of the last decision."""
 
     games = CHESS
 
@@ -222,7 +223,8 @@ class PolicyRolloutAgent(Agent):
                 s.push(a)
                 runs.append(s)
                 first.append(a)
-        points = np.zeros(len(runs))
+        wins = np.zeros(len(runs))
+        draws = np.zeros(len(runs))
         live = [i for i, s in enumerate(runs) if not s.is_terminal()]
         for _ in range(self.max_plies):
             if not live:
@@ -235,8 +237,10 @@ class PolicyRolloutAgent(Agent):
             live = [i for i in live if not runs[i].is_terminal()]
         for i, s in enumerate(runs):
             r = s.result() if s.is_terminal() else "1/2-1/2"
-            points[i] = 0.5 if r == "1/2-1/2" else float((r == "1-0") == (me == 0))
-        totals = {a: float(points[[j for j, f in enumerate(first) if f == a]].sum()) for a in legal}
+            draws[i] = r == "1/2-1/2"
+            wins[i] = r == ("1-0" if me == 0 else "0-1")
+        first_arr = np.array(first)
+        totals = {a: (int(wins[first_arr == a].sum()), int(draws[first_arr == a].sum())) for a in legal}
         self.last_scores = {state.action_to_str(a): v for a, v in totals.items()}
         best = max(totals.values())
         cands = [a for a in legal if totals[a] == best]

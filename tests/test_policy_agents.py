@@ -32,7 +32,8 @@ def test_searches_and_rollouts_find_a_mate_in_one():
         assert st.action_to_str(make_agent(spec).act(st)) == "a1a8", spec
     ro = make_agent("policy_rollouts:games=3,max_plies=6,seed=1")
     ro.act(st)
-    assert ro.last_scores["a1a8"] == 3.0
+    assert ro.last_scores["a1a8"] == (3, 0)
+    assert all(w < 3 for m, (w, d) in ro.last_scores.items() if m != "a1a8")
 
 
 def test_policy_agent_picks_between_its_two_best_moves():
