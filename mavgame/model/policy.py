@@ -151,7 +151,7 @@ def load_pgn_positions(pgn_paths: Sequence[str], *, skip_moves: int = 10, val_fr
     bad = 0
     it = enumerate(games)
     if progress:
-        from tqdm import tqdm
+        from .._progress import tqdm
         it = tqdm(it, total=len(games), desc="PGN games", unit="game")
     for gi, (headers, sans) in it:
         variant = headers.get("Variant", "").lower()
@@ -222,7 +222,7 @@ def train_policy(net: PolicyNet, train: PolicyData, *, steps: int, batch: int = 
     it = range(steps)
     bar = None
     if progress:
-        from tqdm import tqdm
+        from .._progress import tqdm
         it = bar = tqdm(it, desc="policy training", unit="step")
     for step in it:
         x, m, y = _batch(train, rng.integers(0, len(train), size=batch), device)
