@@ -27,6 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     tr.add_argument("--head", choices=("pool", "conv"), default="pool", help="output head")
     tr.add_argument("--seed", type=int, default=0)
     tr.add_argument("--device", default="cpu", help="torch device")
+    tr.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     tr.add_argument("--no-progress", action="store_true", help="no progress bars")
     ac = sub.add_parser("accuracy", help="move-matching accuracy of a trained policy on PGN games",
                         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -40,6 +41,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from . import policy as P
 
+    if getattr(args, "threads", 0):
+        import torch
+        torch.set_num_threads(args.threads)
     if args.policy_command == "train":
         cfg = P.PolicyConfig(channels=args.channels, blocks=args.blocks, head=args.head)
         m = P.train_from_pgn(args.pgn, args.out, steps=args.steps, batch=args.batch, lr=args.lr,
