@@ -1,5 +1,5 @@
 /*
- * py_alphabeta.c - Python functions for the IDP report's alpha-beta searches (csrc/search/alphabeta.h).
+ * py_alphabeta.c - Python functions for the IDP report's alpha-beta searches (csrc/games/chess/chess_alphabeta.h).
  *
  *   alphabeta(state, depth=4, *, max_nodes=0, max_seconds=0.0, tt=True) -> AlphaBetaResult
  *   guided_alphabeta(state, policy=None, *, threshold=0.001, max_depth=8, batch=32, max_nodes=0,
@@ -14,8 +14,8 @@
  */
 #include "policy_bind.h"
 #include "interrupt.h"
-#include "../search/alphabeta.h"
-#include "../search/chess_pst.h"
+#include "../games/chess/chess_alphabeta.h"
+#include "../games/chess/chess_pst.h"
 
 #define NO_IMPORT_ARRAY
 #define PY_ARRAY_UNIQUE_SYMBOL MG_ARRAY_API

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "../game.h"
-#include "../search/alphabeta.h"
-#include "../search/chess_pst.h"
+#include "../games/chess/chess_alphabeta.h"
+#include "../games/chess/chess_pst.h"
 #include "mgtest.h"
 
 static mg_test_counts T;

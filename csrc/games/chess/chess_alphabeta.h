@@ -1,5 +1,5 @@
 /*
- * alphabeta.h - the two alpha-beta searches of the IDP report (shared/papers/002, section 5.3)
+ * chess_alphabeta.h - the two alpha-beta searches of the IDP report (shared/papers/002, section 5.3)
  * for chess and Chess960:
  *
  *  - the baseline ("AB"): negamax alpha-beta to a fixed depth (4 in the report) with the piece
@@ -39,8 +39,8 @@
 #define MG_SEARCH_ALPHABETA_H
 #include <stdint.h>
 
-#include "../cancel.h"
-#include "../games/chess/chess_policy.h"
+#include "../../cancel.h"
+#include "chess_policy.h"
 
 #define MG_AB_MATE 30000
 #define MG_AB_INF 32000

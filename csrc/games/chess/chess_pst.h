@@ -9,7 +9,7 @@
  */
 #ifndef MG_CHESS_PST_H
 #define MG_CHESS_PST_H
-#include "../games/chess/chess.h"
+#include "chess.h"
 
 /* Centipawns for the side to move (material + tables of both sides, mover's minus opponent's). */
 int mg_pst_eval(const mg_chess_state *s);

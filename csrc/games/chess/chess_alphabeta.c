@@ -1,12 +1,12 @@
-/* alphabeta.c - the IDP report's baseline and probability-threshold alpha-beta (see alphabeta.h). */
-#include "alphabeta.h"
+/* chess_alphabeta.c - the IDP report's baseline and probability-threshold alpha-beta (see chess_alphabeta.h). */
+#include "chess_alphabeta.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../clock.h"
+#include "../../clock.h"
 #include "chess_pst.h"
 
 #define MAXPLY (MG_AB_MAX_DEPTH + 1)
