@@ -1,4 +1,4 @@
-"""Nodes per second of the IDP report's two alpha-beta searches in C (csrc/search/alphabeta.c), with the
+"""Nodes per second of the IDP report's two alpha-beta searches in C (csrc/games/chess/chess_alphabeta.c), with the
 policy's calls timed apart, against a python-chess alpha-beta at the same depth in the same run.
 
     python bench/alphabeta.py                  # depth 4, 3 rounds, the paper-sized network if torch is there

@@ -1,4 +1,4 @@
-"""The IDP report's alpha-beta searches in C (csrc/search/alphabeta.c) through mavgame._core."""
+"""The IDP report's alpha-beta searches in C (csrc/games/chess/chess_alphabeta.c) through mavgame._core."""
 import random
 import threading
 
