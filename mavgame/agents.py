@@ -40,6 +40,12 @@ spec                    agent
 ``mav_mcts``            MAV-MCTS, the model guiding MCTS: ``sims`` (default 64), ``batch`` (16),
                         ``scoring``, ``state_tracking`` (1: engine-free), ``cache``, ``model``,
                         ``backend``, ``movetime``
+``alphabeta``           chess: the IDP report's baseline alpha-beta (``depth`` 4, ``movetime``,
+                        ``nodes``, ``tt``); see :mod:`mavgame.policy_agents`
+``guided_ab``           chess: probability-threshold alpha-beta guided by a policy (``policy``:
+                        policy.pt, uniform or mav; ``threshold`` 0.001, ``depth`` 8, ``batch``)
+``policy``              chess: the policy network, between its two best moves (``policy``, ``top``)
+``policy_rollouts``     chess: ``games`` policy games a legal move, most wins (``policy``, ``games``)
 ======================  =====================================================================
 
 A spec is ``kind`` or ``kind:key=value,key=value`` (e.g. ``stockfish:skill=3,movetime=50``);
@@ -707,7 +713,7 @@ _KINDS: Dict[str, Callable[..., Agent]] = {
 
 
 # Modules imported on demand when a spec names a kind not registered yet.
-_PLUGINS = ("mavgame.model.agents", "mavgame.model.mav_is")
+_PLUGINS = ("mavgame.model.agents", "mavgame.model.mav_is", "mavgame.policy_agents")
 
 
 def register_agent(kind: str, factory: Callable[..., Agent]) -> None:

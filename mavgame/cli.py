@@ -24,6 +24,7 @@ from typing import Dict, List, Optional, Sequence
 
 from . import _core
 from .games import registry
+from .model import policy_command as _policy_command
 
 
 def _make_state(game: str, text: Optional[str], board_size: int, flags: int) -> "_core.State":
@@ -1001,6 +1002,9 @@ def build_parser() -> argparse.ArgumentParser:
         tr.set_defaults(func=_no_train)
     from .gardner_cli import add_commands as _add_gardner_commands   # gardner-prove, gardner-proof
     _add_gardner_commands(sub)
+    po = sub.add_parser("policy", help="the IDP chess policy network: train from PGN, accuracy (needs PyTorch)")
+    _policy_command.add_arguments(po)
+    po.set_defaults(func=lambda a: _policy_command.run(a))
     for sp in (pl, ma, lg):  # the agent kinds and their options, from mavgame.agents (one table)
         sp.epilog = _agent_table()
     return p

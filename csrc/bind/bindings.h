@@ -25,6 +25,8 @@ int mg_bind_model(PyObject *m);
 int mg_bind_cuda(PyObject *m);
 int mg_bind_rules(PyObject *m);
 int mg_bind_gardner(PyObject *m);
+int mg_bind_chess_policy(PyObject *m);
+int mg_bind_alphabeta(PyObject *m);
 
 static const mg_bind_fn MG_BINDINGS[] = {
     mg_bind_chess,
@@ -44,6 +46,8 @@ static const mg_bind_fn MG_BINDINGS[] = {
     mg_bind_cuda,
     mg_bind_rules,
     mg_bind_gardner,
+    mg_bind_chess_policy,
+    mg_bind_alphabeta,
     NULL, /* keep last */
 };
 
