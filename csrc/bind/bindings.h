@@ -16,6 +16,7 @@ int mg_bind_connect_four(PyObject *m);
 int mg_bind_hex(PyObject *m);
 int mg_bind_model(PyObject *m);
 int mg_bind_cuda(PyObject *m);
+int mg_bind_az(PyObject *m);
 
 static const mg_bind_fn MG_BINDINGS[] = {
     mg_bind_chess,
@@ -26,6 +27,7 @@ static const mg_bind_fn MG_BINDINGS[] = {
     mg_bind_hex,
     mg_bind_model,
     mg_bind_cuda,
+    mg_bind_az,
     NULL, /* keep last */
 };
 
