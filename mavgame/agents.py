@@ -38,6 +38,9 @@ spec                    agent
 ``mav_mcts``            MAV-MCTS, the model guiding MCTS: ``sims`` (default 64), ``batch`` (16),
                         ``scoring``, ``state_tracking`` (1: engine-free), ``cache``, ``model``,
                         ``backend``, ``movetime``
+``az``                  AlphaZero: the MCTS guided by a network trained with ``mavgame az`` (needs
+                        torch): ``checkpoint`` (required), ``sims`` (default 100), ``batch``,
+                        ``c_base``, ``c_init``, ``device``, ``movetime`` (docs/alphazero.md)
 ======================  =====================================================================
 
 A spec is ``kind`` or ``kind:key=value,key=value`` (e.g. ``stockfish:skill=3,movetime=50``);
@@ -738,7 +741,7 @@ _KINDS: Dict[str, Callable[..., Agent]] = {
 
 
 # Modules imported on demand when a spec names a kind not registered yet.
-_PLUGINS = ("mavgame.model.agents", "mavgame.model.mav_is")
+_PLUGINS = ("mavgame.model.agents", "mavgame.model.mav_is", "mavgame.az.agent")
 
 
 def register_agent(kind: str, factory: Callable[..., Agent]) -> None:
