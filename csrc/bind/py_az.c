@@ -12,7 +12,8 @@
  *   .scatter(logits, values): float32 (n, num_actions) logits (softmaxed over each leaf's legal
  *       actions in C) and (n,) values in [-1, 1] for the player to move at each leaf.
  *   .take_examples() -> (obs float32 (m, planes, rows, cols), pi float32 (m, num_actions),
- *       z float32 (m,), game int64 (m,), ply int32 (m,)): finished games' positions, once.
+ *       z float32 (m,), game int64 (m,), ply int32 (m,), obs_after float32 like obs: the position
+ *       after the move played): finished games' positions, once.
  *   .stats() -> dict; .obs_shape, .num_actions, .max_batch, .game
  * The GIL is released inside gather and scatter; one thread at a time may use an object.
  */
@@ -201,15 +202,15 @@ static PyObject *az_take_examples(py_az *self, PyObject *Py_UNUSED(ignored))
     npy_intp d_obs[4] = {m, shape[0], shape[1], shape[2]}, d_pi[2] = {m, self->g->num_actions}, d1[1] = {m};
     PyObject *obs = PyArray_SimpleNew(4, d_obs, NPY_FLOAT32), *pi = PyArray_SimpleNew(2, d_pi, NPY_FLOAT32);
     PyObject *z = PyArray_SimpleNew(1, d1, NPY_FLOAT32), *game = PyArray_SimpleNew(1, d1, NPY_INT64);
-    PyObject *ply = PyArray_SimpleNew(1, d1, NPY_INT32);
-    if (!obs || !pi || !z || !game || !ply) {
-        Py_XDECREF(obs), Py_XDECREF(pi), Py_XDECREF(z), Py_XDECREF(game), Py_XDECREF(ply);
+    PyObject *ply = PyArray_SimpleNew(1, d1, NPY_INT32), *after = PyArray_SimpleNew(4, d_obs, NPY_FLOAT32);
+    if (!obs || !pi || !z || !game || !ply || !after) {
+        Py_XDECREF(obs), Py_XDECREF(pi), Py_XDECREF(z), Py_XDECREF(game), Py_XDECREF(ply), Py_XDECREF(after);
         return NULL;
     }
     mg_az_take_examples(self->sp, PyArray_DATA((PyArrayObject *)obs), PyArray_DATA((PyArrayObject *)pi),
                         PyArray_DATA((PyArrayObject *)z), PyArray_DATA((PyArrayObject *)game),
-                        PyArray_DATA((PyArrayObject *)ply));
-    return Py_BuildValue("(NNNNN)", obs, pi, z, game, ply);
+                        PyArray_DATA((PyArrayObject *)ply), PyArray_DATA((PyArrayObject *)after));
+    return Py_BuildValue("(NNNNNN)", obs, pi, z, game, ply, after);
 }
 
 static PyObject *az_stats(py_az *self, PyObject *Py_UNUSED(ignored))
@@ -262,7 +263,8 @@ static PyMethodDef az_methods[] = {
     {"scatter", (PyCFunction)(void (*)(void))az_scatter, METH_VARARGS | METH_KEYWORDS,
      "scatter(logits, values): the network's (n, num_actions) logits and (n,) values in [-1, 1] (player to move)."},
     {"take_examples", (PyCFunction)az_take_examples, METH_NOARGS,
-     "take_examples() -> (obs, pi, z, game, ply): the finished games' training positions (each returned once)."},
+     "take_examples() -> (obs, pi, z, game, ply, obs_after): the finished games' training positions (each "
+     "returned once); obs_after: the position after the move played."},
     {"stats", (PyCFunction)az_stats, METH_NOARGS, "stats() -> dict of counters and search_seconds."},
     {NULL, NULL, 0, NULL},
 };

@@ -19,7 +19,7 @@ typedef struct az_game {
     int npend, base;        /* requests out in the last gather and their first batch row */
     const mg_eval_request *req;
     mg_eval_result *res;
-    /* This game's moves so far. */
+    /* This game's moves so far (obs has a row more: the position after the last move). */
     int nmoves, cap;
     float *obs, *pi;
     int8_t *mover;
@@ -34,7 +34,7 @@ struct mg_az_selfplay {
     az_game *games;
     /* Finished games' examples. */
     int64_t nex, excap;
-    float *ex_obs, *ex_pi, *ex_z;
+    float *ex_obs, *ex_after, *ex_pi, *ex_z;
     int64_t *ex_game;
     int32_t *ex_ply;
     mg_az_stats stats;
@@ -120,6 +120,7 @@ void mg_az_free(mg_az_selfplay *sp)
     free(sp->games);
     free(sp->start);
     free(sp->ex_obs);
+    free(sp->ex_after);
     free(sp->ex_pi);
     free(sp->ex_z);
     free(sp->ex_game);
@@ -202,7 +203,7 @@ static int reserve_moves(mg_az_selfplay *sp, az_game *gm)
     if (gm->nmoves < gm->cap)
         return MG_OK;
     int cap = gm->cap ? 2 * gm->cap : 64;
-    float *obs = realloc(gm->obs, (size_t)cap * (size_t)sp->obs_size * sizeof *obs);
+    float *obs = realloc(gm->obs, (size_t)(cap + 1) * (size_t)sp->obs_size * sizeof *obs);
     if (!obs)
         return MG_ERR;
     gm->obs = obs;
@@ -230,6 +231,10 @@ static int finish_game(mg_az_selfplay *sp, az_game *gm, int result)
         if (!o)
             return MG_ERR;
         sp->ex_obs = o;
+        float *af = realloc(sp->ex_after, (size_t)cap * (size_t)sp->obs_size * sizeof *af);
+        if (!af)
+            return MG_ERR;
+        sp->ex_after = af;
         float *p = realloc(sp->ex_pi, (size_t)cap * (size_t)sp->A * sizeof *p);
         if (!p)
             return MG_ERR;
@@ -248,7 +253,11 @@ static int finish_game(mg_az_selfplay *sp, az_game *gm, int result)
         sp->ex_ply = pl;
         sp->excap = cap;
     }
+    /* the position after the last move, so that row i + 1 follows move i */
+    sp->g->observation(gm->state, gm->obs + (size_t)gm->nmoves * (size_t)sp->obs_size);
     memcpy(sp->ex_obs + (size_t)sp->nex * (size_t)sp->obs_size, gm->obs,
+           (size_t)gm->nmoves * (size_t)sp->obs_size * sizeof(float));
+    memcpy(sp->ex_after + (size_t)sp->nex * (size_t)sp->obs_size, gm->obs + sp->obs_size,
            (size_t)gm->nmoves * (size_t)sp->obs_size * sizeof(float));
     memcpy(sp->ex_pi + (size_t)sp->nex * (size_t)sp->A, gm->pi, (size_t)gm->nmoves * (size_t)sp->A * sizeof(float));
     for (int i = 0; i < gm->nmoves; i++) {
@@ -463,11 +472,14 @@ int mg_az_scatter(mg_az_selfplay *sp, const float *logits, const float *values, 
 
 int64_t mg_az_num_examples(const mg_az_selfplay *sp) { return sp->nex; }
 
-void mg_az_take_examples(mg_az_selfplay *sp, float *obs, float *pi, float *z, int64_t *game, int32_t *ply)
+void mg_az_take_examples(mg_az_selfplay *sp, float *obs, float *pi, float *z, int64_t *game, int32_t *ply,
+                         float *obs_after)
 {
     size_t n = (size_t)sp->nex;
     if (obs && n)
         memcpy(obs, sp->ex_obs, n * (size_t)sp->obs_size * sizeof *obs);
+    if (obs_after && n)
+        memcpy(obs_after, sp->ex_after, n * (size_t)sp->obs_size * sizeof *obs_after);
     if (pi && n)
         memcpy(pi, sp->ex_pi, n * (size_t)sp->A * sizeof *pi);
     if (z && n)

@@ -82,9 +82,12 @@ int mg_az_scatter(mg_az_selfplay *sp, const float *logits, const float *values, 
 
 /* Finished games' examples not yet taken. */
 int64_t mg_az_num_examples(const mg_az_selfplay *sp);
-/* Copies them out and forgets them: obs[n * obs_size], pi[n * num_actions], z[n], and for each
- * its game number (in order of start) and ply; any pointer may be NULL. */
-void mg_az_take_examples(mg_az_selfplay *sp, float *obs, float *pi, float *z, int64_t *game, int32_t *ply);
+/* Copies them out and forgets them: obs[n * obs_size], pi[n * num_actions], z[n], for each its
+ * game number (in order of start) and ply, and obs_after[n * obs_size], the observation of the
+ * position after the move played (AZdb's diversity features phi(s, a) are read from it); any
+ * pointer may be NULL. */
+void mg_az_take_examples(mg_az_selfplay *sp, float *obs, float *pi, float *z, int64_t *game, int32_t *ply,
+                         float *obs_after);
 void mg_az_get_stats(const mg_az_selfplay *sp, mg_az_stats *s);
 
 #ifdef __cplusplus

@@ -252,7 +252,7 @@ static void test_step_api(void)
 
 typedef struct sp_run {
     int64_t n;
-    float *obs, *pi, *z;
+    float *obs, *pi, *z, *after;
     int64_t *game;
     int32_t *ply;
     mg_az_stats st;
@@ -286,7 +286,8 @@ static int run_selfplay(const mg_az_config *cfg, float value, sp_run *out)
     out->z = malloc((size_t)(out->n + 1) * sizeof(float));
     out->game = malloc((size_t)(out->n + 1) * sizeof(int64_t));
     out->ply = malloc((size_t)(out->n + 1) * sizeof(int32_t));
-    mg_az_take_examples(sp, out->obs, out->pi, out->z, out->game, out->ply);
+    out->after = malloc((size_t)(out->n + 1) * (size_t)os * sizeof(float));
+    mg_az_take_examples(sp, out->obs, out->pi, out->z, out->game, out->ply, out->after);
     MG_CHECK(mg_az_num_examples(sp) == 0);
     mg_az_get_stats(sp, &out->st);
     free(obs), free(logits), free(vals);
@@ -294,7 +295,7 @@ static int run_selfplay(const mg_az_config *cfg, float value, sp_run *out)
     return rc;
 }
 
-static void free_run(sp_run *r) { free(r->obs), free(r->pi), free(r->z), free(r->game), free(r->ply); }
+static void free_run(sp_run *r) { free(r->obs), free(r->pi), free(r->z), free(r->game), free(r->ply), free(r->after); }
 
 static void test_selfplay(void)
 {
@@ -331,6 +332,20 @@ static void test_selfplay(void)
         } else {
             MG_CHECK(r.ply[i] == 0);
         }
+        /* the position after the move: the next example's, one more stone, the other side to move */
+        const float *af = r.after + i * 36;
+        if (!last)
+            MG_CHECK(memcmp(af, r.obs + (i + 1) * 36, 36 * sizeof(float)) == 0);
+        int stones = 0, stones_after = 0;
+        for (int c = 0; c < 18; c++)
+            stones += o[c] == 1.0f, stones_after += af[c] == 1.0f;
+        MG_CHECK(stones_after == stones + 1 && af[27] != o[27]);
+        /* the mass of pi on the cell the move filled is positive */
+        int moved = -1;
+        for (int c = 0; c < 9; c++)
+            if (o[18 + c] == 1.0f && af[18 + c] == 0.0f)
+                moved = (2 - c / 3) * 3 + c % 3;
+        MG_CHECK(moved >= 0 && pi[moved] > 0);
         /* in tic-tac-toe the last mover wins or draws */
         if (last) {
             MG_CHECK(r.z[i] == 1.0f || r.z[i] == 0.0f);

@@ -31,7 +31,8 @@ class SelfPlayResult:
 
     ``obs`` (m, planes, rows, cols), ``pi`` (m, num_actions; visit counts over the root's legal
     actions, summing to 1), ``z`` (m; the result for the player to move: +1 win, 0 draw, -1 loss),
-    ``game`` (m; game number) and ``ply`` (m); ``stats`` the C counters (games, wins, moves,
+    ``game`` (m; game number) and ``ply`` (m); ``obs_after`` (like ``obs``: the position after the move
+    played, for AZdb's diversity features); ``stats`` the C counters (games, wins, moves,
     evaluations, batches); ``search_seconds`` (C: trees, observations, softmax) and
     ``network_seconds`` (inside ``evaluate``)."""
     obs: np.ndarray
@@ -39,6 +40,7 @@ class SelfPlayResult:
     z: np.ndarray
     game: np.ndarray
     ply: np.ndarray
+    obs_after: np.ndarray
     stats: Dict[str, float] = field(default_factory=dict)
     search_seconds: float = 0.0
     network_seconds: float = 0.0
@@ -89,6 +91,6 @@ def play_games(evaluate: Evaluate, start, *, num_games: int, parallel_games: int
         fin = sp.stats()["games_finished"]
         if fin > done:
             progress.update(fin - done)
-    obs, pi, z, game, ply = sp.take_examples()
+    obs, pi, z, game, ply, after = sp.take_examples()
     stats = sp.stats()
-    return SelfPlayResult(obs, pi, z, game, ply, stats, float(stats["search_seconds"]), net_s, seconds)
+    return SelfPlayResult(obs, pi, z, game, ply, after, stats, float(stats["search_seconds"]), net_s, seconds)
