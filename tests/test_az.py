@@ -232,3 +232,59 @@ def test_az_agent_and_command(tmp_path):
         agent.act(mavgame.State("connect_four"))
     with pytest.raises(ValueError, match="checkpoint"):
         agents.make_agent("az:sims=10")
+
+
+# ---- AZdb pieces ------------------------------------------------------------------------------
+
+def test_azdb_latent_planes():
+    from mavgame.az import azdb
+    obs = np.random.default_rng(0).random((3, 4, 6, 7)).astype(np.float32)
+    out = azdb.latent_planes(obs, [2, 0, 4], 5)
+    assert out.shape == (3, 9, 6, 7) and np.array_equal(out[:, :4], obs)
+    assert [int(np.argmax(out[k, 4:].sum(axis=(1, 2)))) for k in range(3)] == [2, 0, 4]
+    assert out[:, 4:].sum() == 3 * 42
+    assert np.array_equal(azdb.latent_planes(obs, 1, 2)[:, 5], np.ones((3, 6, 7), np.float32))
+    with pytest.raises(ValueError, match="latent 5"):
+        azdb.latent_planes(obs, 5, 5)
+    with pytest.raises(ValueError, match="num_players"):
+        azdb.latent_planes(obs, 0, 0)
+
+
+def test_azdb_features_from_selfplay():
+    from mavgame.az import azdb
+    r = play_games(uniform, mavgame.State("connect_four"), num_games=4, parallel_games=4, num_simulations=6, seed=2)
+    phi = azdb.diversity_features(r.obs_after, "connect_four")
+    assert phi.shape == (len(r.z), 84)
+    # the board after the move: one stone more than before, and the same stones as the next position
+    assert np.all(phi.sum(1) == r.ply + 1)
+    same_game = r.game[1:] == r.game[:-1]
+    assert np.array_equal(r.obs_after[:-1][same_game], r.obs[1:][same_game])
+    chess = mavgame.State("chess").observation_tensor()[None]
+    f = azdb.diversity_features(chess, "chess")
+    assert f.shape == (1, 12 * 64 + 4) and f[0, :768].sum() == 32 and np.all(f[0, 768:] == 1)   # 4 castling rights
+    with pytest.raises(ValueError, match="no diversity features"):
+        azdb.diversity_features(chess, "go")
+
+
+def test_azdb_feature_means_and_reward():
+    from mavgame.az import azdb
+    fm = azdb.FeatureMeans(3, 2, window=4)
+    fm.update(0, np.array([[1.0, 0.0], [0.0, 0.0]]))
+    fm.update(0, np.array([[1.0, 1.0]]))
+    assert np.allclose(fm.psi[0], [2 / 3, 1 / 3])                     # a plain mean below the window
+    fm.update(0, np.array([[0.0, 0.0], [0.0, 0.0]]))                  # past the window: weight 2 / 4
+    assert np.allclose(fm.psi[0], [1 / 3, 1 / 6])
+    assert np.allclose(azdb.FeatureMeans.from_state_dict(fm.state_dict()).psi, fm.psi)
+    psi = np.array([[0.0, 0.0], [0.3, 0.4], [2.0, 2.0]])
+    assert azdb.nearest_other(psi, 0) == 1 and azdb.nearest_other(psi, 2) == 1
+    phi = np.array([[1.0, 0.0], [0.0, 1.0]])
+    # player 1, nearest 0: d = (0.3, 0.4), |d| = 0.5; l0 = 1: scale 1 - 0.125
+    assert np.allclose(azdb.diversity_reward(phi, psi, 1, l0=1.0), 0.875 * np.array([0.3, 0.4]))
+    assert np.allclose(azdb.diversity_reward(phi, psi, 1, l0=0.5), 0.0)         # at distance l0: no reward
+    assert np.all(azdb.diversity_reward(phi, psi, 1, l0=0.25) < 0)               # beyond: attraction
+    lam = azdb.player_lambdas(5, 0.3)
+    assert lam[0] == 1.0 and np.all(lam[1:] == 0.3)
+    assert np.allclose(azdb.combined_reward([1.0, 2.0], [0.0, -1.0], 0.25), [0.75, 1.25])
+    assert np.allclose(azdb.combined_reward([5.0], [1.0], lam[0]), [1.0])          # player 0: the result only
+    with pytest.raises(ValueError, match="lambda"):
+        azdb.combined_reward([1.0], [1.0], 1.5)
