@@ -8,6 +8,7 @@ residual network and its training loop, checkpoints that resume exactly, and an 
 - :mod:`mavgame.az.network` - the residual policy/value network (needs ``torch``).
 - :mod:`mavgame.az.train` - :class:`AZConfig`, :class:`AZTrainer` (needs ``torch``).
 - :mod:`mavgame.az.agent` - the ``az:checkpoint=PATH,sims=N`` agent (needs ``torch``).
+- :mod:`mavgame.az.azdb` - AZdb pieces: latent planes, diversity features and reward (NumPy).
 - ``mavgame az`` - the command (:mod:`mavgame.az.command`).
 
 See docs/alphazero.md.  Importing this package does not import torch.
