@@ -3,7 +3,8 @@ mavgame against OpenSpiel's AlphaZero-style MCTS on the same settings and the sa
 
 - mavgame: ``mavgame.az.play_games`` - the C MCTS of every game in flight; C gathers the leaves of all
   games into one batch, the network runs once per batch, C backs up (``--games`` games at once).
-  Also timed with one game at a time (``parallel 1``: one leaf per network call, like the peer).
+  Also timed with an evaluation cache of 2^16 positions (``cache``: like the peer's evaluator) and with
+  one game at a time (``parallel 1``: one leaf per network call, like the peer).
 - OpenSpiel: ``pyspiel`` Connect Four with ``open_spiel.python.algorithms.mcts.MCTSBot`` (PUCT child
   selection ``SearchNode.puct_value``, ``solve=False``, Dirichlet noise at the root) and an evaluator
   written like OpenSpiel's ``alpha_zero.evaluator.AlphaZeroEvaluator`` (observation tensor and legal
@@ -41,12 +42,12 @@ def make_net(blocks, channels, seed):
     return AZNet((4, 6, 7), 7, blocks=blocks, channels=channels).eval()
 
 
-def mavgame_round(net, games, parallel, sims, temp_plies, seed):
+def mavgame_round(net, games, parallel, sims, temp_plies, seed, cache_log2=0):
     from mavgame.az.network import torch_evaluator
     from mavgame.az.selfplay import play_games
     r = play_games(torch_evaluator(net), mavgame.State("connect_four"), num_games=games, parallel_games=parallel,
                    seed=seed, num_simulations=sims, temperature_plies=temp_plies, dirichlet_alpha=1.0,
-                   dirichlet_frac=0.25)
+                   dirichlet_frac=0.25, cache_log2=cache_log2)
     return len(r.z), r.seconds, r.search_seconds, r.network_seconds, r.stats["evaluations"]
 
 
@@ -162,18 +163,21 @@ def main(argv=None):
         check_observations()
     except ImportError:
         have_os = False
-    runs = {"mavgame": [], "mavgame_p1": [], "openspiel": []}
+    runs = {"mavgame": [], "mavgame_cache": [], "mavgame_p1": [], "openspiel": []}
     for r in range(a.rounds):
         runs["mavgame"].append(mavgame_round(net, a.games, parallel, a.sims, a.temperature_plies, a.seed + r))
+        runs["mavgame_cache"].append(mavgame_round(net, a.games, parallel, a.sims, a.temperature_plies, a.seed + r,
+                                                   cache_log2=16))
         runs["mavgame_p1"].append(mavgame_round(net, a.peer_games, 1, a.sims, a.temperature_plies, a.seed + r))
         if have_os:
             runs["openspiel"].append(openspiel_round(net, a.peer_games, a.sims, a.temperature_plies, a.seed + r))
     print(f"Connect Four self-play, {a.rounds} rounds of {a.games} games (mavgame, all at once) and {a.peer_games} "
           f"games (one at a time), {a.sims} simulations/move, AZNet {a.blocks}x{a.channels}, torch threads 1 "
           "(medians)")
-    print(f"{'engine':<28}{'positions/s':>12}{'search s/pos':>14}{'network s/pos':>15}{'net calls/pos':>15}")
+    print(f"{'engine':<36}{'positions/s':>12}{'search s/pos':>14}{'network s/pos':>15}{'net calls/pos':>15}")
     med = {}
-    labels = {"mavgame": f"mavgame (parallel {parallel})", "mavgame_p1": "mavgame (parallel 1)",
+    labels = {"mavgame": f"mavgame (parallel {parallel})", "mavgame_cache": f"mavgame (parallel {parallel}, cache)",
+              "mavgame_p1": "mavgame (parallel 1)",
               "openspiel": "OpenSpiel MCTSBot"}
     for k, rows in runs.items():
         if not rows:
@@ -183,9 +187,9 @@ def main(argv=None):
         netw = statistics.median(nt / p for p, _, _, nt, _ in rows)
         calls = statistics.median(c / p for p, _, _, _, c in rows)
         med[k] = (pps, srch, netw)
-        print(f"{labels[k]:<28}{pps:>12.1f}{srch * 1e3:>12.2f}ms{netw * 1e3:>13.2f}ms{calls:>15.1f}")
+        print(f"{labels[k]:<36}{pps:>12.1f}{srch * 1e3:>12.2f}ms{netw * 1e3:>13.2f}ms{calls:>15.1f}")
     if "openspiel" in med:
-        for k in ("mavgame", "mavgame_p1"):
+        for k in ("mavgame", "mavgame_cache", "mavgame_p1"):
             print(f"ratio {labels[k]} / OpenSpiel: positions/s {med[k][0] / med['openspiel'][0]:.1f}x, "
                   f"search time per position {med['openspiel'][1] / max(med[k][1], 1e-12):.0f}x less")
     else:

@@ -79,6 +79,17 @@ def test_selfplay_is_reproducible_and_seeded():
     assert not (len(a.z) == len(c.z) and np.array_equal(a.pi, c.pi))
 
 
+def test_selfplay_evaluation_cache():
+    start = mavgame.State("connect_four")
+    a = play_games(uniform, start, num_games=6, parallel_games=3, seed=5, num_simulations=30)
+    b = play_games(uniform, start, num_games=6, parallel_games=3, seed=5, num_simulations=30, cache_log2=14)
+    assert b.stats["cache_hits"] > 0 and a.stats["cache_hits"] == 0
+    assert b.stats["evaluations"] + b.stats["cache_hits"] == a.stats["evaluations"]
+    # the same games (the network answers a position alike every time), finished in another order
+    ka, kb = np.lexsort((a.ply, a.game)), np.lexsort((b.ply, b.game))
+    assert np.array_equal(a.pi[ka], b.pi[kb]) and np.array_equal(a.z[ka], b.z[kb])
+
+
 def test_selfplay_max_plies_and_settings():
     r = play_games(uniform, mavgame.State("connect_four"), num_games=3, parallel_games=3, num_simulations=4,
                    max_plies=5)

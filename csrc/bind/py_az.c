@@ -4,9 +4,10 @@
  *
  *   AZSelfPlay(start, *, parallel_games=16, num_games=64, num_simulations=100, temperature_plies=30,
  *              temperature=1.0, max_plies=0, c_base=19652.0, c_init=1.25, dirichlet_alpha=0.3,
- *              dirichlet_frac=0.25, fpu=0.0, batch_size=1, seed=0)
+ *              dirichlet_frac=0.25, fpu=0.0, batch_size=1, cache_log2=0, seed=0)
  *       start: the State every game starts from.  batch_size: leaves per game and network call
- *       (> 1 uses the MCTS's dynamic virtual counts).
+ *       (> 1 uses the MCTS's dynamic virtual counts).  cache_log2 > 0: an evaluation cache of
+ *       2^cache_log2 positions shared by the games (cached leaves never reach the network).
  *   .gather() -> float32 array (n, planes, rows, cols): the leaves waiting for the network (a view of
  *       the object's buffer, valid until the next gather; n == 0 when every game is over).
  *   .scatter(logits, values): float32 (n, num_actions) logits (softmaxed over each leaf's legal
@@ -46,17 +47,17 @@ static int az_init(py_az *self, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"start", "parallel_games", "num_games", "num_simulations", "temperature_plies",
                              "temperature", "max_plies", "c_base", "c_init", "dirichlet_alpha", "dirichlet_frac",
-                             "fpu", "batch_size", "seed", NULL};
+                             "fpu", "batch_size", "cache_log2", "seed", NULL};
     PyObject *start_o;
     long long num_games = 64;
     unsigned long long seed = 0;
     mg_az_config c;
     mg_az_config_default(&c);
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$iLiididddddiK:AZSelfPlay", kwlist, &start_o,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$iLiididddddiiK:AZSelfPlay", kwlist, &start_o,
                                      &c.parallel_games, &num_games, &c.num_simulations, &c.temperature_plies,
                                      &c.temperature, &c.max_plies, &c.mcts.c_base, &c.mcts.c_init,
                                      &c.mcts.dirichlet_alpha, &c.mcts.dirichlet_frac, &c.mcts.fpu,
-                                     &c.mcts.batch_size, &seed))
+                                     &c.mcts.batch_size, &c.cache_log2, &seed))
         return -1;
     if (self->busy) {
         PyErr_SetString(PyExc_RuntimeError, "AZSelfPlay is in use");
@@ -219,7 +220,7 @@ static PyObject *az_stats(py_az *self, PyObject *Py_UNUSED(ignored))
         return mg_py_value_error("AZSelfPlay is not initialised");
     mg_az_stats s;
     mg_az_get_stats(self->sp, &s);
-    return Py_BuildValue("{sLsLsLsLsLsLsLsLsLsd}", "games_started", (long long)s.games_started, "games_finished",
+    return Py_BuildValue("{sLsLsLsLsLsLsLsLsLsLsd}", "cache_hits", (long long)s.cache_hits, "games_started", (long long)s.games_started, "games_finished",
                          (long long)s.games_finished, "p0_wins", (long long)s.p0_wins, "p1_wins",
                          (long long)s.p1_wins, "draws", (long long)s.draws, "cut_draws", (long long)s.cut_draws,
                          "moves", (long long)s.moves, "evaluations", (long long)s.evaluations, "batches",

@@ -16,7 +16,8 @@ typedef struct az_game {
     int64_t number;         /* order of start */
     int ply;
     int active, searching;
-    int npend, base;        /* requests out in the last gather and their first batch row */
+    int npend;              /* requests of the batch out */
+    int *rows;              /* [batch_size]: each request's row in the network batch, -1: from the cache */
     const mg_eval_request *req;
     mg_eval_result *res;
     /* This game's moves so far (obs has a row more: the position after the last move). */
@@ -32,6 +33,12 @@ struct mg_az_selfplay {
     int obs_size, shape[3];
     int32_t A;
     az_game *games;
+    /* Evaluation cache (direct-mapped, 2^cache_log2 entries): position hash -> value and priors over
+     * the legal actions in legal_actions() order. */
+    uint64_t *ckey;
+    int32_t *cn;            /* number of legal actions, 0: empty */
+    float *cval, *cpol;     /* cpol: entries x max_moves */
+    uint64_t cmask;
     /* Finished games' examples. */
     int64_t nex, excap;
     float *ex_obs, *ex_after, *ex_pi, *ex_z;
@@ -91,6 +98,10 @@ int mg_az_config_check(const mg_az_config *c, char *err, size_t errlen)
         snprintf(err, errlen, "az: temperature %g must be a positive number", c->temperature);
         return MG_ERR;
     }
+    if (c->cache_log2 < 0 || c->cache_log2 > 26) {
+        snprintf(err, errlen, "az: cache_log2 %d is not in [0, 26] (0: no cache)", c->cache_log2);
+        return MG_ERR;
+    }
     if (c->max_plies < 0) {
         snprintf(err, errlen, "az: max_plies %d is negative (0: no limit)", c->max_plies);
         return MG_ERR;
@@ -116,7 +127,12 @@ void mg_az_free(mg_az_selfplay *sp)
         free(gm->obs);
         free(gm->pi);
         free(gm->mover);
+        free(gm->rows);
     }
+    free(sp->ckey);
+    free(sp->cn);
+    free(sp->cval);
+    free(sp->cpol);
     free(sp->games);
     free(sp->start);
     free(sp->ex_obs);
@@ -128,7 +144,9 @@ void mg_az_free(mg_az_selfplay *sp)
     free(sp);
 }
 
-static void start_game(mg_az_selfplay *sp, az_game *gm)
+/* The next game in slot gm: its move sampling and its trees' noise and tie-breaks are seeded by
+ * (seed, game number), so a game does not depend on which slot plays it or when. */
+static int start_game(mg_az_selfplay *sp, az_game *gm, char *err, size_t errlen)
 {
     memcpy(gm->state, sp->start, sp->g->state_size);
     gm->number = sp->stats.games_started++;
@@ -137,6 +155,15 @@ static void start_game(mg_az_selfplay *sp, az_game *gm)
     gm->active = 1;
     gm->searching = 0;
     mg_rng_seed(&gm->rng, mg_mix64(sp->cfg.seed) ^ mg_mix64((uint64_t)gm->number));
+    mg_mcts_config mc = sp->cfg.mcts;
+    mc.seed = mg_mix64(sp->cfg.seed + 0x51ed27a3u) ^ mg_mix64((uint64_t)gm->number + 1);
+    mg_mcts_free(gm->m);
+    gm->m = mg_mcts_create(sp->g, &mc, err, errlen);
+    if (!gm->m) {
+        gm->active = 0;
+        return MG_ERR;
+    }
+    return MG_OK;
 }
 
 mg_az_selfplay *mg_az_create(const mg_game *g, const void *start, const mg_az_config *cfg, char *err,
@@ -170,20 +197,32 @@ mg_az_selfplay *mg_az_create(const mg_game *g, const void *start, const mg_az_co
         return NULL;
     }
     memcpy(sp->start, start, g->state_size);
+    if (cfg->cache_log2 > 0) {
+        size_t ne = (size_t)1 << cfg->cache_log2;
+        sp->cmask = ne - 1;
+        sp->ckey = malloc(ne * sizeof *sp->ckey);
+        sp->cn = calloc(ne, sizeof *sp->cn);
+        sp->cval = malloc(ne * sizeof *sp->cval);
+        sp->cpol = malloc(ne * (size_t)g->max_moves * sizeof *sp->cpol);
+        if (!sp->ckey || !sp->cn || !sp->cval || !sp->cpol) {
+            mg_az_free(sp);
+            snprintf(err, errlen, "az: out of memory for a cache of 2^%d positions", cfg->cache_log2);
+            return NULL;
+        }
+    }
     for (int i = 0; i < cfg->parallel_games; i++) {
         az_game *gm = &sp->games[i];
-        mg_mcts_config mc = cfg->mcts;
-        mc.seed = mg_mix64(cfg->seed + 0x51ed27a3u) ^ mg_mix64((uint64_t)i + 1);
-        gm->m = mg_mcts_create(g, &mc, err, errlen);
         gm->state = malloc(g->state_size);
-        if (!gm->m || !gm->state) {
-            if (gm->m)
-                snprintf(err, errlen, "az: out of memory");
+        gm->rows = malloc((size_t)cfg->mcts.batch_size * sizeof *gm->rows);
+        if (!gm->state || !gm->rows) {
+            snprintf(err, errlen, "az: out of memory");
             mg_az_free(sp);
             return NULL;
         }
-        if (sp->stats.games_started < cfg->num_games_total)
-            start_game(sp, gm);
+        if (sp->stats.games_started < cfg->num_games_total && start_game(sp, gm, err, errlen) != MG_OK) {
+            mg_az_free(sp);
+            return NULL;
+        }
     }
     return sp;
 }
@@ -350,11 +389,39 @@ static int play_move(mg_az_selfplay *sp, az_game *gm, char *err, size_t errlen)
             return MG_ERR;
         }
         if (sp->stats.games_started < sp->cfg.num_games_total)
-            start_game(sp, gm);
-        else
-            gm->active = 0;
+            return start_game(sp, gm, err, errlen);
+        gm->active = 0;
     }
     return MG_OK;
+}
+
+/* The cached answer for the request's position, if any: fills the result (status OK). */
+static int cache_answer(mg_az_selfplay *sp, const mg_eval_request *q, mg_eval_result *r)
+{
+    if (!sp->ckey)
+        return 0;
+    uint64_t h = sp->g->hash(q->state);
+    size_t e = (size_t)(mg_mix64(h) & sp->cmask);
+    if (sp->cn[e] != q->num_legal || sp->ckey[e] != h)
+        return 0;
+    memcpy(r->policy, sp->cpol + e * (size_t)sp->g->max_moves, (size_t)q->num_legal * sizeof *r->policy);
+    r->value = sp->cval[e];
+    r->status = MG_EVAL_OK;
+    r->seq = q->index;
+    sp->stats.cache_hits++;
+    return 1;
+}
+
+static void cache_store(mg_az_selfplay *sp, const mg_eval_request *q, const mg_eval_result *r)
+{
+    if (!sp->ckey)
+        return;
+    uint64_t h = sp->g->hash(q->state);
+    size_t e = (size_t)(mg_mix64(h) & sp->cmask);
+    sp->ckey[e] = h;
+    sp->cn[e] = q->num_legal;
+    sp->cval[e] = (float)r->value;
+    memcpy(sp->cpol + e * (size_t)sp->g->max_moves, r->policy, (size_t)q->num_legal * sizeof *r->policy);
 }
 
 int mg_az_gather(mg_az_selfplay *sp, float *obs, char *err, size_t errlen)
@@ -376,11 +443,25 @@ int mg_az_gather(mg_az_selfplay *sp, float *obs, char *err, size_t errlen)
             }
             int k = mg_mcts_gather(gm->m, &gm->req, &gm->res);
             if (k > 0) {
-                for (int j = 0; j < k; j++)
-                    g->observation(gm->req[j].state, obs + (size_t)(n + j) * (size_t)sp->obs_size);
+                int misses = 0;
+                for (int j = 0; j < k; j++) {
+                    if (cache_answer(sp, &gm->req[j], &gm->res[j])) {
+                        gm->rows[j] = -1;
+                        continue;
+                    }
+                    gm->rows[j] = n + misses;
+                    g->observation(gm->req[j].state, obs + (size_t)(n + misses) * (size_t)sp->obs_size);
+                    misses++;
+                }
+                if (misses == 0) { /* all answered by the cache: back up and go on */
+                    if (mg_mcts_scatter(gm->m, err, errlen) != MG_OK) {
+                        rc = MG_ERR;
+                        break;
+                    }
+                    continue;
+                }
                 gm->npend = k;
-                gm->base = n;
-                n += k;
+                n += misses;
                 break;
             }
             mg_mcts_finish(gm->m);
@@ -414,7 +495,9 @@ int mg_az_scatter(mg_az_selfplay *sp, const float *logits, const float *values, 
     for (int i = 0; i < sp->cfg.parallel_games && rc == MG_OK; i++) {
         const az_game *gm = &sp->games[i];
         for (int j = 0; j < gm->npend && rc == MG_OK; j++) {
-            int row = gm->base + j;
+            int row = gm->rows[j];
+            if (row < 0)
+                continue;
             const float *lg = logits + (size_t)row * (size_t)A;
             if (!(values[row] >= -1.0f && values[row] <= 1.0f)) {
                 snprintf(err, errlen, "az: value %g of batch row %d is not in [-1, 1]", (double)values[row], row);
@@ -440,7 +523,9 @@ int mg_az_scatter(mg_az_selfplay *sp, const float *logits, const float *values, 
             continue;
         }
         for (int j = 0; j < gm->npend; j++) {
-            int row = gm->base + j;
+            int row = gm->rows[j];
+            if (row < 0)
+                continue; /* answered by the cache in gather */
             const mg_eval_request *q = &gm->req[j];
             mg_eval_result *r = &gm->res[j];
             const float *lg = logits + (size_t)row * (size_t)A;
@@ -459,6 +544,7 @@ int mg_az_scatter(mg_az_selfplay *sp, const float *logits, const float *values, 
             r->value = v < 0.0 ? 0.0 : v > 1.0 ? 1.0 : v;
             r->status = MG_EVAL_OK;
             r->seq = j;
+            cache_store(sp, q, r);
         }
         gm->npend = 0;
         if (mg_mcts_scatter(gm->m, err, errlen) != MG_OK) {

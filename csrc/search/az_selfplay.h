@@ -18,6 +18,10 @@
  * 0 draw, -1 loss).  A game reaching max_plies (> 0) is scored a draw.  New games start from
  * `start` until num_games_total games have started; gather returns 0 once all are over.
  *
+ * Evaluation cache (cache_log2 > 0, like OpenSpiel's AlphaZero evaluator): a leaf whose position
+ * (game hash, same number of legal actions) was evaluated before gets the stored priors and value
+ * without going to the network.
+ *
  * No global state; the randomness of game i comes from generators seeded by (seed, i), so a
  * run is reproducible for the same network outputs.
  */
@@ -41,12 +45,15 @@ typedef struct mg_az_config {
     int temperature_plies;     /* plies (from the start position) sampled with the temperature */
     double temperature;        /* > 0 */
     int max_plies;             /* > 0: a game reaching it is a draw; 0: no limit */
+    int cache_log2;            /* > 0: an evaluation cache of 2^cache_log2 positions (by the game's hash;
+                                  a new answer replaces the entry), shared by the games; 0: none */
     uint64_t seed;
 } mg_az_config;
 
 /* AlphaZero's settings: PUCT with c(s) = log((1 + N + 19652) / 19652) + 1.25, policy prior
  * without uniform mixing, fpu 0 (an unvisited action's Q), root noise Dir(0.3) mixed at 0.25,
- * B = 1, 16 games in flight, 64 games, 100 simulations, temperature 1 for 30 plies, no limit. */
+ * B = 1, 16 games in flight, 64 games, 100 simulations, temperature 1 for 30 plies, no limit,
+ * no cache. */
 void mg_az_config_default(mg_az_config *c);
 int mg_az_config_check(const mg_az_config *c, char *err, size_t errlen);
 
@@ -58,6 +65,7 @@ typedef struct mg_az_stats {
     int64_t moves;             /* moves played (examples made) */
     int64_t evaluations;       /* positions handed to the network */
     int64_t batches;           /* gather calls that returned positions */
+    int64_t cache_hits;        /* leaves answered by the evaluation cache (not in evaluations) */
     double search_seconds;     /* inside gather and scatter (tree work, observations, softmax) */
 } mg_az_stats;
 

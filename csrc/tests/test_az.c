@@ -297,6 +297,21 @@ static int run_selfplay(const mg_az_config *cfg, float value, sp_run *out)
 
 static void free_run(sp_run *r) { free(r->obs), free(r->pi), free(r->z), free(r->game), free(r->ply), free(r->after); }
 
+/* The same examples, maybe in another order (games finish in another order when some leaves are
+ * answered without the network). */
+static int same_examples(const sp_run *a, const sp_run *b)
+{
+    for (int64_t i = 0; i < a->n; i++) {
+        int64_t j = 0;
+        while (j < b->n && !(b->game[j] == a->game[i] && b->ply[j] == a->ply[i]))
+            j++;
+        if (j == b->n || a->z[i] != b->z[j] || memcmp(a->pi + i * 9, b->pi + j * 9, 9 * sizeof(float)) ||
+            memcmp(a->obs + i * 36, b->obs + j * 36, 36 * sizeof(float)))
+            return 0;
+    }
+    return 1;
+}
+
 static void test_selfplay(void)
 {
     mg_az_config cfg;
@@ -359,6 +374,14 @@ static void test_selfplay(void)
     MG_CHECK(r2.n == r.n && memcmp(r.pi, r2.pi, (size_t)r.n * 9 * sizeof(float)) == 0 &&
              memcmp(r.z, r2.z, (size_t)r.n * sizeof(float)) == 0);
     free_run(&r2);
+    /* the evaluation cache: the same games (the uniform network answers every position alike), fewer
+     * network evaluations, the difference answered by the cache */
+    cfg.cache_log2 = 12;
+    MG_CHECK(run_selfplay(&cfg, 0.0f, &r2) == MG_OK);
+    MG_CHECK(r2.n == r.n && same_examples(&r, &r2));
+    MG_CHECK(r2.st.cache_hits > 0 && r2.st.evaluations + r2.st.cache_hits == r.st.evaluations);
+    free_run(&r2);
+    cfg.cache_log2 = 0;
     /* max_plies cuts games into draws */
     cfg.max_plies = 3;
     MG_CHECK(run_selfplay(&cfg, 0.0f, &r2) == MG_OK);
@@ -381,6 +404,9 @@ static void test_selfplay(void)
     mg_az_config_default(&cfg);
     cfg.temperature = 0;
     MG_CHECK(mg_az_config_check(&cfg, err, sizeof err) == MG_ERR && strstr(err, "temperature 0"));
+    mg_az_config_default(&cfg);
+    cfg.cache_log2 = 27;
+    MG_CHECK(mg_az_config_check(&cfg, err, sizeof err) == MG_ERR && strstr(err, "cache_log2 27"));
 }
 
 int main(void)

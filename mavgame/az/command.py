@@ -28,6 +28,7 @@ _OPTIONS = [
     ("--dirichlet-frac", "dirichlet_frac", float, "root noise fraction (default 0.25)"),
     ("--leaves", "leaves_per_game", int, "leaves per game and network call (default 1; more use virtual "
                                          "counts)"),
+    ("--cache", "cache_log2", int, "self-play evaluation cache of 2^N positions (default 0: none)"),
     ("--max-plies", "max_plies", int, "a game reaching this many plies is a draw (default 0: no limit)"),
     ("--blocks", "blocks", int, "residual blocks (default 4)"),
     ("--channels", "channels", int, "convolution channels (default 64)"),

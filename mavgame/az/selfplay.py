@@ -20,7 +20,7 @@ __all__ = ["SelfPlayResult", "play_games", "SELFPLAY_DEFAULTS"]
 #: AlphaZero's self-play settings (Silver et al. 2018), the defaults of :func:`play_games`
 SELFPLAY_DEFAULTS = dict(num_simulations=100, temperature_plies=30, temperature=1.0, c_base=19652.0,
                          c_init=1.25, dirichlet_alpha=0.3, dirichlet_frac=0.25, fpu=0.0, batch_size=1,
-                         max_plies=0)
+                         max_plies=0, cache_log2=0)
 
 Evaluate = Callable[[np.ndarray], Tuple[np.ndarray, np.ndarray]]
 
@@ -59,7 +59,8 @@ def play_games(evaluate: Evaluate, start, *, num_games: int, parallel_games: int
     and values (n,) in [-1, 1] for the player to move (anything NumPy can turn into float32).
     ``settings`` override :data:`SELFPLAY_DEFAULTS`: num_simulations, temperature_plies, temperature,
     c_base, c_init, dirichlet_alpha, dirichlet_frac, fpu, batch_size (leaves per game and round),
-    max_plies (> 0: a game reaching it is a draw).  ``progress``: a tqdm-like bar updated by games."""
+    max_plies (> 0: a game reaching it is a draw), cache_log2 (> 0: an evaluation cache of 2^cache_log2
+    positions shared by the games, like OpenSpiel's AlphaZero evaluator; 0: none).  ``progress``: a tqdm-like bar updated by games."""
     unknown = set(settings) - set(SELFPLAY_DEFAULTS)
     if unknown:
         raise ValueError(f"unknown self-play setting(s) {sorted(unknown)} (known: {sorted(SELFPLAY_DEFAULTS)})")

@@ -56,6 +56,7 @@ class AZConfig:
     fpu: float = 0.0
     leaves_per_game: int = 1
     max_plies: int = 0
+    cache_log2: int = 0             # > 0: self-play evaluation cache of 2^cache_log2 positions
     # training
     replay_capacity: int = 100_000
     batch_size: int = 256
@@ -75,7 +76,7 @@ class AZConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be an int >= 1, not {v!r}")
-        for name in ("blocks", "steps_per_iteration", "temperature_plies", "max_plies"):
+        for name in ("blocks", "steps_per_iteration", "temperature_plies", "max_plies", "cache_log2"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise ValueError(f"{name} must be an int >= 0, not {v!r}")
@@ -87,7 +88,7 @@ class AZConfig:
         return dict(num_simulations=self.num_simulations, temperature_plies=self.temperature_plies,
                     temperature=self.temperature, c_base=self.c_base, c_init=self.c_init,
                     dirichlet_alpha=self.dirichlet_alpha, dirichlet_frac=self.dirichlet_frac, fpu=self.fpu,
-                    batch_size=self.leaves_per_game, max_plies=self.max_plies)
+                    batch_size=self.leaves_per_game, max_plies=self.max_plies, cache_log2=self.cache_log2)
 
 
 def _start_state(cfg: AZConfig) -> State:
