@@ -94,6 +94,11 @@ def test_selfplay_max_plies_and_settings():
     r = play_games(uniform, mavgame.State("connect_four"), num_games=3, parallel_games=3, num_simulations=4,
                    max_plies=5)
     assert r.stats["cut_draws"] == 3 and len(r.z) == 15 and np.all(r.z == 0)
+    # several leaves per game and network call (virtual counts), with the cache
+    r = play_games(uniform, mavgame.State("connect_four"), num_games=4, parallel_games=2, num_simulations=24,
+                   batch_size=4, cache_log2=10, seed=1)
+    assert r.stats["games_finished"] == 4 and np.allclose(r.pi.sum(1), 1.0, atol=1e-5)
+    assert r.stats["evaluations"] > r.stats["batches"]   # more than one leaf per round
     with pytest.raises(ValueError, match="unknown self-play setting"):
         play_games(uniform, mavgame.State("connect_four"), num_games=1, simulations=3)
 
