@@ -46,6 +46,9 @@ spec                    agent
                         policy.pt, uniform or mav; ``threshold`` 0.001, ``depth`` 8, ``batch``)
 ``policy``              chess: the policy network, between its two best moves (``policy``, ``top``)
 ``policy_rollouts``     chess: ``games`` policy games a legal move, most wins (``policy``, ``games``)
+``az``                  AlphaZero: the MCTS guided by a network trained with ``mavgame az`` (needs
+                        torch): ``checkpoint`` (required), ``sims`` (default 100), ``batch``,
+                        ``c_base``, ``c_init``, ``device``, ``movetime`` (docs/alphazero.md)
 ======================  =====================================================================
 
 A spec is ``kind`` or ``kind:key=value,key=value`` (e.g. ``stockfish:skill=3,movetime=50``);
@@ -713,7 +716,7 @@ _KINDS: Dict[str, Callable[..., Agent]] = {
 
 
 # Modules imported on demand when a spec names a kind not registered yet.
-_PLUGINS = ("mavgame.model.agents", "mavgame.model.mav_is", "mavgame.policy_agents")
+_PLUGINS = ("mavgame.model.agents", "mavgame.model.mav_is", "mavgame.policy_agents", "mavgame.az.agent")
 
 
 def register_agent(kind: str, factory: Callable[..., Agent]) -> None:

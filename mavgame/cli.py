@@ -141,8 +141,8 @@ def _check_args(args: argparse.Namespace) -> None:
                 _core.State(game, None, size)
             except ValueError as e:
                 raise _fail(f"--board-size {size}: {e}")
-    if getattr(args, "command", None) == "train":
-        return   # its --out is a run folder and --export one file: mavgame.model.command.check_arguments
+    if getattr(args, "command", None) in ("train", "az"):
+        return   # their --out is a run folder (train: --export one file, mavgame.model.command.check_arguments)
     for opt, attr in (("--out", "out"), ("--output", "output"), ("--games-out", "games_out"), ("--plot", "plot")):
         val = getattr(args, attr, None)
         if isinstance(val, str):
@@ -1005,6 +1005,13 @@ def build_parser() -> argparse.ArgumentParser:
     po = sub.add_parser("policy", help="the IDP chess policy network: train from PGN, accuracy (needs PyTorch)")
     _policy_command.add_arguments(po)
     po.set_defaults(func=lambda a: _policy_command.run(a))
+    from .az import command as _az_command  # AlphaZero (needs PyTorch to run, not to parse)
+    azp = sub.add_parser("az", help="train AlphaZero by self-play (needs PyTorch)",
+                         description="AlphaZero self-play with the C MCTS and batched network calls, a replay "
+                         "buffer and a residual network; writes OUT/checkpoint.pt and OUT/log.jsonl after every "
+                         "iteration and resumes from OUT/checkpoint.pt. See docs/alphazero.md.")
+    _az_command.add_arguments(azp)
+    azp.set_defaults(func=_az_command.run)
     for sp in (pl, ma, lg):  # the agent kinds and their options, from mavgame.agents (one table)
         sp.epilog = _agent_table()
     return p

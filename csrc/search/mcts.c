@@ -12,6 +12,7 @@
 
 #include "../cancel.h"
 #include "../clock.h"
+#include "dirichlet.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Configuration                                                                               */
@@ -38,6 +39,8 @@ void mg_mcts_config_default(mg_mcts_config *c)
     c->fpu = NAN;
     c->invalid = MG_MCTS_INVALID_LOSS;
     c->seed = 0;
+    c->dirichlet_alpha = 0.0;
+    c->dirichlet_frac = 0.0;
 }
 
 int mg_mcts_config_check(const mg_mcts_config *c, char *err, size_t errlen)
@@ -85,6 +88,10 @@ int mg_mcts_config_check(const mg_mcts_config *c, char *err, size_t errlen)
         BAD("mcts: fpu %g is not in [-1, 1] (or NaN for automatic)", c->fpu);
     if (c->invalid != MG_MCTS_INVALID_LOSS && c->invalid != MG_MCTS_INVALID_EXCLUDE)
         BAD("mcts: invalid %d is not 0 (loss) or 1 (exclude)", c->invalid);
+    if (!(c->dirichlet_alpha >= 0) || !isfinite(c->dirichlet_alpha))
+        BAD("mcts: dirichlet_alpha %g must be a number >= 0 (0: no root noise)", c->dirichlet_alpha);
+    if (!(c->dirichlet_frac >= 0 && c->dirichlet_frac <= 1))
+        BAD("mcts: dirichlet_frac %g is not in [0, 1]", c->dirichlet_frac);
     return MG_OK;
 #undef BAD
 }
@@ -609,21 +616,37 @@ int mg_mcts_search(mg_mcts *m, const mg_evaluator *ev, int num_simulations, char
     return mg_mcts_search_cancel(m, ev, num_simulations, NULL, err, errlen);
 }
 
-int mg_mcts_search_cancel(mg_mcts *m, const mg_evaluator *ev, int num_simulations, mg_cancel *cancel, char *err,
-                          size_t errlen)
+/* AlphaZero's root noise: P = (1 - frac) P + frac eta, eta ~ Dir(alpha), on the root's edges
+ * (when the config asks for it and the root is expanded). */
+void mcts_root_noise(mg_mcts *m)
 {
-    const int tracking = mcts_tracking(m);
+    const mg_mcts_config *c = &m->cfg;
+    if (!(c->dirichlet_alpha > 0 && c->dirichlet_frac > 0) || !m->has_root)
+        return;
+    const mcts_node *nd = &m->a.nodes[0];
+    int n = (int)nd->num_edges;
+    if (!(nd->flags & NF_EXPANDED) || n < 1)
+        return;
+    double eta[MG_MAX_MOVES];
+    mg_dirichlet_sample(&m->rng, c->dirichlet_alpha, n, eta);
+    mcts_edge *e = m->a.edges + nd->first_edge;
+    for (int i = 0; i < n; i++)
+        e[i].prior = (float)((1.0 - c->dirichlet_frac) * e[i].prior + c->dirichlet_frac * eta[i]);
+}
+
+int mg_mcts_begin(mg_mcts *m, const mg_evaluator *ev, int num_simulations, char *err, size_t errlen)
+{
     if (!m->has_root) {
         snprintf(err, errlen, "mcts: no root position set");
         return MG_ERR;
     }
-    if (!ev || !ev->evaluate) {
+    if (ev && !ev->evaluate) {
         snprintf(err, errlen, "mcts: no evaluator");
         return MG_ERR;
     }
-    if (!(ev->modes & (1u << m->cfg.mode))) {
+    if (ev && !(ev->modes & (1u << m->cfg.mode))) {
         snprintf(err, errlen, "mcts: evaluator '%s' does not support %s mode", ev->name ? ev->name : "?",
-                 tracking ? "state-tracking" : "engine");
+                 mcts_tracking(m) ? "state-tracking" : "engine");
         return MG_ERR;
     }
     if (num_simulations < 0) {
@@ -634,7 +657,11 @@ int mg_mcts_search_cancel(mg_mcts *m, const mg_evaluator *ev, int num_simulation
     int reused = S->reused_nodes;
     memset(S, 0, sizeof *S);
     S->reused_nodes = reused;
-    double t0 = mg_now_seconds();
+    m->s_t0 = mg_now_seconds();
+    m->s_done = 0;
+    m->s_total = num_simulations;
+    m->s_npend = m->s_nslots = 0;
+    m->s_stop = 1; /* until the buffers are in place */
     if (mcts_arena_reserve_nodes(&m->a, m->a.nodes_len + (size_t)num_simulations + 2) != MG_OK) {
         snprintf(err, errlen, "mcts: out of memory for %d simulations", num_simulations);
         return MG_ERR;
@@ -645,36 +672,35 @@ int mg_mcts_search_cancel(mg_mcts *m, const mg_evaluator *ev, int num_simulation
         snprintf(err, errlen, "mcts: out of memory for batches of %d leaves", B);
         return MG_ERR;
     }
-    int64_t done = 0;
-    int rc = MG_OK;
-    int stop = m->a.nodes[0].flags & NF_TERMINAL ? 1 : 0;
-    int batches = 0;
-    while (!stop && done < num_simulations) {
-        /* between batches (no pending leaves, no virtual counts), after the first one: a
-         * search stopped by a time budget always has a move to report */
-        if (batches++ && mg_cancel_check(cancel)) {
-            snprintf(err, errlen, "mcts: interrupted after %lld of %d simulations", (long long)done,
-                     num_simulations);
-            rc = MG_ERR;
-            break;
-        }
+    m->s_batch = B;
+    m->s_stop = m->a.nodes[0].flags & NF_TERMINAL ? 1 : 0;
+    return MG_OK;
+}
+
+int mg_mcts_gather(mg_mcts *m, const mg_eval_request **req, mg_eval_result **res)
+{
+    mg_mcts_stats *S = &m->stats;
+    const int B = m->s_batch;
+    const int tracking = mcts_tracking(m);
+    m->s_npend = m->s_nslots = 0;
+    while (!m->s_stop && m->s_done < m->s_total) {
         int npend = 0, nslots = 0, attempts = 0;
-        int64_t before = done;
-        while (npend < B && done + npend < num_simulations && attempts < 2 * B && nslots < m->nslots_cap) {
+        int64_t before = m->s_done;
+        while (npend < B && m->s_done + npend < m->s_total && attempts < 2 * B && nslots < m->nslots_cap) {
             attempts++;
             mcts_slot *sl = &m->slots[nslots];
-            unsigned char *state = tracking ? NULL : m->states + (size_t)npend * m->ss;
-            int r = select_leaf(m, sl, state);
+            unsigned char *st = tracking ? NULL : m->states + (size_t)npend * m->ss;
+            int r = select_leaf(m, sl, st);
             if (sl->len > S->max_depth)
                 S->max_depth = sl->len;
             if (r == SEL_LEAF) {
                 int32_t leaf = sl->nodes[sl->len];
-                if (!tracking && mcts_engine_leaf_moves(m, state, npend) == 0) {
+                if (!tracking && mcts_engine_leaf_moves(m, st, npend) == 0) {
                     /* no move although not over: treat as a draw */
                     mcts_node_terminal(&m->a.nodes[leaf], MG_DRAW);
                     backup(m, sl, 0.0);
                     S->terminal_visits++;
-                    done++;
+                    m->s_done++;
                     continue;
                 }
                 m->a.nodes[leaf].flags |= NF_PENDING;
@@ -692,97 +718,192 @@ int mg_mcts_search_cancel(mg_mcts *m, const mg_evaluator *ev, int num_simulation
             } else if (r == SEL_TERMINAL) {
                 backup(m, sl, m->a.nodes[sl->nodes[sl->len]].value);
                 S->terminal_visits++;
-                done++;
+                m->s_done++;
             } else if (r == SEL_CUTOFF) {
                 mcts_node *nd = &m->a.nodes[sl->nodes[sl->len]];
                 nd->cutoffs++;
                 backup(m, sl, nd->value);
                 S->depth_cutoffs++;
-                done++;
+                m->s_done++;
             } else if (r == SEL_ROOT_DEAD) {
-                stop = 1;
+                m->s_stop = 1;
                 break;
             } else if (r == SEL_MARKED) {
                 attempts--; /* progress (a node was marked for good): try again */
             }
         }
         if (npend > 0) {
+            m->s_npend = npend;
+            m->s_nslots = nslots;
             S->batches++;
             S->evaluations += npend;
-            int timed = !(ev->flags & MG_EVAL_FLAG_CHEAP);
-            double te = timed ? mg_now_seconds() : 0;
-            int erc = ev->evaluate(ev->ctx, m->g, m->reqs, m->res, npend, m->cfg.timeout, err, errlen);
-            if (timed)
-                S->eval_seconds += mg_now_seconds() - te;
-            if (erc != MG_OK) {
-                abort_batch(m, nslots);
-                rc = MG_ERR;
-                break;
-            }
-            /* Back up in arrival order (stable insertion sort on seq). */
-            for (int i = 0; i < npend; i++) {
-                int j = i;
-                while (j > 0 && m->res[m->order[j - 1]].seq > m->res[i].seq) {
-                    m->order[j] = m->order[j - 1];
-                    j--;
-                }
-                m->order[j] = i;
-            }
-            for (int oi = 0; oi < npend; oi++) {
-                int ri = m->order[oi];
-                mcts_slot *sl = &m->slots[m->req_slot[ri]];
-                mg_eval_result *r = &m->res[ri];
-                mcts_node *nd = &m->a.nodes[sl->nodes[sl->len]];
-                nd->flags &= (uint8_t)~NF_PENDING;
-                add_virtual(m, sl, -1);
-                done++;
-                if (r->status == MG_EVAL_OK) {
-                    double v = 0;
-                    int ar = expand_leaf(m, sl, r, &v);
-                    if (ar == APPLY_NOMEM) {
-                        /* Leave the leaf unevaluated; finish removing the batch's counts. */
-                        snprintf(err, errlen, "mcts: out of memory while expanding");
-                        rc = MG_ERR;
-                        for (int o2 = oi + 1; o2 < npend; o2++) {
-                            mcts_slot *s2 = &m->slots[m->req_slot[m->order[o2]]];
-                            m->a.nodes[s2->nodes[s2->len]].flags &= (uint8_t)~NF_PENDING;
-                            add_virtual(m, s2, -1);
-                        }
-                        break;
-                    }
-                    if (ar == APPLY_OK) {
-                        backup(m, sl, v);
-                        continue;
-                    }
-                }
-                if (r->status == MG_EVAL_DROPPED) {
-                    S->dropped++;
-                    continue;
-                }
-                /* Invalid output (declared, or found malformed). */
-                if (sl->len == 0) {
-                    S->invalid++; /* the root stays unevaluated: a later batch asks again */
-                    S->dropped++;
-                    continue;
-                }
-                mark_hallucinated(m, sl);
-                if (m->cfg.invalid == MG_MCTS_INVALID_EXCLUDE)
-                    S->dropped++; /* minus infinity: excluded, nothing backed up */
-                else
-                    backup(m, sl, 1.0);
-            }
+            *req = m->reqs;
+            *res = m->res;
+            return npend;
         }
-        for (int s = 0; s < nslots; s++)
-            if (m->slots[s].req < 0)
-                add_virtual(m, &m->slots[s], -1);
-        if (rc != MG_OK)
-            break;
-        if (done == before && npend == 0 && !stop && attempts >= 2 * B)
+        if (m->s_done == before && !m->s_stop && attempts >= 2 * B)
             break; /* no progress possible (cannot happen with a consistent tree) */
     }
-    S->simulations = done;
+    return 0;
+}
+
+void mg_mcts_abort(mg_mcts *m)
+{
+    abort_batch(m, m->s_nslots);
+    m->s_npend = m->s_nslots = 0;
+    m->s_stop = 1;
+}
+
+int mg_mcts_scatter(mg_mcts *m, char *err, size_t errlen)
+{
+    mg_mcts_stats *S = &m->stats;
+    const int npend = m->s_npend, nslots = m->s_nslots;
+    int rc = MG_OK;
+    /* Back up in arrival order (stable insertion sort on seq). */
+    for (int i = 0; i < npend; i++) {
+        int j = i;
+        while (j > 0 && m->res[m->order[j - 1]].seq > m->res[i].seq) {
+            m->order[j] = m->order[j - 1];
+            j--;
+        }
+        m->order[j] = i;
+    }
+    for (int oi = 0; oi < npend; oi++) {
+        int ri = m->order[oi];
+        mcts_slot *sl = &m->slots[m->req_slot[ri]];
+        mg_eval_result *r = &m->res[ri];
+        mcts_node *nd = &m->a.nodes[sl->nodes[sl->len]];
+        nd->flags &= (uint8_t)~NF_PENDING;
+        add_virtual(m, sl, -1);
+        m->s_done++;
+        if (r->status == MG_EVAL_OK) {
+            double v = 0;
+            int ar = expand_leaf(m, sl, r, &v);
+            if (ar == APPLY_NOMEM) {
+                /* Leave the leaf unevaluated; finish removing the batch's counts. */
+                snprintf(err, errlen, "mcts: out of memory while expanding");
+                rc = MG_ERR;
+                for (int o2 = oi + 1; o2 < npend; o2++) {
+                    mcts_slot *s2 = &m->slots[m->req_slot[m->order[o2]]];
+                    m->a.nodes[s2->nodes[s2->len]].flags &= (uint8_t)~NF_PENDING;
+                    add_virtual(m, s2, -1);
+                }
+                break;
+            }
+            if (ar == APPLY_OK) {
+                if (sl->len == 0)
+                    mcts_root_noise(m);
+                backup(m, sl, v);
+                continue;
+            }
+        }
+        if (r->status == MG_EVAL_DROPPED) {
+            S->dropped++;
+            continue;
+        }
+        /* Invalid output (declared, or found malformed). */
+        if (sl->len == 0) {
+            S->invalid++; /* the root stays unevaluated: a later batch asks again */
+            S->dropped++;
+            continue;
+        }
+        mark_hallucinated(m, sl);
+        if (m->cfg.invalid == MG_MCTS_INVALID_EXCLUDE)
+            S->dropped++; /* minus infinity: excluded, nothing backed up */
+        else
+            backup(m, sl, 1.0);
+    }
+    for (int s = 0; s < nslots; s++)
+        if (m->slots[s].req < 0)
+            add_virtual(m, &m->slots[s], -1);
+    m->s_npend = m->s_nslots = 0;
+    if (rc != MG_OK)
+        m->s_stop = 1;
+    return rc;
+}
+
+void mg_mcts_finish(mg_mcts *m)
+{
+    mg_mcts_stats *S = &m->stats;
+    S->simulations = m->s_done;
     S->nodes = (int)m->a.nodes_len;
     S->edges = (int64_t)m->a.edges_len;
-    S->elapsed = mg_now_seconds() - t0;
+    S->elapsed = mg_now_seconds() - m->s_t0;
+}
+
+int mg_mcts_search_cancel(mg_mcts *m, const mg_evaluator *ev, int num_simulations, mg_cancel *cancel, char *err,
+                          size_t errlen)
+{
+    if (!ev) {
+        snprintf(err, errlen, "mcts: no evaluator");
+        return MG_ERR;
+    }
+    if (mg_mcts_begin(m, ev, num_simulations, err, errlen) != MG_OK)
+        return MG_ERR;
+    mg_mcts_stats *S = &m->stats;
+    int rc = MG_OK;
+    for (int batches = 0;; batches++) {
+        /* between batches (no pending leaves, no virtual counts), after the first one: a
+         * search stopped by a time budget always has a move to report */
+        if (batches && mg_cancel_check(cancel)) {
+            snprintf(err, errlen, "mcts: interrupted after %lld of %d simulations", (long long)m->s_done,
+                     num_simulations);
+            rc = MG_ERR;
+            break;
+        }
+        const mg_eval_request *req;
+        mg_eval_result *res;
+        int npend = mg_mcts_gather(m, &req, &res);
+        if (npend == 0)
+            break;
+        int timed = !(ev->flags & MG_EVAL_FLAG_CHEAP);
+        double te = timed ? mg_now_seconds() : 0;
+        int erc = ev->evaluate(ev->ctx, m->g, req, res, npend, m->cfg.timeout, err, errlen);
+        if (timed)
+            S->eval_seconds += mg_now_seconds() - te;
+        if (erc != MG_OK) {
+            mg_mcts_abort(m);
+            rc = MG_ERR;
+            break;
+        }
+        if (mg_mcts_scatter(m, err, errlen) != MG_OK) {
+            rc = MG_ERR;
+            break;
+        }
+    }
+    mg_mcts_finish(m);
     return rc;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Results for AlphaZero-style searches                                                        */
+
+void mg_mcts_root_u(const mg_mcts *m, double *u)
+{
+    int n = mg_mcts_num_root_edges(m);
+    const mcts_edge *e = m->a.edges + (n ? m->a.nodes[0].first_edge : 0);
+    double cs = cscale(&m->cfg, (double)(m->root_n > 0 ? m->root_n : 1));
+    for (int i = 0; i < n; i++)
+        u[i] = cs * (double)e[i].prior / (1.0 + (double)e[i].n);
+}
+
+int mg_mcts_path_priors(const mg_mcts *m, const int32_t *path, int len, float *prior, int max)
+{
+    if (!m->has_root || len < 0)
+        return -1;
+    int32_t node = 0;
+    for (int i = 0; i < len; i++) {
+        const mcts_node *nd = &m->a.nodes[node];
+        int32_t next = -1;
+        for (uint32_t j = 0; j < nd->num_edges && next < 0; j++)
+            if (m->a.edges[nd->first_edge + j].action == path[i])
+                next = m->a.edges[nd->first_edge + j].child;
+        if (next < 0)
+            return -1;
+        node = next;
+    }
+    const mcts_node *nd = &m->a.nodes[node];
+    for (uint32_t j = 0; prior && j < nd->num_edges && (int)j < max; j++)
+        prior[j] = m->a.edges[nd->first_edge + j].prior;
+    return (int)nd->num_edges;
 }

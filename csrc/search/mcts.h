@@ -101,6 +101,11 @@ typedef struct mg_mcts_config {
                                  NaN: the lowest value the evaluator gave at that node (0 if none) */
     int invalid;              /* enum mg_mcts_invalid; in both the node is never selected again */
     uint64_t seed;
+    /* AlphaZero's root exploration noise: with dirichlet_alpha > 0 and dirichlet_frac > 0 the
+     * root's priors become (1 - frac) P + frac eta, eta ~ Dir(alpha) drawn from the search's
+     * generator, when the root is expanded and when advance() re-roots at an expanded child.
+     * Only the root: every other node keeps the evaluator's prior.  0 / 0: off (default). */
+    double dirichlet_alpha, dirichlet_frac;
 } mg_mcts_config;
 
 /* Defaults: engine mode, B = 1, no timeout, dynamic counts n_max 8 / n_min 2, virtual loss 3,
@@ -159,6 +164,25 @@ int mg_mcts_search(mg_mcts *m, const mg_evaluator *ev, int num_simulations, char
 int mg_mcts_search_cancel(mg_mcts *m, const mg_evaluator *ev, int num_simulations, struct mg_cancel *cancel,
                           char *err, size_t errlen);
 
+/* ---- Step API: the search loop driven by the caller (an evaluator outside C, e.g. one network
+ * call for the leaves of many trees).  mg_mcts_search_cancel is begin, then gather / evaluate /
+ * scatter until gather answers 0, then finish.
+ *   mg_mcts_begin(m, ev, n): checks and resets as mg_mcts_search does (ev may be NULL: the
+ *     caller evaluates; its mode is checked otherwise).
+ *   mg_mcts_gather(m, &req, &res): selects the next batch (up to batch_size leaves, with virtual
+ *     counts; terminal visits are backed up on the way) and returns its number of requests,
+ *     n > 0, with req[0..n) and res[0..n) (preset as for an evaluator), or 0 when the search is
+ *     over (budget used, proven root, or no progress possible).
+ *   mg_mcts_scatter(m): backs the results of the batch up (as an evaluator's); MG_ERR on out of
+ *     memory (the search is then over, the tree consistent).
+ *   mg_mcts_abort(m): drops the batch (virtual counts and pending marks removed).
+ *   mg_mcts_finish(m): final statistics (simulations, nodes, elapsed). */
+int mg_mcts_begin(mg_mcts *m, const mg_evaluator *ev, int num_simulations, char *err, size_t errlen);
+int mg_mcts_gather(mg_mcts *m, const mg_eval_request **req, mg_eval_result **res);
+int mg_mcts_scatter(mg_mcts *m, char *err, size_t errlen);
+void mg_mcts_abort(mg_mcts *m);
+void mg_mcts_finish(mg_mcts *m);
+
 /* ---- Results ---- */
 /* Number of root edges (0 before the root is expanded, or at a terminal root). */
 int mg_mcts_num_root_edges(const mg_mcts *m);
@@ -168,6 +192,13 @@ int mg_mcts_num_root_edges(const mg_mcts *m);
  * if none), and flags (1: hallucinated). */
 void mg_mcts_root_edges(const mg_mcts *m, int32_t *actions, uint32_t *visits, double *q, float *prior,
                         float *values, uint8_t *hallucinated);
+/* The PUCT exploration term of each root edge, U(s, a) = c(s) P(s, a) sqrt(N(s)) / (1 + N(s, a))
+ * with the root's N(s) (the score is Q + U); u has mg_mcts_num_root_edges entries. */
+void mg_mcts_root_u(const mg_mcts *m, double *u);
+/* Priors of the edges of the node reached by `path` (len steps from the root, as in
+ * mg_mcts_path_virtual), at most `max` of them into prior (may be NULL).  Returns the node's
+ * number of edges (0: not expanded), or -1 if the path leaves the tree. */
+int mg_mcts_path_priors(const mg_mcts *m, const int32_t *path, int len, float *prior, int max);
 /* Virtual counts in flight along a path of `len` steps from the root (engine mode: action
  * ids; state tracking: edge indices, as in mg_eval_request.path): out[0] the root's, out[i + 1]
  * the pair of step i (out has len + 1 entries).  Returns len, or -1 if the path leaves the

@@ -95,6 +95,13 @@ struct mg_mcts {
     int32_t *tmp_idx;       /* MG_MAX_MOVES */
     float *tmp_prior;       /* MG_MAX_MOVES */
     mg_mcts_stats stats;
+    /* The search in progress (mg_mcts_begin .. mg_mcts_finish). */
+    int64_t s_done;         /* simulations used */
+    int s_total;            /* its budget */
+    int s_batch;            /* leaves per batch, min(batch_size, budget) */
+    int s_stop;             /* proven or dead root, or an error: no further batch */
+    int s_npend, s_nslots;  /* the batch out: requests, selections */
+    double s_t0;
 };
 
 /* ------------------------------------------------------------------------------------------ */
@@ -109,6 +116,10 @@ enum { SEL_LEAF, SEL_TERMINAL, SEL_COLLISION, SEL_CUTOFF, SEL_DEAD, SEL_MARKED, 
 
 /* Results of applying an evaluator answer to a leaf. */
 enum { APPLY_OK = 0, APPLY_INVALID = 1, APPLY_NOMEM = 2 };
+
+/* ---- mcts.c ---- */
+/* AlphaZero's Dirichlet noise on the root's priors (when the config asks for it and the root is expanded). */
+void mcts_root_noise(mg_mcts *m);
 
 /* ---- mcts_tree.c ---- */
 void mcts_arena_free(mcts_arena *a);

@@ -185,6 +185,7 @@ int mcts_reroot(mg_mcts *m, uint32_t edge_index, char *err, size_t errlen)
     m->root_w = m->a.nodes[0].to_move == old_mover ? w : -w;
     m->root_ply++;
     m->stats.reused_nodes = (int)m->a.nodes_len;
+    mcts_root_noise(m);
     return MG_OK;
 }
 

@@ -1,0 +1,19 @@
+"""AlphaZero in mavgame: self-play with the C MCTS and batched network calls, a replay buffer, a
+residual network and its training loop, checkpoints that resume exactly, and an agent for leagues.
+
+- :mod:`mavgame.az.selfplay` - many games at once through ``mavgame._core.AZSelfPlay``: C gathers the
+  leaves of every game into one NumPy batch, the network runs once on it, C backs the answers up
+  (no NumPy, no torch: any ``evaluate(obs) -> (logits, values)`` function plugs in).
+- :mod:`mavgame.az.replay` - the replay buffer (NumPy ring).
+- :mod:`mavgame.az.network` - the residual policy/value network (needs ``torch``).
+- :mod:`mavgame.az.train` - :class:`AZConfig`, :class:`AZTrainer` (needs ``torch``).
+- :mod:`mavgame.az.agent` - the ``az:checkpoint=PATH,sims=N`` agent (needs ``torch``).
+- :mod:`mavgame.az.azdb` - AZdb pieces: latent planes, diversity features and reward (NumPy).
+- ``mavgame az`` - the command (:mod:`mavgame.az.command`).
+
+See docs/alphazero.md.  Importing this package does not import torch.
+"""
+from .replay import ReplayBuffer
+from .selfplay import SelfPlayResult, play_games
+
+__all__ = ["ReplayBuffer", "SelfPlayResult", "play_games"]

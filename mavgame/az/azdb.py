@@ -1,0 +1,155 @@
+"""AZdb pieces (Zahavy et al., "Diversifying AI: towards creative chess with AlphaZero",
+shared/papers/001_*): the latent input that selects a player of the team, the diversity features
+phi(s, a), the players' expected features psi_i, and the diversity reward of equation 8.
+
+Only these pieces are built (NumPy, vectorised; no torch).  Not built yet: the intrinsic value head
+and its N_TD-step target, the search value lambda v + (1 - lambda) v_d with intrinsic rewards summed
+from root to leaf, PSRO-Nash matchmaking, sub-additive planning (docs/alphazero.md, issue 19).
+
+- :func:`latent_planes`: the observation of player ``i`` of ``num_players``: the game's planes followed
+  by ``num_players`` constant planes, plane ``i`` all ones (the paper's one-hot latent as input planes).
+- :func:`diversity_features`: phi(s, a), "the board after taking action a from s: the locations of
+  the pieces and the castling rights", read from the observation of the position after the move
+  (``SelfPlayResult.obs_after``): the stone / piece planes of the game, plus one scalar per castling
+  right (chess); side to move, empty cells and the en passant square are left out (the paper removes
+  side to play and the 50-move counter from phi).
+- :class:`FeatureMeans`: psi_i = E[phi] under player i's moves, a running mean.
+- :func:`diversity_reward`: r_d^i(s, a) = (1 - (||psi_i - psi_j*|| / l0)^3) phi(s, a) . (psi_i - psi_j*),
+  j* = argmin_{j != i} ||psi_i - psi_j||^2 (equation 8, the gradient of equation 7's utility).
+- :func:`combined_reward`: r = (1 - lambda_i) r_d + lambda_i r_e (equation 6), lambda_0 = 1.
+"""
+from __future__ import annotations
+
+from typing import Dict, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+__all__ = ["PHI_PLANES", "latent_planes", "diversity_features", "FeatureMeans", "nearest_other",
+           "diversity_reward", "combined_reward", "player_lambdas", "L0", "LAMBDA"]
+
+#: the paper's text does not give l0 (the distance between players' psi at which the diversity reward
+#: vanishes) or lambda (the weight of the game result for players i > 0); our choices
+L0 = 1.0
+LAMBDA = 0.5
+
+#: per game: (observation planes copied cell by cell into phi, planes contributing one scalar each);
+#: see the observation table in docs/architecture.md
+PHI_PLANES: Dict[str, Tuple[Tuple[int, ...], Tuple[int, ...]]] = {
+    "connect_four": ((0, 1), ()),
+    "tictactoe": ((0, 1), ()),
+    "hex": ((0, 1), ()),
+    "gardner": (tuple(range(12)), ()),
+    "chess": (tuple(range(12)), (13, 14, 15, 16)),
+    "chess960": (tuple(range(12)), (13, 14, 15, 16)),
+}
+
+
+def latent_planes(obs: np.ndarray, latent: Union[int, np.ndarray], num_players: int) -> np.ndarray:
+    """``obs`` (n, planes, rows, cols) with ``num_players`` one-hot latent planes appended:
+    (n, planes + num_players, rows, cols), plane ``planes + latent[k]`` of row k all ones.  ``latent``
+    is one player index for the batch or one per row."""
+    obs = np.asarray(obs, np.float32)
+    if obs.ndim != 4:
+        raise ValueError(f"latent_planes: obs must be (n, planes, rows, cols), not shape {obs.shape}")
+    if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) or num_players < 1:
+        raise ValueError(f"num_players must be an int >= 1, not {num_players!r}")
+    n, p, r, c = obs.shape
+    lat = np.broadcast_to(np.asarray(latent), (n,)).astype(np.int64)
+    bad = (lat < 0) | (lat >= num_players)
+    if bad.any():
+        raise ValueError(f"latent {int(lat[bad][0])} is not a player in [0, {num_players})")
+    out = np.zeros((n, p + num_players, r, c), np.float32)
+    out[:, :p] = obs
+    out[np.arange(n), p + lat] = 1.0
+    return out
+
+
+def diversity_features(obs_after: np.ndarray, game: str) -> np.ndarray:
+    """phi(s, a) for each row of ``obs_after`` (observations of the positions after the moves, as
+    ``SelfPlayResult.obs_after``): float32 (n, features)."""
+    if game not in PHI_PLANES:
+        raise ValueError(f"no diversity features for game {game!r} (known: {', '.join(sorted(PHI_PLANES))})")
+    board, flags = PHI_PLANES[game]
+    obs = np.asarray(obs_after, np.float32)
+    if obs.ndim != 4 or obs.shape[1] <= max(board + flags):
+        raise ValueError(f"diversity_features: obs_after of shape {obs.shape} is not a batch of {game} observations")
+    n = len(obs)
+    parts = [obs[:, list(board)].reshape(n, -1)]
+    if flags:
+        parts.append(obs[:, list(flags), 0, 0])
+    return np.concatenate(parts, axis=1)
+
+
+class FeatureMeans:
+    """psi_i, the expected features of each player's moves: the mean of every phi recorded for player i
+    until ``window`` moves, then a moving average where a batch of m moves has weight min(1, m / window),
+    so that psi follows a player that changes."""
+
+    def __init__(self, num_players: int, num_features: int, window: int = 100_000):
+        if num_players < 2:
+            raise ValueError(f"a team needs at least 2 players, not {num_players}")
+        if window < 1:
+            raise ValueError(f"window must be >= 1, not {window}")
+        self.psi = np.zeros((int(num_players), int(num_features)), np.float64)
+        self.count = np.zeros(int(num_players), np.int64)
+        self.window = int(window)
+
+    def update(self, player: int, phi: np.ndarray) -> None:
+        """Record the features ``phi`` (n, features) of n moves of ``player``."""
+        phi = np.asarray(phi, np.float64)
+        if phi.ndim != 2 or phi.shape[1] != self.psi.shape[1]:
+            raise ValueError(f"phi must be (n, {self.psi.shape[1]}), not shape {phi.shape}")
+        if not 0 <= player < len(self.psi):
+            raise ValueError(f"player {player} is not in [0, {len(self.psi)})")
+        m = len(phi)
+        if m == 0:
+            return
+        c = int(self.count[player])
+        w = m / (c + m) if c + m <= self.window else min(1.0, m / self.window)
+        self.psi[player] += w * (phi.mean(0) - self.psi[player])
+        self.count[player] += m
+
+    def state_dict(self) -> dict:
+        return {"psi": self.psi.copy(), "count": self.count.copy(), "window": self.window}
+
+    @classmethod
+    def from_state_dict(cls, d: dict) -> "FeatureMeans":
+        fm = cls(len(d["psi"]), d["psi"].shape[1], int(d["window"]))
+        fm.psi[:] = d["psi"]
+        fm.count[:] = d["count"]
+        return fm
+
+
+def nearest_other(psi: np.ndarray, i: int) -> int:
+    """j* = argmin over j != i of ||psi_i - psi_j||^2 (the lowest index among ties)."""
+    psi = np.asarray(psi, np.float64)
+    d = ((psi - psi[i]) ** 2).sum(1)
+    d[i] = np.inf
+    return int(np.argmin(d))
+
+
+def diversity_reward(phi: np.ndarray, psi: np.ndarray, i: int, l0: float = L0) -> np.ndarray:
+    """Equation 8 for player ``i``: (1 - (||psi_i - psi_j*|| / l0)^3) phi . (psi_i - psi_j*), one
+    reward per row of ``phi``.  It vanishes once player i is l0 away from its nearest teammate and
+    turns negative (attractive) beyond."""
+    if not (l0 > 0):
+        raise ValueError(f"l0 must be > 0, not {l0!r}")
+    psi = np.asarray(psi, np.float64)
+    j = nearest_other(psi, i)
+    d = psi[i] - psi[j]
+    scale = 1.0 - (np.sqrt((d ** 2).sum()) / l0) ** 3
+    return (scale * (np.asarray(phi, np.float64) @ d)).astype(np.float32)
+
+
+def player_lambdas(num_players: int, lam: float = LAMBDA) -> np.ndarray:
+    """lambda_i: 1 for player 0 (the game result only), ``lam`` for the others (the paper's choice)."""
+    out = np.full(int(num_players), float(lam))
+    out[0] = 1.0
+    return out
+
+
+def combined_reward(r_d: np.ndarray, r_e: np.ndarray, lam_i: float) -> np.ndarray:
+    """Equation 6: (1 - lambda_i) r_d + lambda_i r_e."""
+    if not 0.0 <= lam_i <= 1.0:
+        raise ValueError(f"lambda {lam_i!r} is not in [0, 1]")
+    return (1.0 - lam_i) * np.asarray(r_d, np.float64) + lam_i * np.asarray(r_e, np.float64)

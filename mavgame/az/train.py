@@ -1,0 +1,247 @@
+"""AlphaZero training (needs ``torch``): self-play with the current network, a replay buffer, and SGD
+on l = (z - v)^2 - pi . log p + c ||theta||^2 (Silver et al. 2018).
+
+One iteration: ``games_per_iteration`` self-play games (``parallel_games`` at once, seeded by
+(seed, iteration)), their positions into the replay buffer, then ``steps_per_iteration`` training
+steps on batches of ``batch_size`` positions drawn uniformly from the buffer.  A checkpoint holds
+the network, the optimiser, the replay buffer, the NumPy and torch random states, the iteration and
+the step, so :meth:`AZTrainer.load` continues a run exactly where it stopped (bit-identically on
+the same machine and torch build).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+import torch
+from torch.nn import functional as F
+
+from .. import State
+from .network import AZNet, torch_evaluator
+from .replay import ReplayBuffer
+from .selfplay import play_games
+
+__all__ = ["AZConfig", "AZTrainer", "CHECKPOINT_FORMAT"]
+
+CHECKPOINT_FORMAT = "mavgame-az-1"
+
+
+@dataclass
+class AZConfig:
+    """Every setting of a run (stored in its checkpoints).  Defaults: AlphaZero's search constants
+    (c_base 19652, c_init 1.25, Dirichlet noise alpha 0.3 at fraction 0.25, temperature 1 for the
+    first 30 plies, L2 c = 1e-4, SGD with momentum 0.9) at a size that trains on a CPU."""
+    game: str = "connect_four"
+    board_size: int = 0
+    # network
+    blocks: int = 4
+    channels: int = 64
+    value_hidden: int = 64
+    # self-play
+    iterations: int = 10
+    games_per_iteration: int = 64
+    parallel_games: int = 32
+    num_simulations: int = 100
+    temperature_plies: int = 30
+    temperature: float = 1.0
+    c_base: float = 19652.0
+    c_init: float = 1.25
+    dirichlet_alpha: float = 0.3
+    dirichlet_frac: float = 0.25
+    fpu: float = 0.0
+    leaves_per_game: int = 1
+    max_plies: int = 0
+    cache_log2: int = 0             # > 0: self-play evaluation cache of 2^cache_log2 positions
+    # training
+    replay_capacity: int = 100_000
+    batch_size: int = 256
+    steps_per_iteration: int = 100
+    optimizer: str = "sgd"          # sgd (momentum) or adam
+    lr: float = 0.02
+    momentum: float = 0.9
+    l2: float = 1e-4                # c of c ||theta||^2, on every weight
+    seed: int = 0
+    device: str = "cpu"
+
+    def check(self) -> None:
+        if self.optimizer not in ("sgd", "adam"):
+            raise ValueError(f"optimizer must be 'sgd' or 'adam', not {self.optimizer!r}")
+        for name in ("iterations", "games_per_iteration", "parallel_games", "num_simulations", "replay_capacity",
+                     "batch_size", "channels", "value_hidden", "leaves_per_game"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name} must be an int >= 1, not {v!r}")
+        for name in ("blocks", "steps_per_iteration", "temperature_plies", "max_plies", "cache_log2"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise ValueError(f"{name} must be an int >= 0, not {v!r}")
+        if not (self.lr > 0) or not (self.l2 >= 0) or not (0 <= self.momentum < 1):
+            raise ValueError(f"need lr > 0, l2 >= 0 and 0 <= momentum < 1 (lr {self.lr}, l2 {self.l2}, "
+                             f"momentum {self.momentum})")
+
+    def selfplay_settings(self) -> Dict[str, Any]:
+        return dict(num_simulations=self.num_simulations, temperature_plies=self.temperature_plies,
+                    temperature=self.temperature, c_base=self.c_base, c_init=self.c_init,
+                    dirichlet_alpha=self.dirichlet_alpha, dirichlet_frac=self.dirichlet_frac, fpu=self.fpu,
+                    batch_size=self.leaves_per_game, max_plies=self.max_plies, cache_log2=self.cache_log2)
+
+
+def _start_state(cfg: AZConfig) -> State:
+    return State(cfg.game, board_size=cfg.board_size) if cfg.board_size else State(cfg.game)
+
+
+def _seed_of(seed: int, iteration: int) -> int:
+    return (int(seed) * 1_000_003 + int(iteration) * 7_919 + 17) & 0x7FFFFFFFFFFFFFFF
+
+
+class AZTrainer:
+    """A training run: ``AZTrainer(config)`` starts one, :meth:`load` resumes one;
+    :meth:`run_iteration` plays and trains once, :meth:`save` writes a checkpoint."""
+
+    def __init__(self, config: AZConfig):
+        config.check()
+        self.config = config
+        self.device = torch.device(config.device)
+        start = _start_state(config)
+        self.obs_shape = tuple(start.observation_shape)
+        self.num_actions = int(start.num_actions)
+        torch.manual_seed(config.seed)
+        self.net = AZNet(self.obs_shape, self.num_actions, blocks=config.blocks, channels=config.channels,
+                         value_hidden=config.value_hidden).to(self.device)
+        if config.optimizer == "sgd":
+            self.opt = torch.optim.SGD(self.net.parameters(), lr=config.lr, momentum=config.momentum)
+        else:
+            self.opt = torch.optim.Adam(self.net.parameters(), lr=config.lr)
+        self.buffer = ReplayBuffer(config.replay_capacity, self.obs_shape, self.num_actions)
+        self.rng = np.random.Generator(np.random.PCG64(config.seed))
+        self.iteration = 0
+        self.step = 0
+        self.history: List[Dict[str, Any]] = []
+
+    # ---- training ------------------------------------------------------------------------
+
+    def losses(self, obs: np.ndarray, pi: np.ndarray, z: np.ndarray) -> Dict[str, torch.Tensor]:
+        """value (z - v)^2, policy -pi . log p (means over the batch), l2 c ||theta||^2 and their sum."""
+        x = torch.from_numpy(obs).to(self.device)
+        logits, v = self.net(x)
+        tpi = torch.from_numpy(pi).to(self.device)
+        tz = torch.from_numpy(z).to(self.device)
+        value = ((tz - v) ** 2).mean()
+        policy = -(tpi * F.log_softmax(logits, dim=1)).sum(1).mean()
+        l2 = self.config.l2 * sum((p ** 2).sum() for n, p in self.net.named_parameters() if n.endswith("weight"))
+        return {"loss": value + policy + l2, "value": value, "policy": policy, "l2": l2}
+
+    def train_step(self) -> Dict[str, float]:
+        """One SGD step on a batch from the replay buffer."""
+        obs, pi, z = self.buffer.sample(self.rng, self.config.batch_size)
+        self.net.train()
+        ls = self.losses(obs, pi, z)
+        self.opt.zero_grad(set_to_none=True)
+        ls["loss"].backward()
+        self.opt.step()
+        self.step += 1
+        return {k: float(v.detach()) for k, v in ls.items()}
+
+    def selfplay(self, progress=None):
+        """This iteration's self-play games with the current network (no gradients)."""
+        c = self.config
+        return play_games(torch_evaluator(self.net, c.device), _start_state(c), num_games=c.games_per_iteration,
+                          parallel_games=c.parallel_games, seed=_seed_of(c.seed, self.iteration), progress=progress,
+                          **c.selfplay_settings())
+
+    def run_iteration(self, progress=None) -> Dict[str, Any]:
+        """Self-play, then training; returns (and appends to ``history``) the iteration's log record."""
+        sp = self.selfplay(progress)
+        self.buffer.add(sp.obs, sp.pi, sp.z)
+        t0 = time.perf_counter()
+        steps = [self.train_step() for _ in range(self.config.steps_per_iteration)]
+        train_s = time.perf_counter() - t0
+        mean = {k: float(np.mean([s[k] for s in steps])) if steps else float("nan") for k in
+                ("loss", "value", "policy", "l2")}
+        st = sp.stats
+        rec = {"iteration": self.iteration, "step": self.step, "games": int(st["games_finished"]),
+               "positions": int(len(sp.z)), "p0_wins": int(st["p0_wins"]), "p1_wins": int(st["p1_wins"]),
+               "draws": int(st["draws"]), "evaluations": int(st["evaluations"]), "buffer": len(self.buffer),
+               "selfplay_seconds": round(sp.seconds, 4), "search_seconds": round(sp.search_seconds, 4),
+               "network_seconds": round(sp.network_seconds, 4), "train_seconds": round(train_s, 4),
+               "positions_per_second": round(sp.positions_per_second, 2),
+               "first_loss": steps[0]["loss"] if steps else float("nan"),
+               "last_loss": steps[-1]["loss"] if steps else float("nan"), **mean}
+        self.iteration += 1
+        self.history.append(rec)
+        return rec
+
+    # ---- checkpoints ---------------------------------------------------------------------
+
+    def state_dict(self) -> Dict[str, Any]:
+        d = {"format": CHECKPOINT_FORMAT, "config": dataclasses.asdict(self.config), "iteration": self.iteration,
+             "step": self.step, "model": self.net.state_dict(), "optimizer": self.opt.state_dict(),
+             "replay": self.buffer.state_dict(), "numpy_rng": self.rng.bit_generator.state,
+             "torch_rng": torch.get_rng_state(), "history": list(self.history),
+             "obs_shape": self.obs_shape, "num_actions": self.num_actions}
+        if torch.cuda.is_available() and self.device.type == "cuda":
+            d["cuda_rng"] = torch.cuda.get_rng_state(self.device)
+        return d
+
+    def save(self, path: str) -> str:
+        """Write the checkpoint atomically (a temporary file renamed over ``path``)."""
+        tmp = f"{path}.tmp{os.getpid()}"
+        torch.save(self.state_dict(), tmp)
+        os.replace(tmp, path)
+        return path
+
+    @classmethod
+    def load(cls, path: str, *, device: Optional[str] = None, **overrides) -> "AZTrainer":
+        """Resume the run saved in ``path``; ``device`` and ``overrides`` (e.g. ``iterations``) replace
+        settings that do not change what was learnt."""
+        d = load_checkpoint(path)
+        cfg = dict(d["config"])
+        if device is not None:
+            cfg["device"] = device
+        cfg.update(overrides)
+        try:
+            config = AZConfig(**cfg)
+        except TypeError as e:
+            raise ValueError(f"{path}: checkpoint config does not fit this mavgame: {e}") from None
+        t = cls(config)
+        try:
+            t.net.load_state_dict(d["model"])
+            t.opt.load_state_dict(d["optimizer"])
+        except (RuntimeError, ValueError, KeyError) as e:
+            raise ValueError(f"{path}: network or optimiser state does not fit the config: {e}") from None
+        t.buffer = ReplayBuffer.from_state_dict(d["replay"])
+        t.rng.bit_generator.state = d["numpy_rng"]
+        torch.set_rng_state(d["torch_rng"])
+        if "cuda_rng" in d and t.device.type == "cuda":
+            torch.cuda.set_rng_state(d["cuda_rng"], t.device)
+        t.iteration, t.step = int(d["iteration"]), int(d["step"])
+        t.history = list(d.get("history", []))
+        return t
+
+
+def load_checkpoint(path: str) -> Dict[str, Any]:
+    """The dict of an AlphaZero checkpoint; FileNotFoundError or ValueError naming ``path``."""
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"no AlphaZero checkpoint at {path!r}")
+    try:
+        d = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as e:  # noqa: BLE001 - any unreadable file gets the same message
+        raise ValueError(f"{path!r} is not a readable AlphaZero checkpoint: {type(e).__name__}: {e}") from None
+    if not isinstance(d, dict) or d.get("format") != CHECKPOINT_FORMAT:
+        got = d.get("format") if isinstance(d, dict) else type(d).__name__
+        raise ValueError(f"{path!r} is not an AlphaZero checkpoint (format {got!r}, expected {CHECKPOINT_FORMAT!r})")
+    return d
+
+
+def write_log(path: str, rec: Dict[str, Any]) -> None:
+    """Append one JSON line to the run's log."""
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(rec, sort_keys=True) + "\n")
+
+
+__all__ += ["load_checkpoint", "write_log"]
