@@ -34,7 +34,7 @@ def __getattr__(name: str):
 
 
 # The shipped Connect Four opening book (if the package has one) serves c4_solve's default solver.
-from .c4_book import install_shipped_book as _install_book  # noqa: E402
+from .games.c4_book import install_shipped_book as _install_book  # noqa: E402
 
 _install_book()
 

@@ -56,7 +56,7 @@ import numpy as np
 from . import _core
 from .games import registry
 from .mcts import playout_uct
-from .negamax import NegamaxSolver, NodeLimitError
+from .games.negamax import NegamaxSolver, NodeLimitError
 
 __all__ = [
     "Agent", "RandomAgent", "CallableAgent", "UCIAgent", "StockfishAgent", "MCTSAgent", "UCTAgent",
@@ -439,7 +439,7 @@ class PerfectConnectFourAgent(Agent):
         """Solver score of each column (NaN: full)."""
         if self._solver is None:
             self._solver = _core.C4Solver(self.tt_log2)
-            from .c4_book import attach
+            from .games.c4_book import attach
             attach(self._solver)  # the shipped opening book, when the package has one
         _, scores, _, _ = _core.c4_solve(state, max_seconds=self.max_seconds, moves=True, solver=self._solver)
         return np.asarray(scores, dtype=float)
@@ -498,7 +498,7 @@ class MinimaxAgent(Agent):
     """Exact minimax with memoization, for small games (tic-tac-toe, tiny Hex boards).
 
     Prefers the fastest win and the slowest loss; ties broken at random (``seed``).  ``max_nodes``
-    guards against games that are too large.  The search is :class:`mavgame.negamax.NegamaxSolver`."""
+    guards against games that are too large.  The search is :class:`mavgame.games.negamax.NegamaxSolver`."""
 
     def __init__(self, *, seed: Optional[int] = None, max_nodes: int = 5_000_000, name: str = "minimax"):
         self.name = name

@@ -814,7 +814,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_book_build(args: argparse.Namespace) -> int:
-    from .c4_book import build_book
+    from .games.c4_book import build_book
     try:
         stats = build_book(args.ply, args.out, root=args.root, tt_log2=args.tt_log2, progress=not args.no_progress,
                            max_seconds=args.max_seconds)
@@ -826,7 +826,7 @@ def cmd_book_build(args: argparse.Namespace) -> int:
 
 def cmd_book_info(args: argparse.Namespace) -> int:
     from . import _core
-    from .c4_book import read_book
+    from .games.c4_book import read_book
     try:
         data = read_book(args.file)
     except (OSError, ValueError) as e:
@@ -956,7 +956,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     bk = sub.add_parser("book", help="the Connect Four solver's opening book: build (resumable) or describe one",
                         description="Exact scores of every Connect Four position up to a ply (a position and its "
-                        "mirror once), for the solver: see mavgame.c4_book.  `book build` resumes from "
+                        "mirror once), for the solver: see mavgame.games.c4_book.  `book build` resumes from "
                         "OUT.partial when it exists.")
     bsub = bk.add_subparsers(dest="book_cmd", required=True)
     bb = bsub.add_parser("build", help="solve every position up to --ply stones and write the book")

@@ -4,7 +4,8 @@ import struct
 import numpy as np
 import pytest
 
-from mavgame import _core, c4_book
+from mavgame import _core
+from mavgame.games import c4_book
 from mavgame.cli import main
 
 ROOT = "444444333333"   # 12 stones; the book of plies 12..15 below it builds in a fraction of a second
