@@ -13,7 +13,7 @@ from .games.tictactoe import TicTacToe
 from .errors import AmbiguousMoveError, IllegalMoveError, InvalidMoveError
 from .games.base import Outcome, Termination
 from . import mav
-from .mcts import MCTS
+from .search.mcts import MCTS
 
 __version__ = "0.1.0"
 

@@ -55,7 +55,7 @@ import numpy as np
 
 from . import _core
 from .games import registry
-from .mcts import playout_uct
+from .search.mcts import playout_uct
 from .games.negamax import NegamaxSolver, NodeLimitError
 
 __all__ = [
@@ -246,7 +246,7 @@ class UCIAgent(Agent):
         if self._engine is not None and getattr(self, "_engine_pid", None) != os.getpid():
             self._engine = None  # inherited through fork: that engine belongs to the parent process
         if self._engine is None or self._engine.closed:
-            from .uci import UCIEngine
+            from .engines.uci import UCIEngine
             opts = {k: v for k, v in self.options.items()}
             eng = UCIEngine(self.path, timeout=self.timeout)
             for k in ("Threads", "Hash"):  # tolerate engines without these
@@ -337,7 +337,7 @@ class MCTSAgent(Agent):
         self._seed = mcts_kwargs.pop("seed", 0)
 
     def _new(self, seed):
-        from .mcts import MCTS
+        from .search.mcts import MCTS
         ev = self.evaluator
         if callable(ev) and getattr(ev, "_agent_factory", False):
             # an evaluator built in the process that plays (an engine), once, reused across games;
@@ -365,7 +365,7 @@ class MCTSAgent(Agent):
         self.check_game(state.game)
         if self._mcts is None:
             self._new(self._seed)
-        from .mcts import SearchError
+        from .search.mcts import SearchError
         try:
             res = self._mcts.search(state)
         except SearchError as e:
@@ -385,7 +385,7 @@ class MCTSAgent(Agent):
 
 
 class UCTAgent(Agent):
-    """The basic MCTS baseline: UCT with uniformly random playouts (:func:`mavgame.mcts.playout_uct`,
+    """The basic MCTS baseline: UCT with uniformly random playouts (:func:`mavgame.search.mcts.playout_uct`,
     the core's ``playout_mcts``): its most visited action."""
 
     def __init__(self, sims: Optional[int] = 200, *, c: Optional[float] = None, name: Optional[str] = None,
@@ -586,7 +586,7 @@ def _make_mcts(sims: Optional[int] = None, evaluator: str = "playout", batch: in
         path = kw.pop("path", "stockfish")
 
         def factory(path=path, nodes=nodes):
-            from .evaluators import UCIEvaluator
+            from .search.evaluators import UCIEvaluator
             return UCIEvaluator(path, nodes=nodes)
         factory._agent_factory = True  # type: ignore[attr-defined]
         ev = factory

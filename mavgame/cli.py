@@ -240,7 +240,7 @@ def _parse_agents(items: Sequence[str]) -> Dict[str, str]:
 def _check_engine(spec: str, agent) -> None:
     """A UCI agent's engine must start and answer the UCI handshake (before any game is played)."""
     from .agents import UCIAgent
-    from .uci import EngineError
+    from .engines.uci import EngineError
     if isinstance(agent, UCIAgent):
         try:
             agent.engine  # starts the engine: the handshake and options
@@ -361,7 +361,7 @@ def _add_league_options(p: argparse.ArgumentParser) -> None:
                    help="use every stockfish/uci agent given elo=N (UCI_LimitStrength) as an anchor rated N")
     p.add_argument("--anchor-stockfish", default=None, metavar="TABLE", choices=["sf-2023", "sf7-2016"],
                    help="calibrate on the published ratings of the Stockfish skill levels in the league (tables "
-                        "sf-2023 or sf7-2016, see mavgame.stockfish_levels)")
+                        "sf-2023 or sf7-2016, see mavgame.engines.stockfish_levels)")
     p.add_argument("--plot", default=None, metavar="FILE", help="save a plot of the ratings (needs matplotlib)")
 
 
@@ -442,7 +442,7 @@ def _play_league(args, lg, agents: Dict[str, str], anchors: Dict[str, float], ou
         if not anchors:
             print("mavgame: --anchor-uci-elo: no agent has elo=N; no calibration", file=sys.stderr)
     if getattr(args, "anchor_stockfish", None):
-        from .stockfish_levels import TABLE_SOURCES, stockfish_anchors
+        from .engines.stockfish_levels import TABLE_SOURCES, stockfish_anchors
         found = stockfish_anchors(agents, args.anchor_stockfish)
         for k, v in found.items():
             anchors.setdefault(k, v)
@@ -475,7 +475,7 @@ def _play_league(args, lg, agents: Dict[str, str], anchors: Dict[str, float], ou
 
 def _stockfish_level_agents(args: argparse.Namespace) -> Dict[str, str]:
     """The agents of --stockfish-levels (the paper's protocol: Skill Level L at --stockfish-movetime ms)."""
-    from .stockfish_levels import paper_stockfish_agents, parse_levels
+    from .engines.stockfish_levels import paper_stockfish_agents, parse_levels
     try:
         return paper_stockfish_agents(parse_levels(args.stockfish_levels), args.stockfish_movetime)
     except ValueError as e:
@@ -696,8 +696,8 @@ def cmd_play(args: argparse.Namespace) -> int:
 def cmd_annotate(args: argparse.Namespace) -> int:
     import shutil
 
-    from .annotate import Annotator, annotate_file, check_positions
-    from .uci import EngineError, find_stockfish
+    from .engines.annotate import Annotator, annotate_file, check_positions
+    from .engines.uci import EngineError, find_stockfish
 
     engine = args.engine
     if engine == "stockfish" and find_stockfish() is None:
@@ -792,7 +792,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
                 n += 1000
             rows.append((g, "playout UCT (1000 sims)", n, dt, "sims"))
         else:
-            from .mcts import MCTS
+            from .search.mcts import MCTS
             n, dt = 0, 0.0
             while dt < budget:
                 m = MCTS("playout", num_simulations=1000, seed=n, reuse_tree=False)

@@ -153,11 +153,11 @@ class RayExecutor:
 class _AnnotateWorker:
     def __init__(self, kwargs: dict, num_cpus: float = 1):
         _actor_threads(num_cpus)
-        from .annotate import Annotator
+        from .engines.annotate import Annotator
         self.ann = Annotator(**kwargs)
 
     def annotate(self, idx: int, fen: str, moves: List[str]):
-        from .uci import EngineError
+        from .engines.uci import EngineError
         try:
             return idx, self.ann.annotate(fen, moves).to_dict(), None
         except (EngineError, ValueError) as e:
@@ -170,10 +170,10 @@ class _AnnotateWorker:
 def annotate_ray(positions: Iterable[Union[str, Tuple[str, Sequence[str]]]], *, num_workers: Optional[int] = None,
                  address: Optional[str] = None, progress: bool = False, init_kwargs: Optional[dict] = None,
                  **kwargs) -> Iterator[Any]:
-    """Like :func:`mavgame.annotate.annotate_many` (same positions, same keyword arguments for the
-    :class:`~mavgame.annotate.Annotator`), with one engine per Ray actor; yields in input order."""
-    from .annotate import EngineAnnotation, check_line, parse_position
-    from .uci import EngineError
+    """Like :func:`mavgame.engines.annotate.annotate_many` (same positions, same keyword arguments for the
+    :class:`~mavgame.engines.annotate.Annotator`), with one engine per Ray actor; yields in input order."""
+    from .engines.annotate import EngineAnnotation, check_line, parse_position
+    from .engines.uci import EngineError
 
     items = []
     for i, p in enumerate(positions):

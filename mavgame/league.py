@@ -117,7 +117,7 @@ class Adjudicator:
         return d
 
     def _eng(self, game: str):
-        from .uci import UCIEngine
+        from .engines.uci import UCIEngine
         if self._engine is not None and self._pid != os.getpid():
             self._engine = None  # inherited through fork: the parent's engine
         if self._engine is None or self._engine.closed:

@@ -227,7 +227,7 @@ class Annotation:
     """Values of legal moves (win probabilities of the mover) and the annotator's best move.
 
     Build with ``Annotation.from_moves(state, {"e2e4": 0.55, ...}, best="e2e4")`` or directly with
-    int action ids. ``mavgame.annotate.EngineAnnotation`` objects and plain dicts are accepted wherever an
+    int action ids. ``mavgame.engines.annotate.EngineAnnotation`` objects and plain dicts are accepted wherever an
     annotation is expected."""
 
     actions: np.ndarray
@@ -260,7 +260,7 @@ def _as_annotation(state: StateLike, ann) -> Optional[Annotation]:
         if "values" in ann and isinstance(ann["values"], Mapping):
             return Annotation.from_moves(state, ann["values"], ann.get("best"))
         return Annotation.from_moves(state, ann)
-    if hasattr(ann, "values") and isinstance(getattr(ann, "values"), Mapping):  # mavgame.annotate.EngineAnnotation
+    if hasattr(ann, "values") and isinstance(getattr(ann, "values"), Mapping):  # mavgame.engines.annotate.EngineAnnotation
         return Annotation.from_moves(state, ann.values, getattr(ann, "best", None))
     if isinstance(ann, tuple) and len(ann) in (2, 3):
         moves, vals = ann[0], ann[1]
@@ -607,7 +607,7 @@ class ExampleBuilder:
     - ``(state, annotation, prev_state, prev_action)``;
     - a dict with keys state, annotation, prev_state, prev_action.
 
-    An annotation is an :class:`Annotation`, a ``{move: value}`` dict, a ``mavgame.annotate.EngineAnnotation``
+    An annotation is an :class:`Annotation`, a ``{move: value}`` dict, a ``mavgame.engines.annotate.EngineAnnotation``
     or a ``(moves, values[, best])`` tuple; it may be None for terminal states.
     """
 

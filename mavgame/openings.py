@@ -211,7 +211,7 @@ def check_chess_openings(engine: str = "stockfish", nodes: int = 1_000_000, path
                          hash_mb: int = 64) -> List[tuple]:
     """Stockfish's evaluation (centipawns, White's view; depth) after each chess opening, as in the
     shipped file's header.  Returns (name, cp, depth) triples."""
-    from .uci import UCIEngine
+    from .engines.uci import UCIEngine
     out = []
     ops = load_openings("chess", path=path)
     with UCIEngine(engine, options={"Threads": 1, "Hash": hash_mb}) as sf:

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from mavgame import cli
-from mavgame.uci import find_stockfish
+from mavgame.engines.uci import find_stockfish
 
 SUBCOMMANDS = ["games", "perft", "play", "match", "league", "annotate", "bench"]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fake_uci import REPO
-from mavgame.uci import find_stockfish
+from mavgame.engines.uci import find_stockfish
 
 
 def _example() -> str:

@@ -17,7 +17,7 @@ from mavgame.agents import (AgentError, CallableAgent, MinimaxAgent, RandomAgent
 from mavgame.league import (Adjudicator, League, LeagueError, Opening, ResultStore, ResultsWarning, StoreError,
                             load_results, match, play_game, to_pgn)
 from mavgame.openings import load_openings, parse_openings, random_openings
-from mavgame.uci import find_stockfish
+from mavgame.engines.uci import find_stockfish
 from fake_uci import REPO, write_fake_engine
 
 STOCKFISH = find_stockfish()

@@ -225,7 +225,7 @@ def test_other_games_round_trip(game):
 
 @pytest.mark.slow
 def test_chess_stockfish_traces_parse_back_into_the_tree():
-    from mavgame.uci import find_stockfish
+    from mavgame.engines.uci import find_stockfish
     path = find_stockfish()
     if not path:
         pytest.skip("stockfish is not installed")

@@ -16,7 +16,7 @@ import mavgame
 from mavgame import mav
 from mavgame.agents import make_agent
 from mavgame.league import Opening, match
-from mavgame.mcts import MCTS, SearchError
+from mavgame.search.mcts import MCTS, SearchError
 from mavgame.model.agents import MAVEvaluator, MAVGreedyAgent, MAVMCTSAgent, choose_move, mav_mcts_agent
 from mavgame.model.config import MAVConfig
 from mavgame.model.data import make_annotator

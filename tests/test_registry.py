@@ -179,7 +179,7 @@ def test_openings_and_annotator_options_come_from_the_registry():
 
 
 def test_moved_annotator_names_still_import_with_a_deprecation_warning():
-    from mavgame.annotate import chess_annotator
+    from mavgame.engines.annotate import chess_annotator
     from mavgame.model import data
     from mavgame.model.hex_annotate import hex_annotator
     with pytest.warns(DeprecationWarning, match="ANNOTATORS"):

@@ -306,12 +306,12 @@ def chess960_fen(position: int) -> str:
 registry.register(registry.GameInfo(
     name=Chess.GAME, cls=Chess, family="chess", from_text=lambda text, size, flags: Chess(text),
     san=True, uci=True, openings="openings_chess.txt",
-    annotator="mavgame.annotate:chess_annotator", annotator_options={"nodes": 20_000}))
+    annotator="mavgame.engines.annotate:chess_annotator", annotator_options={"nodes": 20_000}))
 registry.register(registry.GameInfo(
     name=Chess960.GAME, cls=Chess960, family="chess", from_text=lambda text, size, flags: Chess960(fen=text),
     flags={"chess960": _core.FLAG_CHESS960}, san=True, pgn_variant="Chess960", uci=True, uci_chess960=True,
     start_position=_core.chess960_fen, start_positions=960, start_prefix="960-",
-    annotator="mavgame.annotate:chess_annotator", annotator_options={"nodes": 20_000}))
+    annotator="mavgame.engines.annotate:chess_annotator", annotator_options={"nodes": 20_000}))
 
 
 __all__ = ["ChessFamily", "Chess", "Chess960", "Outcome", "chess960_fen", "WHITE", "BLACK"]

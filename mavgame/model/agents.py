@@ -5,7 +5,7 @@
   expectation of the 64-way bucket distribution) or max scoring (its mode). When several moves are
   within ``tie`` of the best value, the model's ``%best_action`` decides if it is one of them (the
   paper's reason for %best_action: finishing won games instead of wandering among equally winning moves).
-- :class:`MAVEvaluator`: the model as the evaluator of :class:`mavgame.mcts.MCTS` (prior and values
+- :class:`MAVEvaluator`: the model as the evaluator of :class:`mavgame.search.mcts.MCTS` (prior and values
   from its action values, mean or max scoring), in engine mode or in the paper's engine-free state
   tracking mode (the model also predicts the child states, legal moves and terminal results).
 - :func:`mav_mcts_agent` ("MAV-MCTS"): :class:`mavgame.agents.MCTSAgent` with that evaluator.
@@ -266,7 +266,7 @@ class MAVMCTSAgent(MCTSAgent):
         self._rng = np.random.default_rng(_mix(self._seed, seed))
 
     def act(self, state):
-        from ..mcts import SearchError
+        from ..search.mcts import SearchError
         self.check_game(state.game)
         self.stats["moves"] += 1
         try:

@@ -539,9 +539,9 @@ def __getattr__(name: str):
         from .hex_annotate import hex_annotator
         return hex_annotator
     if name == "_chess_annotator":
-        warnings.warn("mavgame.model.data._chess_annotator moved to mavgame.annotate.chess_annotator",
+        warnings.warn("mavgame.model.data._chess_annotator moved to mavgame.engines.annotate.chess_annotator",
                       DeprecationWarning, stacklevel=2)
-        from ..annotate import chess_annotator
+        from ..engines.annotate import chess_annotator
         return chess_annotator
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
