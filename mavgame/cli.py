@@ -85,10 +85,10 @@ _positive_float.__name__ = "number"
 
 
 def _agent_table() -> str:
-    """The agent kinds and their options, from the table in mavgame.agents' docstring (one copy)."""
+    """The agent kinds and their options, from the table in mavgame.play.agents' docstring (one copy)."""
     import re
 
-    from . import agents
+    from .play import agents
     lines = (agents.__doc__ or "").splitlines()
     rules = [i for i, ln in enumerate(lines) if ln.startswith("=====")]
     if len(rules) < 3:  # docstrings stripped (python -OO)
@@ -216,7 +216,7 @@ def _fail(msg: str) -> "SystemExit":
 
 def _parse_agents(items: Sequence[str]) -> Dict[str, str]:
     """``name=spec`` or ``spec`` items -> {name: spec} (a bare spec is named after itself)."""
-    from .agents import make_agent
+    from .play.agents import make_agent
 
     out: Dict[str, str] = {}
     for it in items:
@@ -239,7 +239,7 @@ def _parse_agents(items: Sequence[str]) -> Dict[str, str]:
 
 def _check_engine(spec: str, agent) -> None:
     """A UCI agent's engine must start and answer the UCI handshake (before any game is played)."""
-    from .agents import UCIAgent
+    from .play.agents import UCIAgent
     from .engines.uci import EngineError
     if isinstance(agent, UCIAgent):
         try:
@@ -263,7 +263,7 @@ def _parse_anchors(items: Optional[Sequence[str]]) -> Dict[str, float]:
 
 def _resolve_openings(arg: Optional[str], game: str, board_size: int, seed: int):
     """--openings: a number, comma-separated names of the shipped openings, a file, or random:PLIES:N."""
-    from .openings import load_openings, random_openings
+    from .play.openings import load_openings, random_openings
 
     if arg is None:
         return None
@@ -279,7 +279,7 @@ def _resolve_openings(arg: Optional[str], game: str, board_size: int, seed: int)
             return load_openings(game, board_size=board_size, path=arg)
         info = registry.get(game)
         if info.start_position is not None and arg.startswith(info.start_prefix):   # Chess960's 960-N
-            from .league import Opening
+            from .play.league import Opening
             return [Opening(n, (), info.numbered_start(n)) for n in arg.split(",")]
         shipped = {o.name: o for o in load_openings(game, board_size=board_size)}
         names = [n.strip() for n in arg.split(",") if n.strip()]
@@ -295,7 +295,7 @@ def _resolve_openings(arg: Optional[str], game: str, board_size: int, seed: int)
 def _adjudicator(args):
     if not getattr(args, "adjudicate", None):
         return None
-    from .league import Adjudicator
+    from .play.league import Adjudicator
     return Adjudicator(args.adjudicate, plies=args.adjudicate_plies, nodes=args.adjudicate_nodes)
 
 
@@ -368,9 +368,9 @@ def _add_league_options(p: argparse.ArgumentParser) -> None:
 def _run_league(args, agents: Dict[str, str], out: Optional[str], event: Optional[str] = None) -> int:
     import warnings
 
-    from .league import League
-    from .results import ResultsWarning
-    from .store import StoreError
+    from .play.league import League
+    from .play.results import ResultsWarning
+    from .play.store import StoreError
 
     for path in getattr(args, "export", None) or []:
         if os.path.splitext(path)[1].lower() not in (".jsonl", ".csv", ".pgn", ".txt"):
@@ -411,7 +411,7 @@ def _run_league(args, agents: Dict[str, str], out: Optional[str], event: Optiona
 
 def _play_league(args, lg, agents: Dict[str, str], anchors: Dict[str, float], out: Optional[str], todo: int,
                  done: int, to_stdout: bool) -> int:
-    from .league import LeagueError
+    from .play.league import LeagueError
 
     where = f"; results in {out}" + (f" ({done} game(s) there already: resuming)" if done else "") if out else ""
     print(f"{args.game}: {len(agents)} agents, {len(lg.openings)} opening(s), {todo} games{where}", file=sys.stderr)
@@ -434,7 +434,7 @@ def _play_league(args, lg, agents: Dict[str, str], anchors: Dict[str, float], ou
     print(res.matrix_table(), file=report)
     print(file=report)
     if getattr(args, "anchor_uci_elo", False):
-        from .agents import parse_spec
+        from .play.agents import parse_spec
         for name, spec in agents.items():
             kind, kw = parse_spec(spec)
             if kind in ("stockfish", "uci") and kw.get("elo") is not None:
@@ -455,7 +455,7 @@ def _play_league(args, lg, agents: Dict[str, str], anchors: Dict[str, float], ou
         print(f"mavgame: no Elo table: {e}", file=sys.stderr)
         return 1
     if anchors:
-        from .elo import calibrate
+        from .play.elo import calibrate
         try:
             elo = calibrate(elo, {k: v for k, v in anchors.items() if k in elo.names})
         except ValueError as e:
@@ -501,7 +501,7 @@ def cmd_league(args: argparse.Namespace) -> int:
         raise _fail("a league needs at least two agents")
     out = None if args.out in ("", "none") else (args.out or f"league-{args.game}.sqlite")
     if out and out != "-" and args.fresh:
-        from .store import store_path_for
+        from .play.store import store_path_for
         store, old = store_path_for(out)
         if old and os.path.exists(old):
             raise _fail(f"--fresh with --out {out}: that JSON-lines file would be imported again; give a .sqlite "
@@ -602,7 +602,7 @@ def _thinking_hint(spec: str, game: str) -> str:
 
 def cmd_play(args: argparse.Namespace) -> int:
     from . import _core
-    from .agents import AgentError, make_agent, resolve_move
+    from .play.agents import AgentError, make_agent, resolve_move
 
     try:
         agent = make_agent(args.agent)
@@ -987,7 +987,7 @@ def build_parser() -> argparse.ArgumentParser:
         def _no_train(args, _e=_train_error):
             raise _fail(f"the train command is not available in this installation: {_e}")
         tr.set_defaults(func=_no_train)
-    for sp in (pl, ma, lg):  # the agent kinds and their options, from mavgame.agents (one table)
+    for sp in (pl, ma, lg):  # the agent kinds and their options, from mavgame.play.agents (one table)
         sp.epilog = _agent_table()
     return p
 

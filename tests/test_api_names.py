@@ -27,7 +27,7 @@ def test_uci_go_result_old_name():
 
 def test_hex_mcts_wraps_playout_uct():
     from mavgame import Hex
-    from mavgame.agents import UCTAgent
+    from mavgame.play.agents import UCTAgent
     from mavgame.search.mcts import UCTResult, playout_uct
     b = Hex.from_moves("a1", size=4)
     with pytest.warns(DeprecationWarning, match="playout_uct"):
@@ -43,9 +43,9 @@ def test_hex_mcts_wraps_playout_uct():
 def test_game_records_use_the_termination_enum():
     import json
     from mavgame import Termination
-    from mavgame.agents import MinimaxAgent, RandomAgent
-    from mavgame.league import play_game
-    from mavgame.records import GameRecord
+    from mavgame.play.agents import MinimaxAgent, RandomAgent
+    from mavgame.play.league import play_game
+    from mavgame.play.records import GameRecord
     rec = play_game(MinimaxAgent(seed=1), RandomAgent(2), "tictactoe", seed=1)
     assert rec.reason is Termination.CONNECTED and rec.reason == "connected"
     d = json.loads(json.dumps(rec.to_dict()))

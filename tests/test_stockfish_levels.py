@@ -2,7 +2,7 @@
 import pytest
 
 from mavgame import cli
-from mavgame.agents import make_agent
+from mavgame.play.agents import make_agent
 from mavgame.engines.stockfish_levels import (
     EXTERNAL_RATINGS,
     PAPER_MOVETIME_MS,

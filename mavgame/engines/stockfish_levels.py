@@ -6,7 +6,7 @@ levels to calibrate a league's Elo against.
     >>> stockfish_anchors(agents, "sf-2023")            # {"sf-skill5": 2203.7, "sf-skill10": 2788.3}
 
 ``mavgame league --stockfish-levels 0-20`` adds those agents; ``--anchor-stockfish TABLE`` calibrates
-the Elo table on the levels that TABLE rates (a least-squares line, see :func:`mavgame.elo.calibrate`).
+the Elo table on the levels that TABLE rates (a least-squares line, see :func:`mavgame.play.elo.calibrate`).
 
 The tables are published measurements, each under its own conditions, not ratings of 2 s per move
 on this machine: use them to put a league on a familiar scale, and say which table you used.
@@ -85,7 +85,7 @@ def stockfish_anchors(agents: Mapping[str, str], table: str = "sf-2023") -> Dict
     ``elo`` or depth/nodes limit) whose level ``table`` rates."""
     if table not in EXTERNAL_RATINGS:
         raise ValueError(f"unknown Stockfish rating table {table!r} (have {', '.join(EXTERNAL_RATINGS)})")
-    from ..agents import parse_spec
+    from ..play.agents import parse_spec
     ratings = EXTERNAL_RATINGS[table]
     out = {}
     for name, spec in agents.items():

@@ -339,7 +339,7 @@ registry.register(registry.GameInfo(
     openings="openings_hex_{board_size}.txt",
     annotator="mavgame.model.hex_annotate:hex_annotator",
     annotator_options={"solve_max_cells": 49, "solver_max_nodes": 1_000_000, "sims": 10_000},
-    perfect_player="mavgame.agents:perfect_hex", slow_perfect_player=True))
+    perfect_player="mavgame.play.agents:perfect_hex", slow_perfect_player=True))
 
 
 __all__ = ["Hex", "HexSolveResult", "MCTSResult", "Outcome", "SWAP", "FLAG_SWAP", "MAX_SIZE", "DEFAULT_SIZE"]

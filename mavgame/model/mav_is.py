@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..agents import Agent, AgentError, register_agent
+from ..play.agents import Agent, AgentError, register_agent
 from ..mav_search import parse_trace, trace_metrics, trace_prompt, write_trace
 from .agents import MAVGreedyAgent, get_model
 from .inference import MAVModel
