@@ -3,8 +3,16 @@ import numpy as np
 import pytest
 
 from mavgame import _core, mav
-from mavgame.mav_search import (TRACE_METRICS, SearchTree, build_search_tree, parse_trace, reference_order, trace_metrics,
-                                trace_prompt, write_trace)
+from mavgame.mav.search_trace import (
+    TRACE_METRICS,
+    SearchTree,
+    build_search_tree,
+    parse_trace,
+    reference_order,
+    trace_metrics,
+    trace_prompt,
+    write_trace,
+)
 from mavgame.model.data import make_annotator
 
 C4_GAME = "4 4 3 5 3 3 2 6 5 4 4 1 1 7".split()

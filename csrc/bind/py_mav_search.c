@@ -16,7 +16,7 @@
 
 #define TRACE_BUF (1 << 20)
 
-/* A tree in packed arrays (mavgame.mav_search.SearchTree.packed()): parent[n], action[n], offset[n + 1],
+/* A tree in packed arrays (mavgame.mav.search_trace.SearchTree.packed()): parent[n], action[n], offset[n + 1],
  * actions[m], values[m], best[n]; node i's annotation is actions/values[offset[i] .. offset[i + 1]). */
 typedef struct tree_arg {
     int n;
