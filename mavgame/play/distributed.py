@@ -103,11 +103,11 @@ class _GameWorker:
 
     def __init__(self, config: dict, num_cpus: float = 1):
         _actor_threads(num_cpus)
-        from .league import _WorkerState
+        from .executors import _WorkerState
         self.ws = _WorkerState(config)
 
     def play(self, task) -> Tuple[Any, str, Any]:
-        from .league import _run_task
+        from .executors import _run_task
         status, payload = _run_task(self.ws, task)
         return task, status, payload
 

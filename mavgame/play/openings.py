@@ -247,3 +247,17 @@ def _main(argv=None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(_main())
+
+
+def random_start_positions(game: str, n: int, seed: int = 0) -> List[Opening]:
+    """n distinct random numbered start positions of ``game`` (Chess960's Scharnagl numbers), drawn with
+    ``seed``, as openings named ``960-N``."""
+    info = registry.get(game)
+    if info.start_position is None:
+        raise ValueError(f"{game} has no numbered start positions (games with them: "
+                         f"{', '.join(g.name for g in registry.infos() if g.start_position)})")
+    if not 1 <= n <= info.start_positions:
+        raise ValueError(f"the number of {game} start positions must lie in 1..{info.start_positions}, not {n}")
+    rng = np.random.default_rng(seed)
+    nums = rng.choice(info.start_positions, size=n, replace=False)
+    return [Opening(f"{info.start_prefix}{int(k)}", (), info.start_position(int(k))) for k in nums]
