@@ -1,4 +1,4 @@
-"""Agents that play with a MAV model (on the agent interface of :mod:`mavgame.play.agents`).
+"""Agents that play with a MAV model (on the agent interface of :mod:`mavgame.agents`).
 
 - :class:`MAVGreedyAgent` ("MAV" in the paper): one model call per move with
   ``%state %top_all %best_action``; plays the legal move with the highest value by mean scoring (the

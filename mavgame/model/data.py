@@ -475,7 +475,7 @@ def _connect_four_annotator(options: Dict[str, Any]):
 
 def _exhaustive_annotator(options: Dict[str, Any]):
     """Exact values by exhaustive negamax with memoisation (tiny games such as tic-tac-toe only;
-    :class:`mavgame.games.negamax.NegamaxSolver`, the minimax agent's search).
+    :class:`mavgame.negamax.NegamaxSolver`, the minimax agent's search).
 
     Values: 1 win, 0.5 draw, 0 loss for the mover; the best move wins fastest (or loses slowest), the
     first such move in legal order."""
@@ -539,7 +539,7 @@ def __getattr__(name: str):
         from .hex_annotate import hex_annotator
         return hex_annotator
     if name == "_chess_annotator":
-        warnings.warn("mavgame.model.data._chess_annotator moved to mavgame.engines.annotate.chess_annotator",
+        warnings.warn("mavgame.model.data._chess_annotator moved to mavgame.annotate.chess_annotator",
                       DeprecationWarning, stacklevel=2)
         from ..engines.annotate import chess_annotator
         return chess_annotator
