@@ -1,6 +1,6 @@
 /*
  * py_mav_search.c - Python bindings of the internal-search traces (csrc/format/mav_search.h):
- * mav_trace_write and mav_trace_parse.  The typed Python API on top is mavgame/mav.py
+ * mav_trace_write and mav_trace_parse.  The typed Python API on top is mavgame/mav/search_trace.py
  * (write_trace, parse_trace, TraceResult, TraceNode).
  */
 #include "state.h"
