@@ -1,8 +1,4 @@
-"""Deprecated alias of :mod:`mavgame.play.elo` (moved in the package layout of issue 11); removed after one release."""
-import sys
-import warnings
+"""Deprecated alias of :mod:`mavgame.play.elo` (issue 11's package layout); removed after one release."""
+from mavgame._moved import alias
 
-from mavgame.play import elo as _module
-
-warnings.warn("mavgame.elo is deprecated: import mavgame.play.elo", DeprecationWarning, stacklevel=2)
-sys.modules[__name__] = _module
+alias(__name__, "mavgame.play.elo")

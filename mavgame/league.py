@@ -1,8 +1,4 @@
-"""Deprecated alias of :mod:`mavgame.play.league` (moved in the package layout of issue 11); removed after one release."""
-import sys
-import warnings
+"""Deprecated alias of :mod:`mavgame.play.league` (issue 11's package layout); removed after one release."""
+from mavgame._moved import alias
 
-from mavgame.play import league as _module
-
-warnings.warn("mavgame.league is deprecated: import mavgame.play.league", DeprecationWarning, stacklevel=2)
-sys.modules[__name__] = _module
+alias(__name__, "mavgame.play.league")

@@ -1,8 +1,4 @@
-"""Deprecated alias of :mod:`mavgame.play.store` (moved in the package layout of issue 11); removed after one release."""
-import sys
-import warnings
+"""Deprecated alias of :mod:`mavgame.play.store` (issue 11's package layout); removed after one release."""
+from mavgame._moved import alias
 
-from mavgame.play import store as _module
-
-warnings.warn("mavgame.store is deprecated: import mavgame.play.store", DeprecationWarning, stacklevel=2)
-sys.modules[__name__] = _module
+alias(__name__, "mavgame.play.store")

@@ -1,8 +1,4 @@
-"""Deprecated alias of :mod:`mavgame.engines.uci` (moved in the package layout of issue 11); removed after one release."""
-import sys
-import warnings
+"""Deprecated alias of :mod:`mavgame.engines.uci` (issue 11's package layout); removed after one release."""
+from mavgame._moved import alias
 
-from mavgame.engines import uci as _module
-
-warnings.warn("mavgame.uci is deprecated: import mavgame.engines.uci", DeprecationWarning, stacklevel=2)
-sys.modules[__name__] = _module
+alias(__name__, "mavgame.engines.uci")
