@@ -400,8 +400,8 @@ def test_central_best_tie_break():
 
 def test_perfect_agent_center_tie_break_and_annotator_agree():
     from mavgame.play.agents import PerfectConnectFourAgent
-    from mavgame.model.data import ANNOTATORS
-    ann = ANNOTATORS["connect_four"]({"tt_log2": 16})
+    from mavgame.games import registry
+    ann = registry.get("connect_four").make_annotator({"tt_log2": 16})
     agent = PerfectConnectFourAgent(tiebreak="center", tt_log2=16)
     s = ConnectFour()
     for m in "1417445771643672":  # the best moves of this position tie ("3" and "7"), solved in ms

@@ -72,8 +72,8 @@ def test_known_values_and_limits():
 
 
 def test_exhaustive_annotator_uses_the_same_values():
-    from mavgame.model.data import ANNOTATORS
-    ann = ANNOTATORS["tictactoe"]({})
+    from mavgame.games import registry
+    ann = registry.get("tictactoe").make_annotator({})
     s = _core.State("tictactoe", "xx./oo./x.. o")
     vals, best = ann(s)
     assert best == "c2" and vals["c2"] == 1.0
