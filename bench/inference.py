@@ -80,7 +80,7 @@ def mcts_prefix_sharing(model, sims, prefix_cache=4096):
     """Prompt tokens prefix sharing saves inside native MAV-MCTS (batch 16, no output cache), engine mode and
     state tracking: off, per batch (the prefix tree of each batch), and with the engine's cross-batch prefix
     cache of ``prefix_cache`` tokens too; the search times; the searches are checked to be identical."""
-    from mavgame.mcts import MCTS
+    from mavgame.search.mcts import MCTS
     from mavgame.model.agents import NativeMAVEvaluator
     out = []
     print(f"\nprefix sharing inside native MAV-MCTS ({sims} simulations, batch 16, 1 thread, no output cache):")
@@ -207,7 +207,7 @@ def main():
     results["prefix_saved_fraction"] = saved
 
     # inside MAV-MCTS
-    from mavgame.mcts import MCTS
+    from mavgame.search.mcts import MCTS
     from mavgame.model.agents import MAVEvaluator, NativeMAVEvaluator
     sims = 64 if args.quick else 256
     s = mavgame.State("connect_four")

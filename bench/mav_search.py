@@ -7,11 +7,11 @@
 Trees of depth 3 and breadth 5 (156 nodes; random action values: the writer's work does not depend on
 them) from random mid-game Connect Four positions. Single thread, CPU time of the measuring thread.
   write   the trace (prompt + target) of each shape cut out of each tree:
-          C: mavgame.mav_search.write_trace (tree -> text, states and %state text computed in C);
+          C: mavgame.mav.search_trace.write_trace (tree -> text, states and %state text computed in C);
           Python: the same text from the same tree with every node's state text, legal moves and
              annotation given for free (precomputed), ranking and buckets in Python.
   parse   the written traces read back with every check against the true root and the minimax choice:
-          C: mavgame.mav_search.parse_trace -> TraceResult (nodes as Python objects).
+          C: mavgame.mav.search_trace.parse_trace -> TraceResult (nodes as Python objects).
 The two writers' outputs are compared before timing.
 """
 import argparse
@@ -26,7 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mavgame import _core  # noqa: E402
-from mavgame.mav_search import build_search_tree, parse_trace, write_trace  # noqa: E402
+from mavgame.mav.search_trace import build_search_tree, parse_trace, write_trace  # noqa: E402
 
 SHAPES = [(2, 1), (3, 1), (3, 2), (4, 2), (5, 3)]
 

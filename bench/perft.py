@@ -64,7 +64,7 @@ def main(argv=None):
         print("python-chess not installed (pip install chess): its column is skipped")
     engine = None
     try:
-        from mavgame.uci import UCIEngine, find_stockfish
+        from mavgame.engines.uci import UCIEngine, find_stockfish
 
         path = args.stockfish or find_stockfish()
         if path:

@@ -150,7 +150,7 @@ def main():
 
     if shipped is not None and not args.preset:
         from mavgame.model.agents import MAVEvaluator
-        from mavgame.mcts import MCTS
+        from mavgame.search.mcts import MCTS
         for name in ("numpy", "torch"):
             model = MAVModel.load(shipped_model_path("connect_four"), backend=name)
             # no output cache for the baseline: every leaf costs one model evaluation

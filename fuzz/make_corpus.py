@@ -14,7 +14,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mavgame import _core, mav, mav_search  # noqa: E402
+from mavgame import _core, mav  # noqa: E402
+from mavgame.mav import search_trace as mav_search  # noqa: E402
 
 MAV_GAMES = [g for g in _core.games() if g in ("chess", "chess960", "gardner", "connect_four", "hex", "tictactoe")]
 

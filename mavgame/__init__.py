@@ -1,7 +1,18 @@
 """mavgame: planning with language models in board games.
 
 Games, search and the MAV text format live in the C core (``mavgame._core``); this package
-wraps them in Python classes in the style of python-chess and OpenSpiel.
+wraps them in Python classes in the style of python-chess and OpenSpiel.  Its layers, one
+subpackage each (docs/architecture.md):
+
+- :mod:`mavgame.games`: the game classes, the game registry, the exact solvers and the Connect Four book;
+- :mod:`mavgame.mav`: the MAV text format (writing, parsing, metrics, tokenizer, training examples,
+  internal-search traces);
+- :mod:`mavgame.search`: MCTS over the C engine and batched evaluators;
+- :mod:`mavgame.engines`: UCI engines (Stockfish), their skill levels, engine annotation;
+- :mod:`mavgame.play`: agents, games between them, leagues, results, Elo;
+- :mod:`mavgame.model`: the MAV transformer (training, inference, data; needs PyTorch).
+
+The public API is re-exported here (``__all__``); the play and engine names load on first use.
 """
 from . import _core
 from ._core import State
@@ -12,29 +23,58 @@ from .games.hex import Hex
 from .games.tictactoe import TicTacToe
 from .errors import AmbiguousMoveError, IllegalMoveError, InvalidMoveError
 from .games.base import Outcome, Termination
+from .games import registry
 from . import mav
-from .mcts import MCTS
+from .search.mcts import MCTS, SearchError, SearchResult, playout_uct
 
 __version__ = "0.1.0"
 
+# name -> (module, attribute): loaded on first use (PEP 562), so `import mavgame` stays light
+_LAZY = {
+    "MAVModel": ("mavgame.model", "MAVModel"),
+    "Agent": ("mavgame.play.agents", "Agent"),
+    "AgentError": ("mavgame.play.agents", "AgentError"),
+    "make_agent": ("mavgame.play.agents", "make_agent"),
+    "register_agent": ("mavgame.play.agents", "register_agent"),
+    "League": ("mavgame.play.league", "League"),
+    "LeagueError": ("mavgame.play.league", "LeagueError"),
+    "LeagueResults": ("mavgame.play.results", "LeagueResults"),
+    "GameRecord": ("mavgame.play.records", "GameRecord"),
+    "Opening": ("mavgame.play.records", "Opening"),
+    "Adjudicator": ("mavgame.play.adjudication", "Adjudicator"),
+    "play_game": ("mavgame.play.game_loop", "play_game"),
+    "match": ("mavgame.play.league", "match"),
+    "fit_elo": ("mavgame.play.elo", "fit_elo"),
+    "UCIEngine": ("mavgame.engines.uci", "UCIEngine"),
+    "EngineError": ("mavgame.engines.uci", "EngineError"),
+}
+
 __all__ = [
-    "State", "Chess", "Chess960", "ChessFamily", "Gardner", "ConnectFour", "Hex", "TicTacToe", "MCTS", "MAVModel",
-    "game_names", "__version__", "IllegalMoveError", "InvalidMoveError", "AmbiguousMoveError", "Outcome",
-    "Termination",
+    "State", "Chess", "Chess960", "ChessFamily", "Gardner", "ConnectFour", "Hex", "TicTacToe", "registry",
+    "game_names", "Outcome", "Termination", "IllegalMoveError", "InvalidMoveError", "AmbiguousMoveError",
+    "mav", "MCTS", "SearchResult", "SearchError", "playout_uct", *_LAZY, "__version__",
 ]
 
 
 def __getattr__(name: str):
-    # The model needs the optional PyTorch/NumPy inference code: load it on first use.
-    if name == "MAVModel":
-        from .model import MAVModel
+    # The model needs the optional PyTorch inference code, the league SQLite and worker processes: each
+    # loads on first use.
+    if name in _LAZY:
+        import importlib
 
-        return MAVModel
+        module, attr = _LAZY[name]
+        value = getattr(importlib.import_module(module), attr)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'mavgame' has no attribute {name!r}")
 
 
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
+
 # The shipped Connect Four opening book (if the package has one) serves c4_solve's default solver.
-from .c4_book import install_shipped_book as _install_book  # noqa: E402
+from .games.c4_book import install_shipped_book as _install_book  # noqa: E402
 
 _install_book()
 

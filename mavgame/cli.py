@@ -88,10 +88,10 @@ _positive_float.__name__ = "number"
 
 
 def _agent_table() -> str:
-    """The agent kinds and their options, from the table in mavgame.agents' docstring (one copy)."""
+    """The agent kinds and their options, from the table in mavgame.play.agents' docstring (one copy)."""
     import re
 
-    from . import agents
+    from .play import agents
     lines = (agents.__doc__ or "").splitlines()
     rules = [i for i, ln in enumerate(lines) if ln.startswith("=====")]
     if len(rules) < 3:  # docstrings stripped (python -OO)
@@ -219,7 +219,7 @@ def _fail(msg: str) -> "SystemExit":
 
 def _parse_agents(items: Sequence[str]) -> Dict[str, str]:
     """``name=spec`` or ``spec`` items -> {name: spec} (a bare spec is named after itself)."""
-    from .agents import make_agent
+    from .play.agents import make_agent
 
     out: Dict[str, str] = {}
     for it in items:
@@ -242,8 +242,8 @@ def _parse_agents(items: Sequence[str]) -> Dict[str, str]:
 
 def _check_engine(spec: str, agent) -> None:
     """A UCI agent's engine must start and answer the UCI handshake (before any game is played)."""
-    from .agents import UCIAgent
-    from .uci import EngineError
+    from .play.agents import UCIAgent
+    from .engines.uci import EngineError
     if isinstance(agent, UCIAgent):
         try:
             agent.engine  # starts the engine: the handshake and options
@@ -266,7 +266,7 @@ def _parse_anchors(items: Optional[Sequence[str]]) -> Dict[str, float]:
 
 def _resolve_openings(arg: Optional[str], game: str, board_size: int, seed: int):
     """--openings: a number, comma-separated names of the shipped openings, a file, or random:PLIES:N."""
-    from .openings import load_openings, random_openings
+    from .play.openings import load_openings, random_openings
 
     if arg is None:
         return None
@@ -282,7 +282,7 @@ def _resolve_openings(arg: Optional[str], game: str, board_size: int, seed: int)
             return load_openings(game, board_size=board_size, path=arg)
         info = registry.get(game)
         if info.start_position is not None and arg.startswith(info.start_prefix):   # Chess960's 960-N
-            from .league import Opening
+            from .play.league import Opening
             return [Opening(n, (), info.numbered_start(n)) for n in arg.split(",")]
         shipped = {o.name: o for o in load_openings(game, board_size=board_size)}
         names = [n.strip() for n in arg.split(",") if n.strip()]
@@ -298,7 +298,7 @@ def _resolve_openings(arg: Optional[str], game: str, board_size: int, seed: int)
 def _adjudicator(args):
     if not getattr(args, "adjudicate", None):
         return None
-    from .league import Adjudicator
+    from .play.league import Adjudicator
     return Adjudicator(args.adjudicate, plies=args.adjudicate_plies, nodes=args.adjudicate_nodes)
 
 
@@ -364,16 +364,16 @@ def _add_league_options(p: argparse.ArgumentParser) -> None:
                    help="use every stockfish/uci agent given elo=N (UCI_LimitStrength) as an anchor rated N")
     p.add_argument("--anchor-stockfish", default=None, metavar="TABLE", choices=["sf-2023", "sf7-2016"],
                    help="calibrate on the published ratings of the Stockfish skill levels in the league (tables "
-                        "sf-2023 or sf7-2016, see mavgame.stockfish_levels)")
+                        "sf-2023 or sf7-2016, see mavgame.engines.stockfish_levels)")
     p.add_argument("--plot", default=None, metavar="FILE", help="save a plot of the ratings (needs matplotlib)")
 
 
 def _run_league(args, agents: Dict[str, str], out: Optional[str], event: Optional[str] = None) -> int:
     import warnings
 
-    from .league import League
-    from .results import ResultsWarning
-    from .store import StoreError
+    from .play.league import League
+    from .play.results import ResultsWarning
+    from .play.store import StoreError
 
     for path in getattr(args, "export", None) or []:
         if os.path.splitext(path)[1].lower() not in (".jsonl", ".csv", ".pgn", ".txt"):
@@ -414,7 +414,7 @@ def _run_league(args, agents: Dict[str, str], out: Optional[str], event: Optiona
 
 def _play_league(args, lg, agents: Dict[str, str], anchors: Dict[str, float], out: Optional[str], todo: int,
                  done: int, to_stdout: bool) -> int:
-    from .league import LeagueError
+    from .play.league import LeagueError
 
     where = f"; results in {out}" + (f" ({done} game(s) there already: resuming)" if done else "") if out else ""
     print(f"{args.game}: {len(agents)} agents, {len(lg.openings)} opening(s), {todo} games{where}", file=sys.stderr)
@@ -437,7 +437,7 @@ def _play_league(args, lg, agents: Dict[str, str], anchors: Dict[str, float], ou
     print(res.matrix_table(), file=report)
     print(file=report)
     if getattr(args, "anchor_uci_elo", False):
-        from .agents import parse_spec
+        from .play.agents import parse_spec
         for name, spec in agents.items():
             kind, kw = parse_spec(spec)
             if kind in ("stockfish", "uci") and kw.get("elo") is not None:
@@ -445,7 +445,7 @@ def _play_league(args, lg, agents: Dict[str, str], anchors: Dict[str, float], ou
         if not anchors:
             print("mavgame: --anchor-uci-elo: no agent has elo=N; no calibration", file=sys.stderr)
     if getattr(args, "anchor_stockfish", None):
-        from .stockfish_levels import TABLE_SOURCES, stockfish_anchors
+        from .engines.stockfish_levels import TABLE_SOURCES, stockfish_anchors
         found = stockfish_anchors(agents, args.anchor_stockfish)
         for k, v in found.items():
             anchors.setdefault(k, v)
@@ -458,7 +458,7 @@ def _play_league(args, lg, agents: Dict[str, str], anchors: Dict[str, float], ou
         print(f"mavgame: no Elo table: {e}", file=sys.stderr)
         return 1
     if anchors:
-        from .elo import calibrate
+        from .play.elo import calibrate
         try:
             elo = calibrate(elo, {k: v for k, v in anchors.items() if k in elo.names})
         except ValueError as e:
@@ -478,7 +478,7 @@ def _play_league(args, lg, agents: Dict[str, str], anchors: Dict[str, float], ou
 
 def _stockfish_level_agents(args: argparse.Namespace) -> Dict[str, str]:
     """The agents of --stockfish-levels (the paper's protocol: Skill Level L at --stockfish-movetime ms)."""
-    from .stockfish_levels import paper_stockfish_agents, parse_levels
+    from .engines.stockfish_levels import paper_stockfish_agents, parse_levels
     try:
         return paper_stockfish_agents(parse_levels(args.stockfish_levels), args.stockfish_movetime)
     except ValueError as e:
@@ -504,7 +504,7 @@ def cmd_league(args: argparse.Namespace) -> int:
         raise _fail("a league needs at least two agents")
     out = None if args.out in ("", "none") else (args.out or f"league-{args.game}.sqlite")
     if out and out != "-" and args.fresh:
-        from .store import store_path_for
+        from .play.store import store_path_for
         store, old = store_path_for(out)
         if old and os.path.exists(old):
             raise _fail(f"--fresh with --out {out}: that JSON-lines file would be imported again; give a .sqlite "
@@ -605,7 +605,7 @@ def _thinking_hint(spec: str, game: str) -> str:
 
 def cmd_play(args: argparse.Namespace) -> int:
     from . import _core
-    from .agents import AgentError, make_agent, resolve_move
+    from .play.agents import AgentError, make_agent, resolve_move
 
     try:
         agent = make_agent(args.agent)
@@ -699,14 +699,14 @@ def cmd_play(args: argparse.Namespace) -> int:
 def cmd_annotate(args: argparse.Namespace) -> int:
     import shutil
 
-    from .annotate import Annotator, annotate_file, check_positions
-    from .uci import EngineError, find_stockfish
+    from .engines.annotate import Annotator, annotate_file, check_positions
+    from .engines.uci import EngineError, find_stockfish
 
     engine = args.engine
     variant = registry.get(args.game).uci_variant
     game = args.game if variant else None   # None: standard chess or Chess960, told apart by the FEN
     if variant and engine == "stockfish":
-        from .fairy import find_fairy_stockfish
+        from .engines.fairy import find_fairy_stockfish
         if find_fairy_stockfish() is None:
             raise _fail(f"--game {args.game}: Fairy-Stockfish not found (apt-get install fairy-stockfish, "
                         "or --engine PATH)")
@@ -802,7 +802,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
                 n += 1000
             rows.append((g, "playout UCT (1000 sims)", n, dt, "sims"))
         else:
-            from .mcts import MCTS
+            from .search.mcts import MCTS
             n, dt = 0, 0.0
             while dt < budget:
                 m = MCTS("playout", num_simulations=1000, seed=n, reuse_tree=False)
@@ -824,7 +824,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_book_build(args: argparse.Namespace) -> int:
-    from .c4_book import build_book
+    from .games.c4_book import build_book
     try:
         stats = build_book(args.ply, args.out, root=args.root, tt_log2=args.tt_log2, progress=not args.no_progress,
                            max_seconds=args.max_seconds)
@@ -836,7 +836,7 @@ def cmd_book_build(args: argparse.Namespace) -> int:
 
 def cmd_book_info(args: argparse.Namespace) -> int:
     from . import _core
-    from .c4_book import read_book
+    from .games.c4_book import read_book
     try:
         data = read_book(args.file)
     except (OSError, ValueError) as e:
@@ -969,7 +969,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     bk = sub.add_parser("book", help="the Connect Four solver's opening book: build (resumable) or describe one",
                         description="Exact scores of every Connect Four position up to a ply (a position and its "
-                        "mirror once), for the solver: see mavgame.c4_book.  `book build` resumes from "
+                        "mirror once), for the solver: see mavgame.games.c4_book.  `book build` resumes from "
                         "OUT.partial when it exists.")
     bsub = bk.add_subparsers(dest="book_cmd", required=True)
     bb = bsub.add_parser("build", help="solve every position up to --ply stones and write the book")
@@ -1012,7 +1012,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "iteration and resumes from OUT/checkpoint.pt. See docs/alphazero.md.")
     _az_command.add_arguments(azp)
     azp.set_defaults(func=_az_command.run)
-    for sp in (pl, ma, lg):  # the agent kinds and their options, from mavgame.agents (one table)
+    for sp in (pl, ma, lg):  # the agent kinds and their options, from mavgame.play.agents (one table)
         sp.epilog = _agent_table()
     return p
 

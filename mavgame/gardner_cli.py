@@ -2,7 +2,7 @@
 
     mavgame gardner-prove FEN --mate N [--side white|black]    prove or refute "side mates in <= N moves"
     mavgame gardner-prove FEN --no-loss PLIES [--side ...]      prove or refute "side cannot lose within PLIES plies"
-    mavgame gardner-proof [--details] [--engine-nodes N]       check the paper's oracles (mavgame.gardner_oracle)
+    mavgame gardner-proof [--details] [--engine-nodes N]       check the paper's oracles (mavgame.games.gardner_oracle)
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def _fail(msg: str) -> SystemExit:
 
 def cmd_gardner_prove(args: argparse.Namespace) -> int:
     from .games.gardner import START_FEN
-    from .gardner_prover import Prover
+    from .games.gardner_prover import Prover
     from . import _core
     fen = START_FEN if args.fen == "startpos" else args.fen
     try:
@@ -46,7 +46,7 @@ def cmd_gardner_prove(args: argparse.Namespace) -> int:
 
 def cmd_gardner_proof(args: argparse.Namespace) -> int:
     import json
-    from .gardner_oracle import check, load_oracles
+    from .games.gardner_oracle import check, load_oracles
     try:
         lines = load_oracles(args.oracles)
     except (OSError, ValueError) as e:
@@ -56,7 +56,7 @@ def cmd_gardner_proof(args: argparse.Namespace) -> int:
             raise _fail(f"--{name.replace('_', '-')} must be >= 0 (0: no limit), not {getattr(args, name)}")
     engine = None
     if args.engine_nodes > 0:
-        from .fairy import find_fairy_stockfish, open_engine
+        from .engines.fairy import find_fairy_stockfish, open_engine
         if find_fairy_stockfish() is None:
             raise _fail("--engine-nodes: Fairy-Stockfish not found (apt-get install fairy-stockfish, or --engine-nodes 0)")
         engine = open_engine()

@@ -4,18 +4,20 @@ import pytest
 
 
 def test_engine_annotation_old_name():
-    from mavgame import annotate, mav
+    from mavgame.engines import annotate
+    from mavgame import mav
     with pytest.warns(DeprecationWarning, match="EngineAnnotation"):
         old = annotate.Annotation
     assert old is annotate.EngineAnnotation and old is not mav.Annotation
     with pytest.warns(DeprecationWarning):
-        from mavgame.annotate import Annotation  # noqa: F401
+        from mavgame.engines.annotate import Annotation  # noqa: F401
     with pytest.raises(AttributeError):
         annotate.NoSuchThing
 
 
 def test_uci_go_result_old_name():
-    from mavgame import mcts, uci
+    from mavgame.search import mcts
+    from mavgame.engines import uci
     with pytest.warns(DeprecationWarning, match="GoResult"):
         old = uci.SearchResult
     assert old is uci.GoResult and old is not mcts.SearchResult
@@ -25,8 +27,8 @@ def test_uci_go_result_old_name():
 
 def test_hex_mcts_wraps_playout_uct():
     from mavgame import Hex
-    from mavgame.agents import UCTAgent
-    from mavgame.mcts import UCTResult, playout_uct
+    from mavgame.play.agents import UCTAgent
+    from mavgame.search.mcts import UCTResult, playout_uct
     b = Hex.from_moves("a1", size=4)
     with pytest.warns(DeprecationWarning, match="playout_uct"):
         old = b.mcts(500, seed=2)
@@ -41,9 +43,9 @@ def test_hex_mcts_wraps_playout_uct():
 def test_game_records_use_the_termination_enum():
     import json
     from mavgame import Termination
-    from mavgame.agents import MinimaxAgent, RandomAgent
-    from mavgame.league import play_game
-    from mavgame.records import GameRecord
+    from mavgame.play.agents import MinimaxAgent, RandomAgent
+    from mavgame.play.league import play_game
+    from mavgame.play.records import GameRecord
     rec = play_game(MinimaxAgent(seed=1), RandomAgent(2), "tictactoe", seed=1)
     assert rec.reason is Termination.CONNECTED and rec.reason == "connected"
     d = json.loads(json.dumps(rec.to_dict()))

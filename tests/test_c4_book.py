@@ -4,7 +4,8 @@ import struct
 import numpy as np
 import pytest
 
-from mavgame import _core, c4_book
+from mavgame import _core
+from mavgame.games import c4_book
 from mavgame.cli import main
 
 ROOT = "444444333333"   # 12 stones; the book of plies 12..15 below it builds in a fraction of a second
@@ -125,7 +126,7 @@ def test_shipped_book_reaches_the_solvers(book, monkeypatch):
     assert solver().book == (12, 15, n) and solver(book=False).book is None
     monkeypatch.setattr(_core, "_c4_default_solver", _core.C4Solver(16), raising=False)
     assert c4_book.install_shipped_book() and _core._c4_default_solver.book == (12, 15, n)
-    from mavgame.agents import PerfectConnectFourAgent
+    from mavgame.play.agents import PerfectConnectFourAgent
     agent = PerfectConnectFourAgent()
     agent.setup("connect_four", seed=0)
     agent.act(mavgame.State("connect_four", c4_book._root(ROOT).text()))

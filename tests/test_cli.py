@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from mavgame import cli
-from mavgame.uci import find_stockfish
+from mavgame.engines.uci import find_stockfish
 
 SUBCOMMANDS = ["games", "perft", "play", "match", "league", "annotate", "bench"]
 
@@ -33,7 +33,7 @@ def test_help_explains_every_option(cmd, capsys):
 
 
 def _stored(path):
-    from mavgame.store import ResultStore
+    from mavgame.play.store import ResultStore
     with ResultStore(str(path), create=False) as st:
         return st.header(), [r.to_dict() for r in st.games()[0]]
 

@@ -99,8 +99,8 @@ def test_annotate_with_a_failing_engine_and_workers_fails_once(tmp_path):
     """Through the API too (no respawn loop of pool workers): one EngineError, at once."""
     import time
 
-    from mavgame.annotate import _worker_annotate, _worker_init, annotate_many
-    from mavgame.uci import EngineError
+    from mavgame.engines.annotate import _worker_annotate, _worker_init, annotate_many
+    from mavgame.engines.uci import EngineError
     dead = write_fake_engine(tmp_path, "crash_at_start")
     for engine in ("/nonexistent", "/bin/true", str(dead)):
         t = time.monotonic()
@@ -115,7 +115,7 @@ def test_annotate_with_a_failing_engine_and_workers_fails_once(tmp_path):
 
 def test_annotate_refuses_a_line_with_an_illegal_move(tmp_path):
     from mavgame import IllegalMoveError
-    from mavgame.annotate import Annotator, annotate_many
+    from mavgame.engines.annotate import Annotator, annotate_many
     engine = write_fake_engine(tmp_path, "ok")
     with pytest.raises(IllegalMoveError, match=r"position 1 .*move 1 'e2e5'"):
         list(annotate_many(["startpos", "startpos moves e2e5"], engine=str(engine)))

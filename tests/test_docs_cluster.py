@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fake_uci import REPO
-from mavgame.uci import find_stockfish
+from mavgame.engines.uci import find_stockfish
 
 
 def _example() -> str:
@@ -36,7 +36,7 @@ def test_cluster_example_runs(tmp_path):
 
 
 def test_annotate_ray_refuses_an_illegal_line_before_starting_ray():
-    from mavgame.distributed import annotate_ray
+    from mavgame.play.distributed import annotate_ray
     from mavgame import IllegalMoveError
     with pytest.raises(IllegalMoveError, match="position 1 .*e2e5"):
         next(annotate_ray(["startpos", "startpos moves e2e5"], address="never-reached"))

@@ -1,10 +1,10 @@
-"""mavgame.elo: the maximum-likelihood fit recovers known ratings, its intervals cover, calibration."""
+"""mavgame.play.elo: the maximum-likelihood fit recovers known ratings, its intervals cover, calibration."""
 import math
 
 import numpy as np
 import pytest
 
-from mavgame.elo import calibrate, elo_from_results, expected_score, fit_elo
+from mavgame.play.elo import calibrate, elo_from_results, expected_score, fit_elo
 
 TRUE = np.array([-320.0, -120.0, 0.0, 140.0, 300.0])
 NAMES = ["a", "b", "c", "d", "e"]

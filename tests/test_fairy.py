@@ -1,4 +1,4 @@
-"""Fairy-Stockfish for Gardner minichess (mavgame.fairy): rules oracle, league agent, annotator.
+"""Fairy-Stockfish for Gardner minichess (mavgame.engines.fairy): rules oracle, league agent, annotator.
 
 Every test skips when fairy-stockfish is not installed."""
 import json
@@ -8,10 +8,10 @@ import sys
 import pytest
 
 from mavgame import _core
-from mavgame.fairy import (FairyStockfishAgent, find_fairy_stockfish, open_engine, paper_moves, perft_diff,
+from mavgame.engines.fairy import (FairyStockfishAgent, find_fairy_stockfish, open_engine, paper_moves, perft_diff,
                            random_game_diff)
 from mavgame.games.gardner import START_FEN, Gardner
-from mavgame.uci import EngineError
+from mavgame.engines.uci import EngineError
 
 pytestmark = pytest.mark.skipif(find_fairy_stockfish() is None, reason="fairy-stockfish not installed")
 
@@ -84,7 +84,7 @@ def test_random_game_diff_detects_a_difference(engine):
 
 
 def test_open_engine_rejects_non_fairy_binary():
-    from mavgame.uci import find_stockfish
+    from mavgame.engines.uci import find_stockfish
     sf = find_stockfish()
     if sf is None:
         pytest.skip("stockfish not installed")
@@ -93,8 +93,8 @@ def test_open_engine_rejects_non_fairy_binary():
 
 
 def test_agent_plays_legal_moves_and_skill_levels():
-    from mavgame.agents import RandomAgent, make_agent
-    from mavgame.league import play_game
+    from mavgame.play.agents import RandomAgent, make_agent
+    from mavgame.play.league import play_game
     ag = make_agent("fairy:skill=-5,movetime=10")
     assert isinstance(ag, FairyStockfishAgent)
     assert ag.options["Skill Level"] == -5 and ag.options["UCI_Variant"] == "gardner"
@@ -116,8 +116,8 @@ def test_agent_plays_legal_moves_and_skill_levels():
 
 
 def test_strong_beats_random():
-    from mavgame.agents import RandomAgent, make_agent
-    from mavgame.league import play_game
+    from mavgame.play.agents import RandomAgent, make_agent
+    from mavgame.play.league import play_game
     ag = make_agent("fairy:nodes=2000")
     try:
         rec = play_game(ag, RandomAgent(seed=5), "gardner", max_plies=120, seed=2)
@@ -127,7 +127,7 @@ def test_strong_beats_random():
 
 
 def test_annotator_values_every_legal_move():
-    from mavgame.annotate import Annotator
+    from mavgame.engines.annotate import Annotator
     with Annotator(game="gardner", nodes=3000) as ann:
         a = ann.annotate(START_FEN)
         assert a.game == "gardner"

@@ -1,11 +1,11 @@
-"""The paper's Gardner oracles as data and their checker (mavgame.gardner_oracle, mavgame gardner-proof)."""
+"""The paper's Gardner oracles as data and their checker (mavgame.games.gardner_oracle, mavgame gardner-proof)."""
 import json
 import subprocess
 import sys
 
 import pytest
 
-from mavgame.gardner_oracle import ORACLE_FILE, check, load_oracles, paper_to_mavgame, replay
+from mavgame.games.gardner_oracle import ORACLE_FILE, check, load_oracles, paper_to_mavgame, replay
 
 
 def _line(lines, label, side="white"):
@@ -136,7 +136,7 @@ def test_cli_gardner_proof(tmp_path):
 def test_paper_leaves_3_1_proven_and_3_5_refuted():
     # [3|1] "#8 w": White mates within 16 plies (Black to move); [3|5] "#8 w": no White mate within 15 plies
     # (an exhaustive search; Fairy-Stockfish finds a mate in 10 there at depth 24)
-    from mavgame.gardner_prover import Prover
+    from mavgame.games.gardner_prover import Prover
     lines = load_oracles()
     p = Prover(22)
     b31 = replay(_line(lines, "[3|1]"))

@@ -1,13 +1,13 @@
-"""The Gardner mate prover (mavgame.gardner_prover, csrc/games/gardner/gardner_prover.c)."""
+"""The Gardner mate prover (mavgame.games.gardner_prover, csrc/games/gardner/gardner_prover.c)."""
 import threading
 import time
 
 import pytest
 
 from mavgame import _core
-from mavgame.fairy import find_fairy_stockfish
+from mavgame.engines.fairy import find_fairy_stockfish
 from mavgame.games.gardner import Gardner
-from mavgame.gardner_prover import Prover, Status
+from mavgame.games.gardner_prover import Prover, Status
 
 # (FEN, mating side, moves): Fairy-Stockfish (go depth 14) reports exactly these mate distances
 MATES = [
@@ -137,7 +137,7 @@ def test_bad_input():
 
 @pytest.mark.skipif(find_fairy_stockfish() is None, reason="fairy-stockfish not installed")
 def test_agrees_with_fairy_stockfish_mate_scores(prover):
-    from mavgame.fairy import open_engine
+    from mavgame.engines.fairy import open_engine
     with open_engine() as eng:
         for fen, side, moves in MATES:
             sc = eng.go(fen, depth=14).score

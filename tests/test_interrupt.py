@@ -20,7 +20,7 @@ CHILD = textwrap.dedent(r"""
     import json, os, signal, sys, threading, time
     import numpy as np
     from mavgame import Chess, ConnectFour, Hex, MCTS, _core
-    from mavgame.mcts import playout_uct
+    from mavgame.search.mcts import playout_uct
 
     def interrupted(fn):
         t = threading.Timer(0.3, signal.pthread_kill, (threading.main_thread().ident, signal.SIGINT))

@@ -1,4 +1,4 @@
-"""mavgame.league, agents and openings: leagues end to end, resuming, engine failures."""
+"""mavgame.play.league, agents and openings: leagues end to end, resuming, engine failures."""
 import json
 import os
 import signal
@@ -12,12 +12,31 @@ import numpy as np
 import pytest
 
 from mavgame import _core
-from mavgame.agents import (AgentError, CallableAgent, MinimaxAgent, RandomAgent, make_agent, parse_spec,
-                            register_agent, resolve_move)
-from mavgame.league import (Adjudicator, League, LeagueError, Opening, ResultStore, ResultsWarning, StoreError,
-                            load_results, match, play_game, to_pgn)
-from mavgame.openings import load_openings, parse_openings, random_openings
-from mavgame.uci import find_stockfish
+from mavgame.play.agents import (
+    AgentError,
+    CallableAgent,
+    MinimaxAgent,
+    RandomAgent,
+    make_agent,
+    parse_spec,
+    register_agent,
+    resolve_move,
+)
+from mavgame.play.league import (
+    Adjudicator,
+    League,
+    LeagueError,
+    Opening,
+    ResultStore,
+    ResultsWarning,
+    StoreError,
+    load_results,
+    match,
+    play_game,
+    to_pgn,
+)
+from mavgame.play.openings import load_openings, parse_openings, random_openings
+from mavgame.engines.uci import find_stockfish
 from fake_uci import REPO, write_fake_engine
 
 STOCKFISH = find_stockfish()
@@ -109,7 +128,7 @@ def test_shipped_openings_are_legal():
             assert not s.is_terminal()
     chess = load_openings("chess")
     assert len(chess) >= 40 and len({o.moves for o in chess}) == len(chess)
-    from mavgame.openings import openings_path
+    from mavgame.play.openings import openings_path
 
     notes = {ln.split("|")[0].strip(): ln.split("|")[2] for ln in openings_path("connect_four").read_text().splitlines()
              if ln.strip() and not ln.startswith("#")}
@@ -303,8 +322,8 @@ def test_store_constraints_and_corrupt_stores(tmp_path):
 KILL_SCRIPT = textwrap.dedent("""
     import sys, time
     sys.path.insert(0, {repo!r})
-    from mavgame.agents import CallableAgent
-    from mavgame.league import League
+    from mavgame.play.agents import CallableAgent
+    from mavgame.play.league import League
 
     def slow(state):
         time.sleep(0.01)
@@ -346,7 +365,7 @@ def _kill_and_resume(tmp_path, kills, seed):
         assert keys[:len(before)] == before  # nothing recorded is lost
         assert len(keys) == len(set(keys))
         before = keys
-    from mavgame.agents import CallableAgent
+    from mavgame.play.agents import CallableAgent
 
     def slow(state):
         return int(state.legal_actions()[len(state.legal_actions()) // 2])
@@ -515,7 +534,7 @@ def test_chess960_league_pgn(tmp_path):
 
 def test_ray_league_matches_local(tmp_path):
     ray = pytest.importorskip("ray")
-    from mavgame.distributed import RayExecutor
+    from mavgame.play.distributed import RayExecutor
 
     started = not ray.is_initialized()
     if started:
@@ -536,7 +555,7 @@ def test_ray_league_matches_local(tmp_path):
 def test_agent_with_running_engine_in_parallel_league(tmp_path):
     # an agent that already started its engine in this process is given to forked workers: each
     # worker must start its own engine instead of talking to the parent's
-    from mavgame.agents import UCIAgent
+    from mavgame.play.agents import UCIAgent
 
     agent = UCIAgent(write_fake_engine(tmp_path), nodes=10, name="fake")
     s = _core.State("chess")
@@ -558,7 +577,7 @@ def test_two_runs_cannot_share_a_store(tmp_path):
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import sys, time
         sys.path.insert(0, {REPO!r})
-        from mavgame.store import ResultStore
+        from mavgame.play.store import ResultStore
         st = ResultStore({str(path)!r})
         st.register_run()
         print("ready", flush=True)
@@ -581,8 +600,8 @@ def test_two_runs_started_together_never_count_a_game_twice(tmp_path):
     code = textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {REPO!r})
-        from mavgame.league import League
-        from mavgame.store import StoreError
+        from mavgame.play.league import League
+        from mavgame.play.store import StoreError
         try:
             League({TTT!r}, "tictactoe", rounds=2, path={str(path)!r}).run(progress=False)
             print("ran")
@@ -670,7 +689,7 @@ def test_league_refuses_bad_numbers():
 
 
 def test_shipped_hex_openings_are_the_documented_edge_stones():
-    """openings_hex_11.txt and mavgame.openings agree: single stones on the two outermost rows/columns."""
+    """openings_hex_11.txt and mavgame.play.openings agree: single stones on the two outermost rows/columns."""
     ops = load_openings("hex")
     assert len(ops) >= 10
     for o in ops:

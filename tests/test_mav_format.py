@@ -201,7 +201,7 @@ def test_target_after_best_and_transition():
 
 
 def test_annotate_module_annotation_is_accepted():
-    from mavgame.annotate import EngineAnnotation
+    from mavgame.engines.annotate import EngineAnnotation
     s = _core.State("chess")
     ann = EngineAnnotation(fen=s.text(), best="e2e4", values={m: 0.5 for m in s.legal_moves()})
     t = mav.target(s, ann, "%state %top_1 %best_action")

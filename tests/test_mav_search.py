@@ -3,8 +3,16 @@ import numpy as np
 import pytest
 
 from mavgame import _core, mav
-from mavgame.mav_search import (TRACE_METRICS, SearchTree, build_search_tree, parse_trace, reference_order, trace_metrics,
-                                trace_prompt, write_trace)
+from mavgame.mav.search_trace import (
+    TRACE_METRICS,
+    SearchTree,
+    build_search_tree,
+    parse_trace,
+    reference_order,
+    trace_metrics,
+    trace_prompt,
+    write_trace,
+)
 from mavgame.model.data import make_annotator
 
 C4_GAME = "4 4 3 5 3 3 2 6 5 4 4 1 1 7".split()
@@ -225,7 +233,7 @@ def test_other_games_round_trip(game):
 
 @pytest.mark.slow
 def test_chess_stockfish_traces_parse_back_into_the_tree():
-    from mavgame.uci import find_stockfish
+    from mavgame.engines.uci import find_stockfish
     path = find_stockfish()
     if not path:
         pytest.skip("stockfish is not installed")

@@ -15,8 +15,8 @@ import pytest
 
 import mavgame
 from mavgame import _core
-from mavgame.evaluators import StateOracle, ThreadPoolEvaluator
-from mavgame.mcts import MCTS, EvaluatorError, Request, SearchError
+from mavgame.search.evaluators import StateOracle, ThreadPoolEvaluator
+from mavgame.search.mcts import MCTS, EvaluatorError, Request, SearchError
 
 from conftest import REPO, scaled
 
@@ -554,8 +554,8 @@ def test_c4_oracle_plays_solver_optimal_moves(batch):
 
 @pytest.mark.skipif("chess" not in _core.games(), reason="chess not built")
 def test_stockfish_evaluator_finds_mate_in_one():
-    from mavgame import uci
-    from mavgame.evaluators import UCIEvaluator
+    from mavgame.engines import uci
+    from mavgame.search.evaluators import UCIEvaluator
 
     if uci.find_stockfish() is None:
         pytest.skip("stockfish not installed")
@@ -569,8 +569,8 @@ def test_stockfish_evaluator_finds_mate_in_one():
 
 @pytest.mark.skipif("chess" not in _core.games(), reason="chess not built")
 def test_stockfish_evaluator_values_every_legal_move():
-    from mavgame import uci
-    from mavgame.evaluators import UCIEvaluator
+    from mavgame.engines import uci
+    from mavgame.search.evaluators import UCIEvaluator
 
     if uci.find_stockfish() is None:
         pytest.skip("stockfish not installed")
@@ -658,7 +658,7 @@ def test_a_search_without_a_move_raises():
     with pytest.raises(SearchError, match=r"from '\.\.\./\.\.\./\.\.\. x' found no move.*4 dropped") as e:
         MCTS(lambda reqs: [None] * len(reqs), num_simulations=4).search(s)
     assert e.value.stats["dropped"] == 4
-    from mavgame.agents import AgentError, MCTSAgent
+    from mavgame.play.agents import AgentError, MCTSAgent
     with pytest.raises(AgentError, match="found no move"):
         MCTSAgent(lambda reqs: ["junk"] * len(reqs), 4).act(s)
     # zero simulations asked: no move, and no error

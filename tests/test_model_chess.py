@@ -10,7 +10,7 @@ from mavgame import mav  # noqa: E402
 from mavgame.model.data import PositionStore, generate_positions  # noqa: E402
 from mavgame.model.inference import MAVModel, evaluate_records  # noqa: E402
 from mavgame.model.train import TrainConfig, train  # noqa: E402
-from mavgame.uci import find_stockfish  # noqa: E402
+from mavgame.engines.uci import find_stockfish  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from mavgame import _core
-from mavgame.agents import make_agent
-from mavgame.mav_search import build_search_tree, parse_trace, write_trace
+from mavgame.play.agents import make_agent
+from mavgame.mav.search_trace import build_search_tree, parse_trace, write_trace
 from mavgame.model.data import PositionStore, PositionWriter, make_annotator
 from mavgame.model.search_data import (MixedStore, MixtureEncoder, TraceEncoder, generate_search_trees,
                                        parse_shapes, record_tree, tree_record)

@@ -36,7 +36,7 @@ def test_fresh_positions_clear_the_bars(model, tmp_path):
 
 
 def test_greedy_agent_plays_whole_games(model):
-    from mavgame.agents import RandomAgent
+    from mavgame.play.agents import RandomAgent
     from mavgame.model.agents import MAVGreedyAgent
     mav_agent = MAVGreedyAgent(model, seed=0)
     rnd = RandomAgent(seed=1)
@@ -95,6 +95,6 @@ def test_league_workers_with_torch_loaded_do_not_hang(model, tmp_path):
                         "--max-games", "4", "--workers", "2", "--no-progress", "--out", str(out)],
                        env=env, capture_output=True, text=True, timeout=240)
     assert r.returncode == 0, r.stderr
-    from mavgame.store import ResultStore
+    from mavgame.play.store import ResultStore
     with ResultStore(str(out), create=False) as st:
         assert len(st) == 4

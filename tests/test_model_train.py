@@ -233,7 +233,7 @@ def test_c4_agents_play_legal_moves(c4_run):
 
 def test_mav_evaluator_cache_is_exact(c4_run):
     """Cached outputs (by prompt) change nothing in the search, and a repeated search generates nothing."""
-    from mavgame.mcts import MCTS
+    from mavgame.search.mcts import MCTS
     from mavgame.model.agents import MAVEvaluator, mav_mcts_agent
     root, _, _, _ = c4_run
     model = MAVModel.load(root / "run" / "model.safetensors", backend="numpy")

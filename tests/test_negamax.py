@@ -1,12 +1,12 @@
-"""The one exact negamax (mavgame.negamax) against an independent tic-tac-toe oracle, and its two users."""
+"""The one exact negamax (mavgame.games.negamax) against an independent tic-tac-toe oracle, and its two users."""
 from functools import lru_cache
 
 import numpy as np
 import pytest
 
 from mavgame import _core
-from mavgame.agents import AgentError, MinimaxAgent
-from mavgame.negamax import WIN, NegamaxSolver, NodeLimitError
+from mavgame.play.agents import AgentError, MinimaxAgent
+from mavgame.games.negamax import WIN, NegamaxSolver, NodeLimitError
 
 LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
 

@@ -35,7 +35,7 @@ def test_the_simulated_notebook_makes_tqdm_auto_warn():
 
 def test_progress_bars_in_a_notebook_without_ipywidgets_give_no_warning():
     p = _run("""
-        from mavgame.league import League
+        from mavgame.play.league import League
         lg = League(["random", "minimax"], "tictactoe", openings=1)
         res = lg.run(progress=True)
         print("games", len(res))

@@ -10,14 +10,14 @@ torch = pytest.importorskip("torch")
 import mavgame  # noqa: E402
 from mavgame import _core  # noqa: E402
 from mavgame.model import policy as P  # noqa: E402
-from mavgame.pgn import to_pgn  # noqa: E402
-from mavgame.records import GameRecord  # noqa: E402
+from mavgame.play.pgn import to_pgn  # noqa: E402
+from mavgame.play.records import GameRecord  # noqa: E402
 
 TINY = P.PolicyConfig(channels=16, blocks=1)
 
 
 def _pgn_games(n, seed=0, plies=70):
-    """PGN of n games played by a depth-1 alpha-beta with random openings (mavgame.pgn.to_pgn)."""
+    """PGN of n games played by a depth-1 alpha-beta with random openings (mavgame.play.pgn.to_pgn)."""
     rng = np.random.default_rng(seed)
     out = []
     for g in range(n):

@@ -9,7 +9,7 @@ import pytest
 
 import mavgame
 from mavgame import _core, cli
-from mavgame.agents import AgentError, UCIAgent, make_agent
+from mavgame.play.agents import AgentError, UCIAgent, make_agent
 from mavgame.games import registry
 from mavgame.games.tictactoe import TicTacToe
 
@@ -64,7 +64,7 @@ def test_unknown_names_raise_naming_the_value_and_the_games(bad):
 
 def test_unknown_names_in_the_generic_code_name_the_value():
     from mavgame.model.data import make_annotator
-    from mavgame.openings import openings_path
+    from mavgame.play.openings import openings_path
     for call in (lambda: make_annotator("go"), lambda: openings_path("go")):
         with pytest.raises(ValueError, match=r"unknown game 'go' \(games: tictactoe"):
             call()
@@ -110,7 +110,7 @@ def test_a_new_descriptor_is_picked_up_by_the_cli_agents_and_leagues(monkeypatch
         return TicTacToe(text)
 
     fake = dataclasses.replace(registry.get("tictactoe"), name="fake_tictactoe", from_text=from_text, uci=True,
-                               perfect_player="mavgame.agents:perfect_minimax")
+                               perfect_player="mavgame.play.agents:perfect_minimax")
     with pytest.raises(registry.UnknownGameError):
         registry.get("fake_tictactoe")
     with registry.override(fake):
@@ -154,7 +154,7 @@ def test_perfect_players_come_from_the_registry():
 
 
 def test_uci_games_adjudication_and_chess960_start_positions():
-    from mavgame.league import League, random_start_positions
+    from mavgame.play.league import League, random_start_positions
     assert UCIAgent.games == ("chess", "chess960")
     assert [g.name for g in registry.infos() if g.uci_chess960] == ["chess960"]
     ops = League.chess960(3, seed=5)
@@ -174,7 +174,7 @@ def test_uci_games_adjudication_and_chess960_start_positions():
 def test_openings_and_annotator_options_come_from_the_registry():
     from mavgame.annotators import DEFAULT_ANNOTATOR_OPTIONS
     from mavgame.annotators import hex as hex_annotate
-    from mavgame.openings import openings_path
+    from mavgame.play.openings import openings_path
     assert openings_path("hex").name == "openings_hex_11.txt"
     assert openings_path("hex", 7).name == "openings_hex_7.txt"
     assert openings_path("connect_four").exists() and openings_path("tictactoe").exists()
@@ -198,7 +198,7 @@ def test_every_annotator_lives_in_the_annotators_package():
 
 def test_moved_annotator_names_still_import_with_a_deprecation_warning():
     import sys
-    from mavgame import annotate
+    from mavgame.engines import annotate
     from mavgame.annotators.chess import chess_annotator
     from mavgame.annotators.connect_four import connect_four_annotator
     from mavgame.annotators.exhaustive import exhaustive_annotator

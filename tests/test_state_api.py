@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mavgame import Chess, ConnectFour, Gardner, Hex, State, TicTacToe, _core, cli
-from mavgame.mcts import playout_uct
+from mavgame.search.mcts import playout_uct
 
 
 # ---- rule flags ---------------------------------------------------------------------------------

@@ -2,10 +2,16 @@
 import pytest
 
 from mavgame import cli
-from mavgame.agents import make_agent
-from mavgame.stockfish_levels import (EXTERNAL_RATINGS, PAPER_MOVETIME_MS, TABLE_SOURCES, paper_stockfish_agents,
-                                      parse_levels, stockfish_anchors)
-from mavgame.uci import find_stockfish
+from mavgame.play.agents import make_agent
+from mavgame.engines.stockfish_levels import (
+    EXTERNAL_RATINGS,
+    PAPER_MOVETIME_MS,
+    TABLE_SOURCES,
+    paper_stockfish_agents,
+    parse_levels,
+    stockfish_anchors,
+)
+from mavgame.engines.uci import find_stockfish
 
 
 def test_paper_preset_and_levels():

@@ -1,4 +1,4 @@
-"""mavgame.uci (the UCI client) and mavgame.annotate, against a fake engine and Stockfish."""
+"""mavgame.engines.uci (the UCI client) and mavgame.engines.annotate, against a fake engine and Stockfish."""
 import json
 import math
 import os
@@ -8,8 +8,18 @@ from pathlib import Path
 import pytest
 
 from mavgame import _core
-from mavgame.uci import (STARTPOS, EngineError, EngineProtocolError, EngineTerminatedError, EngineTimeoutError,
-                         Score, UCIEngine, cp_to_win_prob, find_stockfish, parse_info)
+from mavgame.engines.uci import (
+    STARTPOS,
+    EngineError,
+    EngineProtocolError,
+    EngineTerminatedError,
+    EngineTimeoutError,
+    Score,
+    UCIEngine,
+    cp_to_win_prob,
+    find_stockfish,
+    parse_info,
+)
 from fake_uci import write_fake_engine
 
 STOCKFISH = find_stockfish()
@@ -137,7 +147,7 @@ def _gone(pid, timeout=5.0):
 def test_malformed_info_lines_are_ignored_and_named(tmp_path, caplog):
     # strict about bestmove, tolerant about info (as python-chess): the search succeeds, what was ignored is said
     eng = UCIEngine(write_fake_engine(tmp_path, "bad_score", trigger="e2e4"))
-    with caplog.at_level("WARNING", logger="mavgame.uci"):
+    with caplog.at_level("WARNING", logger="mavgame.engines.uci"):
         r = eng.go(moves=["e2e4"], depth=1)
     s = _core.State("chess")
     s.push("e2e4")
@@ -264,7 +274,7 @@ def test_stockfish_search():
 
 @needs_stockfish
 def test_annotator_values_every_move():
-    from mavgame.annotate import Annotator
+    from mavgame.engines.annotate import Annotator
 
     with Annotator(nodes=5000) as ann:
         a = ann.annotate(STARTPOS, ["e2e4"])
@@ -293,7 +303,7 @@ def test_annotator_values_every_move():
 
 
 def test_annotator_with_fake_engine_and_errors(tmp_path):
-    from mavgame.annotate import Annotator, annotate_many
+    from mavgame.engines.annotate import Annotator, annotate_many
 
     with Annotator(write_fake_engine(tmp_path), nodes=10) as ann:
         a = ann.annotate(STARTPOS)
@@ -308,7 +318,7 @@ def test_annotator_with_fake_engine_and_errors(tmp_path):
 
 @needs_stockfish
 def test_annotate_parallel_matches_serial_and_resumes(tmp_path):
-    from mavgame.annotate import annotate_file, annotate_many
+    from mavgame.engines.annotate import annotate_file, annotate_many
 
     positions = ["startpos", "startpos moves e2e4", "startpos moves d2d4 d7d5",
                  "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"]

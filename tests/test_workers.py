@@ -85,7 +85,7 @@ def test_every_process_pool_comes_from_mavgame_workers():
 
 
 def test_ray_actor_bodies_limit_their_threads(monkeypatch):
-    from mavgame import distributed
+    from mavgame.play import distributed
     seen = []
     monkeypatch.setattr(workers, "limit_threads", lambda n: seen.append(n))
     distributed._actor_threads(4)

@@ -1,7 +1,7 @@
 /*
  * py_mav_parse.c - Python binding of the MAV parser (csrc/format/mav_parse.c): mav_parse()
  * returns a typed result, mavgame._core.MavParseResult (a struct sequence with named fields),
- * with MavStateSlot and MavParseReference inside.  mavgame/mav.py ParseResult is built from it.
+ * with MavStateSlot and MavParseReference inside.  mavgame/mav/parse.py ParseResult is built from it.
  */
 #include "py_mav_common.h"
 

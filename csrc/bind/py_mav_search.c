@@ -1,6 +1,6 @@
 /*
  * py_mav_search.c - Python bindings of the internal-search traces (csrc/format/mav_search.h):
- * mav_trace_write and mav_trace_parse.  The typed Python API on top is mavgame/mav.py
+ * mav_trace_write and mav_trace_parse.  The typed Python API on top is mavgame/mav/search_trace.py
  * (write_trace, parse_trace, TraceResult, TraceNode).
  */
 #include "state.h"
@@ -16,7 +16,7 @@
 
 #define TRACE_BUF (1 << 20)
 
-/* A tree in packed arrays (mavgame.mav_search.SearchTree.packed()): parent[n], action[n], offset[n + 1],
+/* A tree in packed arrays (mavgame.mav.search_trace.SearchTree.packed()): parent[n], action[n], offset[n + 1],
  * actions[m], values[m], best[n]; node i's annotation is actions/values[offset[i] .. offset[i + 1]). */
 typedef struct tree_arg {
     int n;

@@ -1,6 +1,6 @@
 /*
  * py_mcts.c - Python binding of the MAV-guided MCTS (search/mcts.h): mavgame._core.MCTSTree
- * (the evaluator objects it searches with are in py_mcts_eval.c).  mavgame/mcts.py builds the
+ * (the evaluator objects it searches with are in py_mcts_eval.c).  mavgame/search/mcts.py builds the
  * user API on top.
  *
  *   MCTSTree(game=None, *, board_size=0, flags=0, state_tracking=False, batch_size=1, timeout=0.0,
@@ -13,7 +13,7 @@
  *   .search(evaluator, num_simulations, spec=None, max_seconds=0.0) -> bool   evaluator: a capsule
  *       from mcts_*_evaluator (the GIL is released for the whole search), or a callable
  *       fn(batch, timeout) -> (outputs, seq) called once per batch (the GIL is released between
- *       calls).  See mavgame/mcts.py for the request tuples and the output forms.  max_seconds
+ *       calls).  See mavgame/search/mcts.py for the request tuples and the output forms.  max_seconds
  *       (> 0) is a time budget checked between batches (the first batch always runs): the search
  *       stops there keeping the simulations done, and search() returns True (False: it ran all
  *       num_simulations or reached a proven root).
@@ -473,7 +473,7 @@ static PyTypeObject py_mcts_type = {
     .tp_basicsize = sizeof(py_mcts),
     .tp_dealloc = (destructor)mcts_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "MCTSTree(game=None, **config): the C search tree of mavgame.MCTS (see mavgame/mcts.py).",
+    .tp_doc = "MCTSTree(game=None, **config): the C search tree of mavgame.MCTS (see mavgame/search/mcts.py).",
     .tp_methods = mcts_methods,
     .tp_getset = mcts_getset,
     .tp_init = (initproc)mcts_init,

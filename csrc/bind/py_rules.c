@@ -1,7 +1,7 @@
 /*
  * py_rules.c - bindings that let the Python layer read rules the core owns instead of keeping
  * copies of them: the MCTS configuration defaults (mg_mcts_config_default, which
- * mavgame/mcts.py uses as its signature defaults) and the game a MAV header names (the
+ * mavgame/search/mcts.py uses as its signature defaults) and the game a MAV header names (the
  * parser's header reader, for mavgame.model.inference.game_of_prompt).
  */
 #include "state.h"
@@ -14,7 +14,7 @@
 
 /* mcts_defaults() -> dict: mg_mcts_config_default's fields (tau: the first step's value; fpu,
  * c_puct and timeout: None for the automatic NaN, AlphaZero's c(s) and no timeout; virtual_count,
- * prior and invalid as the core's enum values, which mavgame/mcts.py names). */
+ * prior and invalid as the core's enum values, which mavgame/search/mcts.py names). */
 static PyObject *py_mcts_defaults(PyObject *Py_UNUSED(m), PyObject *Py_UNUSED(ignored))
 {
     mg_mcts_config c;

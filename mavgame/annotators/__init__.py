@@ -5,7 +5,7 @@
 engine could not annotate within its budget (left out of the data).  An annotator may carry ``close()``
 (an engine process to end) and ``reset()`` (tables to clear between chunks of games).
 
-- :mod:`.chess`: chess and Chess960, Stockfish (or any UCI engine) through :class:`mavgame.annotate.Annotator`
+- :mod:`.chess`: chess and Chess960, Stockfish (or any UCI engine) through :class:`mavgame.engines.annotate.Annotator`
 - :mod:`.connect_four`: the perfect Connect Four solver
 - :mod:`.hex`: Hex, the exact solver on small boards, playout UCT beyond
 - :mod:`.exhaustive`: tiny games (tic-tac-toe), exact negamax

@@ -1,5 +1,5 @@
 """The chess annotator of the MAV data pipeline (GameInfo.annotator of chess and Chess960): Stockfish, or
-any UCI engine, through :class:`mavgame.annotate.Annotator` (MultiPV over all legal moves, centipawns to
+any UCI engine, through :class:`mavgame.engines.annotate.Annotator` (MultiPV over all legal moves, centipawns to
 win probability)."""
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Callable, Dict, Optional, Tuple
 
 def chess_annotator(options: Dict) -> Callable:
     """``annotate(state) -> ({move: value}, best move)`` with Stockfish (or any UCI engine) through
-    :class:`mavgame.annotate.Annotator`, for :func:`mavgame.annotators.make_annotator`; options: ``engine``,
+    :class:`mavgame.engines.annotate.Annotator`, for :func:`mavgame.annotators.make_annotator`; options: ``engine``,
     ``nodes``, ``movetime``, ``depth`` (default: 20000 nodes). ``annotate.close()`` ends the engine."""
-    from ..annotate import Annotator
+    from ..engines.annotate import Annotator
     kw = {k: options[k] for k in ("nodes", "movetime", "depth") if options.get(k) is not None}
     if not kw:
         kw["nodes"] = 20000

@@ -7,11 +7,11 @@ from typing import Any, Dict, Optional, Tuple
 
 def exhaustive_annotator(options: Dict[str, Any]):
     """Exact values by exhaustive negamax with memoisation (tiny games such as tic-tac-toe only;
-    :class:`mavgame.negamax.NegamaxSolver`, the minimax agent's search).
+    :class:`mavgame.games.negamax.NegamaxSolver`, the minimax agent's search).
 
     Values: 1 win, 0.5 draw, 0 loss for the mover; the best move wins fastest (or loses slowest), the
     first such move in legal order."""
-    from ..negamax import NegamaxSolver
+    from ..games.negamax import NegamaxSolver
     solver = NegamaxSolver()
 
     def annotate(state) -> Tuple[Dict[str, float], Optional[str]]:

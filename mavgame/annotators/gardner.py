@@ -1,5 +1,5 @@
 """The Gardner annotator of the MAV data pipeline (GameInfo.annotator of gardner): Fairy-Stockfish
-(``UCI_Variant`` = ``gardner``, :mod:`mavgame.fairy`) through :class:`mavgame.annotate.Annotator`. The values
+(``UCI_Variant`` = ``gardner``, :mod:`mavgame.engines.fairy`) through :class:`mavgame.engines.annotate.Annotator`. The values
 cover mavgame's legal moves (the paper's rules: no bishop promotion)."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ def gardner_annotator(options: Dict) -> Callable:
     """``annotate(state) -> ({move: value}, best move)`` with Fairy-Stockfish (or the UCI engine named by
     ``engine``), for :func:`mavgame.annotators.make_annotator`; options: ``engine``, ``nodes``, ``movetime``,
     ``depth`` (default: 20000 nodes). ``annotate.close()`` ends the engine."""
-    from ..annotate import Annotator
+    from ..engines.annotate import Annotator
     kw = {k: options[k] for k in ("nodes", "movetime", "depth") if options.get(k) is not None}
     if not kw:
         kw["nodes"] = 20000

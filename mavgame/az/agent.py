@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from .. import _core
-from ..agents import MCTSAgent, register_agent
+from ..play.agents import MCTSAgent, register_agent
 from .network import AZNet
 from .train import load_checkpoint
 
@@ -60,7 +60,7 @@ class AZEvaluator:
 
 
 class AZAgent(MCTSAgent):
-    """:class:`mavgame.agents.MCTSAgent` with the AlphaZero search settings (policy prior without
+    """:class:`mavgame.play.agents.MCTSAgent` with the AlphaZero search settings (policy prior without
     uniform mixing, first-play urgency 0, c(s)) and an :class:`AZEvaluator`."""
 
     def __init__(self, checkpoint: Optional[str] = None, sims: Optional[int] = 100, *, batch: int = 1,

@@ -247,10 +247,10 @@ def _winning_cells(rows: List[str]) -> set:
 
 def solver(tt_log2: int = 0, book: bool = True) -> "_core.C4Solver":
     """A new solver with its own transposition table of 2^tt_log2 8-byte entries (0: 2^23), with the
-    shipped opening book (:mod:`mavgame.c4_book`) when the package has one and ``book`` is True."""
+    shipped opening book (:mod:`mavgame.games.c4_book`) when the package has one and ``book`` is True."""
     sv = _core.C4Solver(tt_log2)
     if book:
-        from ..c4_book import attach
+        from .c4_book import attach
         attach(sv)
     return sv
 
@@ -262,7 +262,7 @@ registry.register(registry.GameInfo(
     # a per-position budget that keeps data generation finite (an unbudgeted solve of an opening
     # position can take many minutes)
     annotator="mavgame.annotators.connect_four:connect_four_annotator", annotator_options={"max_nodes": 1_000_000},
-    perfect_player="mavgame.agents:perfect_connect_four", slow_perfect_player=True))
+    perfect_player="mavgame.play.agents:perfect_connect_four", slow_perfect_player=True))
 
 
 __all__ = ["ConnectFour", "SolveResult", "Outcome", "moves_to_end", "solver", "central_best", "CENTRE_FIRST", "WIDTH",

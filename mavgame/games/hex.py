@@ -46,7 +46,7 @@ from typing import Dict, Iterable, List, Optional, Tuple, Union
 
 from .. import _core
 from . import registry
-from ..mcts import UCTResult, playout_uct
+from ..search.mcts import UCTResult, playout_uct
 from .base import GameBase, Outcome
 
 Move = Union[str, int]
@@ -73,7 +73,7 @@ class HexSolveResult:
         return [m for m, v in self.move_values.items() if v > 0]
 
 
-# The result of the playout UCT baseline (Hex.mcts), now mavgame.mcts.UCTResult.
+# The result of the playout UCT baseline (Hex.mcts), now mavgame.search.mcts.UCTResult.
 MCTSResult = UCTResult
 
 
@@ -213,10 +213,10 @@ class Hex(GameBase):
 
     def mcts(self, simulations: int = 1000, seed: int = 0, c: Optional[float] = None,
              fast_playout: bool = True, max_seconds: float = 0.0) -> UCTResult:
-        """Deprecated: use :func:`mavgame.mcts.playout_uct` (``playout_uct(hex_state, simulations, ...)``),
+        """Deprecated: use :func:`mavgame.search.mcts.playout_uct` (``playout_uct(hex_state, simulations, ...)``),
         the one entry point of the playout UCT baseline, which this calls."""
         import warnings
-        warnings.warn("Hex.mcts() is deprecated: use mavgame.mcts.playout_uct(state, simulations, ...)",
+        warnings.warn("Hex.mcts() is deprecated: use mavgame.search.mcts.playout_uct(state, simulations, ...)",
                       DeprecationWarning, stacklevel=2)
         return playout_uct(self, simulations, seed=seed, c=c, fast_playout=fast_playout, max_seconds=max_seconds)
 
@@ -339,7 +339,7 @@ registry.register(registry.GameInfo(
     openings="openings_hex_{board_size}.txt",
     annotator="mavgame.annotators.hex:hex_annotator",
     annotator_options={"solve_max_cells": 49, "solver_max_nodes": 1_000_000, "sims": 10_000},
-    perfect_player="mavgame.agents:perfect_hex", slow_perfect_player=True))
+    perfect_player="mavgame.play.agents:perfect_hex", slow_perfect_player=True))
 
 
 __all__ = ["Hex", "HexSolveResult", "MCTSResult", "Outcome", "SWAP", "FLAG_SWAP", "MAX_SIZE", "DEFAULT_SIZE"]

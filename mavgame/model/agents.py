@@ -1,14 +1,14 @@
-"""Agents that play with a MAV model (on the agent interface of :mod:`mavgame.agents`).
+"""Agents that play with a MAV model (on the agent interface of :mod:`mavgame.play.agents`).
 
 - :class:`MAVGreedyAgent` ("MAV" in the paper): one model call per move with
   ``%state %top_all %best_action``; plays the legal move with the highest value by mean scoring (the
   expectation of the 64-way bucket distribution) or max scoring (its mode). When several moves are
   within ``tie`` of the best value, the model's ``%best_action`` decides if it is one of them (the
   paper's reason for %best_action: finishing won games instead of wandering among equally winning moves).
-- :class:`MAVEvaluator`: the model as the evaluator of :class:`mavgame.mcts.MCTS` (prior and values
+- :class:`MAVEvaluator`: the model as the evaluator of :class:`mavgame.search.mcts.MCTS` (prior and values
   from its action values, mean or max scoring), in engine mode or in the paper's engine-free state
   tracking mode (the model also predicts the child states, legal moves and terminal results).
-- :func:`mav_mcts_agent` ("MAV-MCTS"): :class:`mavgame.agents.MCTSAgent` with that evaluator.
+- :func:`mav_mcts_agent` ("MAV-MCTS"): :class:`mavgame.play.agents.MCTSAgent` with that evaluator.
 
 Importing this module registers the agent kinds ``mav`` and ``mav_mcts`` for agent specs, e.g.
 ``mav:scoring=max`` or ``mav_mcts:sims=64,batch=16`` (``model=PATH`` for another model than the shipped one).
@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from ..agents import Agent, AgentError, MCTSAgent, _mix, register_agent
+from ..play.agents import Agent, AgentError, MCTSAgent, _mix, register_agent
 from .inference import MAVModel, game_of_prompt
 
 PLAIN = "%state %top_all %best_action"
@@ -266,7 +266,7 @@ class MAVMCTSAgent(MCTSAgent):
         self._rng = np.random.default_rng(_mix(self._seed, seed))
 
     def act(self, state):
-        from ..mcts import SearchError
+        from ..search.mcts import SearchError
         self.check_game(state.game)
         self.stats["moves"] += 1
         try:

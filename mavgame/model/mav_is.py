@@ -1,7 +1,7 @@
 """Internal search with a MAV model (MAV-IS): the agent and the held-out trace evaluation.
 
 - :class:`MAVISAgent` prompts the model for a minimax trace of breadth B and depth D
-  (:mod:`mavgame.mav_search`), parses it against the true position and plays the move it chose
+  (:mod:`mavgame.mav.search_trace`), parses it against the true position and plays the move it chose
   (``Playing m!``). When the trace is unusable (cut off, malformed, its final move illegal) it falls back
   to searchless MAV on the same model (:class:`MAVGreedyAgent`); ``stats`` counts both.
 - :func:`evaluate_trace_records` generates traces for held-out search trees and reports the issue's checks
@@ -16,8 +16,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..agents import Agent, AgentError, register_agent
-from ..mav_search import parse_trace, trace_metrics, trace_prompt, write_trace
+from ..play.agents import Agent, AgentError, register_agent
+from ..mav.search_trace import parse_trace, trace_metrics, trace_prompt, write_trace
 from .agents import MAVGreedyAgent, get_model
 from .inference import MAVModel
 

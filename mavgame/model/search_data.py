@@ -1,6 +1,6 @@
 """Search data for internal search (MAV-IS): annotated trees, trace examples and the MAV/trace mixture.
 
-- ``generate_search_trees`` builds the paper's target trees (``mavgame.mav_search.build_search_tree``, the
+- ``generate_search_trees`` builds the paper's target trees (``mavgame.mav.search_trace.build_search_tree``, the
   game's engine annotating every node) from the positions of a MAV position set and writes them as a
   position set of its own: each record is a valid position record (the root's state, values and best move)
   plus ``tree``, so the same splits, stores and tools apply.
@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..annotators import make_annotator
-from ..mav_search import MAX_BREADTH, MAX_DEPTH, SearchTree, build_search_tree, write_trace
+from ..mav.search_trace import MAX_BREADTH, MAX_DEPTH, SearchTree, build_search_tree, write_trace
 from .dataset import LazyTokenizer
 from .records import MANIFEST, _new_state
 from .store import PositionStore, PositionWriter

@@ -6,7 +6,7 @@ down to leaves that are forced mates (``#x``) or positions judged drawn or hopel
 trees is transcribed in ``mavgame/data/gardner_oracles.txt`` (format in that file's header and in
 docs/gardner.md); :func:`check` replays and verifies it::
 
-    >>> from mavgame.gardner_oracle import load_oracles, check
+    >>> from mavgame.games.gardner_oracle import load_oracles, check
     >>> report = check(load_oracles(), mate_nodes=200_000)
     >>> print(report.text())
 
@@ -16,7 +16,7 @@ What is checked:
   is b2) to mavgame's, recovering each piece glyph lost in the text from the position (the one piece
   or pawn that can make the move; when several can, the one with which the rest of the line is
   legal); every recovery, ambiguity and error is reported;
-- each ``#x`` leaf: the prover (:mod:`mavgame.gardner_prover`) tries to prove the mate in at most x
+- each ``#x`` leaf: the prover (:mod:`mavgame.games.gardner_prover`) tries to prove the mate in at most x
   moves within a node budget (proven / refuted / unknown);
 - each drawn or hopeless leaf (``=``, ``+-``, ``-+``): a bounded "cannot lose within K plies" proof
   for the side the verdict protects;
@@ -33,12 +33,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from .games.gardner import Gardner
+from .gardner import Gardner
 
 __all__ = ["ORACLE_FILE", "OracleLine", "Replay", "load_oracles", "paper_to_mavgame", "replay", "check",
            "CheckReport"]
 
-ORACLE_FILE = Path(__file__).parent / "data" / "gardner_oracles.txt"
+ORACLE_FILE = Path(__file__).parent.parent / "data" / "gardner_oracles.txt"
 _LEAF_RE = re.compile(r"^(?:#(\d+)\s+([wb])|=|\+-|-\+)$")
 _TOKEN_RE = re.compile(r"^([NBRQK]?)(\?)?([a-f1-6x=NBRQ+#]+)$")
 
@@ -349,7 +349,7 @@ def check(lines: Sequence[OracleLine], *, mate_nodes: int = 2_000_000, draw_plie
 
     Budgets: ``mate_nodes`` per ``#x`` leaf, ``draw_plies`` / ``draw_nodes`` per drawn leaf,
     ``cover_moves`` / ``cover_nodes`` per uncovered opponent reply; ``engine`` (a Fairy-Stockfish
-    :class:`~mavgame.uci.UCIEngine` from :func:`mavgame.fairy.open_engine`, or None) then judges the
+    :class:`~mavgame.engines.uci.UCIEngine` from :func:`mavgame.engines.fairy.open_engine`, or None) then judges the
     replies the prover left open with ``engine_nodes`` nodes each."""
     import time
 
@@ -390,7 +390,7 @@ def check(lines: Sequence[OracleLine], *, mate_nodes: int = 2_000_000, draw_plie
         rep.nodes[side] = count
     bar = None
     if progress:
-        from ._progress import tqdm
+        from .._progress import tqdm
         bar = tqdm(total=len(work), desc="gardner-proof", unit="node")
     for side, nd in work:
         board = _board_after(nd.moves)
@@ -430,7 +430,7 @@ def check(lines: Sequence[OracleLine], *, mate_nodes: int = 2_000_000, draw_plie
                     row["status"] = "hopeless (mate proven)" if res.proven else "not covered"
                     row["mate_plies"] = res.mate_plies
                     if not res.proven and engine is not None:
-                        from .fairy import paper_moves
+                        from ..engines.fairy import paper_moves
                         board.push(int(a))
                         sc = engine.go(board.fen(), nodes=engine_nodes, searchmoves=paper_moves(board)).score
                         board.pop()

@@ -1,7 +1,7 @@
 """Bounded mate proofs for Gardner 5x5 minichess (the C prover, csrc/games/gardner/gardner_prover.h).
 
     >>> from mavgame.games.gardner import Gardner
-    >>> from mavgame.gardner_prover import Prover
+    >>> from mavgame.games.gardner_prover import Prover
     >>> prover = Prover()
     >>> r = prover.mates_in(Gardner("r1bkq/2N1p/1Q1p1/PP3/R1BK1 w - - 3 12"), 2)
     >>> r.status, r.mate_plies, r.line
@@ -30,7 +30,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import List, Optional, Union
 
-from . import _core
+from .. import _core
 
 __all__ = ["Prover", "ProofResult", "Status", "MATE", "NO_LOSS", "MAX_PLIES"]
 

@@ -3,14 +3,14 @@
 Fairy-Stockfish (Debian's ``fairy-stockfish`` package, ``/usr/games/fairy-stockfish``) is the public
 descendant of the Stockfish adaptation that Mhalla and Prost used to solve Gardner's minichess.  It
 speaks UCI; the option ``UCI_Variant`` = ``gardner`` selects the game.  mavgame drives it through its
-own UCI client (:mod:`mavgame.uci`):
+own UCI client (:mod:`mavgame.engines.uci`):
 
-    >>> from mavgame.fairy import open_engine, FairyStockfishAgent
+    >>> from mavgame.engines.fairy import open_engine, FairyStockfishAgent
     >>> with open_engine() as eng:                      # a UCIEngine with UCI_Variant=gardner set
     ...     eng.play("rnbqk/ppppp/5/PPPPP/RNBQK w - - 0 1", nodes=20000)
     >>> agent = FairyStockfishAgent(skill=3, movetime=50)   # also the agent spec "fairy:skill=3,movetime=50"
 
-The annotator is :class:`mavgame.annotate.Annotator` with ``game="gardner"`` (it then starts
+The annotator is :class:`mavgame.engines.annotate.Annotator` with ``game="gardner"`` (it then starts
 Fairy-Stockfish and sets the variant); ``mavgame annotate --game gardner`` and the MAV data
 generator (``mavgame.model.data``, game ``gardner``) use it.
 
@@ -35,8 +35,8 @@ import random
 import shutil
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
-from . import _core
-from .agents import UCIAgent
+from .. import _core
+from ..play.agents import UCIAgent
 from .uci import EngineError, UCIEngine
 
 __all__ = ["VARIANT", "find_fairy_stockfish", "open_engine", "FairyStockfishAgent", "engine_moves",
@@ -86,7 +86,7 @@ def set_variant(eng: UCIEngine) -> None:
 
 def open_engine(path: Optional[str] = None, options: Optional[Dict[str, object]] = None,
                 timeout: float = 10.0, **kwargs: Any) -> UCIEngine:
-    """A :class:`~mavgame.uci.UCIEngine` running Fairy-Stockfish with ``UCI_Variant`` = ``gardner``
+    """A :class:`~mavgame.engines.uci.UCIEngine` running Fairy-Stockfish with ``UCI_Variant`` = ``gardner``
     (then ``options``).  ``path`` defaults to :func:`find_fairy_stockfish`."""
     eng = UCIEngine(_path(path), timeout=timeout, **kwargs)
     set_variant(eng)
@@ -177,7 +177,7 @@ def random_game_diff(eng: UCIEngine, seed: int, max_plies: int = 200, fen: Optio
     With ``bishop_promotion=False`` the engine's bishop promotions are removed before comparing.
     Returns (plies played, mismatches); each mismatch names the ply, the position and the moves only
     one side has."""
-    from .games.gardner import START_FEN
+    from ..games.gardner import START_FEN
     rng = random.Random(seed)
     root = fen or START_FEN
     st = _state(root, bishop_promotion)

@@ -27,7 +27,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
-from . import _core
+from .. import _core
 from .agents import Agent, AgentError, _mix, register_agent
 
 PolicyFn = Callable[..., np.ndarray]
@@ -52,7 +52,7 @@ def load_policy(policy: Any = "uniform") -> PolicyFn:
     key = str(policy)
     if key not in _POLICIES:
         try:
-            from .model.policy import PolicyModel
+            from ..model.policy import PolicyModel
         except ImportError as e:
             raise AgentError(f"policy {key!r}: a policy network needs PyTorch ({e})") from None
         _POLICIES[key] = PolicyModel.load(key)
@@ -69,9 +69,9 @@ def mav_policy(model=None, *, temperature: float = 0.05, scoring: str = "mean", 
     if hasattr(model, "analyse"):
         m = model
     else:
-        from .model.agents import get_model
+        from ..model.agents import get_model
         m = get_model(model, backend)
-    from .model.agents import PLAIN
+    from ..model.agents import PLAIN
 
     def policy(planes: np.ndarray, mask: np.ndarray, fens: List[str]) -> np.ndarray:
         out = np.zeros(mask.shape, np.float32)

@@ -1,0 +1,1 @@
+"""External engines: the UCI client, Stockfish skill levels, and engine annotation of positions."""

@@ -1,0 +1,201 @@
+"""The Connect Four solver's opening book: exact scores of every position up to a fixed ply.
+
+``mavgame book build --ply N --out FILE`` (or :func:`build_book`) solves every non-terminal position
+with N stones (a position and its mirror image once), then every shallower one, which the solver
+answers at once with the deeper positions in hand, and writes them sorted into a compact file
+(format in ``csrc/search/c4_book.h`` and docs/format.md: 8 bytes a position).  It resumes: solved
+positions are appended to ``FILE.partial`` as they finish, and a run that is stopped (Ctrl-C, kill)
+picks up there.  A deeper book is a new build (the deepest ply costs nearly everything; shallower
+plies follow in seconds).  ``--root MOVES`` builds the book of the positions below one opening only.
+
+A solver uses a book with ``C4Solver.set_book(data)`` (:func:`attach`); the shipped book
+(``mavgame/data/c4_book.bin``, when the package has one) is attached to the module's default
+solver at import, so ``c4_solve``, the perfect player, the annotator and the opening generator use
+it, and :func:`mavgame.games.connect_four.solver` attaches it to the solvers it makes.
+"""
+from __future__ import annotations
+
+import os
+import struct
+import time
+from pathlib import Path
+from typing import Dict, Iterator, List, Optional, Tuple
+
+import numpy as np
+
+from .. import _core
+
+__all__ = ["SHIPPED", "build_book", "positions_at", "attach", "shipped_book", "install_shipped_book", "read_book"]
+
+SHIPPED = Path(__file__).resolve().parent.parent / "data" / "c4_book.bin"
+MAGIC = b"MGC4BOOK"
+VERSION = 1
+_HEADER = struct.Struct("<8sIHHQ")
+
+
+def _header(min_ply: int, max_ply: int, count: int) -> bytes:
+    return _HEADER.pack(MAGIC, VERSION, min_ply, max_ply, count)
+
+
+def _root(moves: str) -> "_core.State":
+    s = _core.State("connect_four")
+    for ch in moves:
+        if ch not in "1234567":
+            raise ValueError(f"book root {moves!r}: {ch!r} is not a column 1..7")
+        a = s.action_from_str(ch)
+        if s.is_terminal() or not s.is_legal(a):
+            raise ValueError(f"book root {moves!r}: column {ch} cannot be played there")
+        s.push(a)
+    if s.is_terminal():
+        raise ValueError(f"book root {moves!r}: the game is over")
+    return s
+
+
+def positions_at(root: "_core.State", ply: int) -> Iterator[Tuple[int, "_core.State"]]:
+    """(canonical key, state) of every non-terminal position with ``ply`` stones below ``root``, each
+    mirror pair once, in depth-first order (neighbours share subtrees: good for the solver's table)."""
+    seen: set = set()
+    s = root.copy()
+    depth = ply - len(s.history())
+
+    def rec(d: int):
+        if d == 0:
+            k = _core.c4_book_key(s)
+            if k not in seen:
+                seen.add(k)
+                yield k, s.copy()
+            return
+        for a in s.legal_actions():
+            s.push(int(a))
+            if not s.is_terminal():
+                yield from rec(d - 1)
+            s.pop()
+
+    if depth < 0:
+        raise ValueError(f"ply {ply} is before the root's {len(s.history())} stones")
+    yield from rec(depth)
+
+
+def _read_partial(path: Path, min_ply: int, max_ply: int) -> Dict[int, int]:
+    data = path.read_bytes()
+    if len(data) < _HEADER.size:
+        raise ValueError(f"{path}: {len(data)} bytes, not a partial book (remove it to start again)")
+    magic, version, lo, hi, _ = _HEADER.unpack_from(data)
+    if magic != MAGIC or version != VERSION:
+        raise ValueError(f"{path}: not a partial book of this version (remove it to start again)")
+    if (lo, hi) != (min_ply, max_ply):
+        raise ValueError(f"{path} is a partial book of plies {lo}..{hi}, not {min_ply}..{max_ply}: "
+                         "give the same --ply/--root, or remove it")
+    n = (len(data) - _HEADER.size) // 8  # a torn last entry (killed mid-write) is dropped
+    v = np.frombuffer(data, dtype="<u8", count=n, offset=_HEADER.size)
+    return {int(e >> np.uint64(8)): int(e & np.uint64(0xFF)) - 64 for e in v}
+
+
+def build_book(ply: int, out: str, *, root: str = "", tt_log2: int = 24, progress: bool = True,
+               max_seconds: Optional[float] = None) -> dict:
+    """Build (or resume) the book of every position from the root's stones up to ``ply`` stones.
+
+    Returns statistics: positions per ply, seconds per ply (this run), whether it finished.  With
+    ``max_seconds`` it stops after about that long (resumable, ``finished`` False)."""
+    r = _root(root)
+    lo = len(r.history())
+    if not lo <= ply <= 41:
+        raise ValueError(f"ply must lie in {lo}..41 (the root has {lo} stones), not {ply}")
+    out_p = Path(out)
+    part = Path(str(out_p) + ".partial")
+    done = _read_partial(part, lo, ply) if part.exists() else {}
+    if not part.exists():
+        part.write_bytes(_header(lo, ply, 0))
+    sv = _core.C4Solver(tt_log2)
+    stats: dict = {"ply": ply, "root": root, "resumed_positions": len(done), "per_ply": {}, "finished": False}
+    t_start = time.time()
+    bar = None
+    with open(part, "ab") as f:
+        for p in range(ply, lo - 1, -1):
+            if p < ply:  # the deeper plies answer these: attach what is solved so far
+                sv.set_book(_book_bytes(done, p + 1, ply))
+            everything = list(positions_at(r, p))
+            todo = [(k, s) for k, s in everything if k not in done]
+            t0 = time.time()
+            if progress and todo:
+                from .._progress import tqdm
+                bar = tqdm(total=len(todo), desc=f"book ply {p}", unit="pos", dynamic_ncols=True)
+            buf = bytearray()
+            for i, (k, s) in enumerate(todo):
+                score, _, _, complete = sv.solve(s, moves=False)
+                if not complete:
+                    raise RuntimeError(f"book: the solve of {s.history()} did not complete")
+                done[k] = int(score)
+                buf += struct.pack("<Q", k << 8 | (int(score) + 64))
+                if len(buf) >= 8 * 256 or i == len(todo) - 1:
+                    f.write(buf)
+                    f.flush()
+                    buf.clear()
+                if bar is not None:
+                    bar.update(1)
+                if max_seconds is not None and time.time() - t_start > max_seconds:
+                    f.write(buf)
+                    f.flush()
+                    if bar is not None:
+                        bar.close()
+                    stats["per_ply"][p] = {"solved": i + 1, "seconds": time.time() - t0}
+                    return stats
+            if bar is not None:
+                bar.close()
+                bar = None
+            stats["per_ply"][p] = {"positions": len(everything), "solved": len(todo),
+                                   "seconds": round(time.time() - t0, 3)}
+    data = _book_bytes(done, lo, ply)
+    tmp = Path(str(out_p) + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, out_p)
+    part.unlink()
+    stats.update(finished=True, entries=len(done), bytes=len(data), seconds=round(time.time() - t_start, 3))
+    return stats
+
+
+def _book_bytes(entries: Dict[int, int], min_ply: int, max_ply: int) -> bytes:
+    keys = np.fromiter(entries.keys(), dtype=np.uint64, count=len(entries))
+    scores = np.fromiter(entries.values(), dtype=np.int64, count=len(entries))
+    v = (keys << np.uint64(8)) | (scores + 64).astype(np.uint64)
+    v.sort()
+    return _header(min_ply, max_ply, len(v)) + v.astype("<u8").tobytes()
+
+
+def read_book(path: str) -> bytes:
+    """The bytes of a book file, checked (ValueError naming the file and the defect)."""
+    data = Path(path).read_bytes()
+    try:
+        _core.c4_book_info(data)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
+    return data
+
+
+def attach(solver: "_core.C4Solver", path: Optional[str] = None) -> None:
+    """Give ``solver`` the book at ``path`` (default: the shipped one; nothing if there is none)."""
+    p = Path(path) if path else SHIPPED
+    if path or p.exists():
+        solver.set_book(read_book(str(p)))
+
+
+def shipped_book() -> Optional[bytes]:
+    """The shipped book's bytes, or None when the package has none."""
+    return read_book(str(SHIPPED)) if SHIPPED.exists() else None
+
+
+def install_shipped_book() -> bool:
+    """Attach the shipped book (if any) to the module's default solver (``c4_solve(solver=None)``)."""
+    if not SHIPPED.exists():
+        return False
+    sv = getattr(_core, "_c4_default_solver", None) or _core.C4Solver()
+    attach(sv)
+    _core._c4_default_solver = sv
+    return True
+
+
+def book_positions(path: str) -> List[Tuple[int, int]]:
+    """(key, score) of every entry of a book file (for inspection and tests)."""
+    data = read_book(path)
+    v = np.frombuffer(data, dtype="<u8", offset=_HEADER.size)
+    return [(int(e >> np.uint64(8)), int(e & np.uint64(0xFF)) - 64) for e in v]
