@@ -151,7 +151,7 @@ def load(name: str, limit: int):
     return [r[0] for r in rows], np.array([int(r[1]) for r in rows], dtype=np.int32)
 
 
-def run_sets(names, limit: int, tt_log2: int, warm: bool) -> bool:
+def run_sets(names, limit: int, tt_log2: int, warm: bool, out: dict) -> bool:
     sv = _core.C4Solver(tt_log2)
     ok = True
     print(f"{'set':<14} {'positions':>9} {'mean time':>10} {'mean nodes':>11} {'Mnodes/s':>8} "
@@ -172,6 +172,7 @@ def run_sets(names, limit: int, tt_log2: int, warm: bool) -> bool:
                 print(f"  MISMATCH {seqs[i]}: solver {scores[i]}, stored {expect[i]}")
         mean = float(secs.mean())
         rate = float(nodes.sum()) / max(float(secs.sum()), 1e-12) / 1e6
+        out.setdefault("sets", []).append({"set": name, "positions": len(seqs), "mean_s": mean, "published_s": ref})
         print(f"{label:<14} {len(seqs):>9} {fmt_time(mean):>10} {float(nodes.mean()):>11.0f} {rate:>8.2f} "
               f"{fmt_time(ref):>10} {mean / ref:>6.2f}", flush=True)
     return ok
@@ -208,7 +209,7 @@ def pons_version(binary: str) -> str:
     return desc + ")"
 
 
-def run_pons(names, limit: int, tt_log2: int, binary: str, reps: int) -> bool:
+def run_pons(names, limit: int, tt_log2: int, binary: str, reps: int, out: dict) -> bool:
     """mavgame against Pons' solver on the same positions, interleaved; prints the table; False on a score
     mismatch."""
     print(f"\nsame run against Pascal Pons' solver: {pons_version(binary)}")
@@ -242,6 +243,8 @@ def run_pons(names, limit: int, tt_log2: int, binary: str, reps: int) -> bool:
             ok = False
             print(f"  {SETS[name][0]}: SCORES DIFFER between Pons, mavgame and the stored set")
         m, p = statistics.median(ours) / len(seqs), statistics.median(theirs) / len(seqs)
+        out.setdefault("pons", []).append({"set": name, "positions": len(seqs), "mavgame_s": m, "pons_s": p,
+                                           "resolved": p * len(seqs) > empty})
         note = "" if p * len(seqs) > empty else "  (Pons' solves take less than its start-up: not resolved, use more positions)"
         print(f"  {SETS[name][0]:<14} {len(seqs):>9} {fmt_time(m):>10} {fmt_time(p):>10} {p / m:>11.2f}x{note}",
               flush=True)
@@ -339,6 +342,7 @@ def main(argv=None) -> int:
     ap.add_argument("--reps", type=int, default=3, help="interleaved repetitions for --pons (median reported)")
     ap.add_argument("--quick", action="store_true",
                     help="End/Middle-Easy and Middle-Medium, 100 positions each, no empty board")
+    ap.add_argument("--json", help="also write the figures to this file")
     ap.add_argument("--generate", action="store_true", help="(re)build the position sets")
     ap.add_argument("--count", type=int, default=1000, help="positions per generated set")
     ap.add_argument("--seed", type=int, default=1)
@@ -355,14 +359,21 @@ def main(argv=None) -> int:
     if args.generate:
         generate(names, args.count, args.seed, args.tt_log2, args.max_minutes)
         return 0
-    ok = run_sets(names, args.limit, args.tt_log2, args.warm)
-    run_overhead()
+    out = {}
+    ok = run_sets(names, args.limit, args.tt_log2, args.warm, out)
+    over = run_overhead()
+    if over:
+        out["overhead"] = {k: {"solve_s": a, "raw_s": b, "c_s": c} for k, (a, b, c) in over.items()}
     if args.pons:
-        ok = run_pons(names, args.limit, args.tt_log2, os.path.abspath(args.pons), max(1, args.reps)) and ok
+        out["pons_build"] = pons_version(os.path.abspath(args.pons))
+        ok = run_pons(names, args.limit, args.tt_log2, os.path.abspath(args.pons), max(1, args.reps), out) and ok
         if args.pons_analyze:
             ok = run_pons_analyze(os.path.abspath(args.pons), args.pons_analyze) and ok
     if args.empty != "none":
         ok = run_empty(args.empty, max(args.tt_log2, 24)) and ok
+    if args.json:
+        import json
+        Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
     return 0 if ok else 1
 
 

@@ -11,7 +11,7 @@ python-chess here counts the legal moves of the depth-1 positions).  python-ches
 
 mavgame and Stockfish alternate (mavgame, Stockfish, Stockfish, mavgame, ...); the table gives the median of
 CPU time: mavgame's thread CPU time around ``Chess.perft`` (it runs in the calling thread) and Stockfish's
-process CPU time (utime + stime from /proc) around its ``go perft``.  The peer's build matters: Debian's
+process CPU time (all its threads, /proc/PID/task/*/schedstat) around its ``go perft``.  The peer's build matters: Debian's
 ``stockfish`` package is a generic x86-64 build (SSE2), while mavgame's hot code has run-time dispatched x86-64-v3 (AVX2, BMI2) copies;
 the script prints Stockfish's own ``compiler`` report so the reader sees which was compared.  Build one for
 this CPU (``make -j build ARCH=x86-64-bmi2`` in Stockfish's src/) and pass it with --stockfish for the
@@ -45,10 +45,16 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def proc_cpu(pid: int) -> float:
-    """CPU seconds (user + system) used so far by process `pid` (Linux /proc)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """CPU seconds used so far by all threads of process `pid`, in nanosecond resolution (Linux
+    /proc/PID/task/*/schedstat; /proc/PID/stat counts in clock ticks of 10 ms, too coarse for one perft)."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass  # a thread that ended meanwhile
+    return total / 1e9
 
 
 def stockfish_build(path: str) -> str:
