@@ -19,7 +19,7 @@ positions start at 8 stones: earlier ones take from seconds to minutes each (the
 timed on its own).  The stored score is checked on every run.
 
 Timing: each position is solved for its score only (as the public benchmark does) by
-``C4Solver.solve_sequences``, timed in C around the solve, with the transposition table (2^23
+``C4Solver.solve_sequences``, timed in C around the solve (CPU time of the solving thread), with the transposition table (2^23
 entries, 64 MiB) emptied before each position outside the timing (``--warm`` keeps it).  The
 "published" column gives the figures Pascal Pons published for his solver without opening book,
 measured on another machine (4.6 us, 37 us, 3.2 ms, 255 us, 97 ms, 5.5 s per position): a hint only.
@@ -35,9 +35,9 @@ after emptying the table once); ``--pons-analyze`` adds Pons' ``-a`` (the score 
 no input) / positions, so its start-up (table allocation) is not counted; mavgame's is thread CPU time around
 the call.  Scores are compared position by position.
 
-Python per-call overhead (always printed, on the End-Easy positions, table warm): the time per call of
-``ConnectFour.solve`` (what users call) against the binding's raw ``C4Solver.solve`` and the C solve alone
-(``solve_sequences``, timed in C), for score-only and all-column solves.
+Python per-call overhead (always printed, on the End-Easy positions, table warm so that the solves are trivial):
+the time per call of ``ConnectFour.solve`` (what users call) against the binding's raw ``C4Solver.solve``, for
+score-only and all-column solves.
 """
 from __future__ import annotations
 
@@ -226,7 +226,7 @@ def run_pons(names, limit: int, tt_log2: int, binary: str, reps: int, out: dict)
             continue
         seqs, expect = got
         ours, theirs = [], []
-        out = []
+        pons_lines = []
         for r in range(reps):
             for side in (("m", "p") if r % 2 == 0 else ("p", "m")):
                 if side == "m":
@@ -235,9 +235,9 @@ def run_pons(names, limit: int, tt_log2: int, binary: str, reps: int, out: dict)
                     scores, _, _ = sv.solve_sequences(seqs, clear=False)
                     ours.append(time.thread_time() - c0)
                 else:
-                    cpu, _, out = pons_run(binary, seqs)
+                    cpu, _, pons_lines = pons_run(binary, seqs)
                     theirs.append(max(cpu - empty, 0.0))
-        pons_scores = [int(ln.split()[1]) for ln in out]
+        pons_scores = [int(ln.split()[1]) for ln in pons_lines]
         if len(pons_scores) != len(seqs) or any(a != int(b) for a, b in zip(pons_scores, expect)) \
                 or (scores != expect).any():
             ok = False
@@ -293,17 +293,17 @@ def run_overhead(n: int = 200, reps: int = 7):
             ts.append(time.thread_time() - c)
         return statistics.median(ts) / len(seqs)
 
-    secs = sv.solve_sequences(seqs, clear=False)[2]
     rows = {
         "score only": (med(lambda: [b.solve(moves=False, solver=sv) for b in boards]),
-                       med(lambda: [sv.solve(b, moves=False) for b in boards]), float(secs.mean())),
+                       med(lambda: [sv.solve(b, moves=False) for b in boards]), None),
         "all columns": (med(lambda: [b.solve(solver=sv) for b in boards]),
                         med(lambda: [sv.solve(b) for b in boards]), None),
     }
-    print(f"\nPython per-call overhead, {len(seqs)} End-Easy positions, table warm (median of {reps}, thread CPU)")
-    print(f"  {'solve':<12} {'ConnectFour.solve':>18} {'C4Solver.solve (raw)':>21} {'C solve':>9} {'solve/raw':>10}")
-    for k, (py, raw, c) in rows.items():
-        print(f"  {k:<12} {fmt_time(py):>18} {fmt_time(raw):>21} {fmt_time(c) if c else '-':>9} {py / raw:>9.2f}x")
+    print(f"\nPython per-call overhead, {len(seqs)} End-Easy positions, table warm (median of {reps}, thread CPU): "
+          "ConnectFour.solve (-> SolveResult) against the binding's raw C4Solver.solve (-> tuple and NumPy array)")
+    print(f"  {'solve':<12} {'ConnectFour.solve':>18} {'C4Solver.solve (raw)':>21} {'solve/raw':>10}")
+    for k, (py, raw, _) in rows.items():
+        print(f"  {k:<12} {fmt_time(py):>18} {fmt_time(raw):>21} {py / raw:>9.2f}x")
     return rows
 
 
