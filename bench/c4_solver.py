@@ -4,6 +4,7 @@
     python bench/c4_solver.py --sets end_easy,middle_easy --limit 200
     python bench/c4_solver.py --empty strong      # exact score of the empty board and of each move
     python bench/c4_solver.py --generate --count 1000 --seed 1   # rebuild bench/data/connect_four/*.txt
+    python bench/c4_solver.py --quick --pons ~/connect4/c4solver   # same run against Pons' solver
 
 Position sets (bench/data/connect_four/<set>.txt, one "moves score" line each, moves in the
 column convention "4453") follow the categories of the well-known public Connect Four solver
@@ -18,16 +19,36 @@ positions start at 8 stones: earlier ones take from seconds to minutes each (the
 timed on its own).  The stored score is checked on every run.
 
 Timing: each position is solved for its score only (as the public benchmark does) by
-``C4Solver.solve_sequences``, timed in C around the solve, with the transposition table (2^23
+``C4Solver.solve_sequences``, timed in C around the solve (CPU time of the solving thread), with the transposition table (2^23
 entries, 64 MiB) emptied before each position outside the timing (``--warm`` keeps it).  The
-reference column gives the published figures of a strong reference solver without opening book
-(4.6 us, 37 us, 3.2 ms, 255 us, 97 ms, 5.5 s per position).
+"published" column gives the figures Pascal Pons published for his solver without opening book,
+measured on another machine (4.6 us, 37 us, 3.2 ms, 255 us, 97 ms, 5.5 s per position): a hint only.
+
+Same-run comparison with Pons' solver: ``--pons PATH`` names a ``c4solver`` binary you built yourself
+from https://github.com/PascalPons/connect4 (``make c4solver``; neither its source nor a build script is
+part of mavgame).  For each set both solvers get the same positions, score only, no opening book on either
+side (Pons runs in an empty directory, so its ``7x6.book`` is not found), each keeping its transposition
+table across the positions of the set as Pons' ``main`` does (mavgame: ``solve_sequences(clear=False)``
+after emptying the table once); ``--pons-analyze`` adds Pons' ``-a`` (the score of every column) against
+``ConnectFour.solve()`` on a few positions.  The repetitions are interleaved (mavgame, Pons, Pons, mavgame,
+...); Pons' time per position is the median of (process CPU time with the positions - CPU time of a run with
+no input) / positions, so its start-up (table allocation) is not counted; mavgame's is thread CPU time around
+the call.  Scores are compared position by position.
+
+Python per-call overhead (always printed, on the End-Easy positions, table warm so that the solves are trivial):
+the time per call of ``ConnectFour.solve`` (what users call) against the binding's raw ``C4Solver.solve``, for
+score-only and all-column solves.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import resource
+import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -53,6 +74,8 @@ SETS = {
 
 
 def fmt_time(s: float) -> str:
+    if s < 1e-5:
+        return f"{s * 1e6:.2f} us"
     if s < 1e-3:
         return f"{s * 1e6:.1f} us"
     if s < 1.0:
@@ -128,11 +151,11 @@ def load(name: str, limit: int):
     return [r[0] for r in rows], np.array([int(r[1]) for r in rows], dtype=np.int32)
 
 
-def run_sets(names, limit: int, tt_log2: int, warm: bool) -> bool:
+def run_sets(names, limit: int, tt_log2: int, warm: bool, out: dict) -> bool:
     sv = _core.C4Solver(tt_log2)
     ok = True
     print(f"{'set':<14} {'positions':>9} {'mean time':>10} {'mean nodes':>11} {'Mnodes/s':>8} "
-          f"{'reference':>10} {'ratio':>6}")
+          f"{'published':>10} {'ratio':>6}  (published: Pons' figures from another machine, not this run)")
     for name in names:
         label, _, _, ref = SETS[name]
         got = load(name, limit)
@@ -149,9 +172,139 @@ def run_sets(names, limit: int, tt_log2: int, warm: bool) -> bool:
                 print(f"  MISMATCH {seqs[i]}: solver {scores[i]}, stored {expect[i]}")
         mean = float(secs.mean())
         rate = float(nodes.sum()) / max(float(secs.sum()), 1e-12) / 1e6
+        out.setdefault("sets", []).append({"set": name, "positions": len(seqs), "mean_s": mean, "published_s": ref})
         print(f"{label:<14} {len(seqs):>9} {fmt_time(mean):>10} {float(nodes.mean()):>11.0f} {rate:>8.2f} "
               f"{fmt_time(ref):>10} {mean / ref:>6.2f}", flush=True)
     return ok
+
+
+def _child_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def pons_run(binary: str, lines, analyze: bool = False):
+    """(child CPU seconds, wall seconds, output lines) of one run of Pons' c4solver on `lines`, in an empty
+    directory (no opening book)."""
+    with tempfile.TemporaryDirectory(prefix="pons-") as d:
+        c0, t0 = _child_cpu(), time.perf_counter()
+        p = subprocess.run([binary] + (["-a"] if analyze else []), input="".join(x + "\n" for x in lines),
+                           capture_output=True, text=True, cwd=d, check=False)
+        t1, c1 = time.perf_counter(), _child_cpu()
+    if p.returncode != 0:
+        raise SystemExit(f"--pons {binary}: exit status {p.returncode}: {p.stderr.strip()[:300]}")
+    return c1 - c0, t1 - t0, p.stdout.splitlines()
+
+
+def pons_version(binary: str) -> str:
+    """What can be told about the binary: its path, size and the compiler named in its .comment section."""
+    desc = f"{binary} ({os.path.getsize(binary):,} bytes"
+    try:
+        out = subprocess.run(["readelf", "-p", ".comment", binary], capture_output=True, text=True).stdout
+        comp = [ln.split("]", 1)[1].strip() for ln in out.splitlines() if "]" in ln]
+        if comp:
+            desc += ", built with " + "; ".join(dict.fromkeys(comp))
+    except OSError:
+        pass
+    return desc + ")"
+
+
+def run_pons(names, limit: int, tt_log2: int, binary: str, reps: int, out: dict) -> bool:
+    """mavgame against Pons' solver on the same positions, interleaved; prints the table; False on a score
+    mismatch."""
+    print(f"\nsame run against Pascal Pons' solver: {pons_version(binary)}")
+    print("  score only, no opening book, each solver's table kept across a set's positions; "
+          f"median of {reps} interleaved runs, CPU time")
+    print(f"  {'set':<14} {'positions':>9} {'mavgame':>10} {'Pons':>10} {'Pons/mavgame':>12}")
+    empty = statistics.median(pons_run(binary, [])[0] for _ in range(3))
+    print(f"  Pons' start-up (a run with no input, subtracted): {fmt_time(empty)} CPU")
+    sv = _core.C4Solver(tt_log2)
+    ok = True
+    for name in names:
+        got = load(name, limit)
+        if got is None:
+            continue
+        seqs, expect = got
+        ours, theirs = [], []
+        pons_lines = []
+        for r in range(reps):
+            for side in (("m", "p") if r % 2 == 0 else ("p", "m")):
+                if side == "m":
+                    sv.clear()
+                    c0 = time.thread_time()
+                    scores, _, _ = sv.solve_sequences(seqs, clear=False)
+                    ours.append(time.thread_time() - c0)
+                else:
+                    cpu, _, pons_lines = pons_run(binary, seqs)
+                    theirs.append(max(cpu - empty, 0.0))
+        pons_scores = [int(ln.split()[1]) for ln in pons_lines]
+        if len(pons_scores) != len(seqs) or any(a != int(b) for a, b in zip(pons_scores, expect)) \
+                or (scores != expect).any():
+            ok = False
+            print(f"  {SETS[name][0]}: SCORES DIFFER between Pons, mavgame and the stored set")
+        m, p = statistics.median(ours) / len(seqs), statistics.median(theirs) / len(seqs)
+        out.setdefault("pons", []).append({"set": name, "positions": len(seqs), "mavgame_s": m, "pons_s": p,
+                                           "resolved": p * len(seqs) > empty})
+        note = "" if p * len(seqs) > empty else "  (Pons' solves take less than its start-up: not resolved, use more positions)"
+        print(f"  {SETS[name][0]:<14} {len(seqs):>9} {fmt_time(m):>10} {fmt_time(p):>10} {p / m:>11.2f}x{note}",
+              flush=True)
+    return ok
+
+
+def run_pons_analyze(binary: str, count: int) -> bool:
+    """Pons' -a (every column's score) against ConnectFour.solve() on `count` Middle-Easy positions."""
+    got = load("middle_easy", count)
+    if got is None:
+        return True
+    seqs = got[0]
+    sv = _core.C4Solver(23)
+    c0 = time.thread_time()
+    ours = [ConnectFour.from_moves(s).solve(solver=sv).move_scores for s in seqs]
+    t_m = time.thread_time() - c0
+    empty = statistics.median(pons_run(binary, [], analyze=True)[0] for _ in range(3))
+    cpu, _, out = pons_run(binary, seqs, analyze=True)
+    t_p = max(cpu - empty, 0.0)
+    ok = True
+    for line, mine in zip(out, ours):
+        cols = [int(x) for x in line.split()[1:]]
+        theirs = {str(c + 1): v for c, v in enumerate(cols) if v > -1000}
+        ok = ok and theirs == mine
+    print(f"  all-column scores, {len(seqs)} Middle-Easy positions: mavgame ConnectFour.solve "
+          f"{fmt_time(t_m / len(seqs))}, Pons -a {fmt_time(t_p / len(seqs))} ({t_p / t_m:.2f}x)"
+          f"{'' if ok else '  SCORES DIFFER'}")
+    return ok
+
+
+def run_overhead(n: int = 200, reps: int = 7):
+    """Per-call cost on easy positions (table warm): ConnectFour.solve, the binding's raw call, the C solve."""
+    got = load("end_easy", n)
+    if got is None:
+        return None
+    seqs = got[0]
+    sv = _core.C4Solver(20)
+    boards = [ConnectFour.from_moves(s) for s in seqs]
+    sv.solve_sequences(seqs, clear=False)  # warm the table: the solves become trivial
+
+    def med(fn):
+        ts = []
+        for _ in range(reps):
+            c = time.thread_time()
+            fn()
+            ts.append(time.thread_time() - c)
+        return statistics.median(ts) / len(seqs)
+
+    rows = {
+        "score only": (med(lambda: [b.solve(moves=False, solver=sv) for b in boards]),
+                       med(lambda: [sv.solve(b, moves=False) for b in boards]), None),
+        "all columns": (med(lambda: [b.solve(solver=sv) for b in boards]),
+                        med(lambda: [sv.solve(b) for b in boards]), None),
+    }
+    print(f"\nPython per-call overhead, {len(seqs)} End-Easy positions, table warm (median of {reps}, thread CPU): "
+          "ConnectFour.solve (-> SolveResult) against the binding's raw C4Solver.solve (-> tuple and NumPy array)")
+    print(f"  {'solve':<12} {'ConnectFour.solve':>18} {'C4Solver.solve (raw)':>21} {'solve/raw':>10}")
+    for k, (py, raw, _) in rows.items():
+        print(f"  {k:<12} {fmt_time(py):>18} {fmt_time(raw):>21} {py / raw:>9.2f}x")
+    return rows
 
 
 def run_empty(mode: str, tt_log2: int) -> bool:
@@ -173,7 +326,7 @@ def run_empty(mode: str, tt_log2: int) -> bool:
     return good
 
 
-def main() -> int:
+def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sets", default=",".join(SETS), help="comma-separated set names (default: all)")
     ap.add_argument("--limit", type=int, default=0, help="positions per set (0: all)")
@@ -182,11 +335,23 @@ def main() -> int:
     ap.add_argument("--empty", choices=["none", "root", "weak", "strong"], default="weak",
                     help="solve the empty board: root = exact score only, weak = win/draw/loss of every "
                          "move, strong = exact score of every move (long)")
+    ap.add_argument("--pons", metavar="PATH", help="a c4solver binary built from Pascal Pons' connect4 sources: "
+                    "compare in the same run")
+    ap.add_argument("--pons-analyze", type=int, default=0, metavar="N",
+                    help="with --pons: also compare all-column scores (Pons -a) on N Middle-Easy positions")
+    ap.add_argument("--reps", type=int, default=3, help="interleaved repetitions for --pons (median reported)")
+    ap.add_argument("--quick", action="store_true",
+                    help="End/Middle-Easy and Middle-Medium, 100 positions each, no empty board")
+    ap.add_argument("--json", help="also write the figures to this file")
     ap.add_argument("--generate", action="store_true", help="(re)build the position sets")
     ap.add_argument("--count", type=int, default=1000, help="positions per generated set")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--max-minutes", type=float, default=60.0, help="generation time limit per phase")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.sets, args.limit, args.empty = "end_easy,middle_easy,middle_medium", args.limit or 100, "none"
+    if args.pons and not (os.path.isfile(args.pons) and os.access(args.pons, os.X_OK)):
+        ap.error(f"--pons {args.pons!r} is not an executable file")
     names = [n for n in args.sets.split(",") if n]
     for n in names:
         if n not in SETS:
@@ -194,9 +359,21 @@ def main() -> int:
     if args.generate:
         generate(names, args.count, args.seed, args.tt_log2, args.max_minutes)
         return 0
-    ok = run_sets(names, args.limit, args.tt_log2, args.warm)
+    out = {}
+    ok = run_sets(names, args.limit, args.tt_log2, args.warm, out)
+    over = run_overhead()
+    if over:
+        out["overhead"] = {k: {"solve_s": a, "raw_s": b, "c_s": c} for k, (a, b, c) in over.items()}
+    if args.pons:
+        out["pons_build"] = pons_version(os.path.abspath(args.pons))
+        ok = run_pons(names, args.limit, args.tt_log2, os.path.abspath(args.pons), max(1, args.reps), out) and ok
+        if args.pons_analyze:
+            ok = run_pons_analyze(os.path.abspath(args.pons), args.pons_analyze) and ok
     if args.empty != "none":
         ok = run_empty(args.empty, max(args.tt_log2, 24)) and ok
+    if args.json:
+        import json
+        Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
     return 0 if ok else 1
 
 

@@ -1,58 +1,87 @@
-"""MCTS speed: simulations per second on one core, mavgame vs OpenSpiel's MCTSBot (and mctx).
+"""MCTS speed: simulations per second on one core, mavgame against OpenSpiel's C++ MCTSBot, same work.
 
-Two settings, for Connect Four and chess from the start position:
+    python bench/mcts.py                      # Connect Four and chess, both settings
+    python bench/mcts.py --games chess --sims 1000 --reps 5
+    python bench/mcts.py --quick              # fewer repetitions (the `mavgame bench` default)
 
-- tree overhead: an evaluator of constant cost (mavgame: every action valued 0.5, in C;
-  OpenSpiel: an Evaluator returning a uniform prior and value 0), so the time is the tree's own;
-- playouts: uniform prior and one random playout per leaf (the paper's basic MCTS baseline;
-  OpenSpiel: RandomRolloutEvaluator(n_rollouts=1)).
+Both sides search from the start position with the same number of simulations per search (--sims),
+UCT with c = 1.4 (mavgame: its default PUCT-free UCT tree with a uniform prior), no solver, one thread:
 
-Each engine runs searches of --sims simulations (the paper's budgets are 100-2000) until
---seconds have passed, and we report simulations per second and the ratio mavgame / OpenSpiel.
-mctx (DeepMind's JAX MCTS) is timed too when it is installed (CPU, batch 1, a constant-cost
-recurrent function with the game's branching factor; JAX compilation excluded).
+- playout: uniform prior and ONE random playout per leaf.  mavgame: ``mcts_playout_evaluator(1,
+  specialised=False)``, the generic move-by-move playout over ``legal_actions``/``make`` (the kind
+  OpenSpiel runs); the row ``playout*`` repeats mavgame with ``specialised=True`` (Connect Four's bitboard
+  playout, which draws a column uniformly among the open ones: same game distribution, faster), labelled as
+  such.  Peer: the C++ ``pyspiel.MCTSBot`` with the C++ ``pyspiel.RandomRolloutEvaluator(n_rollouts=1)``.
+- constant: an evaluator of constant cost (mavgame: every action valued 0.5, in C), so the time is the
+  tree's own.  pyspiel exposes no C++ evaluator of constant cost (RandomRolloutEvaluator(0) crashes, and
+  pyspiel.Evaluator cannot be subclassed from Python), so the peer column of this row is OpenSpiel's
+  Python MCTSBot with a constant Python evaluator, and the row says so; the like-for-like C++ figure is
+  the playout row.
 
-    python bench/mcts.py                 # both games, both settings
-    python bench/mcts.py --games connect_four --sims 1000 --seconds 2
+Repetitions of one search each are interleaved (mavgame, OpenSpiel, OpenSpiel, mavgame, ...); the table
+gives medians of wall time and of thread CPU time (time.thread_time), the rate from the CPU-time median
+and the ratio mavgame / peer of the CPU-time rates.
 """
+from __future__ import annotations
+
 import argparse
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
 
 import mavgame  # noqa: E402
 from mavgame import _core  # noqa: E402
+from _timing import fmt_rate, interleaved  # noqa: E402
+
+UCT_C = 1.4
 
 
-def timed(fn, sims, seconds):
-    """Run fn() (one search of `sims` simulations) repeatedly for about `seconds`; sims/s."""
-    fn()  # warm-up
-    n, t0 = 0, time.perf_counter()
-    while True:
-        fn()
-        n += sims
-        dt = time.perf_counter() - t0
-        if dt >= seconds:
-            return n / dt
+def peer_version() -> str:
+    try:
+        from importlib.metadata import version
+        return f"open_spiel {version('open_spiel')} (pyspiel C++ MCTSBot)"
+    except Exception:
+        return "open_spiel not installed"
 
 
-def mavgame_rate(game, evaluator, sims, seconds):
+def mavgame_search(game: str, evaluator: str, sims: int):
     tree = _core.MCTSTree(game)
     st = mavgame.State(game)
-    ev = _core.mcts_constant_evaluator(0.5) if evaluator == "constant" else _core.mcts_playout_evaluator(1, 0, 1)
+    if evaluator == "constant":
+        ev = _core.mcts_constant_evaluator(0.5)
+    else:
+        ev = _core.mcts_playout_evaluator(1, 0, 1, specialised=(evaluator == "playout*"))
 
     def one():
         tree.set_root(st)
         tree.search(ev, sims)
+        return sims
 
-    return timed(one, sims, seconds)
+    return one
 
 
-def openspiel_rate(game, evaluator, sims, seconds):
+def openspiel_cpp_search(game: str, sims: int):
+    try:
+        import pyspiel
+    except ImportError:
+        return None
+    g = pyspiel.load_game(game)
+    ev = pyspiel.RandomRolloutEvaluator(1, 1)
+    bot = pyspiel.MCTSBot(g, ev, UCT_C, sims, 1000, False, 1, False)
+    st = g.new_initial_state()
+
+    def one():
+        bot.mcts_search(st)
+        return sims
+
+    return one
+
+
+def openspiel_python_search(game: str, sims: int):
     try:
         import pyspiel
         from open_spiel.python.algorithms import mcts
@@ -68,65 +97,74 @@ def openspiel_rate(game, evaluator, sims, seconds):
             legal = state.legal_actions()
             return [(a, 1.0 / len(legal)) for a in legal]
 
-    ev = Constant() if evaluator == "constant" else mcts.RandomRolloutEvaluator(n_rollouts=1,
-                                                                                random_state=np.random.RandomState(1))
-    bot = mcts.MCTSBot(g, uct_c=1.4, max_simulations=sims, evaluator=ev, solve=False,
+    bot = mcts.MCTSBot(g, uct_c=UCT_C, max_simulations=sims, evaluator=Constant(), solve=False,
                        random_state=np.random.RandomState(1))
     st = g.new_initial_state()
-    return timed(lambda: bot.mcts_search(st), sims, seconds)
+
+    def one():
+        bot.mcts_search(st)
+        return sims
+
+    return one
 
 
-def mctx_rate(game, sims, seconds):
-    try:
-        import jax
-        import jax.numpy as jnp
-        import mctx
-    except ImportError:
-        return None
-    num_actions = {"connect_four": 7, "chess": 4672}.get(game, 7)
-    jax.config.update("jax_platform_name", "cpu")
+def run(games, sims: int, reps: int, quiet: bool = False):
+    """Rows of dicts: game, setting, peer, sims, medians and rates; prints the table unless quiet."""
+    rows = []
+    if not quiet:
+        print(f"MCTS, one thread, {sims} simulations per search, median of {reps} interleaved searches; "
+              f"peer: {peer_version()}")
+        print(f"{'game':13s} {'setting':10s} {'sims':>5s} {'mavgame sims/s':>15s} {'peer':>22s} "
+              f"{'peer sims/s':>12s} {'ratio':>8s}  (rates from thread CPU time; wall medians in --json)")
+    for game in games:
+        settings = ["playout", "playout*", "constant"] if game == "connect_four" else ["playout", "constant"]
+        for setting in settings:
+            n = sims
+            if setting == "constant":
+                peer_name, peer = "OpenSpiel Python bot", openspiel_python_search(game, n)
+            else:
+                peer_name, peer = "OpenSpiel C++ MCTSBot", openspiel_cpp_search(game, n)
+            fns = {"mavgame": mavgame_search(game, setting, n)}
+            if peer is not None:
+                fns["peer"] = peer
+            # the Python peer is ~1000x slower: fewer of its repetitions would not change the median much
+            res = interleaved(fns, reps if setting != "constant" else max(3, reps // 2))
+            ours = n / res["mavgame"][1]
+            theirs = n / res["peer"][1] if "peer" in res else None
+            row = {"game": game, "setting": setting, "sims": n, "peer": peer_name,
+                   "mavgame_wall_s": res["mavgame"][0], "mavgame_cpu_s": res["mavgame"][1],
+                   "mavgame_sims_per_s": ours, "peer_sims_per_s": theirs,
+                   "peer_wall_s": res["peer"][0] if "peer" in res else None,
+                   "peer_cpu_s": res["peer"][1] if "peer" in res else None,
+                   "ratio": ours / theirs if theirs else None}
+            rows.append(row)
+            if not quiet:
+                ratio = f"{row['ratio']:,.1f}x" if theirs else "n/a"
+                print(f"{game:13s} {setting:10s} {n:5d} {fmt_rate(ours, ''):>15s} {peer_name:>22s} "
+                      f"{fmt_rate(theirs, ''):>12s} {ratio:>8s}", flush=True)
+    if not quiet:
+        print("playout: generic move-by-move playout on both sides; playout*: mavgame's specialised Connect Four "
+              "playout against the same OpenSpiel figure; constant: tree overhead, Python peer (pyspiel has no C++ "
+              "constant evaluator)")
+    return rows
 
-    def recurrent_fn(params, rng, action, embedding):
-        out = mctx.RecurrentFnOutput(reward=jnp.zeros(1), discount=-jnp.ones(1),
-                                     prior_logits=jnp.zeros((1, num_actions)), value=jnp.zeros(1))
-        return out, embedding
 
-    root = mctx.RootFnOutput(prior_logits=jnp.zeros((1, num_actions)), value=jnp.zeros(1),
-                             embedding=jnp.zeros(1))
-
-    @jax.jit
-    def search(key):
-        return mctx.muzero_policy(params=(), rng_key=key, root=root, recurrent_fn=recurrent_fn,
-                                  num_simulations=sims).action
-
-    key = jax.random.PRNGKey(0)
-    search(key).block_until_ready()
-    return timed(lambda: search(key).block_until_ready(), sims, seconds)
-
-
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--games", default="connect_four,chess")
-    ap.add_argument("--sims", type=int, default=1000, help="simulations per search")
-    ap.add_argument("--seconds", type=float, default=2.0, help="time per measurement")
-    args = ap.parse_args()
-    rows = []
-    for game in args.games.split(","):
-        for evaluator in ("constant", "playout"):
-            sims = args.sims
-            ours = mavgame_rate(game, evaluator, sims, args.seconds)
-            osp = openspiel_rate(game, evaluator, min(sims, 200 if game == "chess" else sims), args.seconds)
-            mx = mctx_rate(game, sims, args.seconds) if evaluator == "constant" else None
-            rows.append((game, evaluator, ours, osp, mx))
-            fmt = lambda x: "n/a" if x is None else f"{x:,.0f}"  # noqa: E731
-            ratio = "n/a" if not osp else f"{ours / osp:,.1f}x"
-            ratio_mx = "" if not mx else f"  mctx {fmt(mx)} ({ours / mx:,.1f}x)"
-            print(f"{game:13s} {evaluator:9s} mavgame {fmt(ours):>12s} sims/s   OpenSpiel MCTSBot {fmt(osp):>9s} "
-                  f"sims/s   ratio {ratio}{ratio_mx}", flush=True)
-    try:
-        import mctx  # noqa: F401
-    except ImportError:
-        print("mctx: not installed (pip install mctx pulls in jax); skipped")
+    ap.add_argument("--sims", type=int, default=1000, help="simulations per search (both sides)")
+    ap.add_argument("--reps", type=int, default=9, help="interleaved searches per side (median reported)")
+    ap.add_argument("--quick", action="store_true", help="5 repetitions instead of --reps")
+    ap.add_argument("--json", help="also write the rows to this file")
+    args = ap.parse_args(argv)
+    if args.sims < 1 or args.reps < 1:
+        ap.error(f"--sims and --reps must be >= 1, got {args.sims} and {args.reps}")
+    reps = 5 if args.quick else args.reps
+    rows = run([g for g in args.games.split(",") if g], args.sims, reps)
+    if args.json:
+        import json
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
     return rows
 
 

@@ -10,7 +10,9 @@ For each game three figures are measured on the same machine in the same run:
     a like-for-like comparison with the OpenSpiel loop;
   - OpenSpiel: ``pyspiel`` (``pip install open_spiel``), ``state.legal_actions()`` +
     ``state.apply_action(...)`` from Python (pyspiel has no bulk playout call).
-The ratio printed is mavgame C / OpenSpiel (goal: > 100x) and Python loop / OpenSpiel.
+The ratio printed is mavgame C / OpenSpiel (goal: > 100x) and Python loop / OpenSpiel.  Each figure is the
+median of --reps repetitions of about --seconds each, the three sides interleaved, rates from thread CPU time
+(every side runs in this thread).  Peer version: open_spiel as installed (printed).
 
 To add a game, add one entry to GAMES: a factory for the mavgame start state, and the
 pyspiel.load_game() string of the same game; an optional third element replaces
@@ -27,7 +29,9 @@ from __future__ import annotations
 
 import argparse
 import functools
+import json
 import random
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -57,11 +61,11 @@ GAMES = {
 
 
 def timed(fn, seconds: float):
-    """Calls fn() (returning games played) until `seconds` have passed; returns games/s."""
-    games, t0 = 0, time.perf_counter()
+    """Calls fn() (returning games played) until `seconds` of thread CPU time have passed; returns games/s."""
+    games, t0 = 0, time.thread_time()
     while True:
         games += fn()
-        dt = time.perf_counter() - t0
+        dt = time.thread_time() - t0
         if dt >= seconds:
             return games / dt
 
@@ -116,25 +120,55 @@ def openspiel(name: str, seconds: float):
     return timed(run, seconds)
 
 
-def main() -> int:
+def peer_version() -> str:
+    try:
+        from importlib.metadata import version
+        return f"open_spiel {version('open_spiel')} (pyspiel, C++ games driven from Python)"
+    except Exception:
+        return "open_spiel not installed"
+
+
+def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--games", default=",".join(GAMES), help="comma-separated games (default: all)")
-    ap.add_argument("--seconds", type=float, default=2.0, help="measuring time per figure")
-    args = ap.parse_args()
+    ap.add_argument("--seconds", type=float, default=1.0, help="measuring time per repetition")
+    ap.add_argument("--reps", type=int, default=3, help="interleaved repetitions (median reported)")
+    ap.add_argument("--quick", action="store_true", help="0.3 s per repetition, 3 repetitions")
+    ap.add_argument("--json", help="also write the rows to this file")
+    args = ap.parse_args(argv)
+    seconds = 0.3 if args.quick else args.seconds
+    print(f"peer: {peer_version()}; median of {args.reps} interleaved repetitions, thread CPU time")
     print(f"{'game':<14} {'mavgame C':>14} {'mavgame py':>14} {'OpenSpiel':>14} {'C/OpenSpiel':>12} "
           f"{'py/OpenSpiel':>13}   (games/s, one core)")
+    rows = []
     for name in [g for g in args.games.split(",") if g]:
         if name not in GAMES:
             ap.error(f"unknown game {name!r} (expected some of {', '.join(GAMES)})")
         factory, spiel_name, *playouts = GAMES[name]
-        c = mavgame_c(factory, args.seconds, *playouts)
-        py = mavgame_python(factory, args.seconds)
-        os_rate = openspiel(spiel_name, args.seconds)
+        rates = {"c": [], "py": [], "os": []}
+        for r in range(max(1, args.reps)):
+            order = ("c", "py", "os") if r % 2 == 0 else ("os", "py", "c")
+            for side in order:
+                if side == "c":
+                    rates["c"].append(mavgame_c(factory, seconds, *playouts))
+                elif side == "py":
+                    rates["py"].append(mavgame_python(factory, seconds))
+                else:
+                    v = openspiel(spiel_name, seconds)
+                    if v is not None:
+                        rates["os"].append(v)
+        c, py = statistics.median(rates["c"]), statistics.median(rates["py"])
+        os_rate = statistics.median(rates["os"]) if rates["os"] else None
+        rows.append({"game": name, "mavgame_c": c, "mavgame_python": py, "openspiel": os_rate,
+                     "ratio_c": c / os_rate if os_rate else None, "ratio_python": py / os_rate if os_rate else None})
         if os_rate is None:
             print(f"{name:<14} {c:>14,.0f} {py:>14,.0f} {'(no pyspiel)':>14}")
             continue
         print(f"{name:<14} {c:>14,.0f} {py:>14,.0f} {os_rate:>14,.0f} {c / os_rate:>11.0f}x {py / os_rate:>12.1f}x",
               flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
     return 0
 
 

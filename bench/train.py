@@ -7,8 +7,11 @@
 1. Training: tokens per second (all tokens of the padded batches, and target tokens, the ones in the
    loss) of optimiser steps on real Connect Four MAV examples (ExampleBuilder randomisation), fp32.
 2. Evaluation: leaf evaluations per second, i.e. MAV prompts ``%state %top_all %best_action`` answered by
-   greedy decoding with the KV cache, in batches of 1..64, for the NumPy and the torch backends; and inside
-   MAV-MCTS (batch 16): simulations per second with the model as evaluator.
+   ``MAVModel.generate`` (what users call: prompt encoding, grouped greedy decoding with the KV cache, output
+   decoding and value distributions) in batches of 1..64, for the native (C), NumPy and torch backends, their
+   repetitions interleaved, medians of thread CPU time (torch runs one thread here); and inside MAV-MCTS
+   (batch 16): simulations per second with the model as evaluator.  The torch backend is the peer: the
+   ratio printed is native / torch.
 
 The model is the shipped one (mavgame/data/mav_connect_four.safetensors) when present, else a randomly
 initialised model of the same configuration forced to write as many tokens as the shipped one does
@@ -24,12 +27,13 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import mavgame  # noqa: E402
 from mavgame import mav  # noqa: E402
 from mavgame.model.data import PositionStore, generate_positions, mav_encoder, pad_batch  # noqa: E402
-from mavgame.model.inference import (MAVModel, NumpyTransformer, _TorchBackend, generate_ids,  # noqa: E402
-                                     shipped_model_path)
+from mavgame.model.inference import MAVModel, shipped_model_path  # noqa: E402
+from _timing import interleaved  # noqa: E402
 
 
 def c4_positions(n_games: int, seed: int = 0):
@@ -73,30 +77,25 @@ def bench_training(torch, cfg_model, records, batch_size, steps, threads):
             "examples_per_s": steps * batch_size / dt, "mean_example_tokens": tokens / (steps * batch_size)}
 
 
-def bench_generation(backend, prompts_ids, batch, reps, fixed_len, stop_id, bucket_ids):
-    times, n_out = [], 0
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        for s in range(0, len(prompts_ids), batch):
-            chunk = prompts_ids[s:s + batch]
-            if fixed_len:
-                gens = generate_ids(backend, chunk, fixed_len, stop_ids=[], bucket_ids=bucket_ids)
-            else:
-                gens = generate_ids(backend, chunk, 200, stop_ids=[stop_id], bucket_ids=bucket_ids)
-            n_out += sum(len(g.ids) for g in gens)
-        times.append(time.perf_counter() - t0)
-    dt = statistics.median(times)
-    return {"batch": batch, "evals_per_s": len(prompts_ids) / dt,
-            "out_tokens_per_eval": n_out / (reps * len(prompts_ids))}
+def bench_generation(models, prompts, batch, reps):
+    """{backend: row} for MAVModel.generate over `prompts` in batches of `batch`, backends interleaved."""
+    fns = {name: (lambda m=m: m.generate(prompts, batch_size=batch)) for name, m in models.items()}
+    res = interleaved(fns, reps)
+    rows = {}
+    for name, (wall, cpu, outs) in res.items():
+        rows[name] = {"backend": name, "batch": batch, "evals_per_s": len(prompts) / cpu,
+                      "evals_per_s_wall": len(prompts) / wall,
+                      "out_tokens_per_eval": sum(len(o.ids) for o in outs) / len(prompts)}
+    return rows
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--preset", default=None, help="model preset instead of the shipped model's shape")
     ap.add_argument("--threads", type=int, nargs="*", default=[1, 2])
     ap.add_argument("--json", default=None)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     import torch
     from mavgame.model.config import MAVConfig
     from mavgame.model.train import PRESETS
@@ -128,25 +127,31 @@ def main():
               f"({r['target_tokens_per_s']:,.0f} target tokens/s, {r['examples_per_s']:.1f} examples/s)")
 
     torch.set_num_threads(1)
-    if weights is None:
-        torch.manual_seed(0)
-        weights = {k: v.detach().numpy() for k, v in MAVTransformer(cfg).state_dict().items()}
-    live = [r for r in records if r["values"]]
-    n_prompts = 64 if args.quick else 128
-    prompts = [mav.prompt(mavgame.State("connect_four", live[i % len(live)]["state"])) for i in range(n_prompts)]
-    ids = [[tok.bos_id] + tok.encode(p).tolist() for p in prompts]
-    fixed = 0 if shipped is not None and not args.preset else 45
-    bucket_ids = tok.bucket_ids.tolist()
-    backends = {"numpy": NumpyTransformer(weights, cfg), "torch": _TorchBackend(weights, cfg, "cpu")}
-    reps = 1 if args.quick else 3
-    for name, be in backends.items():
-        for b in (1, 8, 32, 64):
-            sub = ids[: (16 if b == 1 else n_prompts)]
-            r = bench_generation(be, sub, b, reps, fixed, tok.eos_id, bucket_ids)
-            r["backend"] = name
-            results["generation"].append(r)
-            print(f"eval   {name:5s} batch={b:2d}: {r['evals_per_s']:8.1f} leaf evaluations/s "
-                  f"({r['out_tokens_per_eval']:.0f} output tokens each)")
+    if shipped is None or args.preset:
+        print("eval: MAVModel.generate needs the shipped model (mavgame/data/mav_connect_four.safetensors): skipped")
+    else:
+        live = [r for r in records if r["values"]]
+        n_prompts = 32 if args.quick else 128
+        prompts = [mav.prompt(mavgame.State("connect_four", live[i % len(live)]["state"])) for i in range(n_prompts)]
+        models = {}
+        for name in ("native", "numpy", "torch"):
+            try:
+                models[name] = MAVModel.load(shipped_model_path("connect_four"), backend=name, threads=1)
+            except Exception as e:  # a backend that cannot load is reported, not fatal
+                print(f"eval   {name}: not available ({e})")
+        reps = 3 if args.quick else 5
+        print(f"eval: MAVModel.generate, one thread, median of {reps} interleaved runs (thread CPU time); "
+              f"peer: torch {torch.__version__} backend")
+        for b in ((1, 32) if args.quick else (1, 8, 32, 64)):
+            sub = prompts[: (8 if b == 1 else n_prompts)]
+            rows = bench_generation(models, sub, b, reps)
+            results["generation"].extend(rows.values())
+            for name, r in rows.items():
+                ratio = ""
+                if name == "native" and "torch" in rows:
+                    ratio = f"   native/torch {r['evals_per_s'] / rows['torch']['evals_per_s']:.2f}x"
+                print(f"eval   {name:6s} batch={b:2d}: {r['evals_per_s']:8.1f} leaf evaluations/s "
+                      f"({r['out_tokens_per_eval']:.0f} output tokens each){ratio}")
 
     if shipped is not None and not args.preset:
         from mavgame.model.agents import MAVEvaluator

@@ -13,4 +13,13 @@ static inline double mg_now_seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* CPU seconds of the calling thread (benchmark timings: on a shared machine wall time would count the time
+ * other processes hold the core). */
+static inline double mg_thread_cpu_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 #endif /* MG_CLOCK_H */

@@ -758,6 +758,9 @@ def cmd_annotate(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    if args.peers or args.full:
+        from . import bench
+        return bench.main(["--full"] if args.full else [])
     from . import _core
 
     games = args.game or registry.names()
@@ -965,6 +968,10 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--seconds", type=_positive_float, default=0.5,
                     help="time budget per measurement (default: 0.5)")
     be.add_argument("--no-progress", action="store_true", help="no progress bar")
+    be.add_argument("--peers", action="store_true",
+                    help="instead: run bench/'s comparisons with the strongest installed peers and print a summary "
+                         "(python -m mavgame.bench; --full for the docs' settings)")
+    be.add_argument("--full", action="store_true", help="with --peers: the settings of docs/benchmarks.md")
     be.set_defaults(func=cmd_bench)
 
     bk = sub.add_parser("book", help="the Connect Four solver's opening book: build (resumable) or describe one",

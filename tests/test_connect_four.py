@@ -1,5 +1,6 @@
 """Connect Four: the Python class, its rules against a plain-Python reference, and the perfect
 solver against brute-force minimax (no pruning, no table) and for self-consistency."""
+import dataclasses
 import math
 import pickle
 import random
@@ -413,3 +414,34 @@ def test_perfect_agent_center_tie_break_and_annotator_agree():
     tied = [m for m, v in res.move_scores.items() if v == top]
     assert len(tied) > 1
     assert best == min(tied, key=lambda m: (abs(int(m) - 4), int(m)))   # independent rule: nearest centre, then left
+
+
+def test_solve_result_fast_path_matches_c4_solve():
+    """ConnectFour.solve builds its SolveResult in C (c4_solve_result): same fields as c4_solve's tuple, a
+    real frozen SolveResult, budgets and argument conversions as before."""
+    from mavgame.games.connect_four import SolveResult
+    sv = _core.C4Solver(18)
+    for moves in ("", "4453", "421457211673614572573664466354", "112233"):
+        b = ConnectFour.from_moves(moves)
+        for weak in (False, True):
+            for with_moves in (True, False):
+                budget = 0 if len(moves) > 20 else 50_000
+                sv.clear()  # the same table state for both calls: a budgeted solve depends on it
+                r = b.solve(max_nodes=budget, weak=weak, moves=with_moves, solver=sv)
+                sv.clear()
+                score, arr, nodes, complete = _core.c4_solve(b, max_nodes=budget, weak=weak,
+                                                             moves=with_moves, solver=sv)
+                assert type(r) is SolveResult
+                assert (r.score, r.nodes, r.complete) == (score, nodes, complete)
+                assert r.move_scores == {str(c + 1): int(v) for c, v in enumerate(arr) if not math.isnan(v)}
+                assert r == SolveResult(r.score, dict(r.move_scores), r.nodes, r.complete)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.score = 1
+    r = ConnectFour.from_moves("44").solve(max_nodes=100.0, solver=sv)   # int(max_nodes) as before
+    assert r.complete is False and r.score is None and r.nodes >= 100
+    with pytest.raises(ValueError, match="max_nodes"):
+        ConnectFour().solve(max_nodes=-1, solver=sv)
+    with pytest.raises(TypeError, match="C4Solver"):
+        ConnectFour().solve(solver="sv")
+    with pytest.raises(TypeError, match="7 positional"):
+        _core.c4_solve_result(SolveResult, ConnectFour())

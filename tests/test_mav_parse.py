@@ -270,3 +270,30 @@ def test_chess_state_with_the_chess960_flag_reads_back():
     c9 = _core.State("chess960", _core.chess960_fen(100))
     text = mav.prompt(c9, cmds) + mav.target(c9, {m: 0.5 for m in c9.legal_moves()}, cmds)
     assert mav.parse("chess960", text, c9).ok
+
+
+def test_parse_result_fields_are_the_dataclass_fields():
+    """ParseResult._from_core fills the instance without the dataclass __init__: every dataclass field must be set
+    (with its default where the text has no reference), nothing else, and the entries must be real MoveEntry."""
+    import dataclasses
+
+    import mavgame
+    from mavgame.mav import MoveEntry, ParseResult, StateSlot
+    names = {f.name for f in dataclasses.fields(ParseResult)}
+    s = mavgame.State("chess")
+    cmds = "%state %top_all %best_action"
+    good = mav.prompt(s, cmds) + mav.target(s, {m: 0.5 for m in s.legal_moves()}, cmds)
+    lines = good.split("\n")
+    bad = "\n".join([lines[0], "[%state nonsense]"] + lines[2:])   # no valid input state: no reference
+    for text, ref in ((good, s), (bad, None)):
+        r = mav.parse("chess", text, true_state=ref)
+        assert set(vars(r)) == names
+        assert r.has_ref is (ref is not None) and r.ok is (ref is not None)
+        assert type(r.cur) is StateSlot and type(r.after) is StateSlot
+        assert len(r.top) == len(s.legal_moves()) and all(type(e) is MoveEntry for e in r.top)
+        assert all(type(e.duplicate) is bool for e in r.top)
+        assert [e.status for e in r.top] == ["legal" if ref is not None else "unchecked"] * len(r.top)
+    defaults = {f.name: f.default for f in dataclasses.fields(ParseResult) if f.default is not dataclasses.MISSING}
+    for k in ("ref_n_legal", "ref_result", "n_illegal", "n_missing", "outcome_correct"):
+        assert getattr(r, k) == defaults[k]
+    assert r.missing == [] and r.missing_actions.shape == (0,)

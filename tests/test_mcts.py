@@ -696,3 +696,24 @@ def test_signature_defaults_are_the_cores():
            (19652.0, 1.25, 5, 8, 2, 0, 0)
     with pytest.raises(ValueError, match="k 0 must be >= 1"):      # the core validates, naming the value
         MCTS(k=0)
+
+
+def test_playout_evaluator_generic_playout():
+    """specialised=False runs the generic move-by-move playout (what bench/mcts.py compares with OpenSpiel):
+    a valid search, reproducible for a seed, and for Connect Four (which has a specialised playout) a different
+    random stream than the default."""
+    game = "connect_four" if HAS_C4 else "tictactoe"
+
+    def visits(**kw):
+        tree = _core.MCTSTree(game)
+        tree.set_root(mavgame.State(game))
+        tree.search(_core.mcts_playout_evaluator(1, 0, 7, **kw), 300)
+        tree.check()
+        return tree.root_edges()[1].tolist()
+
+    generic = visits(specialised=False)
+    assert sum(generic) >= 290 and generic == visits(specialised=False)
+    if HAS_C4:
+        assert generic != visits(specialised=True)
+    with pytest.raises(TypeError):
+        _core.mcts_playout_evaluator(1, 0, 7, specialised="x", bogus=1)

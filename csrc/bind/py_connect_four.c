@@ -10,7 +10,7 @@
  *   C4Solver.clear()                           empty the table (for cold timings)
  *   C4Solver.solve_sequences(seqs, clear=True, weak=False) -> (scores, nodes, seconds)
  *                                              benchmark helper: score-only solves of move
- *                                              sequences, each timed in C
+ *                                              sequences, each timed in C (thread CPU time)
  *   C4Solver.tt_bytes                          size of the table
  *   c4_solve(state, max_nodes=0, max_seconds=0.0, weak=False, moves=True, solver=None)
  *       the same with `solver` or the module's default solver (created on first use as the
@@ -115,41 +115,54 @@ static int c4_state_arg(PyObject *o, mg_c4_state *out)
     return 1;
 }
 
-static PyObject *run_solve(py_c4_solver *solver, PyObject *state, long long max_nodes, double max_seconds,
-                           int weak, int moves)
+/* The search behind every solve call: 1 and *res on success, 0 with an exception. */
+static int solve_into(py_c4_solver *solver, PyObject *state, long long max_nodes, double max_seconds, int weak,
+                      int moves, mg_c4_solution *res)
 {
     if (!c4s_ready(solver))
-        return NULL;
+        return 0;
     mg_c4_state pos;
     if (!c4_state_arg(state, &pos))
-        return NULL;
+        return 0;
     if (max_nodes < 0) {
         PyErr_Format(PyExc_ValueError, "max_nodes must be >= 0 (0: no limit), got %lld", max_nodes);
-        return NULL;
+        return 0;
     }
     if (!(max_seconds >= 0.0)) {
         char msg[96];
         snprintf(msg, sizeof msg, "max_seconds must be >= 0 (0: no limit), got %g", max_seconds);
         PyErr_SetString(PyExc_ValueError, msg);
-        return NULL;
+        return 0;
     }
     mg_py_interrupt pi;
     mg_py_interrupt_init(&pi);
     mg_c4_limits lim = {(uint64_t)max_nodes, max_seconds, weak, &pi.cancel};
-    mg_c4_solution res;
     Py_INCREF(solver);
     Py_BEGIN_ALLOW_THREADS
     PyThread_acquire_lock(solver->lock, WAIT_LOCK);
     if (moves)
-        mg_c4_solve_moves(solver->sv, &pos, &lim, &res);
+        mg_c4_solve_moves(solver->sv, &pos, &lim, res);
     else
-        mg_c4_solve(solver->sv, &pos, &lim, &res);
+        mg_c4_solve(solver->sv, &pos, &lim, res);
     PyThread_release_lock(solver->lock);
     Py_END_ALLOW_THREADS
     Py_DECREF(solver);
-    if (mg_py_interrupted(&pi))
-        return NULL;
+    return !mg_py_interrupted(&pi);
+}
 
+static PyObject *score_object(const mg_c4_solution *res)
+{
+    if (res->complete)
+        return PyLong_FromLong(res->score);
+    Py_RETURN_NONE;
+}
+
+static PyObject *run_solve(py_c4_solver *solver, PyObject *state, long long max_nodes, double max_seconds,
+                           int weak, int moves)
+{
+    mg_c4_solution res;
+    if (!solve_into(solver, state, max_nodes, max_seconds, weak, moves, &res))
+        return NULL;
     npy_intp dim = MG_C4_WIDTH;
     PyObject *arr = PyArray_SimpleNew(1, &dim, NPY_FLOAT64);
     if (!arr)
@@ -157,13 +170,7 @@ static PyObject *run_solve(py_c4_solver *solver, PyObject *state, long long max_
     double *d = (double *)PyArray_DATA((PyArrayObject *)arr);
     for (int c = 0; c < MG_C4_WIDTH; c++)
         d[c] = (moves && res.move_score[c] != MG_C4_NO_SCORE) ? (double)res.move_score[c] : NAN;
-    PyObject *score;
-    if (res.complete)
-        score = PyLong_FromLong(res.score);
-    else {
-        score = Py_None;
-        Py_INCREF(score);
-    }
+    PyObject *score = score_object(&res);
     if (!score) {
         Py_DECREF(arr);
         return NULL;
@@ -232,9 +239,9 @@ static PyObject *c4s_solve_sequences(py_c4_solver *self, PyObject *args, PyObjec
         if (clear)
             mg_c4_solver_clear(self->sv);
         mg_c4_solution r;
-        double t0 = mg_now_seconds();
+        double t0 = mg_thread_cpu_seconds();
         mg_c4_solve(self->sv, &pos[i], &lim, &r);
-        tm[i] = mg_now_seconds() - t0;
+        tm[i] = mg_thread_cpu_seconds() - t0;
         sc[i] = r.score;
         nd[i] = r.nodes;
     }
@@ -360,6 +367,31 @@ static PyTypeObject py_c4_solver_type = {
     .tp_new = PyType_GenericNew,
 };
 
+/* `solver` (borrowed) or, for None, the module's default solver; a new reference or NULL. */
+static PyObject *solver_or_default(PyObject *mod, PyObject *solver)
+{
+    if (solver == Py_None) {
+        PyObject *owned = PyObject_GetAttrString(mod, "_c4_default_solver");
+        if (!owned) {
+            PyErr_Clear();
+            owned = PyObject_CallNoArgs((PyObject *)&py_c4_solver_type);
+            if (!owned || PyObject_SetAttrString(mod, "_c4_default_solver", owned) < 0) {
+                Py_XDECREF(owned);
+                return NULL;
+            }
+        }
+        solver = owned;
+    } else {
+        Py_INCREF(solver);
+    }
+    if (!PyObject_TypeCheck(solver, &py_c4_solver_type)) {
+        PyErr_Format(PyExc_TypeError, "solver must be a mavgame._core.C4Solver, not %.100s", Py_TYPE(solver)->tp_name);
+        Py_DECREF(solver);
+        return NULL;
+    }
+    return solver;
+}
+
 static PyObject *py_c4_solve(PyObject *mod, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"state", "max_nodes", "max_seconds", "weak", "moves", "solver", NULL};
@@ -370,27 +402,88 @@ static PyObject *py_c4_solve(PyObject *mod, PyObject *args, PyObject *kw)
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O|LdppO:c4_solve", kwlist, &state, &max_nodes, &max_seconds, &weak,
                                      &moves, &solver))
         return NULL;
-    PyObject *owned = NULL;
-    if (solver == Py_None) {
-        owned = PyObject_GetAttrString(mod, "_c4_default_solver");
-        if (!owned) {
-            PyErr_Clear();
-            owned = PyObject_CallNoArgs((PyObject *)&py_c4_solver_type);
-            if (!owned || PyObject_SetAttrString(mod, "_c4_default_solver", owned) < 0) {
-                Py_XDECREF(owned);
-                return NULL;
-            }
-        }
-        solver = owned;
-    }
-    if (!PyObject_TypeCheck(solver, &py_c4_solver_type)) {
-        Py_XDECREF(owned);
-        PyErr_Format(PyExc_TypeError, "solver must be a mavgame._core.C4Solver, not %.100s", Py_TYPE(solver)->tp_name);
+    PyObject *sv = solver_or_default(mod, solver);
+    if (!sv)
+        return NULL;
+    PyObject *r = run_solve((py_c4_solver *)sv, state, max_nodes, max_seconds, weak, moves);
+    Py_DECREF(sv);
+    return r;
+}
+
+/* c4_solve_result(result_type, state, max_nodes, max_seconds, weak, moves, solver): ConnectFour.solve's
+ * path, positional arguments only (no keyword parsing), returning a `result_type` instance whose fields
+ * score, move_scores ({"1".."7": int} of the solved columns), nodes and complete are set with the generic
+ * object.__setattr__ (as the __init__ of a frozen dataclass does): a Python-side conversion of c4_solve's
+ * tuple cost 4x the solve itself on easy positions (docs/benchmarks.md). */
+static PyObject *py_c4_solve_result(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 7) {
+        PyErr_Format(PyExc_TypeError, "c4_solve_result takes 7 positional arguments, got %zd", nargs);
         return NULL;
     }
-    PyObject *r = run_solve((py_c4_solver *)solver, state, max_nodes, max_seconds, weak, moves);
-    Py_XDECREF(owned);
-    return r;
+    PyObject *cls = args[0];
+    if (!PyType_Check(cls)) {
+        PyErr_Format(PyExc_TypeError, "c4_solve_result: result_type must be a class, not %.100s",
+                     Py_TYPE(cls)->tp_name);
+        return NULL;
+    }
+    long long max_nodes;
+    PyObject *n = PyNumber_Long(args[2]); /* int(max_nodes), as the Python signature promised */
+    if (!n)
+        return NULL;
+    max_nodes = PyLong_AsLongLong(n);
+    Py_DECREF(n);
+    if (max_nodes == -1 && PyErr_Occurred())
+        return NULL;
+    double max_seconds = PyFloat_AsDouble(args[3]);
+    if (max_seconds == -1.0 && PyErr_Occurred())
+        return NULL;
+    int weak = PyObject_IsTrue(args[4]), moves = PyObject_IsTrue(args[5]);
+    if (weak < 0 || moves < 0)
+        return NULL;
+    PyObject *sv = solver_or_default(mod, args[6]);
+    if (!sv)
+        return NULL;
+    mg_c4_solution res;
+    int ok = solve_into((py_c4_solver *)sv, args[1], max_nodes, max_seconds, weak, moves, &res);
+    Py_DECREF(sv);
+    if (!ok)
+        return NULL;
+    PyObject *scores = PyDict_New(), *score = score_object(&res), *nodes = PyLong_FromUnsignedLongLong(res.nodes);
+    PyObject *obj = NULL;
+    if (!scores || !score || !nodes)
+        goto done;
+    for (int c = 0; moves && c < MG_C4_WIDTH; c++) {
+        if (res.move_score[c] == MG_C4_NO_SCORE)
+            continue;
+        char key[2] = {(char)('1' + c), 0};
+        PyObject *k = PyUnicode_FromStringAndSize(key, 1), *v = PyLong_FromLong(res.move_score[c]);
+        int rc = (k && v) ? PyDict_SetItem(scores, k, v) : -1;
+        Py_XDECREF(k);
+        Py_XDECREF(v);
+        if (rc < 0)
+            goto done;
+    }
+    PyObject *empty = PyTuple_New(0);
+    if (!empty)
+        goto done;
+    obj = PyBaseObject_Type.tp_new((PyTypeObject *)cls, empty, NULL);
+    Py_DECREF(empty);
+    if (!obj)
+        goto done;
+    static const char *const names[] = {"score", "move_scores", "nodes", "complete"};
+    PyObject *values[] = {score, scores, nodes, res.complete ? Py_True : Py_False};
+    for (int i = 0; i < 4 && obj; i++) {
+        PyObject *name = PyUnicode_InternFromString(names[i]);
+        if (!name || PyObject_GenericSetAttr(obj, name, values[i]) < 0)
+            Py_CLEAR(obj);
+        Py_XDECREF(name);
+    }
+done:
+    Py_XDECREF(scores);
+    Py_XDECREF(score);
+    Py_XDECREF(nodes);
+    return obj;
 }
 
 static PyObject *py_c4_from_moves(PyObject *Py_UNUSED(mod), PyObject *arg)
@@ -446,6 +539,10 @@ static PyMethodDef c4_methods[] = {
      "(22 - its stone count at the win), 0 draw, negative = loss; None if the node/time budget ran out "
      "(complete False).  move_scores: float64 array of 7 (columns 1..7), NaN for full or unsolved columns.  "
      "solver: a C4Solver (default: one kept by the module, 64 MiB)."},
+    {"c4_solve_result", (PyCFunction)(void (*)(void))py_c4_solve_result, METH_FASTCALL,
+     "c4_solve_result(result_type, state, max_nodes, max_seconds, weak, moves, solver) -> result_type\n\n"
+     "ConnectFour.solve's fast path (positional arguments): the solve of c4_solve, its fields set on a new "
+     "result_type instance (score, move_scores {column: score}, nodes, complete)."},
     {"c4_from_moves", py_c4_from_moves, METH_O,
      "c4_from_moves(moves) -> str\n\nBoard text of a Connect Four move sequence such as \"4453\"."},
     {NULL, NULL, 0, NULL},

@@ -55,16 +55,17 @@ static PyObject *capsule_from(mg_evaluator *tmp)
 
 static PyObject *py_playout_evaluator(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"playouts", "max_plies", "seed", NULL};
-    int playouts = 1, max_plies = 0;
+    static char *kwlist[] = {"playouts", "max_plies", "seed", "specialised", NULL};
+    int playouts = 1, max_plies = 0, specialised = 1;
     unsigned long long seed = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|iiK:mcts_playout_evaluator", kwlist, &playouts, &max_plies,
-                                     &seed))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|iiKp:mcts_playout_evaluator", kwlist, &playouts, &max_plies,
+                                     &seed, &specialised))
         return NULL;
     mg_evaluator ev;
     char err[MG_ERRLEN];
     if (mg_eval_playout_create(&ev, playouts, max_plies, seed, err, sizeof err) != MG_OK)
         return mg_py_value_error(err);
+    mg_eval_playout_set_specialised(&ev, specialised);
     return capsule_from(&ev);
 }
 
@@ -412,7 +413,8 @@ int mg_py_with_evaluator(PyObject *evo, const mg_game *g, const mg_config *cfg, 
 
 static PyMethodDef eval_module_methods[] = {
     {"mcts_playout_evaluator", (PyCFunction)(void (*)(void))py_playout_evaluator, METH_VARARGS | METH_KEYWORDS,
-     "mcts_playout_evaluator(playouts=1, max_plies=0, seed=0): uniform prior + random playouts (C)."},
+     "mcts_playout_evaluator(playouts=1, max_plies=0, seed=0, specialised=True): uniform prior + random "
+     "playouts (C); specialised=False plays the generic move-by-move playout even where the game has a faster one."},
     {"mcts_c4_solver_evaluator", (PyCFunction)(void (*)(void))py_c4_solver_evaluator, METH_VARARGS | METH_KEYWORDS,
      "mcts_c4_solver_evaluator(tt_log2=20, max_nodes=0): the perfect Connect Four oracle (C)."},
     {"mcts_constant_evaluator", (PyCFunction)(void (*)(void))py_constant_evaluator, METH_VARARGS | METH_KEYWORDS,

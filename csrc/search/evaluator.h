@@ -114,6 +114,10 @@ typedef struct mg_evaluator {
  * playouts (at most max_plies plies each, 0: no limit) from the leaf, seeded by `seed`. */
 int mg_eval_playout_create(mg_evaluator *ev, int playouts, int max_plies, uint64_t seed, char *err,
                            size_t errlen);
+/* Which playout a playout evaluator made by mg_eval_playout_create runs: the game's specialised one
+ * when it has one (specialised != 0, the default: mg_random_playout) or the generic move-by-move
+ * playout over legal_actions/make (mg_random_playout_moves, the kind other libraries run). */
+void mg_eval_playout_set_specialised(mg_evaluator *ev, int specialised);
 
 /* Constant cost, for measuring the tree's own overhead: every legal action gets `value`
  * (so the MAV prior reduces to softmax over equal values, and the leaf value is `value`). */

@@ -27,6 +27,7 @@ typedef struct playout_ctx {
     mg_rng rng;
     int playouts;
     int max_plies;
+    int generic; /* 1: mg_random_playout_moves, 0: mg_random_playout */
 } playout_ctx;
 
 static int playout_evaluate(void *vctx, const mg_game *g, const mg_eval_request *req, mg_eval_result *res, int n,
@@ -43,7 +44,8 @@ static int playout_evaluate(void *vctx, const mg_game *g, const mg_eval_request 
         int mover = req[i].to_move;
         for (int p = 0; p < c->playouts; p++) {
             memcpy(c->state, req[i].state, g->state_size);
-            int r = mg_random_playout(g, c->state, &c->rng, c->max_plies, NULL);
+            int r = c->generic ? mg_random_playout_moves(g, c->state, &c->rng, c->max_plies, NULL)
+                               : mg_random_playout(g, c->state, &c->rng, c->max_plies, NULL);
             if (r == MG_DRAW || r == MG_ONGOING)
                 score += 0.5;
             else if ((r == MG_P0_WINS) == (mover == MG_P0))
@@ -80,6 +82,12 @@ int mg_eval_playout_create(mg_evaluator *ev, int playouts, int max_plies, uint64
     ev->evaluate = playout_evaluate;
     ev->destroy = free_ctx;
     return MG_OK;
+}
+
+void mg_eval_playout_set_specialised(mg_evaluator *ev, int specialised)
+{
+    playout_ctx *c = ev->ctx;
+    c->generic = !specialised;
 }
 
 /* ---- Constant values ---- */

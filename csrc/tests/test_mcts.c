@@ -946,6 +946,39 @@ static void test_c4_oracle(void)
     mg_c4_solver_free(sv);
 }
 
+/* The generic playout (specialised = 0) plays move by move through the interface with the evaluator's
+ * seed, even for a game with a specialised playout (Connect Four): each value equals the one of
+ * mg_random_playout_moves replayed with the same seed. */
+static void test_playout_generic(void)
+{
+    char err[MG_ERRLEN];
+    _Alignas(16) unsigned char s[MG_MAX_STATE], w[MG_MAX_STATE];
+    MG_CHECK(mg_connect_four.from_text(s, NULL, "4453", err, sizeof err) == MG_OK);
+    mg_evaluator ev;
+    MG_CHECK(mg_eval_playout_create(&ev, 1, 0, 77, err, sizeof err) == MG_OK);
+    mg_eval_playout_set_specialised(&ev, 0);
+    int32_t legal[MG_MAX_MOVES];
+    mg_eval_request req;
+    memset(&req, 0, sizeof req);
+    req.mode = MG_EVAL_ENGINE;
+    req.to_move = mg_connect_four.to_move(s);
+    req.state = s;
+    req.num_legal = mg_connect_four.legal_actions(s, legal);
+    req.legal = legal;
+    mg_rng rng;
+    mg_rng_seed(&rng, 77);
+    for (int k = 0; k < 50; k++) {
+        mg_eval_result res;
+        memset(&res, 0, sizeof res);
+        MG_CHECK(ev.evaluate(ev.ctx, &mg_connect_four, &req, &res, 1, 0.0, err, sizeof err) == MG_OK);
+        memcpy(w, s, mg_connect_four.state_size);
+        int r = mg_random_playout_moves(&mg_connect_four, w, &rng, INT32_MAX, NULL);
+        double want = (r == MG_DRAW || r == MG_ONGOING) ? 0.5 : ((r == MG_P0_WINS) == (req.to_move == MG_P0));
+        MG_CHECK(res.value == want);
+    }
+    mg_evaluator_free(&ev);
+}
+
 int main(void)
 {
     mg_games_init();
@@ -964,5 +997,6 @@ int main(void)
     test_state_tracking_spends_budget();
     test_state_tracking_root_text_kept();
     test_c4_oracle();
+    test_playout_generic();
     MG_TEST_MAIN_END("test_mcts");
 }

@@ -36,7 +36,6 @@ board scores +1 and only the centre column wins.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Union
 
@@ -180,10 +179,9 @@ class ConnectFour(GameBase):
         calls); by default one kept by the module (64 MiB) is used.  The GIL is released
         during the search.
         """
-        score, arr, nodes, complete = _core.c4_solve(self, max_nodes=int(max_nodes), max_seconds=float(max_seconds),
-                                                     weak=bool(weak), moves=bool(moves), solver=solver)
-        scores = {str(c + 1): int(v) for c, v in enumerate(arr) if not math.isnan(v)}
-        return SolveResult(score, scores, int(nodes), bool(complete))
+        # one C call builds the SolveResult (no keyword parsing, no NumPy round trip): the Python-side
+        # conversion used to cost several times an easy solve (bench/c4_solver.py, per-call overhead)
+        return _core.c4_solve_result(SolveResult, self, max_nodes, max_seconds, weak, moves, solver)
 
     # --- pictures -----------------------------------------------------------------------
 
