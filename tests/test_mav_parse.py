@@ -297,3 +297,33 @@ def test_parse_result_fields_are_the_dataclass_fields():
     for k in ("ref_n_legal", "ref_result", "n_illegal", "n_missing", "outcome_correct"):
         assert getattr(r, k) == defaults[k]
     assert r.missing == [] and r.missing_actions.shape == (0,)
+
+
+def test_top_entries_built_in_c_are_plain_move_entries():
+    """ParseResult.top comes from _core.mav_top_entries: MoveEntry named tuples equal to ones built in Python,
+    outside the cyclic GC (atoms only), picklable; bad tables are refused with the offending value named."""
+    import gc
+    import pickle
+    import mavgame
+    from mavgame.mav import MoveEntry
+    s = mavgame.State("chess")
+    cmds = "%state %top_all %best_action"
+    text = mav.prompt(s, cmds) + mav.target(s, {m: 0.25 for m in s.legal_moves()}, cmds)
+    r = mav.parse("chess", text, true_state=s)
+    status = ("legal", "illegal", "malformed", "unchecked")
+    expect = [MoveEntry(m, a, b, status[st], bool(d), ln, col)
+              for m, (a, b, st, d, ln, col) in zip(r.top_moves, r.top_table.tolist())]
+    assert r.top == expect and len(r.top) == len(s.legal_moves())
+    assert all(type(e) is MoveEntry and not gc.is_tracked(e) for e in r.top)
+    assert pickle.loads(pickle.dumps(r.top)) == expect and repr(r.top[0]) == repr(expect[0])
+    assert r.top[0].value == (r.top[0].bucket + 0.5) / mav.BUCKETS
+    with pytest.raises(ValueError, match=r"int32 array \[20, 6\]"):
+        _core.mav_top_entries(MoveEntry, status, r.top_moves, r.top_table[:, :5].copy())
+    with pytest.raises(ValueError, match=r"int32 array"):
+        _core.mav_top_entries(MoveEntry, status, r.top_moves, r.top_table.astype(np.int64))
+    bad = r.top_table.copy()
+    bad[3, 2] = 7
+    with pytest.raises(ValueError, match="status code 7 of entry 3"):
+        _core.mav_top_entries(MoveEntry, status, r.top_moves, bad)
+    with pytest.raises(TypeError, match="tuple subclass"):
+        _core.mav_top_entries(dict, status, r.top_moves, r.top_table)

@@ -245,9 +245,72 @@ static PyObject *py_mav_parse(PyObject *Py_UNUSED(m), PyObject *args, PyObject *
     return result_of(&res);
 }
 
+/* mav_top_entries(entry_type, status_names, top_moves, top_table) -> list of entry_type
+ * The %top entries of a MavParseResult as instances of entry_type (a tuple subclass of 7 fields, e.g.
+ * mavgame.mav.MoveEntry: move, action, bucket, status, duplicate, line, col), filled without calling its
+ * Python-level __new__ (the cost of ParseResult.top was mostly that call and the NumPy tolist). */
+static PyObject *py_mav_top_entries(PyObject *Py_UNUSED(m), PyObject *args)
+{
+    PyTypeObject *type;
+    PyObject *status, *moves, *table;
+    if (!PyArg_ParseTuple(args, "O!O!O!O:mav_top_entries", &PyType_Type, &type, &PyTuple_Type, &status, &PyList_Type,
+                          &moves, &table))
+        return NULL;
+    if (!PyType_IsSubtype(type, &PyTuple_Type)) {
+        PyErr_Format(PyExc_TypeError, "mav_top_entries: entry_type must be a tuple subclass, got %R", (PyObject *)type);
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(moves), ns = PyTuple_GET_SIZE(status);
+    PyArrayObject *a = (PyArrayObject *)table;
+    if (!PyArray_Check(table) || PyArray_TYPE(a) != NPY_INT32 || PyArray_NDIM(a) != 2 || PyArray_DIM(a, 0) != n ||
+        PyArray_DIM(a, 1) != 6 || !PyArray_IS_C_CONTIGUOUS(a)) {
+        PyErr_Format(PyExc_ValueError, "mav_top_entries: top_table must be a C-contiguous int32 array [%zd, 6], got %R",
+                     n, table);
+        return NULL;
+    }
+    const int32_t *d = PyArray_DATA(a);
+    const int untrack = type->tp_dictoffset == 0 && PyType_IS_GC(type);
+    PyObject *out = PyList_New(n);
+    for (Py_ssize_t i = 0; out && i < n; i++) {
+        const int32_t *row = d + 6 * i;
+        if (row[2] < 0 || row[2] >= ns) {
+            PyErr_Format(PyExc_ValueError, "mav_top_entries: status code %d of entry %zd out of range", (int)row[2], i);
+            Py_CLEAR(out);
+            break;
+        }
+        PyObject *st = PyTuple_GET_ITEM(status, row[2]);
+        Py_INCREF(st);
+        PyObject *mv = PyList_GET_ITEM(moves, i);
+        Py_INCREF(mv);
+        PyObject *it[] = {mv, PyLong_FromLong(row[0]), PyLong_FromLong(row[1]), st, PyBool_FromLong(row[3]),
+                          PyLong_FromLong(row[4]), PyLong_FromLong(row[5])};
+        int ok = 1;
+        for (int k = 0; k < 7; k++)
+            ok &= it[k] != NULL;
+        PyObject *e = ok ? type->tp_alloc(type, 7) : NULL;
+        if (!e) {
+            for (int k = 0; k < 7; k++)
+                Py_XDECREF(it[k]);
+            Py_CLEAR(out);
+            break;
+        }
+        for (int k = 0; k < 7; k++)
+            PyTuple_SET_ITEM(e, k, it[k]);
+        /* only atoms inside (str, int, bool) and no instance dict: it can be in no reference cycle, so it
+         * leaves the cyclic GC's lists as CPython's own tuples of atoms do (the collections this many young
+         * objects trigger otherwise cost more than building them) */
+        if (untrack && PyUnicode_CheckExact(mv))
+            PyObject_GC_UnTrack(e);
+        PyList_SET_ITEM(out, i, e);
+    }
+    return out;
+}
+
 static PyMethodDef parse_functions[] = {
     {"mav_parse", (PyCFunction)(void (*)(void))py_mav_parse, METH_VARARGS | METH_KEYWORDS,
      "mav_parse(game, text, true_state=None, board_size=0, flags=0) -> MavParseResult (see mavgame.mav.ParseResult)"},
+    {"mav_top_entries", py_mav_top_entries, METH_VARARGS,
+     "mav_top_entries(entry_type, status_names, top_moves, top_table) -> list of entry_type (ParseResult.top)"},
     {NULL, NULL, 0, NULL},
 };
 

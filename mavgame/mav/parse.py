@@ -103,10 +103,8 @@ class ParseResult:
     def top(self) -> List[MoveEntry]:
         """The %top entries (built on first use from ``top_moves`` and ``top_table``)."""
         if self._top is None:
-            # tuple.__new__ fills the named tuple without its Python-level __new__ (3-4x cheaper per entry)
-            new, status = tuple.__new__, _STATUS
-            self._top = [new(MoveEntry, (m, a, b, status[s], d != 0, ln, col))
-                         for m, (a, b, s, d, ln, col) in zip(self.top_moves, self.top_table.tolist())]
+            # built in C as MoveEntry instances without their Python-level __new__ (about 5x cheaper)
+            self._top = _core.mav_top_entries(MoveEntry, _STATUS, self.top_moves, self.top_table)
         return self._top
 
     @property
