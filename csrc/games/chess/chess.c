@@ -645,15 +645,7 @@ static size_t chess_action_to_str(const void *st, int32_t a, char *buf, size_t b
     int from = a & 63, to = (a >> 6) & 63, promo = a >> 12;
     if (!s->chess960 && is_castle(s, from, to))
         to = (to & 56) | (to < from ? 2 : 6);
-    size_t k = 0;
-    buf[k++] = (char)('a' + (from & 7));
-    buf[k++] = (char)('1' + (from >> 3));
-    buf[k++] = (char)('a' + (to & 7));
-    buf[k++] = (char)('1' + (to >> 3));
-    if (promo)
-        buf[k++] = " nbrq"[promo];
-    buf[k] = '\0';
-    return k;
+    return (size_t)mg_chess_uci_write(from, to, promo, buf);
 }
 
 static int chess_action_from_str(const void *st, const char *str, int32_t *a, char *err, size_t errlen)

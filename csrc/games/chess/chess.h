@@ -140,4 +140,19 @@ typedef struct mg_chess_zobrist {
 } mg_chess_zobrist;
 extern mg_chess_zobrist mg_chess_zob;
 
+/* The UCI text of a move from square `from` to `to` (0 = a1 .. 63 = h8), `promo` 0 or 1..4 = n b r q, into
+ * `buf` (at least 6 bytes); returns its length. */
+static inline int mg_chess_uci_write(int from, int to, int promo, char *buf)
+{
+    int k = 0;
+    buf[k++] = (char)('a' + (from & 7));
+    buf[k++] = (char)('1' + (from >> 3));
+    buf[k++] = (char)('a' + (to & 7));
+    buf[k++] = (char)('1' + (to >> 3));
+    if (promo)
+        buf[k++] = " nbrq"[promo];
+    buf[k] = '\0';
+    return k;
+}
+
 #endif

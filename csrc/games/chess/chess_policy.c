@@ -88,15 +88,7 @@ int mg_policy_uci(int idx, char *buf)
     int from, to, promo;
     if (mg_policy_decode(idx, &from, &to, &promo) < 0)
         return 0;
-    int k = 0;
-    buf[k++] = (char)('a' + (from & 7));
-    buf[k++] = (char)('1' + (from >> 3));
-    buf[k++] = (char)('a' + (to & 7));
-    buf[k++] = (char)('1' + (to >> 3));
-    if (promo)
-        buf[k++] = " nbrq"[promo];
-    buf[k] = '\0';
-    return k;
+    return mg_chess_uci_write(from, to, promo, buf);
 }
 
 int mg_policy_from_uci(const char *u)
