@@ -827,10 +827,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_book_build(args: argparse.Namespace) -> int:
-    from .games.c4_book import build_book
+    from .games.c4_book import build_book, parse_shard
     try:
+        shard = parse_shard(args.shard) if args.shard else None
         stats = build_book(args.ply, args.out, root=args.root, tt_log2=args.tt_log2, progress=not args.no_progress,
-                           max_seconds=args.max_seconds)
+                           max_seconds=args.max_seconds, shard=shard)
     except ValueError as e:
         raise _fail(f"book build: {e}")
     print(json.dumps(stats, sort_keys=True))
@@ -986,6 +987,9 @@ def build_parser() -> argparse.ArgumentParser:
     bb.add_argument("--tt-log2", type=int, default=24, help="solver table of 2^N 8-byte entries (default: 24)")
     bb.add_argument("--max-seconds", type=float, default=None,
                     help="stop after about this long (run again to continue)")
+    bb.add_argument("--shard", default=None, metavar="I/N",
+                    help="solve only shard I of N of the deepest ply (one process per core; OUT.partial.I); "
+                    "a run without --shard then finishes the book")
     bb.add_argument("--no-progress", action="store_true", help="no progress bar")
     bb.set_defaults(func=cmd_book_build)
     bi = bsub.add_parser("info", help="check a book file and print its plies and size")

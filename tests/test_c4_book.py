@@ -69,6 +69,27 @@ def test_build_resumes_to_the_same_file(tmp_path, book):
         c4_book.build_book(15, str(tmp_path / "y.bin"), root="48", progress=False)
 
 
+def test_shards_split_the_deepest_ply_and_a_plain_run_finishes(tmp_path, book):
+    path, stats = book
+    out = tmp_path / "s.bin"
+    deepest = stats["per_ply"][15]["positions"]
+    solved = 0
+    for i in range(3):
+        st = c4_book.build_book(15, str(out), root=ROOT, progress=False, shard=(i, 3))
+        assert st["shard_done"] and not st["finished"] and not out.exists()
+        assert (tmp_path / f"s.bin.partial.{i}").exists()
+        solved += st["per_ply"][15]["solved"]
+        assert 15 not in st["per_ply"] or list(st["per_ply"]) == [15]   # shards do the deepest ply only
+    assert solved == deepest                                         # the shares cover it exactly once
+    st = c4_book.build_book(15, str(out), root=ROOT, progress=False)
+    assert st["finished"] and st["resumed_positions"] == deepest and st["per_ply"][15]["solved"] == 0
+    assert out.read_bytes() == path.read_bytes()
+    assert not list(tmp_path.glob("s.bin.partial*"))
+    for bad in ("3/3", "x", "1/0"):
+        with pytest.raises(ValueError, match="shard"):
+            c4_book.parse_shard(bad)
+
+
 def test_reader_names_every_defect(book):
     path, _ = book
     good = path.read_bytes()

@@ -7,6 +7,10 @@ answers at once with the deeper positions in hand, and writes them sorted into a
 positions are appended to ``FILE.partial`` as they finish, and a run that is stopped (Ctrl-C, kill)
 picks up there.  A deeper book is a new build (the deepest ply costs nearly everything; shallower
 plies follow in seconds).  ``--root MOVES`` builds the book of the positions below one opening only.
+``--shard I/N`` splits the deepest ply between N processes (one per core): shard I solves the blocks of
+64 consecutive positions (depth-first order) whose index is I modulo N and appends to
+``FILE.partial.I``; every run reads all the partial files, and a run without ``--shard`` finishes the
+book (whatever the shards left, then the shallower plies) and removes them.
 
 A solver uses a book with ``C4Solver.set_book(data)`` (:func:`attach`); the shipped book
 (``mavgame/data/c4_book.bin``, when the package has one) is attached to the module's default
@@ -15,6 +19,7 @@ it, and :func:`mavgame.games.connect_four.solver` attaches it to the solvers it 
 """
 from __future__ import annotations
 
+import glob
 import os
 import struct
 import time
@@ -91,19 +96,45 @@ def _read_partial(path: Path, min_ply: int, max_ply: int) -> Dict[int, int]:
     return {int(e >> np.uint64(8)): int(e & np.uint64(0xFF)) - 64 for e in v}
 
 
+SHARD_BLOCK = 64  # consecutive positions (depth-first order) a shard takes at a time: they share subtrees
+
+
+def parse_shard(text: str) -> Tuple[int, int]:
+    """``"I/N"`` -> (I, N), 0 <= I < N (ValueError naming the text otherwise)."""
+    try:
+        i, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise ValueError(f"shard {text!r}: expected I/N, e.g. 0/2") from None
+    if not (n >= 1 and 0 <= i < n):
+        raise ValueError(f"shard {text!r}: need 0 <= I < N")
+    return i, n
+
+
+def _partial_files(out_p: Path) -> List[Path]:
+    main = Path(str(out_p) + ".partial")
+    shards = sorted(Path(p) for p in glob.glob(glob.escape(str(main)) + ".*") if p.rsplit(".", 1)[-1].isdigit())
+    return ([main] if main.exists() else []) + shards
+
+
 def build_book(ply: int, out: str, *, root: str = "", tt_log2: int = 24, progress: bool = True,
-               max_seconds: Optional[float] = None) -> dict:
+               max_seconds: Optional[float] = None, shard: Optional[Tuple[int, int]] = None) -> dict:
     """Build (or resume) the book of every position from the root's stones up to ``ply`` stones.
 
     Returns statistics: positions per ply, seconds per ply (this run), whether it finished.  With
-    ``max_seconds`` it stops after about that long (resumable, ``finished`` False)."""
+    ``max_seconds`` it stops after about that long (resumable, ``finished`` False).  With
+    ``shard=(i, n)`` it solves only its share of the deepest ply (see the module's docstring) and
+    returns with ``finished`` False; a run without ``shard`` completes the book."""
     r = _root(root)
     lo = len(r.history())
     if not lo <= ply <= 41:
         raise ValueError(f"ply must lie in {lo}..41 (the root has {lo} stones), not {ply}")
+    if shard is not None and not (shard[1] >= 1 and 0 <= shard[0] < shard[1]):
+        raise ValueError(f"shard {shard[0]}/{shard[1]}: need 0 <= I < N")
     out_p = Path(out)
-    part = Path(str(out_p) + ".partial")
-    done = _read_partial(part, lo, ply) if part.exists() else {}
+    done: Dict[int, int] = {}
+    for f in _partial_files(out_p):
+        done.update(_read_partial(f, lo, ply))
+    part = Path(str(out_p) + ".partial" + (f".{shard[0]}" if shard is not None else ""))
     if not part.exists():
         part.write_bytes(_header(lo, ply, 0))
     sv = _core.C4Solver(tt_log2)
@@ -115,7 +146,8 @@ def build_book(ply: int, out: str, *, root: str = "", tt_log2: int = 24, progres
             if p < ply:  # the deeper plies answer these: attach what is solved so far
                 sv.set_book(_book_bytes(done, p + 1, ply))
             everything = list(positions_at(r, p))
-            todo = [(k, s) for k, s in everything if k not in done]
+            todo = [(k, s) for j, (k, s) in enumerate(everything) if k not in done
+                    and (shard is None or (j // SHARD_BLOCK) % shard[1] == shard[0])]
             t0 = time.time()
             if progress and todo:
                 from .._progress import tqdm
@@ -145,11 +177,15 @@ def build_book(ply: int, out: str, *, root: str = "", tt_log2: int = 24, progres
                 bar = None
             stats["per_ply"][p] = {"positions": len(everything), "solved": len(todo),
                                    "seconds": round(time.time() - t0, 3)}
+            if shard is not None:  # a shard's share is the deepest ply only
+                stats["shard_done"] = True
+                return stats
     data = _book_bytes(done, lo, ply)
     tmp = Path(str(out_p) + ".tmp")
     tmp.write_bytes(data)
     os.replace(tmp, out_p)
-    part.unlink()
+    for f in _partial_files(out_p):
+        f.unlink()
     stats.update(finished=True, entries=len(done), bytes=len(data), seconds=round(time.time() - t_start, 3))
     return stats
 
