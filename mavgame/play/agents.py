@@ -25,7 +25,8 @@ spec                    agent
                         ``evaluator`` (playout, c4_solver, stockfish, constant), ``batch``, ``c_puct``,
                         ``k``, ``eps``, ``tau``, ``playouts``, ``nodes`` (stockfish evaluator),
                         ``movetime`` ms per move (a time budget; ``sims`` then caps the search,
-                        default 100000)
+                        default 100000), ``invalid`` (exclude: the paper's minus infinity for an
+                        unusable answer, the default; loss: -1)
 ``uct``                 the basic random-playout UCT baseline: ``sims`` (default 200), ``c``,
                         ``movetime`` (as for ``mcts``)
 ``solver_mcts``         MCTS guided by the perfect Connect Four solver (``sims``, default 50;
@@ -39,7 +40,7 @@ spec                    agent
                         (1: %best_action breaks near ties), ``tie``, ``backend`` (auto, numpy, torch)
 ``mav_mcts``            MAV-MCTS, the model guiding MCTS: ``sims`` (default 64), ``batch`` (16),
                         ``scoring``, ``state_tracking`` (1: engine-free), ``cache``, ``model``,
-                        ``backend``, ``movetime``
+                        ``backend``, ``movetime``, ``invalid`` (exclude, the default, or loss)
 ``alphabeta``           chess: the IDP report's baseline alpha-beta (``depth`` 4, ``movetime``,
                         ``nodes``, ``tt``); see :mod:`mavgame.play.policy_agents`
 ``guided_ab``           chess: probability-threshold alpha-beta guided by a policy (``policy``:
