@@ -891,7 +891,7 @@ def build_parser() -> argparse.ArgumentParser:
                         description="A match between two agents: each opening is played twice, colours swapped. "
                         "Prints the W/D/L and the Elo difference with its confidence interval.  Agents are specs "
                         "(random, uct:sims=400, uct:movetime=100 (ms per move), mcts:sims=200,evaluator=playout, solver_mcts, perfect, "
-                        "stockfish:skill=5,movetime=100, uci:path=ENGINE, python:fn=module:function, mav, mav_mcts), "
+                        "stockfish:skill=5,movetime=100, stockfish:preset=paper,level=5 (the paper's 2 s per move), uci:path=ENGINE, python:fn=module:function, mav, mav_mcts), "
                         "optionally named NAME=SPEC.")
     ma.add_argument("first", help="first agent spec (NAME=SPEC to name it)")
     ma.add_argument("second", help="second agent spec (NAME=SPEC to name it)")
