@@ -464,6 +464,10 @@ def _play_league(args, lg, agents: Dict[str, str], anchors: Dict[str, float], ou
         except ValueError as e:
             print(f"mavgame: no calibration: {e}", file=sys.stderr)
     print(elo.table(), file=report)
+    if out:  # the table with its origin and prior, beside the games it was fitted on
+        from .play.store import ResultStore
+        with ResultStore(out, create=False) as store:
+            store.set_elo(elo.to_dict())
     if args.games_out:
         n = res.write_games(args.games_out)
         print(f"\n{n} games written to {args.games_out}", file=sys.stderr)
