@@ -256,7 +256,8 @@ def _parse_anchors(items: Optional[Sequence[str]]) -> Dict[str, float]:
     for it in items or []:
         name, eq, val = it.rpartition("=")
         if not eq or not name:
-            raise _fail(f"--anchor takes NAME=RATING, not {it!r}")
+            raise _fail(f"--anchor takes NAME=RATING (an external rating), not {it!r}; to fix the scale with "
+                        f"one agent at 0, as the paper does with its basic MCTS: --zero {it}")
         try:
             out[name] = float(val)
         except ValueError:
@@ -908,11 +909,13 @@ def build_parser() -> argparse.ArgumentParser:
     ma.set_defaults(func=cmd_match)
 
     lg = sub.add_parser("league", help="round robin between agents with an Elo table",
-                        description="Every pair of agents plays every opening with both colours; games run in "
+                        description="Every pair of agents plays every opening with both colours (--matchups N: "
+                        "the paper's N random match-ups instead); games run in "
                         "parallel and are stored one by one in a SQLite results store, so an interrupted league "
                         "resumes "
                         "when run again.  Prints the W/D/L matrix and a maximum-likelihood Elo table with "
-                        "confidence intervals.  Without --agent: a Connect Four league of random, playout UCT at "
+                        "confidence intervals (mean 0, or --zero NAME at 0 as the paper's basic MCTS; the footer and "
+                        "the store say which).  Without --agent: a Connect Four league of random, playout UCT at "
                         "100/400/1600 simulations, MCTS guided by the perfect solver and the perfect player, from "
                         "six shipped openings (a few minutes on two cores).")
     _add_game_options(lg, "connect_four")

@@ -158,7 +158,7 @@ def test_bad_arguments_are_clear(capsys):
         cli.main(["match", "random", "random", "--openings", "nope"])
     with pytest.raises(SystemExit, match="give the agents of a chess league"):
         cli.main(["league", "--game", "chess"])
-    with pytest.raises(SystemExit, match="--anchor takes NAME=RATING"):
+    with pytest.raises(SystemExit, match="--anchor takes NAME=RATING.*--zero oops"):
         cli.main(["league", "--game", "tictactoe", "--agent", "random", "--agent", "minimax", "--out", "-",
                   "--anchor", "oops", "--no-progress"])
     with pytest.raises(SystemExit, match="cannot play 'tictactoe'"):
