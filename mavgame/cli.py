@@ -256,7 +256,8 @@ def _parse_anchors(items: Optional[Sequence[str]]) -> Dict[str, float]:
     for it in items or []:
         name, eq, val = it.rpartition("=")
         if not eq or not name:
-            raise _fail(f"--anchor takes NAME=RATING, not {it!r}")
+            raise _fail(f"--anchor takes NAME=RATING (an external rating), not {it!r}; to fix the scale with "
+                        f"one agent at 0, as the paper does with its basic MCTS: --zero {it}")
         try:
             out[name] = float(val)
         except ValueError:
@@ -464,6 +465,10 @@ def _play_league(args, lg, agents: Dict[str, str], anchors: Dict[str, float], ou
         except ValueError as e:
             print(f"mavgame: no calibration: {e}", file=sys.stderr)
     print(elo.table(), file=report)
+    if out:  # the table with its origin and prior, beside the games it was fitted on
+        from .play.store import ResultStore
+        with ResultStore(out, create=False) as store:
+            store.set_elo(elo.to_dict())
     if args.games_out:
         n = res.write_games(args.games_out)
         print(f"\n{n} games written to {args.games_out}", file=sys.stderr)
@@ -892,7 +897,7 @@ def build_parser() -> argparse.ArgumentParser:
                         description="A match between two agents: each opening is played twice, colours swapped. "
                         "Prints the W/D/L and the Elo difference with its confidence interval.  Agents are specs "
                         "(random, uct:sims=400, uct:movetime=100 (ms per move), mcts:sims=200,evaluator=playout, solver_mcts, perfect, "
-                        "stockfish:skill=5,movetime=100, uci:path=ENGINE, python:fn=module:function, mav, mav_mcts), "
+                        "stockfish:skill=5,movetime=100, stockfish:preset=paper,level=5 (the paper's 2 s per move), uci:path=ENGINE, python:fn=module:function, mav, mav_mcts), "
                         "optionally named NAME=SPEC.")
     ma.add_argument("first", help="first agent spec (NAME=SPEC to name it)")
     ma.add_argument("second", help="second agent spec (NAME=SPEC to name it)")
@@ -905,11 +910,13 @@ def build_parser() -> argparse.ArgumentParser:
     ma.set_defaults(func=cmd_match)
 
     lg = sub.add_parser("league", help="round robin between agents with an Elo table",
-                        description="Every pair of agents plays every opening with both colours; games run in "
+                        description="Every pair of agents plays every opening with both colours (--matchups N: "
+                        "the paper's N random match-ups instead); games run in "
                         "parallel and are stored one by one in a SQLite results store, so an interrupted league "
                         "resumes "
                         "when run again.  Prints the W/D/L matrix and a maximum-likelihood Elo table with "
-                        "confidence intervals.  Without --agent: a Connect Four league of random, playout UCT at "
+                        "confidence intervals (mean 0, or --zero NAME at 0 as the paper's basic MCTS; the footer and "
+                        "the store say which).  Without --agent: a Connect Four league of random, playout UCT at "
                         "100/400/1600 simulations, MCTS guided by the perfect solver and the perfect player, from "
                         "six shipped openings (a few minutes on two cores).")
     _add_game_options(lg, "connect_four")

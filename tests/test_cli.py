@@ -60,8 +60,17 @@ def test_league_runs_prints_elo_and_resumes(tmp_path, capsys):
     rc, out, err = run(capsys, *args)
     assert rc == 0 and "18 game(s) there already: resuming" in err
     assert _stored(out_file)[1] == games
-    rc, out, err = run(capsys, *args, "--zero", "random")  # the paper's scale: one agent at 0
-    assert rc == 0 and "random = 0, 1 virtual draw(s) per pair" in out
+    from mavgame.play.store import ResultStore
+    with ResultStore(str(out_file)) as st:  # the printed table is stored with its origin, prior and anchors
+        e = st.elo()
+    assert e["origin"] is None and e["prior_draws"] == 1.0 and "mean 0, 1 virtual draw(s) per pair" in e["method"]
+    assert e["calibration"]["anchors"] == {"random": 0.0, "mm": 400.0} and len(e["rows"]) == 3
+    rc, out, err = run(capsys, *args, "--zero", "random", "--prior", "0.5")  # the paper's scale: one agent at 0
+    assert rc == 0 and "random = 0, 0.5 virtual draw(s) per pair" in out
+    with ResultStore(str(out_file)) as st:
+        e = st.elo()
+    assert e["origin"] == {"agent": "random", "rating": 0.0} and e["prior_draws"] == 0.5
+    assert next(r for r in e["rows"] if r["agent"] == "random")["elo"] == 0.0
     row = next(ln.split() for ln in out.splitlines() if ln.split()[:1] != [] and ln.split()[0].isdigit()
                and ln.split()[1:2] == ["random"])
     assert row[2] == "0"
@@ -149,7 +158,7 @@ def test_bad_arguments_are_clear(capsys):
         cli.main(["match", "random", "random", "--openings", "nope"])
     with pytest.raises(SystemExit, match="give the agents of a chess league"):
         cli.main(["league", "--game", "chess"])
-    with pytest.raises(SystemExit, match="--anchor takes NAME=RATING"):
+    with pytest.raises(SystemExit, match="--anchor takes NAME=RATING.*--zero oops"):
         cli.main(["league", "--game", "tictactoe", "--agent", "random", "--agent", "minimax", "--out", "-",
                   "--anchor", "oops", "--no-progress"])
     with pytest.raises(SystemExit, match="cannot play 'tictactoe'"):

@@ -94,7 +94,8 @@ def search_checked(m, s, n=None):
     r = m.search(s, n)
     m.check()
     assert int(r.visits.sum()) + 1 == r.root_visits or r.stats["depth_cutoffs"] > 0 or r.root_visits == 0
-    assert np.all(np.isnan(r.q) | ((r.q >= -1) & (r.q <= 1)))
+    # Q in [-1, 1], NaN unvisited, or -inf: the paper's minus infinity of a hallucinated move (invalid="exclude")
+    assert np.all(np.isnan(r.q) | ((r.q >= -1) & (r.q <= 1)) | ((r.q == -np.inf) & r.hallucinated.astype(bool)))
     assert abs(float(r.prior.sum()) - 1.0) < 1e-4 or r.prior.size == 0
     return r
 
@@ -690,10 +691,10 @@ def test_signature_defaults_are_the_cores():
     import inspect
     d = _core.mcts_defaults()
     sig = inspect.signature(MCTS).parameters
-    names = {"virtual_count": "dynamic", "prior": "mav", "invalid": "loss"}
+    names = {"virtual_count": "dynamic", "prior": "mav", "invalid": "exclude"}   # the paper's minus infinity
     assert all(sig[k].default == names.get(k, v) for k, v in d.items())
-    assert (d["c_base"], d["c_init"], d["k"], d["n_max"], d["n_min"], d["virtual_count"], d["prior"]) == \
-           (19652.0, 1.25, 5, 8, 2, 0, 0)
+    assert (d["c_base"], d["c_init"], d["k"], d["n_max"], d["n_min"], d["virtual_count"], d["prior"], d["invalid"]) == \
+           (19652.0, 1.25, 5, 8, 2, 0, 0, 1)
     with pytest.raises(ValueError, match="k 0 must be >= 1"):      # the core validates, naming the value
         MCTS(k=0)
 

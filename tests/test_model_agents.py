@@ -417,6 +417,36 @@ def test_agent_specs_build_and_play_a_match(tiny_export):
 
 
 
+class CenterlessModel(OracleModel):
+    """The perfect oracle, except that every answer for a position after b2 is unusable text."""
+
+    def generate(self, prompts, max_new_tokens=0, batch_size=64):
+        outs = super().generate(prompts, max_new_tokens, batch_size)
+        return [MAVOutput("[%top_all zz", TOK.encode("[%top_all zz").tolist(), True, {})
+                if p.split("[%state ")[-1].split("]")[0].split()[-1] == "....x...." else o
+                for p, o in zip(prompts, outs)]
+
+
+@pytest.mark.parametrize("invalid", [None, "exclude", "loss"])
+def test_agent_invalid_option_reaches_the_search(invalid):
+    """``invalid`` given to a MAV-MCTS agent (spec ``mav_mcts:...,invalid=loss``) reaches the tree: the
+    unusable answer after b2 makes b2 hallucinated; by default (the paper's minus infinity) it has no visit
+    and Q -inf, with invalid=loss one visit valued -1 (issue 13)."""
+    s = mavgame.State(GAME)
+    agent = mav_mcts_agent(CenterlessModel(), 64, batch_size=1, **({"invalid": invalid} if invalid else {}))
+    agent.act(s)
+    assert agent._mcts.params["invalid"] == (invalid or "exclude")
+    r = agent._mcts.last_result
+    i = r.moves.index("b2")
+    assert r.hallucinated[i] and r.stats["invalid"] == 1 and r.best_move != "b2"
+    if invalid == "loss":
+        assert r.visits[i] == 1 and r.q[i] == -1.0
+    else:
+        assert r.visits[i] == 0 and r.q[i] == -np.inf and r.stats["dropped"] >= 1
+    with pytest.raises(ValueError, match="invalid must be one of"):
+        mav_mcts_agent(CenterlessModel(), 8, invalid="minus_infinity").act(s)
+
+
 # ---- a model for one game refuses another (issue 21) ---------------------------------------------------
 
 @pytest.mark.parametrize("game", ["connect_four", "chess", "hex"])

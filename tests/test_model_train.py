@@ -257,13 +257,40 @@ def test_mav_evaluator_cache_is_exact(c4_run):
         mav_mcts_agent(model, sims=4, cache_size=-1)
 
 
+def test_p_after_default_is_the_papers_for_new_runs_only(tmp_path):
+    """--p-after: absent, a new run gets the paper's state after the best action (PAPER_P_AFTER), a resumed
+    run keeps what it started with (runs made before that default: none); 0 turns it off (issue 13)."""
+    import argparse
+    from mavgame.model.command import PAPER_P_AFTER, add_arguments, example_options
+    from mavgame.model.train import saved_train_config
+    p = argparse.ArgumentParser()
+    add_arguments(p)
+
+    def opts(argv, saved=None):
+        return example_options(p.parse_args(["--data", str(tmp_path), *argv]), saved)
+    assert PAPER_P_AFTER > 0
+    assert opts([]) == {"p_after": PAPER_P_AFTER}
+    assert opts([], saved={}) == {}                                   # an old run resumes unchanged
+    assert opts([], saved={"p_after": 0.3, "p_top_all": 0.8}) == {"p_after": 0.3}
+    assert opts(["--p-after", "0"]) == {}
+    assert opts(["--p-after", "0.2"], saved={}) == {"p_after": 0.2}  # the trainer then refuses the other recipe
+    assert opts(["--example-option", "p_after=0.1"]) == {"p_after": 0.1}
+    assert saved_train_config(tmp_path) is None
+    # the builder does draw the state after the best action at that rate
+    s = mavgame.ConnectFour.from_moves("4455")
+    texts = mav.ExampleBuilder(seed=3, p_after=PAPER_P_AFTER).build([(s, {m: 0.5 for m in s.legal_moves()})] * 200,
+                                                                  return_text=True).texts
+    n = sum("%best_action %state </mav>" in prompt for prompt, _ in texts)
+    assert 60 < n < 140, n
+
+
 def test_train_command_line(tmp_path, capsys):
     from mavgame.cli import main
     rc = main(["train", "--game", "tictactoe", "--data", str(tmp_path / "d"), "--games", "40",
                "--epsilon", "0.5", "--val-fraction", "0.2", "--out", str(tmp_path / "run"), "--preset", "tiny",
                "--steps", "6", "--batch-size", "8", "--warmup", "2", "--eval-every", "3",
                "--gen-eval-positions", "2", "--final-eval-positions", "4", "--max-seq-len", "128", "--ood-games", "5",
-               "--threads", "1", "--workers", "0", "--p-after", "0.5", "--example-option", "p_top_all=0.8",
+               "--threads", "1", "--workers", "0", "--example-option", "p_top_all=0.8",
                "--no-progress"])
     assert rc == 0
     out = capsys.readouterr().out.strip().splitlines()
@@ -280,7 +307,13 @@ def test_train_command_line(tmp_path, capsys):
         assert 0.0 <= ood[k] <= 1.0 or (k == "top_all_precision" and ood["top_listed"] == 0), (k, ood)
     model = MAVModel.load(report["exported"])
     assert model.game == "tictactoe" and model.info["metrics"]["heldout"]["positions"] == 4
+    # no --p-after: a new run has the paper's state after the best action (issue 13)
     assert model.info["train_config"]["encoder_options"] == {"p_after": 0.5, "p_top_all": 0.8}
+    # resuming with another p_after is another recipe: refused, naming it
+    with pytest.raises(SystemExit, match="encoder_options"):
+        main(["train", "--data", str(tmp_path / "d"), "--out", str(tmp_path / "run"), "--preset", "tiny",
+              "--steps", "6", "--batch-size", "8", "--warmup", "2", "--max-seq-len", "128", "--p-after", "0",
+              "--example-option", "p_top_all=0.8", "--no-progress"])
     with pytest.raises(SystemExit, match="no position set"):
         main(["train", "--data", str(tmp_path / "none"), "--out", str(tmp_path / "r2")])
     for bad, match in ((["--p-after", "1.5"], "p_after must be a probability"),

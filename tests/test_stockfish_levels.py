@@ -28,6 +28,34 @@ def test_paper_preset_and_levels():
         paper_stockfish_agents([25])
 
 
+def test_paper_preset_spec():
+    """stockfish:preset=paper,level=L: the paper's protocol in one agent spec (issue 13)."""
+    a = make_agent("stockfish:preset=paper,level=5")
+    assert a.options["Skill Level"] == 5 and a.limits == {"movetime": PAPER_MOVETIME_MS} and a.preset == "paper"
+    assert make_agent("stockfish:level=3").options["Skill Level"] == 3
+    assert make_agent("stockfish:skill=3").limits == {"movetime": 100}        # the default stays 100 ms
+    for spec, msg in (("stockfish:preset=paper", "needs a skill level"),
+                      ("stockfish:preset=paper,level=5,movetime=100", "movetime cannot be given"),
+                      ("stockfish:preset=paper,level=5,depth=3", "depth cannot be given"),
+                      ("stockfish:preset=fast,level=5", "unknown Stockfish preset 'fast'"),
+                      ("stockfish:skill=3,level=4", "disagree"),
+                      ("stockfish:preset=paper,level=21", "0..20")):
+        with pytest.raises(ValueError, match=msg):
+            make_agent(spec)
+    assert stockfish_anchors({"p5": "stockfish:preset=paper,level=5"}, "sf-2023") == {"p5": 2203.7}
+
+
+def test_sf2023_table_agrees_with_stockfish_uci_elo_formula():
+    """Stockfish's UCI_Elo -> level fit (from the same games), inverted, is within 30 Elo of each level."""
+    def level(elo):
+        e = (elo - 1320) / (3190 - 1320)
+        return ((37.2473 * e - 40.8525) * e + 22.2943) * e - 0.311438
+
+    for lv, rating in EXTERNAL_RATINGS["sf-2023"].items():
+        assert level(rating - 30) < lv < level(rating + 30), (lv, rating)
+
+
+
 def test_rating_tables_and_anchors():
     for name, table in EXTERNAL_RATINGS.items():
         assert name in TABLE_SOURCES

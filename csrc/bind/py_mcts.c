@@ -5,7 +5,8 @@
  *
  *   MCTSTree(game=None, *, board_size=0, flags=0, state_tracking=False, batch_size=1, timeout=0.0,
  *            virtual_count=0, n_max=8, n_min=2, virtual_loss=3, c_puct=1.25, c_base=19652.0,
- *            c_init=1.25, prior=0, k=5, eps=0.1, tau=0.1, fpu=nan, seed=0, invalid=0)
+ *            c_init=1.25, prior=0, k=5, eps=0.1, tau=0.1, fpu=nan, seed=0, invalid=1)
+ *       invalid: 1 (exclude: the paper's minus infinity, the default) or 0 (loss: one visit valued -1).
  *       tau: a number, or a sequence of (from_ply, tau) pairs (the first from ply 0).
  *   .set_root(state, ply=None)          engine mode; ply defaults to len(state.history())
  *   .set_root_text(text, to_move, ply=0) state-tracking mode

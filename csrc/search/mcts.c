@@ -37,7 +37,7 @@ void mg_mcts_config_default(mg_mcts_config *c)
     c->tau[0] = 0.1;
     c->tau_from_ply[0] = 0;
     c->fpu = NAN;
-    c->invalid = MG_MCTS_INVALID_LOSS;
+    c->invalid = MG_MCTS_INVALID_EXCLUDE;
     c->seed = 0;
     c->dirichlet_alpha = 0.0;
     c->dirichlet_frac = 0.0;

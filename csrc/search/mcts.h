@@ -33,10 +33,10 @@
  *
  * Hallucinations: a leaf whose evaluation is invalid (unparseable model output, a
  * malformed predicted state or move list) is marked hallucinated and is never selected
- * again; a node whose children are all hallucinated becomes one too.  `invalid` LOSS: its
- * one visit is backed up as a loss for the player who moved into it (the lowest value in
- * bounds); EXCLUDE (the paper's minus infinity): nothing is backed up (the simulation is
- * counted as dropped), the leaf keeps 0 visits and its root Q reads -infinity.
+ * again; a node whose children are all hallucinated becomes one too.  `invalid` EXCLUDE (the
+ * default, the paper's minus infinity): nothing is backed up (the simulation is counted as
+ * dropped), the leaf keeps 0 visits and its root Q reads -infinity; LOSS: its one visit is
+ * backed up as a loss for the player who moved into it (the lowest value in bounds).
  *
  * Final move: the robust child (most visits), total value W as tie-breaker.  Tree reuse:
  * mg_mcts_advance() keeps the subtree of the played move (compacted into the spare arena).
@@ -109,7 +109,7 @@ typedef struct mg_mcts_config {
 } mg_mcts_config;
 
 /* Defaults: engine mode, B = 1, no timeout, dynamic counts n_max 8 / n_min 2, virtual loss 3,
- * AlphaZero c(s) (c_base 19652, c_init 1.25), MAV prior k 5, eps 0.1, tau 0.1, fpu NaN, invalid LOSS, seed 0. */
+ * AlphaZero c(s) (c_base 19652, c_init 1.25), MAV prior k 5, eps 0.1, tau 0.1, fpu NaN, invalid EXCLUDE, seed 0. */
 void mg_mcts_config_default(mg_mcts_config *c);
 /* MG_OK or MG_ERR naming the bad field and value. */
 int mg_mcts_config_check(const mg_mcts_config *c, char *err, size_t errlen);

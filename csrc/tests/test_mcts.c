@@ -197,6 +197,7 @@ static void test_config(void)
     c.tau[0] = 0;
     MG_CHECK(mg_mcts_config_check(&c, err, sizeof err) == MG_ERR && strstr(err, "tau[0]"));
     mg_mcts_config_default(&c);
+    MG_CHECK(c.invalid == MG_MCTS_INVALID_EXCLUDE); /* the paper's minus infinity (issue 13) */
     c.invalid = 2;
     MG_CHECK(mg_mcts_config_check(&c, err, sizeof err) == MG_ERR && strstr(err, "invalid 2"));
     mg_mcts_config_default(&c);
@@ -403,6 +404,7 @@ static void test_chaos(void)
         mg_mcts_config_default(&c);
         c.batch_size = 1 + seed % 7;
         c.virtual_count = seed % 3;
+        c.invalid = seed % 2 ? MG_MCTS_INVALID_LOSS : MG_MCTS_INVALID_EXCLUDE; /* both answers to an invalid leaf */
         c.seed = (uint64_t)seed;
         chaos_ctx cc;
         memset(&cc, 0, sizeof cc);

@@ -5,8 +5,10 @@ levels to calibrate a league's Elo against.
     >>> agents = paper_stockfish_agents([0, 5, 10])     # {"sf-skill0": "stockfish:skill=0,movetime=2000", ...}
     >>> stockfish_anchors(agents, "sf-2023")            # {"sf-skill5": 2203.7, "sf-skill10": 2788.3}
 
-``mavgame league --stockfish-levels 0-20`` adds those agents; ``--anchor-stockfish TABLE`` calibrates
-the Elo table on the levels that TABLE rates (a least-squares line, see :func:`mavgame.play.elo.calibrate`).
+``mavgame league --stockfish-levels 0-20`` adds those agents; one such agent is also the spec
+``stockfish:preset=paper,level=L`` (:class:`mavgame.play.agents.StockfishAgent`).  ``--anchor-stockfish
+TABLE`` calibrates the Elo table on the levels that TABLE rates (a least-squares line, see
+:func:`mavgame.play.elo.calibrate`; the table footer names the anchors and the fitted line).
 
 The tables are published measurements, each under its own conditions, not ratings of 2 s per move
 on this machine: use them to put a league on a familiar scale, and say which table you used.
@@ -15,8 +17,13 @@ on this machine: use them to put a league on a familiar scale, and say which tab
   versions of the Stash engine ranked at CCRL (Stockfish pull request #4341, "Update UCI_Elo
   parameterization", which fitted the UCI_Elo formula of Stockfish 16 to them).  Levels 0-4 of that
   table are not transcribed here.
+  The same fit is in Stockfish's source since (``Skill``: UCI_Elo 1320-3190 mapped to levels 0-19 by
+  ``((37.2473 e - 40.8525) e + 22.2943) e - 0.311438``); inverted, it puts levels 5-19 within 28 Elo of
+  the values here (tested).
 - ``"sf7-2016"``: Stockfish 7 at every level 0-20, 500 games per level at 4 min + 2 s against
-  engines of known CCRL rating (Stockfish pull request #758, "Add support for UCI_LimitStrength").
+  engines of known CCRL rating (Stockfish pull request #758, "Add support for UCI_LimitStrength": a
+  contributor's measurement, posted in the pull request, which was closed unmerged; rounded, about
+  +-22 Elo per level).  Stockfish has changed much since version 7: an old, approximate scale.
 """
 from __future__ import annotations
 
@@ -81,8 +88,9 @@ def paper_stockfish_agents(levels: Iterable[int] = PAPER_LEVELS, movetime_ms: in
 
 
 def stockfish_anchors(agents: Mapping[str, str], table: str = "sf-2023") -> Dict[str, float]:
-    """{agent name: external rating} for the Stockfish agents (spec ``stockfish:skill=L`` without an
-    ``elo`` or depth/nodes limit) whose level ``table`` rates."""
+    """{agent name: external rating} for the Stockfish agents (spec ``stockfish:skill=L``, or
+    ``level=L`` as in ``stockfish:preset=paper,level=L``, without an ``elo`` or depth/nodes limit) whose
+    level ``table`` rates."""
     if table not in EXTERNAL_RATINGS:
         raise ValueError(f"unknown Stockfish rating table {table!r} (have {', '.join(EXTERNAL_RATINGS)})")
     from ..play.agents import parse_spec
@@ -92,11 +100,12 @@ def stockfish_anchors(agents: Mapping[str, str], table: str = "sf-2023") -> Dict
         if not isinstance(spec, str):
             continue
         kind, kw = parse_spec(spec)
-        if kind != "stockfish" or kw.get("skill") is None or kw.get("elo") is not None:
+        skill = kw.get("skill", kw.get("level"))
+        if kind != "stockfish" or skill is None or kw.get("elo") is not None:
             continue
         if kw.get("nodes") is not None or kw.get("depth") is not None:
             continue
-        lv = int(kw["skill"])
+        lv = int(skill)
         if lv in ratings:
             out[name] = float(ratings[lv])
     return out

@@ -15,6 +15,11 @@ from pathlib import Path
 from typing import Any, Dict, Optional
 
 
+#: ``--p-after`` of a new run: the paper's Figure 1 has the state after the best action and says such
+#: commands are randomly present (it gives no rate; present in half of the examples here).
+PAPER_P_AFTER = 0.5
+
+
 def _kv(text: str):
     if "=" not in text:
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
@@ -51,9 +56,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--generate-only", action="store_true", help="stop after writing the position set")
 
     x = p.add_argument_group("training examples (mavgame.mav.ExampleBuilder's randomisation)")
-    x.add_argument("--p-after", type=float, default=0.0,
-                   help="probability that an example also has the state after the best action (the paper's "
-                        "Figure 1 shows it; its commands are randomly present)")
+    x.add_argument("--p-after", type=float, default=None,
+                   help=f"probability that an example also has the state after the best action (the paper's "
+                        f"Figure 1 shows it; its commands are randomly present). Default: {PAPER_P_AFTER} for a "
+                        f"new run; a resumed run keeps the value it started with (0 for runs made before this "
+                        f"default); 0: never, as the shipped Connect Four model was trained")
     x.add_argument("--example-option", type=_kv, action="append", default=[], metavar="KEY=VALUE",
                    help="any other ExampleBuilder option, e.g. p_top_all=0.5 (repeatable)")
     s = p.add_argument_group("internal search (MAV-IS): search trees mixed into the MAV data (docs/model.md)")
@@ -123,15 +130,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     t.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
-def example_options(args: argparse.Namespace) -> Dict[str, Any]:
+def example_options(args: argparse.Namespace, saved: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """The ExampleBuilder options of ``--p-after`` and ``--example-option`` (only those that differ from
-    the builder's defaults, so that runs without them keep their recipe); SystemExit naming a bad one."""
+    the builder's defaults, so that runs without them keep their recipe); SystemExit naming a bad one.
+
+    Without ``--p-after`` (None): ``saved`` (the encoder options of the run being resumed, or None for a
+    new run) decides: a resumed run keeps its ``p_after`` (absent: 0), a new one gets
+    :data:`PAPER_P_AFTER`."""
     from ..mav import ExampleBuilder
     opts: Dict[str, Any] = dict(args.example_option)
-    if "p_after" in opts and args.p_after:
+    if "p_after" in opts and args.p_after is not None:
         raise SystemExit("mavgame train: p_after given twice (--p-after and --example-option)")
-    if args.p_after:
-        opts["p_after"] = args.p_after
+    p_after = args.p_after
+    if p_after is None and "p_after" not in opts:
+        p_after = PAPER_P_AFTER if saved is None else saved.get("p_after", 0.0)
+    if p_after:
+        opts["p_after"] = p_after
     for k in ("seed", "tokenizer"):
         if k in opts:
             raise SystemExit(f"mavgame train: --example-option {k} is not an example option")
@@ -310,7 +324,9 @@ def run(args: argparse.Namespace) -> int:
     except ImportError:
         raise SystemExit("mavgame train needs PyTorch: pip install torch") from None
     from .train import TrainConfig, Trainer
-    encoder_options = example_options(args)
+    from .train import saved_train_config
+    saved = saved_train_config(args.out)
+    encoder_options = example_options(args, None if saved is None else dict(saved.get("encoder_options") or {}))
     overrides: Dict[str, Any] = {}
     for name, key in (("d_model", "d_model"), ("layers", "n_layers"), ("heads", "n_heads"),
                       ("kv_heads", "n_kv_heads"), ("d_ff", "d_ff"), ("mlp", "mlp")):

@@ -23,7 +23,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional, Union
 
 import numpy as np
 import torch
@@ -96,6 +96,14 @@ class TrainConfig:
 RECIPE_FIELDS = ("steps", "batch_size", "grad_accum", "lr", "min_lr_ratio", "warmup", "weight_decay", "beta1",
                  "beta2", "grad_clip", "seed", "precision", "preset", "model", "max_seq_len", "encoder_options",
                  "search_fraction", "search_shapes", "init_from")
+
+
+def saved_train_config(out: Union[str, Path]) -> Optional[Dict[str, Any]]:
+    """The TrainConfig (as a dict) of the run whose checkpoint is in ``out``, or None when there is none."""
+    path = Path(out) / CHECKPOINT
+    if not path.exists():
+        return None
+    return dict(torch.load(path, map_location="cpu", weights_only=False)["train_config"])
 
 
 def check_resume_config(saved: Dict[str, Any], cfg: TrainConfig) -> None:

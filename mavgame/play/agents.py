@@ -15,9 +15,10 @@ modified: it may push and pop, but must leave it as it found it.  Built-in agent
 spec                    agent
 ======================  =====================================================================
 ``random``              uniformly random legal moves (``seed``)
-``stockfish``           Stockfish (chess, Chess960): ``skill`` (Skill Level 0..20), ``elo``
-                        (UCI_LimitStrength), ``movetime`` ms (default 100), ``nodes``, ``depth``,
-                        ``threads``, ``hash``, ``path``
+``stockfish``           Stockfish (chess, Chess960): ``skill`` or ``level`` (Skill Level 0..20),
+                        ``elo`` (UCI_LimitStrength), ``movetime`` ms (default 100), ``nodes``,
+                        ``depth``, ``threads``, ``hash``, ``path``; ``preset=paper``: the MAV
+                        paper's protocol, ``level`` at 2 s per move (``stockfish:preset=paper,level=5``)
 ``fairy``               Fairy-Stockfish playing Gardner minichess (:mod:`mavgame.engines.fairy`): ``skill``
                         (-20..20), ``elo`` and the other options of ``stockfish``
 ``uci``                 any UCI engine: ``path`` and the same options as ``stockfish``
@@ -25,7 +26,8 @@ spec                    agent
                         ``evaluator`` (playout, c4_solver, stockfish, constant), ``batch``, ``c_puct``,
                         ``k``, ``eps``, ``tau``, ``playouts``, ``nodes`` (stockfish evaluator),
                         ``movetime`` ms per move (a time budget; ``sims`` then caps the search,
-                        default 100000)
+                        default 100000), ``invalid`` (exclude: the paper's minus infinity for an
+                        unusable answer, the default; loss: -1)
 ``uct``                 the basic random-playout UCT baseline: ``sims`` (default 200), ``c``,
                         ``movetime`` (as for ``mcts``)
 ``solver_mcts``         MCTS guided by the perfect Connect Four solver (``sims``, default 50;
@@ -39,7 +41,7 @@ spec                    agent
                         (1: %best_action breaks near ties), ``tie``, ``backend`` (auto, numpy, torch)
 ``mav_mcts``            MAV-MCTS, the model guiding MCTS: ``sims`` (default 64), ``batch`` (16),
                         ``scoring``, ``state_tracking`` (1: engine-free), ``cache``, ``model``,
-                        ``backend``, ``movetime``
+                        ``backend``, ``movetime``, ``invalid`` (exclude, the default, or loss)
 ``alphabeta``           chess: the IDP report's baseline alpha-beta (``depth`` 4, ``movetime``,
                         ``nodes``, ``tt``); see :mod:`mavgame.play.policy_agents`
 ``guided_ab``           chess: probability-threshold alpha-beta guided by a policy (``policy``:
@@ -68,6 +70,7 @@ from .. import _core
 from ..games import registry
 from ..search.mcts import playout_uct
 from ..games.negamax import NegamaxSolver, NodeLimitError
+from ..engines.stockfish_levels import PAPER_MOVETIME_MS
 
 __all__ = [
     "Agent", "RandomAgent", "CallableAgent", "UCIAgent", "StockfishAgent", "MCTSAgent", "UCTAgent",
@@ -316,10 +319,36 @@ class UCIAgent(Agent):
         return d
 
 
-class StockfishAgent(UCIAgent):
-    """Stockfish at a skill level (see :class:`UCIAgent`)."""
+#: named Stockfish protocols of the agent spec's ``preset``: the search limit they fix
+STOCKFISH_PRESETS: Dict[str, Dict[str, int]] = {"paper": {"movetime": PAPER_MOVETIME_MS}}
 
-    def __init__(self, skill: Optional[int] = None, *, path: str = "stockfish", **kwargs):
+
+class StockfishAgent(UCIAgent):
+    """Stockfish at a skill level (see :class:`UCIAgent`); ``level`` is another name for ``skill``.
+
+    ``preset="paper"`` is the MAV paper's protocol: Skill Level ``level`` (0..20, required) at 2 s per
+    move (``stockfish:preset=paper,level=5``); it fixes the search limit, so ``movetime``, ``nodes``
+    and ``depth`` are refused with it.  :mod:`mavgame.engines.stockfish_levels` has published ratings
+    of the levels to calibrate a league against."""
+
+    def __init__(self, skill: Optional[int] = None, *, path: str = "stockfish", level: Optional[int] = None,
+                 preset: Optional[str] = None, **kwargs):
+        if level is not None:
+            if skill is not None and int(skill) != int(level):
+                raise ValueError(f"Stockfish skill={skill} and level={level} disagree (level is another name "
+                                 "for skill)")
+            skill = level
+        if preset is not None:
+            if preset not in STOCKFISH_PRESETS:
+                raise ValueError(f"unknown Stockfish preset {preset!r} (have {', '.join(STOCKFISH_PRESETS)})")
+            if skill is None:
+                raise ValueError(f"Stockfish preset={preset} needs a skill level: level=0..20")
+            given = [k for k in ("movetime", "nodes", "depth") if kwargs.get(k) is not None]
+            if given:
+                raise ValueError(f"Stockfish preset={preset} fixes the search limit "
+                                 f"({STOCKFISH_PRESETS[preset]}); {given[0]} cannot be given with it")
+            kwargs.update(STOCKFISH_PRESETS[preset])
+        self.preset = preset
         super().__init__(path, skill=skill, **kwargs)
 
 

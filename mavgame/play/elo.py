@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -84,6 +84,24 @@ class EloResult:
 
     def __getitem__(self, name: str) -> float:
         return float(self.elo[self.names.index(name)])
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The table as JSON-ready data, with how it was made: ``method`` (:meth:`describe`), ``origin``
+        (``{"agent", "rating"}`` or None for mean 0), ``prior_draws``, ``ci``, ``level``, ``rows`` (as
+        :meth:`rows`) and ``calibration`` (slope, intercept, anchors; None without).  Non-finite numbers
+        are None (JSON has no NaN)."""
+        def clean(v):
+            if isinstance(v, float) and not math.isfinite(v):
+                return None
+            return v
+        cal = None
+        if self.external is not None:
+            cal = {"slope": clean(float(self.slope)), "intercept": clean(float(self.intercept)),
+                   "anchors": {k: float(v) for k, v in self.anchors.items()}}
+        return {"method": self.describe(),
+                "origin": None if self.origin is None else {"agent": self.origin[0], "rating": float(self.origin[1])},
+                "prior_draws": float(self.prior_draws), "ci": self.ci_method, "level": float(self.level),
+                "rows": [{k: clean(v) for k, v in r.items()} for r in self.rows()], "calibration": cal}
 
     def as_dict(self) -> Dict[str, float]:
         return {n: float(e) for n, e in zip(self.names, self.elo)}

@@ -18,7 +18,8 @@ JSON lines, PGN and CSV are exports (:meth:`LeagueResults.write_jsonl`, ``write_
 and each refused line is reported with its number and the reason.
 
 Tables (``sqlite3 league.sqlite .schema`` shows them): ``meta`` (the league's configuration as
-JSON under ``league``, the schema version), ``games`` (one row per finished game), ``errors``
+JSON under ``league``, the schema version, the last Elo table ``mavgame league`` printed under ``elo``,
+with its origin and prior: :meth:`ResultStore.elo`), ``games`` (one row per finished game), ``errors``
 (games that failed, with the error; they are played again on resume), ``runs`` (the run writing
 the store now), ``imports`` (JSON-lines files read in, with what was refused).
 """
@@ -220,6 +221,17 @@ class ResultStore:
 
     def set_header(self, header: dict) -> None:
         self._write(lambda db: db.execute("INSERT OR REPLACE INTO meta VALUES ('league', ?)", (json.dumps(header),)))
+
+    def elo(self) -> Optional[dict]:
+        """The last Elo table stored (:meth:`mavgame.play.elo.EloResult.to_dict`: ratings, the scale's origin,
+        the prior, the calibration), or None."""
+        row = self.db.execute("SELECT value FROM meta WHERE name = 'elo'").fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def set_elo(self, table: dict) -> None:
+        """Stores an Elo table (JSON data, NaN-free) as the store's last one."""
+        text = json.dumps(table, allow_nan=False)
+        self._write(lambda db: db.execute("INSERT OR REPLACE INTO meta VALUES ('elo', ?)", (text,)))
 
     # -- games ------------------------------------------------------------------------------------
 

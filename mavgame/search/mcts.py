@@ -22,9 +22,10 @@ Parameters (named as in the paper):
   ``fpu`` (value in [-1, 1] of actions the evaluator gave no value; None: the lowest given one);
   ``seed``; ``reuse_tree`` (keep the subtree of the moves played between searches).
 - ``invalid``: what an unusable evaluator answer does to its leaf (which is never selected again
-  either way): ``"loss"`` (default) backs up one visit valued -1 for the player who moved into it;
-  ``"exclude"`` is the paper's choice, value minus infinity: nothing is backed up (the simulation is
-  counted as dropped) and the move's root ``q`` reads ``-inf``.
+  either way): ``"exclude"`` (the default, the paper's choice) values it minus infinity: nothing is
+  backed up (the simulation is counted as dropped), the leaf keeps 0 visits and the move's root ``q``
+  reads ``-inf``; ``"loss"`` (mavgame's choice before issue 13) backs up one visit valued -1 for the
+  player who moved into it, which keeps every ``q`` finite.
 - ``max_seconds``: a time budget per search (0 or None: none), checked between batches through the
   core's cancellation poll (the first batch always runs): the search stops there and returns what
   it did (``stats['timed_out']`` True, ``stats['simulations']`` the simulations run);
@@ -164,7 +165,8 @@ class SearchResult:
     """The outcome of :meth:`MCTS.search`.
 
     ``moves``/``actions``/``visits``/``q``/``prior``/``values``/``hallucinated`` describe the root
-    edges (``q`` and ``root_value`` in [-1, 1] from the root player's view, NaN if unvisited;
+    edges (``q`` and ``root_value`` in [-1, 1] from the root player's view, NaN if unvisited, -inf for a
+    hallucinated move under ``invalid="exclude"``;
     ``values`` the evaluator's win probabilities, NaN where it gave none).  ``best_move`` is the
     robust child (most visits, total value as tie-break); ``pv`` the principal variation.
     """
