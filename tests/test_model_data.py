@@ -162,11 +162,15 @@ C4 = dict(seed=4, epsilon=0.3, val_fraction=0.2, random_opening=11, progress=Fal
 
 
 def snapshot(root):
-    """Every file under root as bytes, the manifests parsed with their time statistic left out."""
+    """Every file under root as bytes, the manifests parsed with their time statistic left out, the
+    timing file (annotation seconds per ply: a measurement, not part of the set) only by its plies."""
     out = {}
     for p in sorted(root.rglob("*")):
         if p.is_file():
             rel = str(p.relative_to(root))
+            if p.name == "timing.json":
+                out[rel] = sorted(json.loads(p.read_text())["by_ply"])
+                continue
             if p.name == "manifest.json":
                 m = json.loads(p.read_text())
                 m["info"]["stats"].pop("seconds")
