@@ -102,6 +102,9 @@ def position_set_stats(root) -> Dict[str, Any]:
             p["seconds"] = round(p["seconds"] + secs, 3)
             p["slowest"] = max(p["slowest"], slowest)
         st["annotation_time"] = per
+        st["annotation_ms_by_ply"] = {
+            int(ply): round(1000 * secs / (n - hits), 2) if n > hits else 0.0
+            for ply, (n, hits, secs, _) in sorted(t.get("by_ply", {}).items(), key=lambda kv: int(kv[0]))}
         st["cache_entries"] = t.get("cache_entries", 0)
     info = None
     if (root / "train" / MANIFEST).exists():
@@ -140,7 +143,11 @@ def format_stats(st: Dict[str, Any]) -> str:
               "positions of the phase)", ""]
     plies = list(st["by_ply"].items())
     lines += ["| ply | " + " | ".join(str(p) for p, _ in plies) + " |", "| --- |" + " --- |" * len(plies),
-              "| positions | " + " | ".join(f"{c:,}" for _, c in plies) + " |", ""]
+              "| positions | " + " | ".join(f"{c:,}" for _, c in plies) + " |"]
+    if "annotation_ms_by_ply" in st:
+        ms = st["annotation_ms_by_ply"]
+        lines.append("| solve ms | " + " | ".join(f"{ms[p]:,.1f}" if p in ms else "" for p, _ in plies) + " |")
+    lines += ["", "(solve ms: the mean time of the annotations the cache did not answer)", ""]
     lines += ["Move values: " + ", ".join(f"{k}: {v:,}" for k, v in st["move_values"].items()) + ".", ""]
     if "annotation_time" in st:
         lines += ["| phase | annotations | from the cache | solve seconds | mean ms | slowest s |",

@@ -7,7 +7,6 @@ module-level so that spawn and forkserver workers can import them.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -28,9 +27,10 @@ def play_annotated_game(game: str, annotate, rng: np.random.Generator, epsilon: 
     (``annotate`` returned None; a random move is played there).
 
     Each annotated record carries ``"_seconds"`` (the annotation's time, 0 when a cache answered it) for the
-    caller to take off.  ``persistent`` ({state text: [values, best, seconds]}) answers the positions that
-    ``annotate.cacheable(state)`` marks (annotations that depend on the position alone); a fresh one of
-    those is added to it and its record carries ``"_new_cache": [values, best, seconds]``."""
+    caller to take off.  ``persistent`` ({state text: [values, best, seconds]}, e.g. an
+    :class:`AnnotationCache`) answers the positions that ``annotate.cacheable(state)`` marks (annotations
+    that depend on the position alone); a fresh one of those is added to it (an AnnotationCache writes it
+    to its file at once) and its record carries ``"_new_cache": [values, best, seconds]``."""
     import time
     cacheable = getattr(annotate, "cacheable", None)
     st = _new_state(game, board_size)
@@ -65,7 +65,10 @@ def play_annotated_game(game: str, annotate, rng: np.random.Generator, epsilon: 
                 cache[text] = ann
             if keep and ann is not None:
                 new_entry = [ann[0], ann[1], round(seconds, 4)]
-                persistent[text] = new_entry
+                if isinstance(persistent, AnnotationCache):
+                    persistent.record(text, new_entry)
+                else:
+                    persistent[text] = new_entry
         moves = st.legal_moves()
         if ann is None:  # the engine could not annotate it within its budget: left out, random move
             recs.append({"skipped": True, "ply": st.ply})
@@ -89,6 +92,37 @@ def play_annotated_game(game: str, annotate, rng: np.random.Generator, epsilon: 
     return recs
 
 
+class AnnotationCache(dict):
+    """{state text: [values, best, seconds]}, backed by an append-only JSON-lines file (``CACHE`` in the
+    data directory; :func:`load_annotation_cache` reads it): :meth:`record` writes and flushes each new
+    entry at once, so a run killed in the middle of a chunk of games keeps every solve it finished.
+    Several worker processes may append to the same file (one short line a write); a position two of them
+    solved is read once."""
+
+    def __init__(self, path=None, entries: Optional[Dict[str, list]] = None):
+        super().__init__(entries or {})
+        self.path = None if path is None else str(path)
+        self._file = None
+
+    def record(self, text: str, entry: list) -> None:
+        self[text] = entry
+        if self.path is None:
+            return
+        if self._file is None:
+            self._file = open(self.path, "a", encoding="utf-8")
+        self._file.write(json.dumps({"state": text, "values": entry[0], "best": entry[1], "seconds": entry[2]},
+                                    sort_keys=True) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def __reduce__(self):  # to a worker process: the entries and the path, never the open file
+        return (AnnotationCache, (self.path, dict(self)))
+
+
 _WORKER: Dict[str, Any] = {}
 
 
@@ -98,7 +132,7 @@ def _gen_init(game, options, in_pool=False, persistent=None):
     _WORKER["cache"] = {}
     # the annotations that depend on the position alone (annotate.cacheable): kept across chunks, seeded
     # with the data directory's annotation cache
-    _WORKER["persistent"] = dict(persistent or {})
+    _WORKER["persistent"] = persistent if persistent is not None else {}
     if in_pool and hasattr(ann, "close"):
         from ..workers import close_at_exit
         close_at_exit(ann)
@@ -254,8 +288,8 @@ def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: flo
                             resume=prog["shards"] if prog is not None else None)
     # annotations that depend on the position alone (annotate.cacheable), kept across runs, and the
     # annotation time per ply (count, from the cache, seconds, slowest); neither is part of the set
-    persistent = load_annotation_cache(root / CACHE)
-    cache_file = None
+    persistent = AnnotationCache(root / CACHE, load_annotation_cache(root / CACHE))
+    cached = set(persistent)
     timing: Dict[str, Any] = {"by_ply": {}}
     if (root / TIMING).exists():
         timing = json.loads((root / TIMING).read_text(encoding="utf-8"))
@@ -268,10 +302,7 @@ def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: flo
 
     def save_progress():
         writer.flush()
-        if cache_file is not None:
-            cache_file.flush()
-            os.fsync(cache_file.fileno())
-        timing["cache_entries"] = len(persistent)
+        timing["cache_entries"] = len(cached)
         _write_json_atomic(root / TIMING, timing)
         _write_json_atomic(root / PROGRESS, {
             "format": PROGRESS_FORMAT, "signature": signature, "games_done": done, "lengths": lengths,
@@ -279,7 +310,7 @@ def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: flo
             "seconds": round(seconds_before + time.perf_counter() - t0, 1)})
 
     def consume(games):
-        nonlocal lengths, done, cache_file
+        nonlocal lengths, done
         for recs in games:
             res = recs[-1].get("result", "*")
             stats["results"][res] = stats["results"].get(res, 0) + 1
@@ -292,14 +323,10 @@ def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: flo
                     t = timing["by_ply"].setdefault(str(r["ply"]), [0, 0, 0.0, 0.0])
                     t[0] += 1
                     t[1] += secs == 0.0
-                    t[2] = round(t[2] + secs, 4)
-                    t[3] = max(t[3], round(secs, 4))
-                    if entry is not None and r["state"] not in persistent:
-                        persistent[r["state"]] = entry
-                        if cache_file is None:
-                            cache_file = open(root / CACHE, "a", encoding="utf-8")
-                        cache_file.write(json.dumps({"state": r["state"], "values": entry[0], "best": entry[1],
-                                                     "seconds": entry[2]}, sort_keys=True) + "\n")
+                    t[2] = round(t[2] + secs, 6)
+                    t[3] = max(t[3], round(secs, 6))
+                    if entry is not None:   # the worker wrote it to the cache file
+                        cached.add(r["state"])
                 if r.get("skipped"):
                     ply = str(r["ply"])
                     stats["unannotated_by_ply"][ply] = stats["unannotated_by_ply"].get(ply, 0) + 1
@@ -327,8 +354,7 @@ def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: flo
     finally:
         if bar is not None:
             bar.close()
-        if cache_file is not None:
-            cache_file.close()
+        persistent.close()
     stats["positions_unique"] = len(seen)
     stats["train"], stats["val"] = counts["train"], counts["val"]
     stats["recorded_plies_per_game"] = lengths / n_games
@@ -339,5 +365,5 @@ def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: flo
     return stats
 
 
-__all__ = ["play_annotated_game", "generate_positions", "load_annotation_cache", "PROGRESS", "PROGRESS_FORMAT",
+__all__ = ["play_annotated_game", "generate_positions", "load_annotation_cache", "AnnotationCache", "PROGRESS", "PROGRESS_FORMAT",
            "CACHE", "TIMING"]
