@@ -145,3 +145,20 @@ def test_data_stats_report(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["records"] == len(recs)
     with pytest.raises(SystemExit):
         main(["data-stats", str(tmp_path / "nothing")])
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_cached_generation_is_the_same_for_a_pool(tmp_path, monkeypatch, method):
+    """Pool workers get the cache (pickled for spawn) and append their solves to the one file: the same
+    set as one process, and the same cached positions."""
+    import multiprocessing as mp
+    from mavgame import workers
+    if method not in mp.get_all_start_methods():
+        pytest.skip(f"no {method} start method here")
+    generate_positions("connect_four", tmp_path / "one", 6, **C4)
+    monkeypatch.setattr(workers, "_start_method", lambda: method)
+    generate_positions("connect_four", tmp_path / "pool", 6, workers=2, **C4)
+    for split in ("train", "val"):
+        assert list(PositionStore(tmp_path / "pool" / split)) == list(PositionStore(tmp_path / "one" / split))
+    one, pool = (load_annotation_cache(tmp_path / d / CACHE) for d in ("one", "pool"))
+    assert one and {k: v[:2] for k, v in pool.items()} == {k: v[:2] for k, v in one.items()}   # seconds aside
