@@ -365,5 +365,5 @@ def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: flo
     return stats
 
 
-__all__ = ["play_annotated_game", "generate_positions", "load_annotation_cache", "AnnotationCache", "PROGRESS", "PROGRESS_FORMAT",
-           "CACHE", "TIMING"]
+__all__ = ["play_annotated_game", "generate_positions", "load_annotation_cache", "AnnotationCache", "PROGRESS",
+           "PROGRESS_FORMAT", "CACHE", "TIMING"]
