@@ -396,13 +396,15 @@ def _perft_python_chess(b, depth):
 @pytest.mark.parametrize("n, seed", [(80, 11), pytest.param(400, 12, marks=pytest.mark.slow)])
 def test_random_placements_perft_matches_python_chess(n, seed):
     """Move generation on the paper's out-of-distribution placements (up to 62 pieces, many queens and
-    pawns, promotions, checks): perft 2 on every position and perft 3 on one in 20 agree with python-chess
-    (80 positions by default, 400 in the slow run)."""
+    pawns, promotions, checks): perft 2 and the SAN of every move on every position and perft 3 on one in 20
+    agree with python-chess (80 positions by default, 400 in the slow run)."""
     from mavgame.model.data import random_chess_positions
     fens = random_chess_positions(n, seed=seed, max_pieces=62)
     assert max(len(chess.Board(f).piece_map()) for f in fens) > 40
     for fen in fens:
-        assert Chess(fen).perft(2) == _perft_python_chess(chess.Board(fen), 2), fen
+        ours, ref = Chess(fen), chess.Board(fen)
+        assert ours.perft(2) == _perft_python_chess(ref, 2), fen
+        assert sorted(ours.san(m.uci()) for m in ref.legal_moves) == sorted(ref.san(m) for m in ref.legal_moves), fen
     small = sorted(fens, key=lambda f: chess.Board(f).legal_moves.count())[::20]
     for fen in small:
         assert Chess(fen).perft(3) == _perft_python_chess(chess.Board(fen), 3), fen
