@@ -136,7 +136,7 @@ def test_data_stats_report(tmp_path, capsys):
     assert st["terminal"] == sum(not r["values"] for r in recs) and 0 < st["terminal_share"] < 1
     assert sum(st["by_phase"].values()) == len(recs) and set(st["by_phase"]) <= {"opening", "middle", "end"}
     assert min(p for p, n in st["by_ply"].items() if n > 1) == 16
-    assert set(st["move_values"]) <= {"0.00", "0.50", "1.00"}
+    assert set(st["move_values"]) <= {"0.000", "0.500", "1.000"}
     assert sum(st["position_values"].values()) == len(recs) - st["terminal"]
     assert st["finished"] and st["annotation_time"]["middle"]["annotations"] > 0
     text = format_stats(st)

@@ -341,7 +341,7 @@ def test_chess_ood_set_is_random_placements_annotated_by_stockfish(tmp_path):
         pytest.skip("stockfish is not installed")
     recs, info = ood_positions("chess", tmp_path / "ood", 6, seed=2, progress=False,
                                annotator_options={"nodes": 500})
-    assert info["kind"] == "random chess placements" and info["positions"] == len(recs) == 6
+    assert info["kind"] == "random placements" and info["positions"] == len(recs) == 6
     for r in recs:
         st = Chess(r["state"])
         assert r["prev_state"] is None and r["result"] == "*"
@@ -350,5 +350,5 @@ def test_chess_ood_set_is_random_placements_annotated_by_stockfish(tmp_path):
     assert stats["positions"] == 6 and stats["pieces"]["max"] <= 32
     with pytest.raises(ValueError, match="max_pieces 40"):
         random_chess_position_set(tmp_path / "x", 1, max_pieces=40)
-    with pytest.raises(ValueError, match="not one for 'tictactoe'"):
+    with pytest.raises(ValueError, match="'tictactoe' has no random-placement"):
         ood_positions("tictactoe", tmp_path / "y", 1, placements=True)

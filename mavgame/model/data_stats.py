@@ -10,20 +10,22 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 from .records import MANIFEST
 
-# Phases by the number of plies (stones) played: thirds of the longest game.  Games without a fixed
-# length are reported per ply only.
-PHASES: Dict[str, List[Tuple[str, int, int]]] = {
-    "connect_four": [("opening", 0, 13), ("middle", 14, 27), ("end", 28, 42)],
-    "tictactoe": [("opening", 0, 2), ("middle", 3, 5), ("end", 6, 9)],
-}
+def _phases(game: str) -> Tuple[Tuple[str, int, int], ...]:
+    """The game's phases by plies played (``GameInfo.phases``; Connect Four: thirds of the longest game);
+    empty for games without (reported per ply only) and for an unknown game."""
+    from ..games import registry
+    try:
+        return tuple(registry.get(game).phases)
+    except ValueError:
+        return ()
 
 
 def _phase(game: str, ply: int) -> Optional[str]:
-    for name, lo, hi in PHASES.get(game, []):
+    for name, lo, hi in _phases(game):
         if lo <= ply <= hi:
             return name
     return None
@@ -80,7 +82,7 @@ def position_set_stats(root) -> Dict[str, Any]:
                     continue
                 st["moves_annotated"] += len(vals)
                 for v in vals.values():
-                    k = f"{float(v):.2f}" if game == "connect_four" else f"{min(7, int(float(v) * 8)) / 8:.3f}"
+                    k = f"{int(float(v) * 8) / 8:.3f}"   # eighths (exact values 0, 0.5, 1 stay apart)
                     st["move_values"][k] = st["move_values"].get(k, 0) + 1
                 pv = _position_value(vals)
                 st["position_values"][pv] = st["position_values"].get(pv, 0) + 1
@@ -161,4 +163,4 @@ def format_stats(st: Dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["PHASES", "position_set_stats", "format_stats"]
+__all__ = ["position_set_stats", "format_stats"]

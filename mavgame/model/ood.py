@@ -152,18 +152,21 @@ def ood_positions(game: str, out, n_games: int, exclude: Sequence[Any] = (), see
     does: loose, scattered, often lost for one side long before the end. Returns (records, info) with
     info = {games, generated, in_excluded, positions, epsilon, random_opening, seed}.
 
-    For chess (``placements``, default True there) the set is the paper's instead: ``n_games`` random
-    piece placements (:func:`random_chess_position_set`), info = {placements, generated, in_excluded,
-    positions, seed, kind}."""
+    For a game with random placements (``GameInfo.ood_placements``; ``placements``, default True there) the
+    set is those instead: for chess the paper's, ``n_games`` random piece placements
+    (:func:`random_chess_position_set`), info = {placements, generated, in_excluded, positions, seed, kind}."""
+    from ..games import registry
     root = Path(out)
+    maker = registry.get(game).ood_placements
     if placements is None:
-        placements = game == "chess"
+        placements = maker is not None
     if placements:
-        if game != "chess":
-            raise ValueError(f"random placements are a chess out-of-distribution set, not one for {game!r}")
+        if maker is None:
+            raise ValueError(f"{game!r} has no random-placement out-of-distribution set (games with one: "
+                             f"{', '.join(g.name for g in registry.infos() if g.ood_placements)})")
         if not (root / "train" / MANIFEST).exists():
-            random_chess_position_set(root, n_games, seed=seed, annotator_options=annotator_options,
-                                      workers=workers, progress=progress)
+            registry._resolve(maker)(root, n_games, seed=seed, annotator_options=annotator_options,
+                                     workers=workers, progress=progress)
     elif not (root / "train" / MANIFEST).exists():
         generate_positions(game, root, n_games, seed=seed, epsilon=1.0, workers=workers, val_fraction=0.0,
                            board_size=board_size, random_opening=random_opening,
@@ -176,7 +179,7 @@ def ood_positions(game: str, out, n_games: int, exclude: Sequence[Any] = (), see
     keep = [r for r in recs if r["state"] not in seen]
     if placements:
         return keep, {"placements": n_games, "generated": len(recs), "in_excluded": len(recs) - len(keep),
-                      "positions": len(keep), "seed": seed, "kind": "random chess placements"}
+                      "positions": len(keep), "seed": seed, "kind": "random placements"}
     info = {"games": n_games, "generated": len(recs), "in_excluded": len(recs) - len(keep),
             "positions": len(keep), "epsilon": 1.0, "random_opening": random_opening, "seed": seed}
     return keep, info
