@@ -80,7 +80,7 @@ typedef struct mg_config {
 #define MG_MAX_TEXT 1024
 #define MG_MAX_MOVE_STR 16
 /* Bounds over all games, for stack buffers in generic code. */
-#define MG_MAX_MOVES 512      /* >= every game's max_moves */
+#define MG_MAX_MOVES 592      /* >= every game's max_moves (chess: MG_CHESS_MAX_MOVES) */
 #define MG_MAX_UNDO 256       /* >= every game's undo_size */
 #define MG_MAX_STATE 4096     /* >= every game's state_size */
 

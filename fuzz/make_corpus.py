@@ -42,7 +42,7 @@ def main():
     for i, game in enumerate(["chess", "chess960", "gardner"]):
         for s in states(game, 6, rng):
             write(out / "fen", bytes([i]) + s.text().encode())
-    # near the move-count limit: king and 15 queens (224 moves); 26 queens (rejected: more than 16 pieces)
+    # many moves: king and 15 queens (224 moves); 31 queens (259 moves)
     for fen in ("2Q1Q1rk/Q5pp/3Q4/1Q1Q2QQ/3Q4/Q6Q/2Q4Q/K3QQ2 w - - 0 1",
                 "QQQQQQrk/5Qpp/Q5QQ/Q6Q/Q6Q/Q6Q/Q6Q/KQQQQQQQ w - - 0 1"):
         write(out / "fen", bytes([0]) + fen.encode())

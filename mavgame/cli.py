@@ -162,6 +162,16 @@ def cmd_games(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_data_stats(args: argparse.Namespace) -> int:
+    from .model.data_stats import format_stats, position_set_stats
+    try:
+        st = position_set_stats(args.data)
+    except ValueError as e:
+        raise _fail(str(e)) from None
+    print(json.dumps(st, sort_keys=True) if args.json else format_stats(st))
+    return 0
+
+
 def cmd_perft(args: argparse.Namespace) -> int:
     state = _make_state(args.game, args.fen, args.board_size, 0)
     if args.divide:
@@ -1018,6 +1028,14 @@ def build_parser() -> argparse.ArgumentParser:
         def _no_train(args, _e=_train_error):
             raise _fail(f"the train command is not available in this installation: {_e}")
         tr.set_defaults(func=_no_train)
+    ds = sub.add_parser("data-stats", help="statistics of a position set (finished or being generated)",
+                        description="Positions per ply and per phase, distinct positions, terminal share and "
+                        "results, move and position values, annotation time per phase and the rate of a "
+                        "position set written by `mavgame train --generate-only` (also while it is still "
+                        "being generated, or after it was interrupted).")
+    ds.add_argument("data", help="directory of the position set (train/ and val/)")
+    ds.add_argument("--json", action="store_true", help="print JSON instead of Markdown tables")
+    ds.set_defaults(func=cmd_data_stats)
     from .gardner_cli import add_commands as _add_gardner_commands   # gardner-prove, gardner-proof
     _add_gardner_commands(sub)
     po = sub.add_parser("policy", help="the IDP chess policy network: train from PGN, accuracy (needs PyTorch)")

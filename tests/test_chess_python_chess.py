@@ -341,7 +341,10 @@ def test_conversions():
     "4k3/pppppppp/p7/8/8/8/8/4K3 w - - 0 1",                              # 9 black pawns
     "rnbqkbnr/pppppppp/8/8/8/p7/PPPPPPPP/RNBQKBNR w - - 0 1",           # black has 17 pieces
     "1k6/8/8/2RRRRR1/8/NNBBNNBB/8/4K3 w - - 0 1",                         # 18 white pieces (the paper's Fig. 10 has 18)
-    "4k3/8/8/8/8/QQQQQQQ1/QQQQQQQQ/4K3 b - - 0 1",                        # 15 queens: the most a side may have
+    "4k3/8/8/8/8/QQQQQQQ1/QQQQQQQQ/4K3 b - - 0 1",                        # 15 queens
+    "QQQQQQrk/5Qpp/Q5QQ/Q6Q/Q6Q/Q6Q/Q6Q/KQQQQQQQ w - - 0 1",              # 31 queens, 259 moves
+    "QQQQQQBk/Q5RB/Q6Q/Q6Q/Q6Q/Q2Q1Q1Q/QQ5Q/K1Q1Q1Q1 w - - 0 1",        # 261 moves (the most a search found)
+    "7k/8/pppppppp/PPPPPPPP/pppppppp/PPPPPPPP/8/K7 b - - 0 1",           # 16 pawns a side
 ])
 def test_positions_beyond_sixteen_pieces_match_python_chess(fen):
     """Positions python-chess calls invalid only for their piece counts play by the rules: legal moves and
@@ -377,3 +380,49 @@ def test_random_chess_positions_are_the_papers_ood_set():
     assert big > 0
     with pytest.raises(ValueError, match="max_pieces"):
         random_chess_positions(1, max_pieces=70)
+
+
+def _perft_python_chess(b, depth):
+    if depth == 1:
+        return b.legal_moves.count()
+    n = 0
+    for m in list(b.legal_moves):
+        b.push(m)
+        n += _perft_python_chess(b, depth - 1)
+        b.pop()
+    return n
+
+
+@pytest.mark.parametrize("n, seed", [(80, 11), pytest.param(400, 12, marks=pytest.mark.slow)])
+def test_random_placements_perft_matches_python_chess(n, seed):
+    """Move generation on the paper's out-of-distribution placements (up to 62 pieces, many queens and
+    pawns, promotions, checks): perft 2 and the SAN of every move on every position and perft 3 on one in 20
+    agree with python-chess (80 positions by default, 400 in the slow run)."""
+    from mavgame.model.data import random_chess_positions
+    fens = random_chess_positions(n, seed=seed, max_pieces=62)
+    assert max(len(chess.Board(f).piece_map()) for f in fens) > 40
+    for fen in fens:
+        ours, ref = Chess(fen), chess.Board(fen)
+        assert ours.perft(2) == _perft_python_chess(ref, 2), fen
+        assert sorted(ours.san(m.uci()) for m in ref.legal_moves) == sorted(ref.san(m) for m in ref.legal_moves), fen
+    small = sorted(fens, key=lambda f: chess.Board(f).legal_moves.count())[::20]
+    for fen in small:
+        assert Chess(fen).perft(3) == _perft_python_chess(chess.Board(fen), 3), fen
+
+
+def test_random_placements_write_and_read_back_as_mav():
+    """The MAV writer and reader on placements of up to 62 pieces: %state, %top_all, %best_action, the state
+    after the best action and the outcome of finished positions all read back exactly."""
+    from mavgame import mav
+    from mavgame.model.data import random_chess_positions
+    texts, states = [], []
+    for i, fen in enumerate(random_chess_positions(120, seed=6, max_pieces=62)):
+        st = Chess(fen)
+        p, t = mav.ExampleBuilder(seed=i, p_after=1.0).build([(st, {m: 0.5 for m in st.legal_moves()})],
+                                                              return_text=True).texts[0]
+        texts.append(p + t)
+        states.append(st)
+    m = mav.metrics("chess", texts, states)
+    assert m["examples"] == 120 and m["parsed_ok_rate"] == 1.0 and m["best_action_legal"] == 1.0
+    assert m["state_total"] > 90 and m["next_state_accuracy"] == 1.0 and m["outcome_total"] > 0
+    assert m["outcome_accuracy"] == 1.0

@@ -162,11 +162,15 @@ C4 = dict(seed=4, epsilon=0.3, val_fraction=0.2, random_opening=11, progress=Fal
 
 
 def snapshot(root):
-    """Every file under root as bytes, the manifests parsed with their time statistic left out."""
+    """Every file under root as bytes, the manifests parsed with their time statistic left out, the
+    timing file (annotation seconds per ply: a measurement, not part of the set) only by its plies."""
     out = {}
     for p in sorted(root.rglob("*")):
         if p.is_file():
             rel = str(p.relative_to(root))
+            if p.name == "timing.json":
+                out[rel] = sorted(json.loads(p.read_text())["by_ply"])
+                continue
             if p.name == "manifest.json":
                 m = json.loads(p.read_text())
                 m["info"]["stats"].pop("seconds")
@@ -325,3 +329,26 @@ def test_ood_positions_exclude_the_training_sets(tmp_path):
     assert not any(r["state"] in known for r in recs)
     again, info2 = ood_positions("tictactoe", tmp_path / "ood", 20, seed=5, progress=False)   # reused as is
     assert info2["generated"] == info["generated"] and len(again) == info["generated"]
+
+
+def test_chess_ood_set_is_random_placements_annotated_by_stockfish(tmp_path):
+    """The paper's out-of-distribution chess set in the Table-2 tooling: ood_positions("chess") writes random
+    placements annotated by Stockfish (every legal move valued, the best among them), none from games."""
+    from mavgame.engines.uci import find_stockfish
+    from mavgame.model.data import ood_positions, random_chess_position_set
+    from mavgame import Chess
+    if find_stockfish() is None:
+        pytest.skip("stockfish is not installed")
+    recs, info = ood_positions("chess", tmp_path / "ood", 6, seed=2, progress=False,
+                               annotator_options={"nodes": 500})
+    assert info["kind"] == "random placements" and info["positions"] == len(recs) == 6
+    for r in recs:
+        st = Chess(r["state"])
+        assert r["prev_state"] is None and r["result"] == "*"
+        assert sorted(r["values"]) == sorted(st.legal_moves()) and r["best"] in r["values"]
+    stats = PositionStore(tmp_path / "ood" / "train").manifest["info"]["stats"]
+    assert stats["positions"] == 6 and stats["pieces"]["max"] <= 32
+    with pytest.raises(ValueError, match="max_pieces 40"):
+        random_chess_position_set(tmp_path / "x", 1, max_pieces=40)
+    with pytest.raises(ValueError, match="'tictactoe' has no random-placement"):
+        ood_positions("tictactoe", tmp_path / "y", 1, placements=True)

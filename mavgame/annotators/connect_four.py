@@ -6,26 +6,44 @@ from typing import Any, Dict
 
 
 def connect_four_annotator(options: Dict[str, Any]):
-    """The perfect Connect Four solver (mavgame._core.C4Solver): values 1 / 0.5 / 0 for a won / drawn / lost
-    move, the best move the fastest win (slowest loss), ties to the most central column.
+    """The perfect Connect Four solver (mavgame._core.C4Solver, with the shipped opening book when the package
+    has one): values 1 / 0.5 / 0 for a won / drawn / lost move, the best move the fastest win (slowest loss),
+    ties to the most central column.
 
     Options: ``max_seconds`` / ``max_nodes`` per position (0: no limit); a position whose solve does not
     finish within the budget gets no annotation (None) and is left out of the data; ``tt_log2``. Use
     ``max_nodes`` for data that is reproducible on any machine (a time budget depends on its speed).
+
+    ``exact_plies`` (default -1: none): positions with at most that many stones are solved without a budget,
+    by a second solver with its own table, so that every one of them is annotated and its annotation depends
+    on the position alone (never on what the budgeted solver's table holds, nor on which positions were
+    solved before).  ``annotate.cacheable(state)`` says which positions these are: the data generator keeps
+    their annotations in a persistent cache (they are the expensive ones: seconds each from 8 to 10 stones
+    without a deeper book, and minutes below 8 stones without the book of ply 8).
     """
     from ..games.connect_four import ConnectFour, solver as new_solver
-    solver = new_solver(int(options.get("tt_log2", 22)))
+    tt_log2 = int(options.get("tt_log2", 22))
+    solver = new_solver(tt_log2)
     max_s = float(options.get("max_seconds", 0.0))
     max_n = int(options.get("max_nodes", 0))
+    exact_plies = int(options.get("exact_plies", -1))
+    exact = new_solver(tt_log2) if exact_plies >= 0 else None
+
+    def cacheable(state) -> bool:
+        return exact is not None and state.ply <= exact_plies
 
     def annotate(state):
-        res = ConnectFour(state.text()).solve(max_nodes=max_n, max_seconds=max_s, solver=solver)
+        if cacheable(state):
+            res = ConnectFour(state.text()).solve(solver=exact)
+        else:
+            res = ConnectFour(state.text()).solve(max_nodes=max_n, max_seconds=max_s, solver=solver)
         legal = state.legal_moves()
         if not res.complete or sorted(res.move_scores) != sorted(legal):
             return None
         vals = {m: 1.0 if sc > 0 else 0.0 if sc < 0 else 0.5 for m, sc in sorted(res.move_scores.items())}
         return vals, res.central_best_move()
-    annotate.reset = solver.clear
+    annotate.reset = solver.clear  # type: ignore[attr-defined]
+    annotate.cacheable = cacheable  # type: ignore[attr-defined]
     return annotate
 
 

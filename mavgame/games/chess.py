@@ -306,7 +306,8 @@ def chess960_fen(position: int) -> str:
 registry.register(registry.GameInfo(
     name=Chess.GAME, cls=Chess, family="chess", from_text=lambda text, size, flags: Chess(text),
     san=True, uci=True, openings="openings_chess.txt",
-    annotator="mavgame.annotators.chess:chess_annotator", annotator_options={"nodes": 20_000}))
+    annotator="mavgame.annotators.chess:chess_annotator", annotator_options={"nodes": 20_000},
+    ood_placements="mavgame.model.ood:random_chess_position_set"))
 registry.register(registry.GameInfo(
     name=Chess960.GAME, cls=Chess960, family="chess", from_text=lambda text, size, flags: Chess960(fen=text),
     flags={"chess960": _core.FLAG_CHESS960}, san=True, pgn_variant="Chess960", uci=True, uci_chess960=True,

@@ -27,7 +27,7 @@ import pkgutil
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from .. import _core
 
@@ -71,6 +71,11 @@ class GameInfo:
     - ``perfect_player``: ``"module:function"`` of ``function(**kwargs) -> Agent`` (the ``perfect``
       agent kind), None if the game has none; ``slow_perfect_player``: it solves the game exactly, so
       early moves can take minutes.
+    - ``ood_placements``: ``"module:function"`` of ``function(out, n, seed=..., annotator_options=...,
+      workers=..., progress=...)`` that writes an annotated position set of ``n`` random placements, the
+      game's out-of-distribution set instead of random-play games (chess: the MAV paper's), or None.
+    - ``phases``: ``(name, first ply, last ply)`` of the opening, middle and end game for the data
+      statistics (``mavgame data-stats``); empty: per ply only.
     """
 
     name: str
@@ -93,11 +98,13 @@ class GameInfo:
     annotator_options: Mapping[str, Any] = field(default_factory=dict)
     perfect_player: Optional[str] = None
     slow_perfect_player: bool = False
+    ood_placements: Optional[str] = None
+    phases: Tuple[Tuple[str, int, int], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "flags", types.MappingProxyType(dict(self.flags)))
         object.__setattr__(self, "annotator_options", types.MappingProxyType(dict(self.annotator_options)))
-        for ref in (self.annotator, self.perfect_player):
+        for ref in (self.annotator, self.perfect_player, self.ood_placements):
             if ref is not None and ":" not in ref:
                 raise ValueError(f"game {self.name!r}: {ref!r} is not a 'module:function' reference")
 

@@ -126,7 +126,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="held-out positions for the final metrics report (0: skip)")
     t.add_argument("--ood-games", type=int, default=0,
                    help="also report the metrics on positions of this many uniformly random games "
-                        "(out of distribution; written to OUT/ood)")
+                        "(out of distribution; written to OUT/ood); chess: on this many random piece "
+                        "placements, the paper's out-of-distribution set")
     t.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 

@@ -14,7 +14,8 @@ The modules, one concern each:
 - :mod:`mavgame.model.store`: ``PositionWriter`` (resumable) and ``PositionStore``
 - :mod:`mavgame.model.dataset`: the example order, ``MAVEncoder``, ``pad_batch``, ``MAVDataset``
 - :mod:`mavgame.model.generate`: epsilon-greedy games, ``generate_positions`` (and its worker functions)
-- :mod:`mavgame.model.ood`: out-of-distribution sets (``ood_positions``, ``random_chess_positions``)
+- :mod:`mavgame.model.ood`: out-of-distribution sets (``ood_positions``, ``random_chess_positions``,
+  ``random_chess_position_set``)
 - :mod:`mavgame.model.pgn`: chess positions from PGN files (``read_pgn``, ``positions_from_pgn``)
 - :mod:`mavgame.annotators`: the game annotators (``make_annotator``, ``DEFAULT_ANNOTATOR_OPTIONS``)
 
@@ -28,7 +29,7 @@ from ..annotators import DEFAULT_ANNOTATOR_OPTIONS, make_annotator
 from .dataset import (Encoder, ExampleOrder, LazyTokenizer, MAVDataset, MAVEncoder, batch_seed, epoch_permutation,
                       mav_encoder, pad_batch)
 from .generate import PROGRESS, PROGRESS_FORMAT, generate_positions, play_annotated_game
-from .ood import ood_positions, random_chess_positions
+from .ood import ood_positions, random_chess_position_set, random_chess_positions
 from .pgn import positions_from_pgn, read_pgn
 from .records import DATA_FORMAT, MANIFEST, position_split, validate_record
 from .store import PositionStore, PositionWriter
@@ -37,7 +38,7 @@ __all__ = ["DEFAULT_ANNOTATOR_OPTIONS", "make_annotator",
            "Encoder", "ExampleOrder", "LazyTokenizer", "MAVDataset", "MAVEncoder", "batch_seed",
            "epoch_permutation", "mav_encoder", "pad_batch",
            "PROGRESS", "PROGRESS_FORMAT", "generate_positions", "play_annotated_game",
-           "ood_positions", "random_chess_positions", "positions_from_pgn", "read_pgn",
+           "ood_positions", "random_chess_positions", "random_chess_position_set", "positions_from_pgn", "read_pgn",
            "DATA_FORMAT", "MANIFEST", "position_split", "validate_record", "PositionStore", "PositionWriter"]
 
 # old name -> (new module, new name); reached through __getattr__ with a DeprecationWarning

@@ -18,12 +18,21 @@ from .store import PositionWriter, _write_json_atomic
 
 
 def play_annotated_game(game: str, annotate, rng: np.random.Generator, epsilon: float, max_plies: int = 0,
-                        board_size: int = 0, cache: Optional[Dict[str, Any]] = None, random_opening: int = 0):
+                        board_size: int = 0, cache: Optional[Dict[str, Any]] = None, random_opening: int = 0,
+                        persistent: Optional[Dict[str, Any]] = None):
     """One epsilon-greedy game: every position annotated; greedy moves are drawn uniformly among the moves
     of maximal value, a uniformly random legal move with probability epsilon. The first ``random_opening``
     plies are random moves, neither annotated nor recorded. Returns the records from there on, terminal
     position included, with ``{"skipped": True, "ply": n}`` for positions the annotator gave up on
-    (``annotate`` returned None; a random move is played there)."""
+    (``annotate`` returned None; a random move is played there).
+
+    Each annotated record carries ``"_seconds"`` (the annotation's time, 0 when a cache answered it) for the
+    caller to take off.  ``persistent`` ({state text: [values, best, seconds]}, e.g. an
+    :class:`AnnotationCache`) answers the positions that ``annotate.cacheable(state)`` marks (annotations
+    that depend on the position alone); a fresh one of those is added to it (an AnnotationCache writes it
+    to its file at once) and its record carries ``"_new_cache": [values, best, seconds]``."""
+    import time
+    cacheable = getattr(annotate, "cacheable", None)
     st = _new_state(game, board_size)
     recs: List[Optional[Dict[str, Any]]] = []
     prev: Optional[Tuple[str, str]] = None
@@ -41,12 +50,25 @@ def play_annotated_game(game: str, annotate, rng: np.random.Generator, epsilon: 
                 rec.update(values={}, best=None, result=st.result())
                 recs.append(rec)
             break
-        if cache is not None and text in cache:
+        seconds, new_entry = 0.0, None
+        keep = persistent is not None and cacheable is not None and cacheable(st)
+        if keep and text in persistent:
+            values, best, _ = persistent[text]
+            ann = (values, best)
+        elif cache is not None and text in cache:
             ann = cache[text]
         else:
+            t0 = time.perf_counter()
             ann = annotate(st)
+            seconds = time.perf_counter() - t0
             if cache is not None:
                 cache[text] = ann
+            if keep and ann is not None:
+                new_entry = [ann[0], ann[1], round(seconds, 4)]
+                if isinstance(persistent, AnnotationCache):
+                    persistent.record(text, new_entry)
+                else:
+                    persistent[text] = new_entry
         moves = st.legal_moves()
         if ann is None:  # the engine could not annotate it within its budget: left out, random move
             recs.append({"skipped": True, "ply": st.ply})
@@ -55,7 +77,9 @@ def play_annotated_game(game: str, annotate, rng: np.random.Generator, epsilon: 
             st.push(mv)
             continue
         values, best = ann
-        rec.update(values=values, best=best, result="*")
+        rec.update(values=values, best=best, result="*", _seconds=seconds)
+        if new_entry is not None:
+            rec["_new_cache"] = new_entry
         recs.append(rec)
         if rng.random() < epsilon:
             mv = moves[int(rng.integers(len(moves)))]
@@ -68,13 +92,47 @@ def play_annotated_game(game: str, annotate, rng: np.random.Generator, epsilon: 
     return recs
 
 
+class AnnotationCache(dict):
+    """{state text: [values, best, seconds]}, backed by an append-only JSON-lines file (``CACHE`` in the
+    data directory; :func:`load_annotation_cache` reads it): :meth:`record` writes and flushes each new
+    entry at once, so a run killed in the middle of a chunk of games keeps every solve it finished.
+    Several worker processes may append to the same file (one short line a write); a position two of them
+    solved is read once."""
+
+    def __init__(self, path=None, entries: Optional[Dict[str, list]] = None):
+        super().__init__(entries or {})
+        self.path = None if path is None else str(path)
+        self._file = None
+
+    def record(self, text: str, entry: list) -> None:
+        self[text] = entry
+        if self.path is None:
+            return
+        if self._file is None:
+            self._file = open(self.path, "a", encoding="utf-8")
+        self._file.write(json.dumps({"state": text, "values": entry[0], "best": entry[1], "seconds": entry[2]},
+                                    sort_keys=True) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def __reduce__(self):  # to a worker process: the entries and the path, never the open file
+        return (AnnotationCache, (self.path, dict(self)))
+
+
 _WORKER: Dict[str, Any] = {}
 
 
-def _gen_init(game, options, in_pool=False):
+def _gen_init(game, options, in_pool=False, persistent=None):
     ann = make_annotator(game, options)
     _WORKER["annotate"] = ann
     _WORKER["cache"] = {}
+    # the annotations that depend on the position alone (annotate.cacheable): kept across chunks, seeded
+    # with the data directory's annotation cache
+    _WORKER["persistent"] = persistent if persistent is not None else {}
     if in_pool and hasattr(ann, "close"):
         from ..workers import close_at_exit
         close_at_exit(ann)
@@ -92,18 +150,19 @@ def _gen_games(job):
     for i in range(first, first + count):
         rng = np.random.default_rng([int(seed) & 0xFFFFFFFF, 0x67616D65, i])
         out.append(play_annotated_game(game, _WORKER["annotate"], rng, epsilon, max_plies, board_size,
-                                       _WORKER["cache"], random_opening))
+                                       _WORKER["cache"], random_opening, _WORKER.get("persistent")))
     return out
 
 
-def _run_jobs(game: str, opts, jobs, workers: int, job_fn, consume) -> None:
+def _run_jobs(game: str, opts, jobs, workers: int, job_fn, consume, persistent=None) -> None:
     """Run job_fn over jobs, in this process (workers <= 1) or a pool of annotating workers, passing
     each job's result to consume() in job order (so the output does not depend on the worker count).
-    A caller resuming an interrupted run passes only the jobs still to do; with none, no engine starts."""
+    A caller resuming an interrupted run passes only the jobs still to do; with none, no engine starts.
+    ``persistent`` seeds the workers' cache of position-only annotations (``play_annotated_game``)."""
     if not jobs:
         return
     if workers <= 1:
-        _gen_init(game, opts)
+        _gen_init(game, opts, False, persistent)
         try:
             for job in jobs:
                 consume(job_fn(job))
@@ -113,7 +172,7 @@ def _run_jobs(game: str, opts, jobs, workers: int, job_fn, consume) -> None:
                 ann.close()
         return
     from ..workers import pool as worker_pool
-    pool = worker_pool(workers, _gen_init, (game, opts, True))
+    pool = worker_pool(workers, _gen_init, (game, opts, True, persistent))
     try:
         for res in pool.imap(job_fn, jobs):
             consume(res)
@@ -127,6 +186,31 @@ def _run_jobs(game: str, opts, jobs, workers: int, job_fn, consume) -> None:
 
 PROGRESS = "progress.json"
 PROGRESS_FORMAT = "mavgame-generation-progress-1"
+CACHE = "annotation_cache.jsonl"
+TIMING = "timing.json"
+
+
+def load_annotation_cache(path) -> Dict[str, list]:
+    """{state text: [values, best, seconds]} from an annotation cache file (JSON lines of state, values,
+    best, seconds: the annotations that depend on the position alone, with the time each took).  A torn
+    last line (a run killed mid-write) is cut off the file; a damaged line elsewhere is a ValueError."""
+    path = Path(path)
+    out: Dict[str, list] = {}
+    if not path.exists():
+        return out
+    data = path.read_bytes()
+    end = data.rfind(b"\n") + 1
+    if end < len(data):
+        with open(path, "r+b") as f:
+            f.truncate(end)
+    for i, line in enumerate(data[:end].decode("utf-8").splitlines()):
+        try:
+            e = json.loads(line)
+            out[e["state"]] = [e["values"], e["best"], float(e["seconds"])]
+        except (json.JSONDecodeError, KeyError, TypeError) as err:
+            raise ValueError(f"{path}, line {i + 1}: not an annotation cache entry ({err}); remove the file "
+                             "to solve those positions again") from None
+    return out
 
 
 def _load_progress(root: Path, signature: Dict[str, Any], n_games: int, chunk: int) -> Optional[Dict[str, Any]]:
@@ -202,6 +286,13 @@ def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: flo
     t0 = time.perf_counter()
     writer = PositionWriter(out, game, shard_size=shard_size, val_fraction=val_fraction,
                             resume=prog["shards"] if prog is not None else None)
+    # annotations that depend on the position alone (annotate.cacheable), kept across runs, and the
+    # annotation time per ply (count, from the cache, seconds, slowest); neither is part of the set
+    persistent = AnnotationCache(root / CACHE, load_annotation_cache(root / CACHE))
+    cached = set(persistent)
+    timing: Dict[str, Any] = {"by_ply": {}}
+    if (root / TIMING).exists():
+        timing = json.loads((root / TIMING).read_text(encoding="utf-8"))
     seen.update(writer.states())
     counts = {split: sum(c) for split, c in writer.shard_counts().items()}
     bar = None
@@ -211,6 +302,8 @@ def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: flo
 
     def save_progress():
         writer.flush()
+        timing["cache_entries"] = len(cached)
+        _write_json_atomic(root / TIMING, timing)
         _write_json_atomic(root / PROGRESS, {
             "format": PROGRESS_FORMAT, "signature": signature, "games_done": done, "lengths": lengths,
             "shards": writer.shard_counts(), "stats": stats,
@@ -224,6 +317,16 @@ def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: flo
             lengths += len(recs) - (1 if res != "*" else 0)
             for r in recs:
                 stats["positions_seen"] += 1
+                if "_seconds" in r:
+                    secs = r.pop("_seconds")
+                    entry = r.pop("_new_cache", None)
+                    t = timing["by_ply"].setdefault(str(r["ply"]), [0, 0, 0.0, 0.0])
+                    t[0] += 1
+                    t[1] += secs == 0.0
+                    t[2] = round(t[2] + secs, 6)
+                    t[3] = max(t[3], round(secs, 6))
+                    if entry is not None:   # the worker wrote it to the cache file
+                        cached.add(r["state"])
                 if r.get("skipped"):
                     ply = str(r["ply"])
                     stats["unannotated_by_ply"][ply] = stats["unannotated_by_ply"].get(ply, 0) + 1
@@ -246,10 +349,12 @@ def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: flo
         save_progress()
 
     try:
-        _run_jobs(game, opts, jobs[done // chunk:] if done < n_games else [], workers, _gen_games, consume)
+        _run_jobs(game, opts, jobs[done // chunk:] if done < n_games else [], workers, _gen_games, consume,
+                  persistent)
     finally:
         if bar is not None:
             bar.close()
+        persistent.close()
     stats["positions_unique"] = len(seen)
     stats["train"], stats["val"] = counts["train"], counts["val"]
     stats["recorded_plies_per_game"] = lengths / n_games
@@ -260,4 +365,5 @@ def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: flo
     return stats
 
 
-__all__ = ["play_annotated_game", "generate_positions", "PROGRESS", "PROGRESS_FORMAT"]
+__all__ = ["play_annotated_game", "generate_positions", "load_annotation_cache", "AnnotationCache", "PROGRESS",
+           "PROGRESS_FORMAT", "CACHE", "TIMING"]

@@ -18,9 +18,9 @@
  * b1c1 is always a plain king move there).
  *
  * Text: FEN, with 1 to 6 fields (as python-chess reads FEN, missing fields default to
- * "w - - 0 1").  Exactly one king a side, any number of other pieces as long as they cannot
- * overflow a move buffer (mg_chess_move_bound), no pawn on the first or last rank, the side
- * not to move not in check.  Castling rights may
+ * "w - - 0 1").  Exactly one king a side, any number and kind of other pieces (up to
+ * 62: random placements such as the MAV paper's out-of-distribution set; MG_CHESS_MAX_MOVES
+ * bounds their moves), no pawn on the first or last rank, the side not to move not in check.  Castling rights may
  * be given as KQkq, as X-FEN (KQkq for the outermost rook, file letters otherwise)
  * or as Shredder-FEN (file letters, e.g. HAha); in standard chess a right needs the
  * king on e1/e8 and the rook on a/h.  The field is
@@ -48,22 +48,23 @@
 /* Piece types and codes: board[sq] = color << 3 | type, 0 = empty. */
 enum { MG_CH_PAWN = 1, MG_CH_KNIGHT, MG_CH_BISHOP, MG_CH_ROOK, MG_CH_QUEEN, MG_CH_KING };
 #define MG_CH_NO_SQ 64
-/* Legal moves in any position the FEN reader accepts, and in all that follow from it: the reader
- * refuses a side whose mg_chess_move_bound exceeds MG_CHESS_MAX_MOVES - 1 (every position of at
- * most 16 pieces a side passes: 8 + 2 + 15 * 27 = 415). */
-#define MG_CHESS_MAX_MOVES 416
+/* Legal moves in any position with one king a side, whatever the other pieces (the reader takes
+ * any number and kind: the MAV paper's out-of-distribution positions are random placements).
+ * The bound, 592, holds for every placement:
+ *  - a move other than castling is fixed by its target square t (empty or the opponent's) and the
+ *    direction it arrives from, one of 8 lines or 8 knight jumps: along a line the mover is the
+ *    first piece met from t (pawn pushes, double pushes, captures and en passant included), a knight
+ *    jump has one origin; only a promotion gives one (t, direction) 4 moves.  Counting the pairs of
+ *    the whole board (420 line + 336 knight pairs), 3 more moves for each of the 22 promotion
+ *    pairs and 2 castlings: at most 824 moves, less the pairs of the squares the mover's own pieces
+ *    stand on (D(S) for the own squares S: they are no targets);
+ *  - each piece has at most the moves of a queen on its square on an empty board, A(S) in all
+ *    (a pawn 12 at most, a king 8 + castlings);
+ *  so moves <= max over S of min(A(S) + 2, 824 - D(S)), which a knapsack over the 64 squares
+ *  (A and D are sums over S) puts at 592.  (The most known for a legal game position is 218.) */
+#define MG_CHESS_MAX_MOVES 592
 #define MG_CHESS_NUM_ACTIONS (5 * 4096)
 
-/* An upper bound of the legal moves of the side with pieces `own` (bb: the piece-type bitboards,
- * bb[type] over both colours), valid in this position and in every position after it (moves
- * never add pieces, and a pawn may become a queen): king 8 steps + 2 castlings, queen and pawn 27
- * (a central queen; a pawn has at most 12 moves, as a queen 27), rook 14, bishop 13, knight 8. */
-static inline int mg_chess_move_bound(const uint64_t *bb, uint64_t own)
-{
-    return 10 + 27 * (__builtin_popcountll(own & bb[MG_CH_QUEEN]) + __builtin_popcountll(own & bb[MG_CH_PAWN])) +
-           14 * __builtin_popcountll(own & bb[MG_CH_ROOK]) + 13 * __builtin_popcountll(own & bb[MG_CH_BISHOP]) +
-           8 * __builtin_popcountll(own & bb[MG_CH_KNIGHT]);
-}
 /* Hashes kept for repetition detection (a power of two > 100: a longer run of
  * reversible moves already ends the game by the fifty-move rule). */
 #define MG_CHESS_HIST 128

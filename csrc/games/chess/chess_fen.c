@@ -131,15 +131,7 @@ int mg_chess_from_fen(S *out, int chess960, const char *fen, char *err, size_t e
         int sq = mg_bb_lsb(s.bb[MG_CH_PAWN] & (MG_BB_RANK_1 | MG_BB_RANK_8));
         FEN_ERR("pawn on its back rank at %c%c", 'a' + (sq & 7), '1' + (sq >> 3));
     }
-    /* Any number of pieces and pawns (the MAV paper's out-of-distribution positions have more
-     * than 16), as long as no position that follows can have more legal moves than
-     * MG_CHESS_MAX_MOVES - 1: see mg_chess_move_bound. */
-    for (int c = 0; c < 2; c++) {
-        int b = mg_chess_move_bound(s.bb, s.occ[c]);
-        if (b > MG_CHESS_MAX_MOVES - 1)
-            FEN_ERR("%s's pieces could have up to %d legal moves, more than %d (king 10, queen or pawn 27, "
-                    "rook 14, bishop 13, knight 8)", c ? "black" : "white", b, MG_CHESS_MAX_MOVES - 1);
-    }
+    /* Any number and kind of other pieces: MG_CHESS_MAX_MOVES bounds the moves of every placement. */
 
     /* 2. Side to move. */
     if (nf > 1) {
