@@ -391,3 +391,348 @@ extern "C" int mgk_engine_logits(mgk_engine *g, int row0, int rows, float *out)
                ? MGK_OK
                : MGK_ERR_LAUNCH;
 }
+
+#ifdef MGK_MAIN
+/* The driver: the CPU engine and the CUDA engine (this file and every kernel, on the harness or a
+ * GPU) on small random models: a ragged prefill pass, a shared prefix copied between slots, decode
+ * passes (logits compared row by row), then whole generate() requests (grouped and plain choice,
+ * bucket distributions, stop tokens, prefix sharing, the cross-batch prefix cache, more prompts
+ * than max_batch): the same tokens, and distributions within a tolerance. */
+#include "driver.h"
+#include "game.h"
+#include "model/choose.h"
+extern "C" {
+#include "model/engine_impl.h" /* the driver feeds passes to mg_engine_forward itself */
+}
+
+struct RandModel {
+    std::vector<float> arena;
+    std::vector<mg_layer_weights> layers;
+    mg_model m;
+};
+
+/* A model of config c with random weights (scaled so that activations stay of order 1). */
+static void rand_model(RandModel &rm, const mg_model_config &c, drv::Rng &rng)
+{
+    int d = c.d_model, V = c.vocab_size, ff = c.d_ff, qd = c.n_heads * c.head_dim, kvd = c.n_kv_heads * c.head_dim;
+    size_t total = (size_t)V * d + (c.abs_pos ? (size_t)c.max_seq_len * d : 0) + (size_t)c.line_pos * d + d +
+                   mg_matmul_packed_floats(d, V) +
+                   (size_t)c.n_layers * (2 * d + mg_matmul_packed_floats(d, qd) + 2 * mg_matmul_packed_floats(d, kvd) +
+                                         mg_matmul_packed_floats(qd, d) + 2 * mg_matmul_packed_floats(d, ff) +
+                                         mg_matmul_packed_floats(ff, d));
+    rm.arena.assign(total, 0.0f);
+    size_t at = 0;
+    auto vec = [&](size_t n, float lo, float hi) {
+        float *p = rm.arena.data() + at;
+        for (size_t i = 0; i < n; i++)
+            p[i] = rng.uniform(lo, hi);
+        at += n;
+        return p;
+    };
+    auto packed = [&](int in, int out) { /* W[in][out] uniform in +-1/sqrt(in), packed */
+        float *p = rm.arena.data() + at, a = 1.0f / std::sqrt((float)in);
+        for (int k = 0; k < in; k++)
+            for (int j = 0; j < out; j++)
+                p[mg_pack_at(in, k, j)] = rng.uniform(-a, a);
+        at += mg_matmul_packed_floats(in, out);
+        return p;
+    };
+    std::memset(&rm.m, 0, sizeof rm.m);
+    rm.m.cfg = c;
+    rm.m.embed = vec((size_t)V * d, -1, 1);
+    rm.m.pos_embed = c.abs_pos ? vec((size_t)c.max_seq_len * d, -0.5f, 0.5f) : nullptr;
+    rm.m.line_embed = c.line_pos ? vec((size_t)c.line_pos * d, -0.5f, 0.5f) : nullptr;
+    rm.m.norm = vec((size_t)d, 0.5f, 1.5f);
+    if (c.tie_embeddings) { /* the output layer is embed^T, packed (as the loader does) */
+        float *p = rm.arena.data() + at;
+        for (int r = 0; r < V; r++)
+            for (int k = 0; k < d; k++)
+                p[mg_pack_at(d, k, r)] = rm.m.embed[(size_t)r * d + k];
+        at += mg_matmul_packed_floats(d, V);
+        rm.m.out = p;
+    } else {
+        rm.m.out = packed(d, V);
+    }
+    rm.layers.resize((size_t)c.n_layers);
+    for (auto &L : rm.layers) {
+        L.attn_norm = vec((size_t)d, 0.5f, 1.5f);
+        L.wq = packed(d, qd);
+        L.wk = packed(d, kvd);
+        L.wv = packed(d, kvd);
+        L.wo = packed(qd, d);
+        L.mlp_norm = vec((size_t)d, 0.5f, 1.5f);
+        L.gate = packed(d, ff);
+        L.up = packed(d, ff);
+        L.down = packed(ff, d);
+    }
+    rm.m.layers = rm.layers.data();
+}
+
+static mg_model_config config(int V, int d, int L, int H, int KV, int ff, int S, int geglu, int tie, int abs_pos,
+                              int line_pos)
+{
+    mg_model_config c;
+    std::memset(&c, 0, sizeof c);
+    c.vocab_size = V;
+    c.d_model = d;
+    c.n_layers = L;
+    c.n_heads = H;
+    c.n_kv_heads = KV;
+    c.d_ff = ff;
+    c.max_seq_len = S;
+    c.rope_theta = 10000.0;
+    c.norm_eps = 1e-5;
+    c.geglu = geglu;
+    c.tie_embeddings = tie;
+    c.abs_pos = abs_pos;
+    c.line_pos = line_pos;
+    c.newline_id = 5;
+    c.head_dim = d / H;
+    return c;
+}
+
+static std::vector<int32_t> rand_tokens(drv::Rng &rng, int n, int V)
+{
+    std::vector<int32_t> t((size_t)n);
+    for (auto &x : t)
+        x = 6 + rng.below(V - 6); /* ids 0..5 (the stop ids, the newline) only where placed */
+    return t;
+}
+
+/* Rows of one pass: prompt p's positions [from, to) in slot s, the last asking for logits row lr. */
+static void add_rows(mg_engine *e, int &nr, const std::vector<int32_t> &p, int s, int from, int to, int lr)
+{
+    for (int t = from; t < to; t++, nr++) {
+        e->r_tok[nr] = p[(size_t)t];
+        e->r_slot[nr] = s;
+        e->r_pos[nr] = t;
+        e->r_logit[nr] = t == to - 1 ? lr : -1;
+    }
+}
+
+static int compare_logits(const char *what, mg_engine *cpu, mg_engine *gpu, int rows, std::vector<float> &zc)
+{
+    int V = cpu->c.vocab_size;
+    std::vector<float> zg((size_t)rows * V);
+    zc.assign((size_t)rows * V, 0.0f);
+    if (mg_engine_read_logits(cpu, rows, zc.data()) != MG_OK || mg_engine_read_logits(gpu, rows, zg.data()) != MG_OK ||
+        gpu->gpu_err) {
+        std::printf("MISMATCH %s: the logits could not be read (device error %d)\n", what, gpu->gpu_err);
+        return 1;
+    }
+    return drv::close(what, zg.data(), zc.data(), zg.size(), 2e-4f, 2e-4f) ? 0 : 1;
+}
+
+/* Prefill and decode passes driven by hand (mg_engine_forward), the same rows on both engines. */
+static int check_passes(const char *name, mg_engine *cpu, mg_engine *gpu, drv::Rng &rng, int steps)
+{
+    int fails = 0, V = cpu->c.vocab_size;
+    /* ragged prompts: longer than one attention tile, short, one token; p2 shares 20 tokens of p0 */
+    std::vector<std::vector<int32_t>> pr = {rand_tokens(rng, 37, V), rand_tokens(rng, 5, V), {}, rand_tokens(rng, 1, V)};
+    pr[0][7] = pr[0][15] = 5; /* newlines: line positions restart */
+    pr[2] = std::vector<int32_t>(pr[0].begin(), pr[0].begin() + 20);
+    auto tail = rand_tokens(rng, 12, V);
+    pr[2].insert(pr[2].end(), tail.begin(), tail.end());
+    char what[160];
+    for (mg_engine *e : {cpu, gpu}) {
+        for (int b = 0; b < 4; b++)
+            e->line_start[b] = 0;
+        int nr = 0;
+        add_rows(e, nr, pr[0], 0, 0, 37, 0);
+        add_rows(e, nr, pr[1], 1, 0, 5, 1);
+        add_rows(e, nr, pr[3], 3, 0, 1, 2);
+        mg_engine_forward(e, nr);
+    }
+    std::vector<float> z;
+    std::snprintf(what, sizeof what, "%s: ragged prefill of 3 prompts", name);
+    fails += compare_logits(what, cpu, gpu, 3, z);
+    for (mg_engine *e : {cpu, gpu}) { /* slot 2 takes p0's first 20 positions, computes the rest */
+        mg_engine_copy_prefix(e, 0, 2, 20);
+        e->line_start[2] = 16;
+        int nr = 0;
+        add_rows(e, nr, pr[2], 2, 20, 32, 0);
+        mg_engine_forward(e, nr);
+    }
+    std::snprintf(what, sizeof what, "%s: prefill after a shared prefix of 20", name);
+    fails += compare_logits(what, cpu, gpu, 1, z);
+    int pos[4] = {37, 5, 32, 1};
+    std::vector<int32_t> next(4);
+    for (int step = 0; step < steps; step++) { /* decode: one row per slot, the CPU engine's argmax fed to both */
+        for (int b = 0; b < 4; b++)
+            next[(size_t)b] = step == 0 ? 6 + b : next[(size_t)b];
+        for (mg_engine *e : {cpu, gpu}) {
+            for (int b = 0; b < 4; b++) {
+                e->r_tok[b] = next[(size_t)b];
+                e->r_slot[b] = b;
+                e->r_pos[b] = pos[b];
+                e->r_logit[b] = b;
+            }
+            mg_engine_forward(e, 4);
+        }
+        for (int b = 0; b < 4; b++)
+            pos[b]++;
+        std::snprintf(what, sizeof what, "%s: decode step %d", name, step);
+        fails += compare_logits(what, cpu, gpu, 4, z);
+        for (int b = 0; b < 4; b++)
+            next[(size_t)b] = mg_choose_token(&z[(size_t)b * V], V, cpu->in_group, cpu->group, 0);
+    }
+    return fails;
+}
+
+/* Whole requests through mg_engine_generate on both engines. */
+static int check_generate(const char *name, mg_engine *cpu, mg_engine *gpu, drv::Rng &rng, int grouped, int sharing,
+                          int max_new, int rounds)
+{
+    int V = cpu->c.vocab_size, fails = 0;
+    /* prompts sharing a 20-token header, two sharing 34 (more than two prefix-cache blocks), a short one */
+    auto head = rand_tokens(rng, 20, V), mid = rand_tokens(rng, 14, V);
+    std::vector<std::vector<int32_t>> pr;
+    for (int i = 0; i < 5; i++) {
+        auto p = head;
+        if (i < 2)
+            p.insert(p.end(), mid.begin(), mid.end());
+        auto own = rand_tokens(rng, 1 + rng.below(9), V);
+        p.insert(p.end(), own.begin(), own.end());
+        pr.push_back(p);
+    }
+    pr.push_back(rand_tokens(rng, 3, V));
+    std::vector<const int32_t *> ptrs;
+    std::vector<int32_t> lens;
+    for (auto &p : pr) {
+        ptrs.push_back(p.data());
+        lens.push_back((int32_t)p.size());
+    }
+    std::vector<int32_t> stop = {3}, group, buckets;
+    for (int t = 10; t < 10 + V / 3; t++)
+        group.push_back(t);
+    for (int t = 6; t < 6 + 24; t++)
+        buckets.push_back(t);
+    mg_gen_request q;
+    std::memset(&q, 0, sizeof q);
+    q.n = (int)pr.size();
+    q.prompts = ptrs.data();
+    q.lens = lens.data();
+    q.max_new_tokens = max_new;
+    q.stop_ids = stop.data();
+    q.n_stop = 1;
+    q.group_ids = grouped ? group.data() : nullptr;
+    q.n_group = grouped ? (int)group.size() : 0;
+    q.bucket_ids = buckets.data();
+    q.n_buckets = (int)buckets.size();
+    q.prefix_sharing = sharing;
+    char err[256];
+    int cap = mg_engine_budget(cpu, &q, err, sizeof err), nb = q.n_buckets;
+    std::vector<std::vector<int32_t>> ids(2 * pr.size(), std::vector<int32_t>((size_t)cap)),
+        steps(ids.size(), std::vector<int32_t>((size_t)cap));
+    std::vector<std::vector<float>> probs(ids.size(), std::vector<float>((size_t)cap * nb));
+    std::vector<mg_gen_result> res(ids.size());
+    for (size_t i = 0; i < res.size(); i++)
+        res[i] = {ids[i].data(), steps[i].data(), probs[i].data(), 0, 0, 0};
+    int values = 0;
+    for (int round = 0; round < rounds; round++) { /* the second time the prefix cache (if any) answers */
+        if (mg_engine_generate(cpu, &q, res.data(), err, sizeof err) != MG_OK ||
+            mg_engine_generate(gpu, &q, res.data() + pr.size(), err, sizeof err) != MG_OK) {
+            std::printf("MISMATCH %s: generate failed: %s\n", name, err);
+            return 1;
+        }
+        for (size_t i = 0; i < pr.size(); i++) {
+            const mg_gen_result &a = res[i], &b = res[i + pr.size()];
+            char what[160];
+            std::snprintf(what, sizeof what, "%s: generate grouped=%d sharing=%d round %d prompt %zu (%d tokens, %d values)",
+                          name, grouped, sharing, round, i, a.n_ids, a.n_values);
+            bool same = a.n_ids == b.n_ids && a.n_values == b.n_values && a.finished == b.finished &&
+                        std::equal(a.ids, a.ids + a.n_ids, b.ids) && std::equal(a.value_steps, a.value_steps + a.n_values, b.value_steps);
+            if (!same) {
+                std::printf("MISMATCH %s: tokens differ:", what);
+                for (int k = 0; k < a.n_ids; k++)
+                    std::printf(" %d", a.ids[k]);
+                std::printf(" | cuda:");
+                for (int k = 0; k < b.n_ids; k++)
+                    std::printf(" %d", b.ids[k]);
+                std::printf("\n");
+                fails++;
+            } else if (a.n_values && !drv::close(what, b.value_probs, a.value_probs, (size_t)a.n_values * nb, 1e-5f, 1e-4f)) {
+                fails++;
+            } else if (!a.n_values) {
+                std::printf("ok %s\n", what);
+            }
+            values += a.n_values;
+        }
+    }
+    mg_engine_stats sc, sg;
+    mg_engine_get_stats(cpu, &sc);
+    mg_engine_get_stats(gpu, &sg);
+    if (sc.prefill_tokens != sg.prefill_tokens || sc.shared_saved != sg.shared_saved || sc.cache_saved != sg.cache_saved ||
+        (sharing && sc.shared_saved == 0)) {
+        std::printf("MISMATCH %s: statistics differ (prefill %lld / %lld, shared %lld / %lld, cache %lld / %lld)\n",
+                    name, (long long)sc.prefill_tokens, (long long)sg.prefill_tokens, (long long)sc.shared_saved,
+                    (long long)sg.shared_saved, (long long)sc.cache_saved, (long long)sg.cache_saved);
+        fails++;
+    }
+    if (!values)
+        std::printf("note %s: no value token was generated\n", name);
+    return fails;
+}
+
+int main(int argc, char **argv)
+{
+    drv::Rng rng(drv::seed_arg(argc, argv));
+    int fails = 0;
+    /* the harness runs a block's threads as OS threads: every barrier of a 256-thread block is 256
+     * context switches, so the default run uses models whose products are single 32x32 tiles;
+     * --bench (or --full) the larger ones, with more layers and steps */
+    bool full = drv::bench_arg(argc, argv);
+    for (int i = 1; i < argc; i++)
+        full = full || std::strcmp(argv[i], "--full") == 0;
+    int L = full ? 2 : 1, steps = full ? 6 : 3, max_new = full ? 8 : 3;
+    struct {
+        const char *name;
+        mg_model_config c;
+        int max_batch, prefix_cache, rounds;
+    } models[] = {
+        {"gqa-swiglu", full ? config(61, 48, L, 4, 2, 80, 96, 0, 0, 0, 0) : config(40, 32, L, 4, 2, 32, 64, 0, 0, 0, 0),
+         4, 0, 1},
+        {"mqa-geglu-tied-abspos-linepos",
+         full ? config(67, 64, L, 2, 1, 96, 80, 1, 1, 1, 8) : config(40, 32, L, 2, 1, 32, 64, 1, 1, 1, 8), 4, 64, 2},
+    };
+    for (auto &md : models) {
+        RandModel rm;
+        rand_model(rm, md.c, rng);
+        mg_engine *cpu = nullptr, *gpu = nullptr;
+        char err[512];
+        if (mg_engine_create(&cpu, &rm.m, md.max_batch, 1, MG_ENGINE_NO_SIMD, err, sizeof err) != MG_OK ||
+            mg_engine_create(&gpu, &rm.m, md.max_batch, 1, MG_ENGINE_CUDA, err, sizeof err) != MG_OK ||
+            mg_engine_set_prefix_cache(cpu, md.prefix_cache, err, sizeof err) != MG_OK ||
+            mg_engine_set_prefix_cache(gpu, md.prefix_cache, err, sizeof err) != MG_OK) {
+            std::printf("MISMATCH %s: engine creation failed: %s\n", md.name, err);
+            fails++;
+            mg_engine_free(cpu);
+            mg_engine_free(gpu);
+            continue;
+        }
+        if (std::strcmp(mg_engine_kernel(gpu), "cuda") != 0 || mg_engine_device(gpu) != MG_ENGINE_DEVICE_CUDA) {
+            std::printf("MISMATCH %s: the CUDA engine reports kernel %s\n", md.name, mg_engine_kernel(gpu));
+            fails++;
+        }
+        fails += check_passes(md.name, cpu, gpu, rng, steps);
+        fails += check_generate(md.name, cpu, gpu, rng, 1, 1, max_new, md.rounds);
+        if (full || md.prefix_cache) /* plain choice without sharing: one model is enough by default */
+            fails += check_generate(md.name, cpu, gpu, rng, 0, 0, max_new, 1);
+        /* mg_engine_logits: a plain prefill of one prompt */
+        auto p = rand_tokens(rng, 23, md.c.vocab_size);
+        std::vector<float> zc((size_t)md.c.vocab_size), zg(zc.size());
+        char what[96];
+        std::snprintf(what, sizeof what, "%s: mg_engine_logits", md.name);
+        if (mg_engine_logits(cpu, p.data(), 23, zc.data(), err, sizeof err) != MG_OK ||
+            mg_engine_logits(gpu, p.data(), 23, zg.data(), err, sizeof err) != MG_OK) {
+            std::printf("MISMATCH %s: %s\n", what, err);
+            fails++;
+        } else if (!drv::close(what, zg.data(), zc.data(), zc.size(), 2e-4f, 2e-4f)) {
+            fails++;
+        }
+        mg_engine_free(cpu);
+        mg_engine_free(gpu);
+    }
+    return drv::finish(fails);
+}
+#endif
