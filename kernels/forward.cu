@@ -400,6 +400,10 @@ extern "C" int mgk_engine_logits(mgk_engine *g, int row0, int rows, float *out)
  * than max_batch): the same tokens, and distributions within a tolerance. */
 #include "driver.h"
 #include "game.h"
+
+#include <algorithm>
+#include <cstring>
+
 #include "model/choose.h"
 extern "C" {
 #include "model/engine_impl.h" /* the driver feeds passes to mg_engine_forward itself */
