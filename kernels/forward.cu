@@ -270,6 +270,8 @@ extern "C" int mgk_forward(mgk_engine *g, int n, const int32_t *tok, const int32
             hi = logit[r];
         }
     }
+    if (hi >= g->max_batch) /* logits rows are the engine's [max_batch] rows */
+        return MGK_ERR_ARG;
     h[ROW_SEQ_START * R1 + n_seq] = n;
     for (int j = 0; lo >= 0 && j <= hi - lo; j++)
         h[ROW_SRC * R1 + j] = -1;
