@@ -1,7 +1,9 @@
 """The CUDA kernels (kernels/*.cu) run on the CPU execution harness (kernels/harness/cuda_cpu.h):
 each kernel file's driver is compiled as C++ with g++ and checks every variant against its C
 reference (the CPU engine's own function in csrc/model/) on random, ragged and edge shapes, under
-a thread-order seed (two more with -m slow).  The harness itself is checked too: warp operations and atomics, a
+a thread-order seed (two more with -m slow).  forward.cu's driver runs the engine's whole CUDA forward pass
+(the same source, with every kernel) against the CPU engine: ragged prefill, shared prefixes, decode steps and
+whole generate() requests.  The harness itself is checked too: warp operations and atomics, a
 deliberately missing __syncthreads must give a wrong result, and a divergent one must abort.
 
 No GPU is needed or used here (docs/kernels.md: how to run the same drivers on a GPU)."""
