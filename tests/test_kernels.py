@@ -160,6 +160,29 @@ def test_harness_catches_a_missing_barrier_in_a_real_kernel():
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("mutation", ["kv_store", "line"])
+def test_forward_driver_catches_a_broken_forward_pass(mutation):
+    """forward.cu with the cache writes of a pass left out (the attention then reads poisoned memory), or with
+    every row at line position 0 (the line embedding's index ignored), must fail its driver's comparison with
+    the CPU engine."""
+    text = (KERNELS / "forward.cu").read_text()
+    if mutation == "kv_store":
+        old = "MGK_LAUNCH(kv_store_kernel,"
+        new = text.replace(old, "if (0) MGK_LAUNCH(kv_store_kernel,", 1)
+    else:
+        old = "s += line_embed[(long)line[r] * d + i];"
+        new = text.replace(old, "s += line_embed[(long)(line[r] & 0) * d + i];", 1)
+    assert old in text
+    broken = BUILD / f"forward_{mutation}" / "forward.cu"
+    broken.parent.mkdir(parents=True, exist_ok=True)
+    if not broken.exists() or broken.read_text() != new:
+        broken.write_text(new)
+    exe = build(broken, main=True)
+    res = run(exe, timeout=TIMEOUT["forward"])
+    assert res.returncode == 1 and "MISMATCH" in res.stdout, res.stdout[-3000:]
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("src", KERNEL_FILES, ids=[f.stem for f in KERNEL_FILES])
 def test_kernel_has_no_data_race_under_thread_sanitizer(src):
     """Every driver built with -fsanitize=thread (about 2 minutes for all on 2 cores): no race between
