@@ -423,6 +423,8 @@ void mg_engine_pc_store(mg_engine *e, int b, const int32_t *p, int blocks)
     size_t slot_sz = (size_t)e->c.max_seq_len * (size_t)e->kvd;
 #ifdef MG_WITH_CUDA
     if (e->gpu) {
+        if (e->pc.n_blocks == 0) /* no cache: nothing to download */
+            return;
         if (blocks <= 0 || mg_pc_lookup(&e->pc, p, blocks, NULL, NULL, 0) == blocks) {
             mg_pc_insert(&e->pc, p, blocks, e->kc, e->vc, slot_sz); /* all cached: marks them used */
             return;
