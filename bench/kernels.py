@@ -2,7 +2,8 @@
 
 With a CUDA device: builds every kernel file's driver with nvcc (``-DMGK_MAIN``, its C reference linked),
 runs it with ``--bench`` (each driver checks every variant against the CPU engine's own function on its test
-shapes and on a 1-2B-parameter model's shapes, then times each variant with CUDA events), and times the
+shapes and on a 1-2B-parameter model's shapes, then times each variant with CUDA events; forward.cu's driver
+checks the engine's whole CUDA forward pass against the CPU engine and times nothing), and times the
 PyTorch equivalent of every timed shape on the same GPU: ``torch.matmul``, ``F.rms_norm``, ``F.silu(g) * u``
 / ``F.gelu(g, approximate="tanh") * u``, rotary by indexing, ``F.scaled_dot_product_attention`` (decode: one
 query over ``max_len`` keys for every row, grouped-query via ``enable_gqa``; prefill without a cached prefix:
@@ -47,15 +48,35 @@ def device_or_reason():
 
 
 def build_drivers(out: Path):
+    """Every kernel file's driver, built with nvcc.  forward.cu's (the engine's CUDA forward pass against the
+    CPU engine, on small models: checks only, nothing timed) links every other kernel file and the engine's C
+    sources built with MG_WITH_CUDA."""
     out.mkdir(parents=True, exist_ok=True)
-    refs = [str(ROOT / "csrc" / "model" / n) for n in ("layers.c", "matmul.c", "choose.c")]
+    model = ROOT / "csrc" / "model"
+    refs = [str(model / n) for n in ("layers.c", "matmul.c", "choose.c")]
+    cus = sorted((ROOT / "kernels").glob("*.cu"))
+    inc = [f"-I{ROOT / 'kernels'}", f"-I{ROOT / 'csrc'}"]
     exes = []
-    for cu in sorted((ROOT / "kernels").glob("*.cu")):
+    for cu in cus:
         if "#ifdef MGK_MAIN" not in cu.read_text() or cu.stem == "device":
             continue
         exe = out / cu.stem
-        subprocess.run(["nvcc", "-O3", "-DMGK_MAIN", f"-I{ROOT / 'kernels'}", f"-I{ROOT / 'csrc'}", str(cu), *refs,
-                        "-o", str(exe)], check=True)
+        if cu.stem == "forward":
+            objs = []
+            for c in refs + [str(model / n) for n in ("engine.c", "generate.c", "prefix_cache.c", "threadpool.c")]:
+                obj = out / (Path(c).stem + ".o")
+                subprocess.run(["gcc", "-std=c11", "-O2", "-D_POSIX_C_SOURCE=200809L", "-DMG_WITH_CUDA", "-c", c,
+                                "-o", str(obj)], check=True)
+                objs.append(str(obj))
+            for other in cus:  # the kernels it calls, without their drivers
+                if other != cu:
+                    obj = out / (other.stem + "-cu.o")
+                    subprocess.run(["nvcc", "-O3", *inc, "-c", str(other), "-o", str(obj)], check=True)
+                    objs.append(str(obj))
+            subprocess.run(["nvcc", "-O3", *inc, "-DMGK_MAIN", str(cu), *objs, "-lpthread", "-o", str(exe)],
+                           check=True)
+        else:
+            subprocess.run(["nvcc", "-O3", "-DMGK_MAIN", *inc, str(cu), *refs, "-o", str(exe)], check=True)
         exes.append(exe)
     return exes
 

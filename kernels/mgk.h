@@ -11,6 +11,7 @@
 #define MGK_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -65,6 +66,45 @@ int mgk_attention_prefill(int variant, float *out, const float *q, const float *
  * (mg_choose_token, mg_bucket_probs). Variant 1. */
 int mgk_choose(int variant, int *tok, float *probs, const float *logits, int rows, int V,
                const unsigned char *in_group, const int *group, int n_group, const int *bucket_ids, int n_buckets);
+
+/* ---- the engine's forward pass on the GPU (forward.cu) --------------------------------------
+ * An mgk_engine belongs to one CPU engine (csrc/model/engine.c, created with MG_ENGINE_CUDA):
+ * the model's weights uploaded once, the KV cache [L][max_batch][S][kvd] and every buffer of a
+ * pass of up to rows_cap rows on the device, allocated here and nowhere else.  Host arrays in,
+ * host results out; every function returns MGK_OK, MGK_ERR_ARG or MGK_ERR_LAUNCH. */
+struct mg_model;
+typedef struct mgk_engine mgk_engine;
+
+/* MGK_OK, or MGK_ERR_ARG with a sentence in err (no usable device, an unsupported head
+ * dimension, out of GPU memory). */
+int mgk_engine_create(mgk_engine **g, const struct mg_model *m, int max_batch, int rows_cap, char *err,
+                      size_t errlen);
+void mgk_engine_free(mgk_engine *g);
+
+/* One forward pass over n rows (mg_engine_forward's contract): row r is token tok[r] of cache
+ * slot slot[r] at position pos[r], line position line[r] (the line embedding's index); its
+ * keys/values go into the cache; rows with logit[r] >= 0 get their logits in the device logits
+ * row logit[r] (those rows contiguous). */
+int mgk_forward(mgk_engine *g, int n, const int32_t *tok, const int32_t *slot, const int32_t *pos,
+                const int32_t *line, const int32_t *logit);
+
+/* Slot dst's cached positions [0, len) := slot src's (prefix sharing), on the device. */
+int mgk_copy_prefix(mgk_engine *g, int src, int dst, int len);
+
+/* Positions [0, len) of one slot's keys/values to (upload = 0) or from (upload = 1) host buffers
+ * hk/hv of n_layers rows of layer_stride floats (the prefix cache's layout). */
+int mgk_kv_transfer(mgk_engine *g, int slot, int len, float *hk, float *hv, size_t layer_stride, int upload);
+
+/* The choice of a request: in_group[V], group[n_group], bucket_ids[n_buckets <= 64], uploaded. */
+int mgk_engine_set_choice(mgk_engine *g, const unsigned char *in_group, const int32_t *group, int n_group,
+                          const int32_t *bucket_ids, int n_buckets);
+
+/* The next token (tok[rows]) and the bucket distribution (probs[rows][n_buckets]) of logits rows
+ * 0..rows-1, grouped or plain (choose.cu); only these come back to the host. */
+int mgk_engine_choose(mgk_engine *g, int rows, int grouped, int32_t *tok, float *probs);
+
+/* Logits rows row0 .. row0 + rows - 1 to the host (out[rows][V]). */
+int mgk_engine_logits(mgk_engine *g, int row0, int rows, float *out);
 
 #ifdef __cplusplus
 }

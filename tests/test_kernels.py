@@ -1,7 +1,9 @@
 """The CUDA kernels (kernels/*.cu) run on the CPU execution harness (kernels/harness/cuda_cpu.h):
 each kernel file's driver is compiled as C++ with g++ and checks every variant against its C
 reference (the CPU engine's own function in csrc/model/) on random, ragged and edge shapes, under
-a thread-order seed (two more with -m slow).  The harness itself is checked too: warp operations and atomics, a
+a thread-order seed (two more with -m slow).  forward.cu's driver runs the engine's whole CUDA forward pass
+(the same source, with every kernel) against the CPU engine: ragged prefill, shared prefixes, decode steps and
+whole generate() requests.  The harness itself is checked too: warp operations and atomics, a
 deliberately missing __syncthreads must give a wrong result, and a divergent one must abort.
 
 No GPU is needed or used here (docs/kernels.md: how to run the same drivers on a GPU)."""
@@ -20,9 +22,17 @@ CXX = os.environ.get("CXX", "g++")
 CC = os.environ.get("CC", "gcc")
 CXXFLAGS = ["-x", "c++", "-std=c++20", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread"]
 C_REFS = [ROOT / "csrc" / "model" / n for n in ("layers.c", "matmul.c", "choose.c")]
+# forward.cu (the engine's forward pass) links the whole engine, built with its CUDA path (MG_WITH_CUDA),
+# and every other kernel file
+ENGINE_C = [ROOT / "csrc" / "model" / n for n in ("engine.c", "generate.c", "prefix_cache.c", "threadpool.c")]
 
 pytestmark = pytest.mark.skipif(shutil.which(CXX) is None or shutil.which(CC) is None,
                                 reason=f"needs a C++ compiler ({CXX}) and a C compiler ({CC})")
+
+
+KERNEL_FILES = sorted(KERNELS.glob("*.cu"))
+# the forward pass's driver runs two engines over whole requests: minutes on a loaded machine
+TIMEOUT = {"forward": 900}
 
 
 def _digest(files, extra):
@@ -44,14 +54,24 @@ def build(src: Path, main: bool, extra=()) -> Path:
     BUILD.mkdir(parents=True, exist_ok=True)
     extra = list(extra)
     flags = CXXFLAGS + (["-DMGK_MAIN"] if main else []) + extra
-    exe = BUILD / f"{src.stem}-{_digest([src, *C_REFS, *_headers()], flags + [CXX, CC])}"
+    engine = src.stem == "forward"
+    c_srcs = C_REFS + (ENGINE_C if engine else [])
+    cu_deps = [f for f in KERNEL_FILES if f.stem != "forward"] if engine else []
+    cdefs = ["-DMG_WITH_CUDA"] if engine else []
+    exe = BUILD / f"{src.stem}-{_digest([src, *c_srcs, *cu_deps, *_headers()], flags + [CXX, CC])}"
     if exe.exists():
         return exe
     objs = []
-    for c in C_REFS:
+    for c in c_srcs:
         obj = BUILD / f"{c.stem}.{src.stem}.{os.getpid()}.o"
-        subprocess.run([CC, "-std=c11", "-O2", "-D_POSIX_C_SOURCE=200809L", *extra, "-c", str(c), "-o", str(obj)],
-                       check=True)
+        subprocess.run([CC, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_POSIX_C_SOURCE=200809L", *cdefs,
+                        *extra, "-c", str(c), "-o", str(obj)], check=True)
+        objs.append(str(obj))
+    for cu in cu_deps:  # the kernels the forward pass calls, without their drivers
+        obj = BUILD / f"{cu.stem}-cu.{src.stem}.{os.getpid()}.o"
+        res = subprocess.run([CXX, *CXXFLAGS, *extra, f"-I{KERNELS}", f"-I{ROOT / 'csrc'}", "-c", str(cu), "-o",
+                              str(obj)], capture_output=True, text=True)
+        assert res.returncode == 0, f"{cu.name} does not compile on the harness:\n{res.stderr[-4000:]}"
         objs.append(str(obj))
     tmp = exe.with_suffix(f".tmp{os.getpid()}")
     res = subprocess.run([CXX, *flags, f"-I{KERNELS}", f"-I{ROOT / 'csrc'}", str(src), "-x", "none", *objs, *extra,
@@ -68,7 +88,6 @@ def run(exe: Path, *args, seed: int = 1, timeout: float = 120):
     return subprocess.run([str(exe), *args], capture_output=True, text=True, env=env, timeout=timeout)
 
 
-KERNEL_FILES = sorted(KERNELS.glob("*.cu"))
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -94,9 +113,13 @@ def test_every_kernel_file_has_a_driver():
 @pytest.mark.parametrize("seed", [1, pytest.param(2, marks=pytest.mark.slow), pytest.param(3, marks=pytest.mark.slow)])
 def test_kernel_matches_its_c_reference_on_the_harness(src, seed):
     exe = build(src, main=True)
-    res = run(exe, "--seed", str(seed), seed=seed)
+    res = run(exe, "--seed", str(seed), seed=seed, timeout=TIMEOUT.get(src.stem, 120))
     assert res.returncode == 0 and "ALL CHECKS PASSED" in res.stdout, res.stdout[-4000:] + res.stderr[-2000:]
     assert "ok " in res.stdout and "MISMATCH" not in res.stdout
+    if src.stem == "forward":  # the CUDA engine against the CPU engine: every kind of pass was compared
+        for what in ("ragged prefill of 3 prompts", "prefill after a shared prefix", "decode step 2",
+                     "generate grouped=1 sharing=1 round 1", "generate grouped=0 sharing=0", "mg_engine_logits"):
+            assert f": {what}" in res.stdout, f"forward.cu's driver did not check {what!r}:\n{res.stdout[-3000:]}"
 
 
 def test_harness_warp_operations_atomics_and_barriers():
@@ -137,12 +160,35 @@ def test_harness_catches_a_missing_barrier_in_a_real_kernel():
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("mutation", ["kv_store", "line"])
+def test_forward_driver_catches_a_broken_forward_pass(mutation):
+    """forward.cu with the cache writes of a pass left out (the attention then reads poisoned memory), or with
+    every row at line position 0 (the line embedding's index ignored), must fail its driver's comparison with
+    the CPU engine."""
+    text = (KERNELS / "forward.cu").read_text()
+    if mutation == "kv_store":
+        old = "MGK_LAUNCH(kv_store_kernel,"
+        new = text.replace(old, "if (0) MGK_LAUNCH(kv_store_kernel,", 1)
+    else:
+        old = "s += line_embed[(long)line[r] * d + i];"
+        new = text.replace(old, "s += line_embed[(long)(line[r] & 0) * d + i];", 1)
+    assert old in text
+    broken = BUILD / f"forward_{mutation}" / "forward.cu"
+    broken.parent.mkdir(parents=True, exist_ok=True)
+    if not broken.exists() or broken.read_text() != new:
+        broken.write_text(new)
+    exe = build(broken, main=True)
+    res = run(exe, timeout=TIMEOUT["forward"])
+    assert res.returncode == 1 and "MISMATCH" in res.stdout, res.stdout[-3000:]
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("src", KERNEL_FILES, ids=[f.stem for f in KERNEL_FILES])
 def test_kernel_has_no_data_race_under_thread_sanitizer(src):
     """Every driver built with -fsanitize=thread (about 2 minutes for all on 2 cores): no race between
     the threads of a block, and the checks still pass."""
     exe = build(src, main=True, extra=["-fsanitize=thread", "-g"])
-    res = run(exe, timeout=600)
+    res = run(exe, timeout=max(600, 4 * TIMEOUT.get(src.stem, 0)))
     if "FATAL: ThreadSanitizer" in res.stderr and "memory layout" in res.stderr:
         pytest.skip("ThreadSanitizer cannot run here (memory layout / ASLR)")
     assert "ThreadSanitizer" not in res.stderr, res.stderr[-4000:]

@@ -2,8 +2,10 @@
  * py_model.c - Python binding of the native inference engine (csrc/model): mavgame._core.MavEngine.
  * mavgame/model/inference.py (NativeBackend, MAVModel.load(backend="native")) builds on it.
  *
- *   MavEngine(path, threads=1, max_batch=64, simd=True, prefix_cache=0)   load a model file (ValueError naming the
- *       bad field of a malformed file, OSError-like ValueError for an unreadable one)
+ *   MavEngine(path, threads=1, max_batch=64, simd=True, prefix_cache=0, device="cpu")   load a model file
+ *       (ValueError naming the bad field of a malformed file, OSError-like ValueError for an unreadable one);
+ *       device="cuda" (or "cuda:0") runs the forward pass and token choice on the GPU (kernels/forward.cu),
+ *       ValueError saying why where it cannot (a build without the kernels, no usable device)
  *   .generate(prompts, max_new_tokens, stop_ids, group_ids=None, bucket_ids=None, prefix_sharing=True)
  *       prompts: a list of 1-D integer arrays/sequences.  Returns a list of
  *       (ids int32[n], value_steps int32[k], value_probs float32[k, n_buckets], finished bool).
@@ -15,7 +17,7 @@
  *   mcts_mav_evaluator(engine, game, *, board_size=0, flags=0, threads=1, max_batch=16, spec=None,
  *       scoring="mean", group_ids=None, prefix_sharing=True, state_tracking=False, cache_size=0, prefix_cache=0) -> capsule "mavgame.mcts_evaluator": the native
  *       MAV evaluator of the MCTS (search/mcts_eval_model.h) over the engine's model, with its own engine
- *       buffers and threads; it keeps the MavEngine alive.  .mcts_mav_evaluator_stats(capsule) -> dict.
+ *       buffers and threads, on the MavEngine's device; it keeps the MavEngine alive.  .mcts_mav_evaluator_stats(capsule) -> dict.
  *   mav_value_moves(ids, value_steps, tok_ids) -> int32[k]: for each generated value token, the index in
  *       ids of the move token of its %top entry or -1 (format/mav_tokens.h); tok_ids = (colon, space,
  *       open, close, newline, top_all, top_k, bucket0, n_buckets).
@@ -55,12 +57,21 @@ static void engine_dealloc(py_engine *self)
 
 static int engine_init(py_engine *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"path", "threads", "max_batch", "simd", "prefix_cache", NULL};
+    static char *kwlist[] = {"path", "threads", "max_batch", "simd", "prefix_cache", "device", NULL};
     PyObject *path_obj;
     int threads = 1, max_batch = 64, simd = 1, prefix_cache = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|iipi:MavEngine", kwlist, PyUnicode_FSConverter, &path_obj,
-                                     &threads, &max_batch, &simd, &prefix_cache))
+    const char *device = "cpu";
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|iipis:MavEngine", kwlist, PyUnicode_FSConverter, &path_obj,
+                                     &threads, &max_batch, &simd, &prefix_cache, &device))
         return -1;
+    unsigned flags = simd ? 0 : MG_ENGINE_NO_SIMD;
+    if (strcmp(device, "cuda") == 0 || strcmp(device, "cuda:0") == 0) {
+        flags |= MG_ENGINE_CUDA;
+    } else if (strcmp(device, "cpu") != 0) {
+        Py_DECREF(path_obj);
+        PyErr_Format(PyExc_ValueError, "device must be 'cpu', 'cuda' or 'cuda:0' (the first GPU), not '%s'", device);
+        return -1;
+    }
     if (self->e || self->loaded) {
         Py_DECREF(path_obj);
         PyErr_SetString(PyExc_RuntimeError, "MavEngine is already initialised");
@@ -78,8 +89,11 @@ static int engine_init(py_engine *self, PyObject *args, PyObject *kwds)
         return -1;
     }
     self->loaded = 1;
-    if (mg_engine_create(&self->e, &self->model, max_batch, threads, simd ? 0 : MG_ENGINE_NO_SIMD, err,
-                         sizeof err) != MG_OK ||
+    int created;
+    Py_BEGIN_ALLOW_THREADS /* the CUDA engine uploads the weights */
+    created = mg_engine_create(&self->e, &self->model, max_batch, threads, flags, err, sizeof err);
+    Py_END_ALLOW_THREADS
+    if (created != MG_OK ||
         mg_engine_set_prefix_cache(self->e, prefix_cache, err, sizeof err) != MG_OK) {
         mg_py_value_error(err);
         return -1;
@@ -369,6 +383,12 @@ static PyObject *get_kernel(py_engine *self, void *Py_UNUSED(c))
     return PyUnicode_FromString(mg_engine_kernel(self->e));
 }
 
+static PyObject *get_device(py_engine *self, void *Py_UNUSED(c))
+{
+    GETTER_CHECK(self);
+    return PyUnicode_FromString(mg_engine_device(self->e) == MG_ENGINE_DEVICE_CUDA ? "cuda" : "cpu");
+}
+
 static PyObject *get_file_dtype(py_engine *self, void *Py_UNUSED(c))
 {
     GETTER_CHECK(self);
@@ -392,7 +412,8 @@ static PyGetSetDef engine_getset[] = {
     {"n_params", (getter)get_n_params, NULL, "Number of parameters.", NULL},
     {"threads", (getter)get_threads, NULL, "Threads of the engine's pool.", NULL},
     {"max_batch", (getter)get_max_batch, NULL, "Sequences run at once.", NULL},
-    {"kernel", (getter)get_kernel, NULL, "The matmul kernel in use ('avx2-fma' or 'portable').", NULL},
+    {"kernel", (getter)get_kernel, NULL, "The matmul kernel in use ('avx2-fma', 'portable' or 'cuda').", NULL},
+    {"device", (getter)get_device, NULL, "Where the forward pass runs: 'cpu' or 'cuda'.", NULL},
     {"file_dtype", (getter)get_file_dtype, NULL, "Weight dtype in the file (F32, F16, BF16).", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -402,7 +423,8 @@ static PyTypeObject py_engine_type = {
     .tp_basicsize = sizeof(py_engine),
     .tp_dealloc = (destructor)engine_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "MavEngine(path, threads=1, max_batch=64, simd=True): the native MAV inference engine (C).",
+    .tp_doc = "MavEngine(path, threads=1, max_batch=64, simd=True, prefix_cache=0, device='cpu'): the native MAV "
+              "inference engine (C; device='cuda': its CUDA forward pass, kernels/forward.cu).",
     .tp_methods = engine_methods,
     .tp_getset = engine_getset,
     .tp_init = (initproc)engine_init,
@@ -494,8 +516,10 @@ static PyObject *py_mcts_mav_evaluator(PyObject *Py_UNUSED(mod), PyObject *args,
     memset(&cfg, 0, sizeof cfg);
     cfg.board_size = board_size;
     cfg.flags = flags;
+    /* the evaluator's engine runs where the MavEngine runs (the GPU for device="cuda") */
+    unsigned eflags = mg_engine_device(pe->e) == MG_ENGINE_DEVICE_CUDA ? MG_ENGINE_CUDA : 0;
     mg_eval_model_params p = {threads, max_batch, spec, sc, group ? PyArray_DATA(group) : NULL, ng, sharing, st,
-                              cache_size, prefix_cache};
+                              cache_size, prefix_cache, eflags};
     eval_holder *h = PyMem_RawCalloc(1, sizeof *h);
     if (!h) {
         Py_XDECREF(group);

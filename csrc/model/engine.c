@@ -4,6 +4,8 @@
  * A pass takes n token rows of any sequences (ragged: no padding), each at its own position,
  * and runs the transformer over them: the matrix products over all rows at once (split over
  * the thread pool by blocks of rows and columns), the per-row layers (layers.h) row by row.
+ * An engine created with MG_ENGINE_CUDA runs the same pass on the GPU instead
+ * (kernels/forward.cu): the generation logic (generate.c) is the same for both.
  */
 #include "engine_impl.h"
 
@@ -13,7 +15,12 @@
 #include <string.h>
 
 #include "../game.h"
+#include "choose.h"
 #include "layers.h"
+
+#ifdef MG_WITH_CUDA
+#include "../../kernels/mgk.h"
+#endif
 
 /* ---- creation ----------------------------------------------------------------------------- */
 
@@ -23,10 +30,14 @@ void mg_engine_free(mg_engine *e)
         return;
     mg_pool_free(e->pool);
     mg_pc_free(&e->pc);
+#ifdef MG_WITH_CUDA
+    mgk_engine_free(e->gpu);
+#endif
     void *bufs[] = {e->rope_cos, e->rope_sin, e->kc, e->vc, e->line_start, e->r_tok, e->r_slot, e->r_pos,
                     e->r_logit, e->x, e->h, e->q, e->k, e->v, e->att, e->g, e->u, e->hl, e->logits, e->scores,
                     e->is_stop, e->in_group, e->bucket_of, e->group, e->gen_idx, e->gen_pos, e->gen_last,
-                    e->pf_order, e->pf_tmp, e->pf_lcp, e->pf_src, e->pf_share, e->pf_state, e->pf_cached};
+                    e->pf_order, e->pf_tmp, e->pf_lcp, e->pf_src, e->pf_share, e->pf_state, e->pf_cached,
+                    e->r_line, e->c_tok, e->c_probs};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(bufs[i]);
     free(e);
@@ -40,6 +51,13 @@ int mg_engine_create(mg_engine **out, const mg_model *m, int max_batch, int thre
         snprintf(err, errlen, "max_batch must be in [1, 4096], got %d", max_batch);
         return MG_ERR;
     }
+#ifndef MG_WITH_CUDA
+    if (flags & MG_ENGINE_CUDA) {
+        snprintf(err, errlen, "mavgame was built without its CUDA kernels (nvcc was not found at build time, "
+                              "MAVGAME_NO_CUDA was set, or the kernels failed to compile): no CUDA engine");
+        return MG_ERR;
+    }
+#endif
     mg_engine *e = calloc(1, sizeof *e);
     if (!e) {
         snprintf(err, errlen, "out of memory");
@@ -59,7 +77,9 @@ int mg_engine_create(mg_engine **out, const mg_model *m, int max_batch, int thre
     e->kvd = c->n_kv_heads * c->head_dim;
     e->qd = c->n_heads * c->head_dim;
     size_t S = (size_t)c->max_seq_len, R = (size_t)e->rows_cap, B = (size_t)max_batch, V = (size_t)c->vocab_size;
-    size_t h2 = (size_t)c->head_dim / 2, kv = (size_t)c->n_layers * B * S * (size_t)e->kvd;
+    int cuda = (flags & MG_ENGINE_CUDA) != 0;
+    /* on the CUDA path the cache lives on the device: kc/vc are one slot of host staging */
+    size_t h2 = (size_t)c->head_dim / 2, kv = (size_t)c->n_layers * (cuda ? 1 : B) * S * (size_t)e->kvd;
     int ok = 1;
 #define ALLOC(p, count) ok &= ((p) = calloc((size_t)(count) + 1, sizeof *(p))) != NULL
     ALLOC(e->rope_cos, S * h2);
@@ -96,6 +116,9 @@ int mg_engine_create(mg_engine **out, const mg_model *m, int max_batch, int thre
     ALLOC(e->pf_share, B);
     ALLOC(e->pf_state, B);
     ALLOC(e->pf_cached, B);
+    ALLOC(e->r_line, R);
+    ALLOC(e->c_tok, B);
+    ALLOC(e->c_probs, B * MG_ENGINE_MAX_BUCKETS);
 #undef ALLOC
     if (!ok) {
         snprintf(err, errlen, "out of memory for an engine of batch %d (KV cache %zu MB)", max_batch,
@@ -104,13 +127,24 @@ int mg_engine_create(mg_engine **out, const mg_model *m, int max_batch, int thre
         return MG_ERR;
     }
     mg_rope_tables(e->rope_cos, e->rope_sin, c->max_seq_len, c->head_dim, c->rope_theta);
+#ifdef MG_WITH_CUDA
+    if (cuda) {
+        char why[512];
+        if (mgk_engine_create(&e->gpu, m, max_batch, e->rows_cap, why, sizeof why) != MGK_OK) {
+            snprintf(err, errlen, "no CUDA engine: %s", why);
+            mg_engine_free(e);
+            return MG_ERR;
+        }
+    }
+#endif
     *out = e;
     return MG_OK;
 }
 
 int mg_engine_threads(const mg_engine *e) { return mg_pool_threads(e->pool); }
 int mg_engine_max_batch(const mg_engine *e) { return e->max_batch; }
-const char *mg_engine_kernel(const mg_engine *e) { return mg_matmul_name(e->mm); }
+const char *mg_engine_kernel(const mg_engine *e) { return e->gpu ? "cuda" : mg_matmul_name(e->mm); }
+int mg_engine_device(const mg_engine *e) { return e->gpu ? MG_ENGINE_DEVICE_CUDA : MG_ENGINE_DEVICE_CPU; }
 const mg_model *mg_engine_model(const mg_engine *e) { return e->m; }
 void mg_engine_get_stats(const mg_engine *e, mg_engine_stats *s) { *s = e->stats; }
 void mg_engine_reset_stats(mg_engine *e) { memset(&e->stats, 0, sizeof e->stats); }
@@ -218,14 +252,9 @@ static void forward_rows(mg_engine *e, int r0, int r1, int par, int thread)
                 x[i] += pe[i];
         }
         if (m->line_embed) {
-            int *ls = &e->line_start[e->r_slot[r]];
-            int lp = pos - *ls;
-            lp = lp < 0 ? 0 : lp >= c->line_pos ? c->line_pos - 1 : lp;
-            const float *le = m->line_embed + (size_t)lp * d;
+            const float *le = m->line_embed + (size_t)e->r_line[r] * d;
             for (int i = 0; i < d; i++)
                 x[i] += le[i];
-            if (tok == c->newline_id && pos + 1 > *ls)
-                *ls = pos + 1;
         }
     }
     for (int l = 0; l < c->n_layers; l++) {
@@ -301,10 +330,37 @@ static double pass_flops(const mg_engine *e, int n)
     return f;
 }
 
+/* The line embedding's index of each row (its position in its text line, clipped to line_pos),
+ * advancing e->line_start past newlines: in row order, before the rows are split over threads. */
+static void line_positions(mg_engine *e, int n)
+{
+    const mg_model_config *c = &e->c;
+    for (int r = 0; r < n; r++) {
+        if (c->line_pos <= 0) {
+            e->r_line[r] = 0;
+            continue;
+        }
+        int *ls = &e->line_start[e->r_slot[r]], pos = e->r_pos[r];
+        int lp = pos - *ls;
+        e->r_line[r] = lp < 0 ? 0 : lp >= c->line_pos ? c->line_pos - 1 : lp;
+        if (e->r_tok[r] == c->newline_id && pos + 1 > *ls)
+            *ls = pos + 1;
+    }
+}
+
 void mg_engine_forward(mg_engine *e, int n)
 {
     e->stats.passes++;
     e->stats.flops += pass_flops(e, n);
+    line_positions(e, n);
+#ifdef MG_WITH_CUDA
+    if (e->gpu) {
+        int rc = mgk_forward(e->gpu, n, e->r_tok, e->r_slot, e->r_pos, e->r_line, e->r_logit);
+        if (rc != MGK_OK && !e->gpu_err)
+            e->gpu_err = rc;
+        return;
+    }
+#endif
     int T = mg_pool_threads(e->pool);
     if (T == 1) {
         forward_rows(e, 0, n, 0, 0);
@@ -328,10 +384,114 @@ void mg_engine_forward(mg_engine *e, int n)
 
 void mg_engine_copy_prefix(mg_engine *e, int src, int dst, int len)
 {
+#ifdef MG_WITH_CUDA
+    if (e->gpu) {
+        int rc = mgk_copy_prefix(e->gpu, src, dst, len);
+        if (rc != MGK_OK && !e->gpu_err)
+            e->gpu_err = rc;
+        return;
+    }
+#endif
     size_t slot_sz = (size_t)e->c.max_seq_len * (size_t)e->kvd, n = (size_t)len * (size_t)e->kvd;
     for (int l = 0; l < e->c.n_layers; l++) {
         size_t off = (size_t)l * (size_t)e->max_batch * slot_sz;
         memcpy(e->kc + off + (size_t)dst * slot_sz, e->kc + off + (size_t)src * slot_sz, n * sizeof(float));
         memcpy(e->vc + off + (size_t)dst * slot_sz, e->vc + off + (size_t)src * slot_sz, n * sizeof(float));
     }
+}
+
+/* ---- the prefix cache, the token choice: host or device ------------------------------------ */
+
+void mg_engine_pc_fetch(mg_engine *e, int b, const int32_t *p, int blocks)
+{
+    size_t slot_sz = (size_t)e->c.max_seq_len * (size_t)e->kvd;
+#ifdef MG_WITH_CUDA
+    if (e->gpu) { /* through the one-slot host staging area */
+        mg_pc_lookup(&e->pc, p, blocks, e->kc, e->vc, slot_sz);
+        int rc = mgk_kv_transfer(e->gpu, b, blocks * MG_PC_BLOCK, e->kc, e->vc, slot_sz, 1);
+        if (rc != MGK_OK && !e->gpu_err)
+            e->gpu_err = rc;
+        return;
+    }
+#endif
+    mg_pc_lookup(&e->pc, p, blocks, e->kc + (size_t)b * slot_sz, e->vc + (size_t)b * slot_sz,
+                 (size_t)e->max_batch * slot_sz);
+}
+
+void mg_engine_pc_store(mg_engine *e, int b, const int32_t *p, int blocks)
+{
+    size_t slot_sz = (size_t)e->c.max_seq_len * (size_t)e->kvd;
+#ifdef MG_WITH_CUDA
+    if (e->gpu) {
+        if (e->pc.n_blocks == 0) /* no cache: nothing to download */
+            return;
+        if (blocks <= 0 || mg_pc_lookup(&e->pc, p, blocks, NULL, NULL, 0) == blocks) {
+            mg_pc_insert(&e->pc, p, blocks, e->kc, e->vc, slot_sz); /* all cached: marks them used */
+            return;
+        }
+        int rc = mgk_kv_transfer(e->gpu, b, blocks * MG_PC_BLOCK, e->kc, e->vc, slot_sz, 0);
+        if (rc != MGK_OK) {
+            if (!e->gpu_err)
+                e->gpu_err = rc;
+            return;
+        }
+        mg_pc_insert(&e->pc, p, blocks, e->kc, e->vc, slot_sz);
+        return;
+    }
+#endif
+    mg_pc_insert(&e->pc, p, blocks, e->kc + (size_t)b * slot_sz, e->vc + (size_t)b * slot_sz,
+                 (size_t)e->max_batch * slot_sz);
+}
+
+void mg_engine_set_choice(mg_engine *e, const int32_t *bucket_ids, int n_buckets)
+{
+#ifdef MG_WITH_CUDA
+    if (e->gpu) {
+        int rc = mgk_engine_set_choice(e->gpu, e->in_group, e->group, e->n_group, bucket_ids, n_buckets);
+        if (rc != MGK_OK && !e->gpu_err)
+            e->gpu_err = rc;
+    }
+#else
+    (void)e;
+    (void)bucket_ids;
+    (void)n_buckets;
+#endif
+}
+
+void mg_engine_choose(mg_engine *e, int rows, int grouped)
+{
+#ifdef MG_WITH_CUDA
+    if (e->gpu) {
+        int rc = mgk_engine_choose(e->gpu, rows, grouped, e->c_tok, e->c_probs);
+        if (rc != MGK_OK) {
+            if (!e->gpu_err)
+                e->gpu_err = rc;
+            memset(e->c_tok, 0, (size_t)rows * sizeof *e->c_tok); /* valid ids; the request fails */
+        }
+        return;
+    }
+#endif
+    int V = e->c.vocab_size;
+    for (int i = 0; i < rows; i++)
+        e->c_tok[i] = mg_choose_token(e->logits + (size_t)i * V, V, e->in_group, e->group, grouped ? e->n_group : 0);
+}
+
+void mg_engine_row_probs(const mg_engine *e, int i, float *out, const int32_t *bucket_ids, int n_buckets)
+{
+    if (e->gpu)
+        memcpy(out, e->c_probs + (size_t)i * n_buckets, (size_t)n_buckets * sizeof(float));
+    else
+        mg_bucket_probs(out, e->logits + (size_t)i * e->c.vocab_size, bucket_ids, n_buckets);
+}
+
+int mg_engine_read_logits(mg_engine *e, int rows, float *out)
+{
+    if (rows < 0 || rows > e->max_batch)
+        return MG_ERR;
+#ifdef MG_WITH_CUDA
+    if (e->gpu)
+        return mgk_engine_logits(e->gpu, 0, rows, out) == MGK_OK ? MG_OK : MG_ERR;
+#endif
+    memcpy(out, e->logits, (size_t)rows * (size_t)e->c.vocab_size * sizeof(float));
+    return MG_OK;
 }

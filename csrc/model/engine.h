@@ -36,7 +36,12 @@ extern "C" {
 
 enum mg_engine_flags {
     MG_ENGINE_NO_SIMD = 1u,  /* the portable matmul kernel even where AVX2/FMA exist */
+    MG_ENGINE_CUDA = 2u,     /* the forward pass, KV cache and token choice on the GPU (kernels/forward.cu):
+                                needs a build with the kernels (MG_WITH_CUDA) and a usable device, else
+                                mg_engine_create fails saying which is missing */
 };
+
+enum mg_engine_device { MG_ENGINE_DEVICE_CPU = 0, MG_ENGINE_DEVICE_CUDA = 1 };
 
 typedef struct mg_engine mg_engine;
 
@@ -83,7 +88,8 @@ void mg_engine_free(mg_engine *e);
 
 int mg_engine_threads(const mg_engine *e);
 int mg_engine_max_batch(const mg_engine *e);
-const char *mg_engine_kernel(const mg_engine *e);
+const char *mg_engine_kernel(const mg_engine *e); /* "avx2-fma", "portable" or "cuda" */
+int mg_engine_device(const mg_engine *e);          /* enum mg_engine_device */
 const mg_model *mg_engine_model(const mg_engine *e);
 
 /* The number of tokens each prompt of a request may generate: min(max_new_tokens,
@@ -97,6 +103,10 @@ int mg_engine_generate(mg_engine *e, const mg_gen_request *q, mg_gen_result *res
 
 /* The logits [V] at the last position of one prompt (a plain prefill; for tests). */
 int mg_engine_logits(mg_engine *e, const int32_t *prompt, int len, float *logits, char *err, size_t errlen);
+
+/* Logits rows 0..rows-1 of the last pass (rows <= max_batch) into out[rows][V] (from the device
+ * on the CUDA path; for tests).  MG_OK or MG_ERR. */
+int mg_engine_read_logits(mg_engine *e, int rows, float *out);
 
 /* The cross-batch prefix cache: keys and values of prompt prefixes kept between requests, in
  * blocks of 16 tokens (prefix_cache.h), up to `tokens` tokens (0: none, the default), least

@@ -42,6 +42,14 @@ struct mg_engine {
     uint8_t *pf_cached;                /* [max_batch] the shared prefix comes from the prefix cache */
     mg_prefix_cache pc;                /* cross-batch prefix cache (empty unless set) */
     mg_engine_stats stats;
+    /* the CUDA path (MG_ENGINE_CUDA; kernels/forward.cu): the forward pass, the KV cache and the
+     * token choice on the device.  Then kc/vc above are a one-slot host staging area of the prefix
+     * cache ([L][1][S][kvd]) and logits is filled on demand only. */
+    struct mgk_engine *gpu;
+    int gpu_err;                       /* the first error of a device call (MGK_ERR_*), 0 if none */
+    int32_t *r_line;                   /* [rows_cap] line position of each row (the line embedding) */
+    int32_t *c_tok;                    /* [max_batch] the tokens chosen for logits rows */
+    float *c_probs;                    /* [max_batch][64] their bucket distributions (CUDA path) */
 };
 
 /* Forward pass over e->r_* rows 0..n-1 (at most rows_cap; a sequence's rows in position order,
@@ -52,5 +60,20 @@ void mg_engine_forward(mg_engine *e, int n);
 
 /* Copy slot src's cached keys/values of positions [0, len) to slot dst (prefix sharing). */
 void mg_engine_copy_prefix(mg_engine *e, int src, int dst, int len);
+
+/* The cross-batch prefix cache and slot b: copy prompt p's first `blocks` cached blocks into the
+ * slot (fetch), or store the slot's first `blocks` blocks of p (store). */
+void mg_engine_pc_fetch(mg_engine *e, int b, const int32_t *p, int blocks);
+void mg_engine_pc_store(mg_engine *e, int b, const int32_t *p, int blocks);
+
+/* The choice of the current request (e->in_group, e->group, e->n_group and these buckets),
+ * before its first pass (the CUDA path uploads it). */
+void mg_engine_set_choice(mg_engine *e, const int32_t *bucket_ids, int n_buckets);
+
+/* e->c_tok[i] := the token chosen from logits row i, i < rows (grouped or plain); on the CUDA
+ * path also e->c_probs[i] (the bucket distribution).  mg_engine_row_probs: row i's bucket
+ * distribution into out[n_buckets] (from c_probs or from the host logits). */
+void mg_engine_choose(mg_engine *e, int rows, int grouped);
+void mg_engine_row_probs(const mg_engine *e, int i, float *out, const int32_t *bucket_ids, int n_buckets);
 
 #endif

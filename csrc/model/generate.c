@@ -1,7 +1,8 @@
 /*
  * generate.c - batched greedy generation over the engine (engine.h): validation and budget,
  * ragged prefill (with prefix sharing over a prefix tree of the prompts), the decode loop, plain and grouped greedy choice, and
- * the bucket distributions at value tokens.  Nothing is allocated here.
+ * the bucket distributions at value tokens.  Nothing is allocated here.  The same logic drives
+ * the CPU and the CUDA forward pass (engine.c: mg_engine_forward, mg_engine_choose, ...).
  */
 #include <math.h>
 #include <stdio.h>
@@ -61,17 +62,12 @@ int mg_engine_budget(const mg_engine *e, const mg_gen_request *q, char *err, siz
     return q->max_new_tokens < room ? q->max_new_tokens : room;
 }
 
-static int choose(const mg_engine *e, const float *z, int grouped)
-{
-    return mg_choose_token(z, e->c.vocab_size, e->in_group, e->group, grouped ? e->n_group : 0);
-}
-
-/* Record token t of prompt b chosen from logits z: the bucket distribution if t is a value token. */
-static void record(const mg_engine *e, const mg_gen_request *q, mg_gen_result *r, const float *z, int t)
+/* Record token t of a prompt chosen from logits row i: the bucket distribution if t is a value token. */
+static void record(const mg_engine *e, const mg_gen_request *q, mg_gen_result *r, int i, int t)
 {
     int b = e->bucket_of[t];
     if (b >= 0) {
-        mg_bucket_probs(r->value_probs + (size_t)r->n_values * q->n_buckets, z, q->bucket_ids, q->n_buckets);
+        mg_engine_row_probs(e, i, r->value_probs + (size_t)r->n_values * q->n_buckets, q->bucket_ids, q->n_buckets);
         r->value_steps[r->n_values++] = r->n_ids;
     }
     r->ids[r->n_ids++] = t;
@@ -167,7 +163,7 @@ static void generate_chunk(mg_engine *e, const mg_gen_request *q, mg_gen_result 
     const int32_t *const *pr = q->prompts + p0;
     const int32_t *lens = q->lens + p0;
     res += p0;
-    int V = e->c.vocab_size, grouped = q->n_group > 0;
+    int grouped = q->n_group > 0;
     for (int b = 0; b < n; b++) {
         e->line_start[b] = 0;
         e->pf_state[b] = 0;
@@ -176,15 +172,13 @@ static void generate_chunk(mg_engine *e, const mg_gen_request *q, mg_gen_result 
     }
     plan_sharing(e, pr, lens, n, q->prefix_sharing);
     /* the cross-batch cache: a cached prefix at least as long as the batch's share replaces it */
-    size_t slot_sz = (size_t)e->c.max_seq_len * (size_t)e->kvd, layer_stride = (size_t)e->max_batch * slot_sz;
     for (int b = 0; b < n; b++) {
         e->pf_cached[b] = 0;
         if (!q->prefix_sharing || e->pc.n_blocks == 0)
             continue;
         int hit = mg_pc_lookup(&e->pc, pr[b], (lens[b] - 1) / MG_PC_BLOCK, NULL, NULL, 0) * MG_PC_BLOCK;
         if (hit > 0 && hit >= e->pf_share[b]) {
-            mg_pc_lookup(&e->pc, pr[b], hit / MG_PC_BLOCK, e->kc + (size_t)b * slot_sz, e->vc + (size_t)b * slot_sz,
-                         layer_stride);
+            mg_engine_pc_fetch(e, b, pr[b], hit / MG_PC_BLOCK);
             e->pf_src[b] = -1;
             e->pf_share[b] = hit;
             e->pf_cached[b] = 1;
@@ -233,16 +227,15 @@ static void generate_chunk(mg_engine *e, const mg_gen_request *q, mg_gen_result 
     }
     if (q->prefix_sharing)
         for (int b = 0; b < n; b++)
-            mg_pc_insert(&e->pc, pr[b], lens[b] / MG_PC_BLOCK, e->kc + (size_t)b * slot_sz,
-                         e->vc + (size_t)b * slot_sz, layer_stride);
+            mg_engine_pc_store(e, b, pr[b], lens[b] / MG_PC_BLOCK);
     /* decode: logits row i belongs to active prompt gen_idx[i] */
     for (int step = 0; step < budget; step++) {
         int keep = 0;
+        mg_engine_choose(e, act, grouped);
         for (int i = 0; i < act; i++) {
             int b = e->gen_idx[i];
-            const float *z = e->logits + (size_t)i * V;
-            int t = choose(e, z, grouped);
-            record(e, q, &res[b], z, t);
+            int t = e->c_tok[i];
+            record(e, q, &res[b], i, t);
             e->stats.generated++;
             if (e->is_stop[t]) {
                 res[b].finished = 1;
@@ -287,9 +280,16 @@ int mg_engine_generate(mg_engine *e, const mg_gen_request *q, mg_gen_result *res
         }
     for (int i = 0; i < q->n_buckets; i++)
         e->bucket_of[q->bucket_ids[i]] = (int16_t)i;
-    for (int p0 = 0; p0 < q->n; p0 += e->max_batch) {
+    e->gpu_err = 0;
+    mg_engine_set_choice(e, q->bucket_ids, q->n_buckets);
+    for (int p0 = 0; p0 < q->n && !e->gpu_err; p0 += e->max_batch) {
         int n = q->n - p0 < e->max_batch ? q->n - p0 : e->max_batch;
         generate_chunk(e, q, res, p0, n, budget);
+    }
+    if (e->gpu_err) {
+        snprintf(err, errlen, "the CUDA forward pass failed (%s)",
+                 e->gpu_err == 1 ? "a shape the kernels do not support" : "a kernel launch or copy failed");
+        return MG_ERR;
     }
     return MG_OK;
 }
@@ -307,6 +307,7 @@ int mg_engine_logits(mg_engine *e, const int32_t *prompt, int len, float *logits
             return MG_ERR;
         }
     e->line_start[0] = 0;
+    e->gpu_err = 0;
     int R = e->rows_cap, nr = 0;
     for (int t = 0; t < len; t++) {
         e->r_tok[nr] = prompt[t];
@@ -318,6 +319,9 @@ int mg_engine_logits(mg_engine *e, const int32_t *prompt, int len, float *logits
             nr = 0;
         }
     }
-    memcpy(logits, e->logits, (size_t)c->vocab_size * sizeof(float));
+    if (mg_engine_read_logits(e, 1, logits) != MG_OK || e->gpu_err) {
+        snprintf(err, errlen, "the CUDA forward pass failed");
+        return MG_ERR;
+    }
     return MG_OK;
 }

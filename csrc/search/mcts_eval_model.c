@@ -324,7 +324,7 @@ int mg_eval_model_create(mg_evaluator *ev, const mg_model *model, const mg_game 
             model_free(c);
             return MG_ERR;
         }
-    if (mg_engine_create(&c->engine, model, p->max_batch, p->threads, 0, err, errlen) != MG_OK ||
+    if (mg_engine_create(&c->engine, model, p->max_batch, p->threads, p->engine_flags, err, errlen) != MG_OK ||
         mg_engine_set_prefix_cache(c->engine, p->prefix_cache, err, errlen) != MG_OK) {
         model_free(c);
         return MG_ERR;

@@ -36,6 +36,7 @@ typedef struct mg_eval_model_params {
     int state_tracking;       /* state-tracking mode (else engine mode) */
     int cache_size;           /* engine mode: answers kept by prompt (rounded up to a power of 2; 0: none) */
     int prefix_cache;         /* the engine's cross-batch prefix cache, in tokens (0: none) */
+    unsigned engine_flags;    /* the engine's flags (engine.h: MG_ENGINE_CUDA runs it on the GPU) */
 } mg_eval_model_params;
 
 /* An evaluator over `model` (which must outlive it) for game g (a MAV game).  MG_OK and *ev, or

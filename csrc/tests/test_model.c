@@ -581,7 +581,7 @@ static void test_native_evaluator(void)
         char mv[2] = {(char)('1' + i), 0};
         group[i] = (int32_t)mg_tok_lookup(tok, mv, 1);
     }
-    mg_eval_model_params p = {2, 4, NULL, MG_MAV_SCORE_MEAN, group, 7, 1, 0, 64, 256};
+    mg_eval_model_params p = {2, 4, NULL, MG_MAV_SCORE_MEAN, group, 7, 1, 0, 64, 256, 0};
     mg_evaluator ev;
     int rc = mg_eval_model_create(&ev, &m, g, &cfg, &p, err, sizeof err);
     MG_CHECK(rc == MG_OK);

@@ -10,7 +10,9 @@ and mean scoring (the expectation over bucket midpoints) are available to agents
 """
 from __future__ import annotations
 
+import functools
 import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -274,26 +276,54 @@ class _TorchBackend:
             return self.model.logits(h[:, -1]).float().cpu().numpy()
 
 
+def _torch_auto_device() -> str:
+    import torch
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
 def native_available() -> bool:
     """True when the C extension has the native inference engine (csrc/model)."""
     from .. import _core
     return hasattr(_core, "MavEngine")
 
 
-def native_device_error(device: str) -> str:
-    """Why the native engine cannot run on ``device`` (anything but "cpu"), in one sentence: the CUDA
-    kernels (kernels/, ``_core.WITH_CUDA``) are missing from this build, or no device is usable, or
-    (with a device) the engine's forward pass does not call them yet."""
+def native_device_error(device: str) -> Optional[str]:
+    """None if the native engine can run on ``device``, else why not, in one sentence: a device other than
+    'cpu', 'cuda' or 'cuda:0', or (for 'cuda') the CUDA kernels (kernels/, ``_core.WITH_CUDA``) missing
+    from this build, or no usable CUDA device (``_core.cuda_status()`` says which)."""
     from .. import _core
-    if not str(device).startswith("cuda"):
-        return f"the native backend runs on 'cpu' (or 'cuda'), not on {device!r}"
+    device = str(device)
+    if device == "cpu":
+        return None
+    if device not in ("cuda", "cuda:0"):
+        return f"the native backend runs on 'cpu' or 'cuda' (the first GPU, 'cuda:0'), not on {device!r}"
     n, why = _core.cuda_status()
-    if not _core.WITH_CUDA:
-        return f"device={device!r}: {why}; the native backend runs on the CPU with device='cpu'"
     if n == 0:
         return f"device={device!r}: {why}; the native backend runs on the CPU with device='cpu'"
-    return (f"device={device!r}: {why}, but the native engine's forward pass does not use the CUDA kernels yet "
-            "(they are checked on the CPU harness only, docs/kernels.md); use device='cpu', or backend='torch'")
+    return None
+
+
+def native_device(device: str) -> str:
+    """The device the native engine uses for ``device``: 'cpu', 'cuda' (ValueError saying why where it
+    cannot), or for 'auto' the GPU when the build has the CUDA kernels and a device is usable, else the CPU
+    (with a one-line note on stderr, once, when the build has the kernels but no GPU is usable)."""
+    from .. import _core
+    if device != "auto":
+        why = native_device_error(device)
+        if why is not None:
+            raise ValueError(why)
+        return "cpu" if device == "cpu" else "cuda"
+    n, why = _core.cuda_status()
+    if n > 0:
+        return "cuda"
+    if _core.WITH_CUDA:
+        _note_once(f"mavgame: native engine on the CPU ({why})")
+    return "cpu"
+
+
+@functools.lru_cache(maxsize=None)
+def _note_once(line: str) -> None:
+    print(line, file=sys.stderr)
 
 
 class NativeBackend:
@@ -303,9 +333,12 @@ class NativeBackend:
     runs prefill and the decode loop in C with the GIL released, with ``threads`` threads (0: 1) and up to
     ``max_batch`` sequences at once; ``prefix_sharing`` computes every prefix shared by a group of a batch's
     prompts (their MAV header, a state-tracking ``%prev_state``) once. Results do not depend on the thread
-    count, the batch size or prefix sharing."""
+    count, the batch size or prefix sharing. ``device``: ``"cpu"``, ``"cuda"`` (the engine's CUDA forward pass,
+    kernels/forward.cu: weights uploaded once, KV cache and token choice on the GPU; ValueError saying why where
+    the build or the machine cannot) or ``"auto"`` (the GPU when usable, else the CPU)."""
 
-    def __init__(self, path, threads: int = 0, max_batch: int = 64, prefix_sharing: bool = True, simd: bool = True):
+    def __init__(self, path, threads: int = 0, max_batch: int = 64, prefix_sharing: bool = True, simd: bool = True,
+                 device: str = "cpu"):
         from .. import _core
         if threads < 0:
             raise ValueError(f"threads must be >= 0, got {threads}")
@@ -316,7 +349,9 @@ class NativeBackend:
         self.max_batch = max_batch
         self.prefix_sharing = prefix_sharing
         self.simd = simd
-        self.engine = _core.MavEngine(self.path, threads=self.threads, max_batch=max_batch, simd=simd)
+        self.device = native_device(device)
+        self.engine = _core.MavEngine(self.path, threads=self.threads, max_batch=max_batch, simd=simd,
+                                      device=self.device)
         self.cfg = MAVConfig.from_json(self.engine.config_json)
 
     def __getstate__(self):
@@ -327,7 +362,8 @@ class NativeBackend:
     def __setstate__(self, d):
         from .. import _core
         self.__dict__.update(d)
-        self.engine = _core.MavEngine(self.path, threads=self.threads, max_batch=self.max_batch, simd=self.simd)
+        self.engine = _core.MavEngine(self.path, threads=self.threads, max_batch=self.max_batch, simd=self.simd,
+                                      device=getattr(self, "device", "cpu"))
 
     def generate_ids(self, prompts, max_new_tokens, stop_ids, bucket_ids=None, group_ids=None) -> List["Generation"]:
         if len(prompts) == 0:
@@ -513,7 +549,9 @@ class MAVModel:
     """A trained MAV model on MAV text: ``MAVModel.load(path)`` then :meth:`generate` / :meth:`analyse`.
 
     ``backend``: ``"native"`` (the C engine of csrc/model), ``"torch"``, ``"numpy"`` or ``"auto"`` (native when the
-    extension has it and ``device`` is the CPU, else torch when installed, else NumPy). The vocabulary version and
+    extension has it and can run on ``device``, else torch when installed, else NumPy). ``device``: ``"cpu"``,
+    ``"cuda"`` (the native engine's CUDA forward pass where the build has the kernels and a GPU is usable, else a
+    ValueError saying which is missing) or ``"auto"`` (the GPU when usable, else the CPU). The vocabulary version and
     fingerprint stored in the file must match the installed tokenizer (``mavgame.mav``).
     """
 
@@ -563,24 +601,27 @@ class MAVModel:
         if backend not in ("auto", "native", "torch", "numpy"):
             raise ValueError(f"backend must be 'auto', 'native', 'torch' or 'numpy', not {backend!r}")
         if backend == "auto":
-            if native_available() and device == "cpu":
+            if native_available() and (device == "auto" or native_device_error(device) is None):
                 backend = "native"
             else:
                 try:
-                    import torch  # noqa: F401
+                    import torch
                     backend = "torch"
                 except ImportError:
                     backend = "numpy"
+                if str(device).startswith("cuda") and (backend == "numpy" or not torch.cuda.is_available()):
+                    # neither the native engine nor torch can run there: say why, as the native backend would
+                    raise ValueError(native_device_error(device) or f"device={device!r}: no CUDA device usable")
         if backend == "native":
-            if device != "cpu":
-                raise ValueError(native_device_error(device))
-            be = NativeBackend(path, threads=threads)
+            be = NativeBackend(path, threads=threads, device=device)
             try:
                 info = json.loads(be.engine.info)
             except json.JSONDecodeError:
                 raise ValueError(f"{path}: metadata 'info' is not valid JSON") from None
             return cls(be, be.cfg, be.engine.vocab_version, info, path=str(path))
         weights, cfg, vv, info = load_exported(path)
+        if device == "auto":
+            device = "cpu" if backend == "numpy" else _torch_auto_device()
         if backend == "torch":
             be = _TorchBackend(weights, cfg, device, threads)
         else:
