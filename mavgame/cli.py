@@ -141,7 +141,7 @@ def _check_args(args: argparse.Namespace) -> None:
                 _core.State(game, None, size)
             except ValueError as e:
                 raise _fail(f"--board-size {size}: {e}")
-    if getattr(args, "command", None) in ("train", "az"):
+    if getattr(args, "command", None) in ("train", "az", "policy"):
         return   # their --out is a run folder (train: --export one file, mavgame.model.command.check_arguments)
     for opt, attr in (("--out", "out"), ("--output", "output"), ("--games-out", "games_out"), ("--plot", "plot")):
         val = getattr(args, attr, None)
