@@ -285,9 +285,13 @@ class PolicyModel:
         """Masked probabilities (n, 1968) of chess states (planes from each state's history)."""
         return self.policy(_core.policy_planes(states), _core.policy_legal_mask(states))
 
-    def save(self, path) -> None:
-        torch.save({"format": FORMAT, "config": dataclasses.asdict(self.net.config), "state_dict": self.net.state_dict()},
-                   str(path))
+    def save(self, path, *, half: bool = False) -> None:
+        """Write the network (format ``mavgame-policy-1``); ``half``: weights stored as float16 (half the
+        file; :meth:`load` turns them back into float32)."""
+        sd = self.net.state_dict()
+        if half:
+            sd = {k: v.half() if v.is_floating_point() else v for k, v in sd.items()}
+        torch.save({"format": FORMAT, "config": dataclasses.asdict(self.net.config), "state_dict": sd}, str(path))
 
     @classmethod
     def load(cls, path, device="cpu") -> "PolicyModel":
@@ -300,7 +304,7 @@ class PolicyModel:
         if not isinstance(d, dict) or d.get("format") != FORMAT:
             raise ValueError(f"{path} is not a policy model file (format {FORMAT!r} expected)")
         net = PolicyNet(PolicyConfig(**d["config"]))
-        net.load_state_dict(d["state_dict"])
+        net.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in d["state_dict"].items()})
         return cls(net, device)
 
 
