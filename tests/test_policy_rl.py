@@ -177,3 +177,21 @@ def test_rl_run_is_resumable_and_updates_the_network(pgn_file, tmp_path, capsys)
     draws.write_text(_pgn([(["e2e4"], "1/2-1/2")]))
     with pytest.raises(ValueError, match="no decisive games"):
         R.decisive_games([str(draws)])
+
+
+def test_a_network_is_never_asked_about_a_finished_game():
+    # Black (the learner) mates; the opponent (White) must not then be asked to move in the mated position.
+    st = mavgame.State("chess")
+    for u in ["f2f3", "e7e5", "g2g4"]:
+        st.push(u)
+    mate = _core.policy_uci_index("d8h4")
+
+    def opponent(planes, mask):
+        assert mask.any(-1).all(), "asked about a position without legal moves"
+        return mask.astype(np.float32)
+
+    g = R.SelfPlayGame(st, st.ply, 1, (1,), True)
+    other = R.SelfPlayGame(st.copy(), st.ply, 1, (0,), True)   # the opponent plays Black here
+    R.play_games([g, other], lambda pl, m: (np.arange(m.shape[1]) == mate) * 1.0 + m * 1e-9, opponent,
+                 np.random.default_rng(0), max_plies=20)
+    assert g.state.result() == "0-1" and g.score(1) == 1.0

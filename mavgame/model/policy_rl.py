@@ -197,8 +197,9 @@ def play_games(games: List[SelfPlayGame], learner: PolicyFn, opponent: PolicyFn,
         raise ValueError(f"max_plies must be >= 1, got {max_plies}")
     live = [g for g in games if not g.state.is_terminal()]
     while live:
-        for who, fn in ((True, learner), (False, opponent)):
-            part = [g for g in live if (g.state.to_move in g.learner_colors) == who]
+        parts = {who: [g for g in live if (g.state.to_move in g.learner_colors) == who] for who in (True, False)}
+        for who, fn in ((True, learner), (False, opponent)):   # each live game makes one move
+            part = parts[who]
             if not part:
                 continue
             states = [g.state for g in part]
