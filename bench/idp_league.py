@@ -11,9 +11,10 @@ Agents (the report's names):
   AB_prob       guided_ab:policy=MODEL,...       "AB with prob": threshold 0.001, max depth 8 (--guided-movetime caps a move)
   MCTS_k        policy_rollouts:policy=MODEL,games=k   k games a legal move (--rollout-plies: a rollout
                                                  still running counts as a draw)
-  Uniform       policy:policy=uniform            one of two random moves: what "better than uniform" means
-Pairings: AB-Ours, AB_prob-AB, AB_prob-Ours, Ours-Uniform on --openings shipped openings (both
-colours); each MCTS_k against Ours on --rollout-openings openings (the report: 100 games a pairing).
+  Uniform       policy:policy=uniform,top=218    a uniformly random legal move: what "better than uniform" means
+Pairings: AB-Ours, AB_prob-AB, AB_prob-Ours and Ours-Uniform (Stockfish adjudication at --adjudicate cp, as two
+policies rarely mate) on --openings shipped openings (both colours); each MCTS_k against Ours on
+--rollout-openings openings (the report: 100 games a pairing).
 Games are stored in OUT/*.sqlite: an interrupted run resumes. OUT/results.json holds the tables.
 """
 import argparse
@@ -45,6 +46,9 @@ def main() -> int:
     ap.add_argument("--guided-batch", type=int, default=32)
     ap.add_argument("--depth", type=int, default=4, help="the baseline's depth")
     ap.add_argument("--max-plies", type=int, default=300, help="a game still running is a draw")
+    ap.add_argument("--adjudicate", type=int, default=1000,
+                    help="Ours-Uniform only: Stockfish ends a game at this margin (cp; 0: off), as two policies "
+                    "rarely mate")
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args()
@@ -55,22 +59,22 @@ def main() -> int:
     if args.guided_movetime:
         guided += f",movetime={args.guided_movetime:g}"
     agents = {"Ours": f"policy:policy={m}", "AB": f"alphabeta:depth={args.depth}", "AB_prob": guided,
-              "Uniform": "policy:policy=uniform"}
+              "Uniform": "policy:policy=uniform,top=218"}
     ks = [int(k) for k in args.rollouts.split(",") if k.strip()]
     for k in ks:
         agents[f"MCTS_{k}"] = f"policy_rollouts:policy={m},games={k},max_plies={args.rollout_plies}"
-    groups = [("search", [("Ours", "AB"), ("AB_prob", "AB"), ("AB_prob", "Ours"), ("Ours", "Uniform")],
-               args.openings)]
-    groups += [(f"mcts{k}", [(f"MCTS_{k}", "Ours")], args.rollout_openings) for k in ks]
+    groups = [("search", [("Ours", "AB"), ("AB_prob", "AB"), ("AB_prob", "Ours")], args.openings, None),
+              ("uniform", [("Ours", "Uniform")], args.openings, args.adjudicate or None)]
+    groups += [(f"mcts{k}", [(f"MCTS_{k}", "Ours")], args.rollout_openings, None) for k in ks]
     games, seconds = [], {}
-    for tag, pairs, n_open in groups:
+    for tag, pairs, n_open, adjudicate in groups:
         if n_open < 1:
             continue
         names = sorted({a for p in pairs for a in p}, key=list(agents).index)
         t = time.perf_counter()
         lg = League({n: agents[n] for n in names}, "chess", load_openings("chess")[:n_open], pairs=pairs,
                     path=str(out / f"{tag}.sqlite"), workers=args.workers, max_plies=args.max_plies,
-                    event=f"IDP league ({tag})")
+                    adjudicate=adjudicate, event=f"IDP league ({tag})")
         res = lg.run(progress=not args.no_progress)
         seconds[tag] = round(time.perf_counter() - t, 1)
         games.extend(res.games)
@@ -79,7 +83,7 @@ def main() -> int:
     allres.write_games(str(out / "games.pgn"))
     table = []
     print(f"{'row vs column':<28}{'W/D/L':>12}{'score %':>9}{'report %':>10}")
-    for (a, b) in [p for _, ps, n in groups if n > 0 for p in ps]:
+    for (a, b) in [p for _, ps, n, _ in groups if n > 0 for p in ps]:
         w, d, l = allres.wdl(a, b)
         sc = 100.0 * (w + 0.5 * d) / max(1, w + d + l)
         table.append({"row": a, "column": b, "wins": w, "draws": d, "losses": l, "score": sc,
