@@ -135,3 +135,18 @@ def test_guided_search_runs_on_a_real_mav_model(tmp_path):
     assert st.is_legal(a) and agent.fens and agent.last.policy_calls >= 1 and agent.last.policy_positions >= 1
     uniform = _core.guided_alphabeta(st, None, threshold=0.05, max_depth=3)
     assert agent.last.score == uniform.score   # all-zero weights: the uniform search's value
+
+
+def test_the_shipped_network_loads_and_plays():
+    """mavgame/data/policy_chess.pt: the small network trained here (docs/policy.md), stored as float16."""
+    pytest.importorskip("torch")
+    from mavgame.play.policy_agents import SHIPPED_POLICY, load_policy
+    assert SHIPPED_POLICY.exists() and SHIPPED_POLICY.stat().st_size < 3_000_000
+    pol = load_policy("shipped")
+    st = mavgame.State("chess")
+    mask = _core.policy_legal_mask([st])
+    p = pol(_core.policy_planes([st]), mask)
+    assert p.shape == (1, 1968) and np.all(p[~mask] == 0) and p.sum() == pytest.approx(1.0, abs=1e-5)
+    assert p.max() > 2.0 / mask.sum()     # a trained policy, not a flat one
+    agent = make_agent("policy:policy=shipped,seed=1")
+    assert st.is_legal(agent.act(st))
