@@ -1009,7 +1009,7 @@ def build_parser() -> argparse.ArgumentParser:
         tr.set_defaults(func=_no_train)
     from .gardner_cli import add_commands as _add_gardner_commands   # gardner-prove, gardner-proof
     _add_gardner_commands(sub)
-    po = sub.add_parser("policy", help="the IDP chess policy network: train from PGN, accuracy (needs PyTorch)")
+    po = sub.add_parser("policy", help="the IDP chess policy network: train from PGN, RL self-play, accuracy (needs PyTorch)")
     _policy_command.add_arguments(po)
     po.set_defaults(func=lambda a: _policy_command.run(a))
     from .az import command as _az_command  # AlphaZero (needs PyTorch to run, not to parse)
