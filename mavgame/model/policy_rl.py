@@ -341,7 +341,10 @@ def run_rl(pgn: Sequence[str], out, *, init: Optional[str] = None, config: Optio
     out.mkdir(parents=True, exist_ok=True)
     ckpt = out / "rl_state.pt"
     if ckpt.exists() and not fresh:
-        d = torch.load(str(ckpt), map_location=device, weights_only=False)
+        try:
+            d = torch.load(str(ckpt), map_location=device, weights_only=True)
+        except Exception as e:  # noqa: BLE001 - a file that is not a torch checkpoint
+            raise ValueError(f"{ckpt} is not an RL checkpoint: {e} (--fresh starts over)") from None
         if not isinstance(d, dict) or d.get("format") != RL_FORMAT:
             raise ValueError(f"{ckpt} is not an RL checkpoint (format {RL_FORMAT!r} expected)")
         s = RLSettings(**d["settings"])
