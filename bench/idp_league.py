@@ -8,7 +8,8 @@ Elo table (confidence intervals) over all the games.
 Agents (the report's names):
   Ours          policy:policy=MODEL              the network alone, one of its two best moves
   AB            alphabeta:depth=4                the baseline alpha-beta (piece values + piece-square tables)
-  AB_prob       guided_ab:policy=MODEL,...       "AB with prob": threshold 0.001, max depth 8 (--guided-movetime caps a move)
+  AB_prob       guided_ab:policy=MODEL,...       "AB with prob": threshold 0.001, max depth 8
+                                                 (--guided-movetime caps a move)
   MCTS_k        policy_rollouts:policy=MODEL,games=k   k games a legal move (--rollout-plies: a rollout
                                                  still running counts as a draw)
   Uniform       policy:policy=uniform,top=218    a uniformly random legal move: what "better than uniform" means

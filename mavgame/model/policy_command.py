@@ -1,5 +1,6 @@
 """``mavgame policy``: train the IDP report's chess policy network from PGN (``train``), run its
-reinforcement-learning stage (``rl``) and measure its move-matching accuracy (``accuracy``) (docs/policy.md). The arguments are defined here without PyTorch; the work imports
+reinforcement-learning stage (``rl``) and measure its move-matching accuracy (``accuracy``)
+(docs/policy.md). The arguments are defined here without PyTorch; the work imports
 :mod:`mavgame.model.policy` (which needs torch) when the command runs."""
 from __future__ import annotations
 
