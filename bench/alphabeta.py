@@ -12,8 +12,9 @@ Rows (each round runs every row once per position, rows interleaved; the table s
                             read from _core.pst_tables(); same move ordering keys; no table)
   C guided, uniform         guided_alphabeta(threshold 0.001, max depth 8), uniform policy (no calls)
   C guided, array policy    the same with a fixed 1968-weight policy (a C callback)
-  C guided, network         the same with the PolicyNet (random weights; --channels/--blocks, default the
-                            report's 256 x 3) called in batches of --batch positions; its time is reported
+  C guided, network         the same with the PolicyNet (random weights, --channels/--blocks, default the
+                            report's 256 x 3; or a trained one, --model policy.pt) called in batches of
+                            --batch positions; its time is reported
                             apart (policy ms, positions per call) and "search nodes/s" excludes it
 Nodes are every position visited (the root and each position made), in C and in Python alike.
 Timings are wall clock on one thread; a loaded machine inflates them: compare rows of the same run.
@@ -121,6 +122,8 @@ def main() -> int:
     ap.add_argument("--blocks", type=int, default=3)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--threshold", type=float, default=0.001)
+    ap.add_argument("--model", default=None,
+                    help="a trained policy.pt for the network row (default: a random network of --channels x --blocks)")
     ap.add_argument("--no-network", action="store_true")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
@@ -134,7 +137,11 @@ def main() -> int:
             from mavgame.model.policy import PolicyConfig, PolicyModel, PolicyNet
             torch.manual_seed(0)
             torch.set_num_threads(1)
-            net = PolicyModel(PolicyNet(PolicyConfig(channels=args.channels, blocks=args.blocks)))
+            if args.model:
+                net = PolicyModel.load(args.model)
+                args.channels, args.blocks = net.net.config.channels, net.net.config.blocks
+            else:
+                net = PolicyModel(PolicyNet(PolicyConfig(channels=args.channels, blocks=args.blocks)))
         except ImportError:
             print("torch is not installed: no network row")
     weights = np.random.default_rng(0).random(1968).astype(np.float32)

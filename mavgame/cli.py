@@ -141,7 +141,7 @@ def _check_args(args: argparse.Namespace) -> None:
                 _core.State(game, None, size)
             except ValueError as e:
                 raise _fail(f"--board-size {size}: {e}")
-    if getattr(args, "command", None) in ("train", "az"):
+    if getattr(args, "command", None) in ("train", "az", "policy"):
         return   # their --out is a run folder (train: --export one file, mavgame.model.command.check_arguments)
     for opt, attr in (("--out", "out"), ("--output", "output"), ("--games-out", "games_out"), ("--plot", "plot")):
         val = getattr(args, attr, None)
@@ -1038,7 +1038,7 @@ def build_parser() -> argparse.ArgumentParser:
     ds.set_defaults(func=cmd_data_stats)
     from .gardner_cli import add_commands as _add_gardner_commands   # gardner-prove, gardner-proof
     _add_gardner_commands(sub)
-    po = sub.add_parser("policy", help="the IDP chess policy network: train from PGN, accuracy (needs PyTorch)")
+    po = sub.add_parser("policy", help="the IDP chess policy network: train from PGN, RL self-play, accuracy (needs PyTorch)")
     _policy_command.add_arguments(po)
     po.set_defaults(func=lambda a: _policy_command.run(a))
     from .az import command as _az_command  # AlphaZero (needs PyTorch to run, not to parse)

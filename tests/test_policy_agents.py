@@ -112,3 +112,41 @@ def test_a_short_match_through_the_league(tmp_path, capsys):
                "--max-plies", "30", "--no-progress", "--games-out", str(tmp_path / "g.pgn")])
     assert rc == 0
     assert (tmp_path / "g.pgn").read_text().count("[Event ") == 2
+
+
+def test_guided_search_runs_on_a_real_mav_model(tmp_path):
+    """The MAV path end to end: an exported chess MAV model (random weights, numpy backend) behind
+    `guided_ab:policy=mav`; its outputs name no legal move with a value, so every position falls back to
+    the uniform policy, and the search still plays a legal move after asking the model."""
+    from mavgame import mav
+    from mavgame.model.config import MAVConfig
+    from mavgame.model.export import expected_shapes, export_model
+    from mavgame.model.inference import vocab_fingerprint
+
+    tok = mav.Tokenizer()
+    cfg = MAVConfig(vocab_size=tok.size, d_model=16, n_layers=1, n_heads=2, n_kv_heads=1, d_ff=32, max_seq_len=256)
+    rng = np.random.default_rng(0)
+    w = {k: rng.normal(0, 0.3, size=s).astype(np.float32) for k, s in expected_shapes(cfg).items()}
+    path = tmp_path / "chess_mav.safetensors"
+    export_model(path, w, cfg, str(tok.version), info={"game": "chess", "vocab_fingerprint": vocab_fingerprint(tok)})
+    agent = make_agent(f"guided_ab:policy=mav,mav_model={path},threshold=0.05,depth=3,batch=8")
+    st = mavgame.State("chess", MATE1)
+    a = agent.act(st)
+    assert st.is_legal(a) and agent.fens and agent.last.policy_calls >= 1 and agent.last.policy_positions >= 1
+    uniform = _core.guided_alphabeta(st, None, threshold=0.05, max_depth=3)
+    assert agent.last.score == uniform.score   # all-zero weights: the uniform search's value
+
+
+def test_the_shipped_network_loads_and_plays():
+    """mavgame/data/policy_chess.pt: the small network trained here (docs/policy.md), stored as float16."""
+    pytest.importorskip("torch")
+    from mavgame.play.policy_agents import SHIPPED_POLICY, load_policy
+    assert SHIPPED_POLICY.exists() and SHIPPED_POLICY.stat().st_size < 3_000_000
+    pol = load_policy("shipped")
+    st = mavgame.State("chess")
+    mask = _core.policy_legal_mask([st])
+    p = pol(_core.policy_planes([st]), mask)
+    assert p.shape == (1, 1968) and np.all(p[~mask] == 0) and p.sum() == pytest.approx(1.0, abs=1e-5)
+    assert p.max() > 2.0 / mask.sum()     # a trained policy, not a flat one
+    agent = make_agent("policy:policy=shipped,seed=1")
+    assert st.is_legal(agent.act(st))

@@ -118,6 +118,11 @@ def test_training_reduces_the_loss_and_the_model_round_trips(pgn_file, tmp_path)
     again = P.PolicyModel.load(tmp_path / "p.pt")
     st = mavgame.State("chess")
     np.testing.assert_allclose(again.probabilities([st]), model.probabilities([st]), rtol=1e-5, atol=1e-7)
+    model.save(tmp_path / "h.pt", half=True)            # float16 file, float32 network once loaded
+    half = P.PolicyModel.load(tmp_path / "h.pt")
+    assert all(v.dtype == torch.float32 for v in half.net.state_dict().values())
+    assert (tmp_path / "h.pt").stat().st_size < 0.6 * (tmp_path / "p.pt").stat().st_size
+    np.testing.assert_allclose(half.probabilities([st]), model.probabilities([st]), atol=2e-3)
     r = _core.guided_alphabeta(st, again.policy, threshold=0.01, max_depth=4, batch=16)
     assert r.complete and r.policy_calls >= 1 and st.is_legal(r.best_move)
     (tmp_path / "bad.pt").write_bytes(b"not a model")

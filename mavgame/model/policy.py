@@ -94,10 +94,18 @@ def masked_policy(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 
 def policy_loss(logits: torch.Tensor, mask: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    """The report's loss: binary cross-entropy between the masked policy and the one-hot played move,
-    over the legal moves only, averaged per position then over the batch."""
+    """The report's loss: binary cross-entropy between the masked policy and the target over the legal
+    moves only, averaged per position then over the batch. ``target``: the played move's index (n,) (a
+    one-hot target, the supervised stage) or labels in [0, 1] (n, 1968) (the self-play stage's
+    y(t, i) of its section 4.3)."""
     p = masked_policy(logits, mask).clamp(1e-7, 1 - 1e-7)
-    y = F.one_hot(target.long(), _core.POLICY_MOVES).to(p.dtype)
+    if target.dim() == 1:
+        y = F.one_hot(target.long(), _core.POLICY_MOVES).to(p.dtype)
+    elif tuple(target.shape) == tuple(logits.shape):
+        y = target.to(p.dtype)
+    else:
+        raise ValueError(f"policy_loss target must be (n,) move indices or (n, {_core.POLICY_MOVES}) labels, "
+                         f"got {tuple(target.shape)}")
     bce = -(y * torch.log(p) + (1 - y) * torch.log1p(-p))
     m = mask.to(p.dtype)
     return ((bce * m).sum(-1) / m.sum(-1).clamp_min(1)).mean()
@@ -122,18 +130,11 @@ def _empty_data() -> PolicyData:
                       np.zeros(0, np.int16), np.zeros(0, np.int32))
 
 
-def load_pgn_positions(pgn_paths: Sequence[str], *, skip_moves: int = 10, val_fraction: float = 0.1,
-                       max_games: int = 0, seed: int = 0, progress: bool = False) -> Tuple[PolicyData, PolicyData, Dict]:
-    """(train, held-out, info) positions of the chess games of PGN files, split by game (``val_fraction``
-    of the games, at random with ``seed``). Positions before fullmove ``skip_moves + 1`` are skipped (the
-    report skips the first 10 moves). A game whose move does not parse keeps the positions before it;
-    Chess960 and non-standard starts are read from the Variant / FEN tags."""
-    from ..games.chess import Chess, Chess960
+def read_pgn_games(pgn_paths: Sequence[str], *, max_games: int = 0) -> List[Tuple[Dict[str, str], List[str]]]:
+    """(headers, SAN moves) of the games of PGN files, at most ``max_games`` (0: all)."""
     from .data import read_pgn
 
-    if not 0.0 <= val_fraction < 1.0:
-        raise ValueError(f"val_fraction must be in [0, 1), got {val_fraction}")
-    games = []
+    games: List[Tuple[Dict[str, str], List[str]]] = []
     for p in pgn_paths:
         with open(p, encoding="utf-8", errors="replace") as f:
             games.extend(read_pgn(f.read()))
@@ -142,6 +143,39 @@ def load_pgn_positions(pgn_paths: Sequence[str], *, skip_moves: int = 10, val_fr
             break
     if not games:
         raise ValueError(f"no games in {', '.join(map(str, pgn_paths))}")
+    return games
+
+
+def replay_pgn_game(headers: Dict[str, str], sans: Sequence[str]):
+    """(state, ok): the chess State after the game's moves (Chess960 and set-up positions read from the
+    Variant / FEN tags) and whether every move parsed; a game whose move does not parse keeps the moves
+    before it; (None, False) when the start position does not parse."""
+    from ..games.chess import Chess, Chess960
+
+    variant = headers.get("Variant", "").lower()
+    try:
+        st = Chess960(fen=headers.get("FEN")) if ("960" in variant or "fischer" in variant) else Chess(headers.get("FEN"))
+    except ValueError:
+        return None, False
+    for san in sans:
+        if st.is_terminal():
+            break
+        try:
+            st.push_san(san)
+        except ValueError:
+            return st, False
+    return st, True
+
+
+def load_pgn_positions(pgn_paths: Sequence[str], *, skip_moves: int = 10, val_fraction: float = 0.1,
+                       max_games: int = 0, seed: int = 0, progress: bool = False) -> Tuple[PolicyData, PolicyData, Dict]:
+    """(train, held-out, info) positions of the chess games of PGN files, split by game (``val_fraction``
+    of the games, at random with ``seed``). Positions before fullmove ``skip_moves + 1`` are skipped (the
+    report skips the first 10 moves). A game whose move does not parse keeps the positions before it;
+    Chess960 and non-standard starts are read from the Variant / FEN tags."""
+    if not 0.0 <= val_fraction < 1.0:
+        raise ValueError(f"val_fraction must be in [0, 1), got {val_fraction}")
+    games = read_pgn_games(pgn_paths, max_games=max_games)
     rng = random.Random(seed)
     order = list(range(len(games)))
     rng.shuffle(order)
@@ -154,21 +188,9 @@ def load_pgn_positions(pgn_paths: Sequence[str], *, skip_moves: int = 10, val_fr
         from .._progress import tqdm
         it = tqdm(it, total=len(games), desc="PGN games", unit="game")
     for gi, (headers, sans) in it:
-        variant = headers.get("Variant", "").lower()
-        try:
-            st = Chess960(fen=headers.get("FEN")) if ("960" in variant or "fischer" in variant) else Chess(headers.get("FEN"))
-        except ValueError:
-            bad += 1
-            continue
-        for san in sans:
-            if st.is_terminal():
-                break
-            try:
-                st.push_san(san)
-            except ValueError:
-                bad += 1
-                break
-        if st.ply == 0:
+        st, ok = replay_pgn_game(headers, sans)
+        bad += not ok
+        if st is None or st.ply == 0:
             continue
         planes, masks, moves = _core.policy_game(st)
         fullmove = np.rint(planes[:-1, 40, 0, 0] * 100).astype(np.int64)
@@ -263,9 +285,13 @@ class PolicyModel:
         """Masked probabilities (n, 1968) of chess states (planes from each state's history)."""
         return self.policy(_core.policy_planes(states), _core.policy_legal_mask(states))
 
-    def save(self, path) -> None:
-        torch.save({"format": FORMAT, "config": dataclasses.asdict(self.net.config), "state_dict": self.net.state_dict()},
-                   str(path))
+    def save(self, path, *, half: bool = False) -> None:
+        """Write the network (format ``mavgame-policy-1``); ``half``: weights stored as float16 (half the
+        file; :meth:`load` turns them back into float32)."""
+        sd = self.net.state_dict()
+        if half:
+            sd = {k: v.half() if v.is_floating_point() else v for k, v in sd.items()}
+        torch.save({"format": FORMAT, "config": dataclasses.asdict(self.net.config), "state_dict": sd}, str(path))
 
     @classmethod
     def load(cls, path, device="cpu") -> "PolicyModel":
@@ -278,7 +304,7 @@ class PolicyModel:
         if not isinstance(d, dict) or d.get("format") != FORMAT:
             raise ValueError(f"{path} is not a policy model file (format {FORMAT!r} expected)")
         net = PolicyNet(PolicyConfig(**d["config"]))
-        net.load_state_dict(d["state_dict"])
+        net.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in d["state_dict"].items()})
         return cls(net, device)
 
 

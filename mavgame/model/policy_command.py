@@ -1,5 +1,6 @@
-"""``mavgame policy``: train the IDP report's chess policy network from PGN and measure its move-matching
-accuracy (docs/policy.md). The arguments are defined here without PyTorch; the work imports
+"""``mavgame policy``: train the IDP report's chess policy network from PGN (``train``), run its
+reinforcement-learning stage (``rl``) and measure its move-matching accuracy (``accuracy``)
+(docs/policy.md). The arguments are defined here without PyTorch; the work imports
 :mod:`mavgame.model.policy` (which needs torch) when the command runs."""
 from __future__ import annotations
 
@@ -36,6 +37,39 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     ac.add_argument("--skip-moves", type=int, default=10)
     ac.add_argument("--max-games", type=int, default=0)
     ac.add_argument("--device", default="cpu")
+    rl = sub.add_parser("rl", help="the report's reinforcement-learning stage (self-play from decisive games)",
+                        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+                        description="Self-play from random positions of the decisive games of PGN files with the "
+                        "report's reward table; the fixed opponent is replaced when the network beats it over "
+                        "--opponent-games games; games over --max-plies plies are aborted. Resumable: run the "
+                        "same command again to continue OUT/rl_state.pt (docs/policy.md).")
+    rl.add_argument("--pgn", action="append", required=True, metavar="FILE", help="PGN file (repeatable)")
+    rl.add_argument("--out", required=True, help="output directory (resumed if it holds rl_state.pt)")
+    rl.add_argument("--init", default=None, help="starting network (policy.pt of `mavgame policy train`)")
+    rl.add_argument("--channels", type=int, default=256, help="convolution channels (without --init)")
+    rl.add_argument("--blocks", type=int, default=3, help="residual blocks (without --init)")
+    rl.add_argument("--head", choices=("pool", "conv"), default=None,
+                    help="output head (default: the init's; a different one keeps the tower and makes a new head)")
+    rl.add_argument("--steps", type=int, default=100, help="steps in all (a resumed run goes on to this many)")
+    rl.add_argument("--games", type=int, default=8, help="games a step, played together")
+    rl.add_argument("--vs-opponent", type=float, default=0.5,
+                    help="share of a step's games against the fixed opponent (the rest: the network against itself)")
+    rl.add_argument("--opponent-games", type=int, default=200,
+                    help="the opponent is replaced when beaten over this many games")
+    rl.add_argument("--max-plies", type=int, default=350, help="plies after the start position before a game is aborted")
+    rl.add_argument("--lr", type=float, default=1e-4, help="Adam learning rate")
+    rl.add_argument("--batch", type=int, default=100, help="positions an update")
+    rl.add_argument("--table", choices=("human", "plain"), default="human",
+                    help="reward table: the report's (uses the real game's result) or the one without it")
+    rl.add_argument("--no-human-prefix", action="store_true",
+                    help="do not train on the real game's moves before the start position")
+    rl.add_argument("--mate-only", action="store_true", help="start only from games that end in checkmate")
+    rl.add_argument("--max-seconds", type=float, default=0.0, help="stop (resumably) after this long (0: no limit)")
+    rl.add_argument("--fresh", action="store_true", help="start again even if OUT holds a checkpoint")
+    rl.add_argument("--seed", type=int, default=0)
+    rl.add_argument("--device", default="cpu")
+    rl.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    rl.add_argument("--no-progress", action="store_true")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,6 +88,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"loss {m['first_loss']:.5f} -> {m['last_loss']:.5f}; move-matching accuracy: train "
               f"{m['train_accuracy']:.3f}, held out {m['val_accuracy']:.3f}")
         print(f"wrote {args.out}/policy.pt and {args.out}/metrics.json")
+        return 0
+    if args.policy_command == "rl":
+        from . import policy_rl as R
+        settings = R.RLSettings(steps=args.steps, games=args.games, vs_opponent=args.vs_opponent,
+                                opponent_games=args.opponent_games, max_plies=args.max_plies, lr=args.lr,
+                                batch=args.batch, table=args.table, human_prefix=not args.no_human_prefix,
+                                mate_only=args.mate_only, seed=args.seed)
+        cfg = P.PolicyConfig(channels=args.channels, blocks=args.blocks, head=args.head or "pool")
+        r = R.run_rl(args.pgn, args.out, init=args.init, config=cfg, head=args.head, settings=settings,
+                     fresh=args.fresh, device=args.device, progress=not args.no_progress,
+                     max_seconds=args.max_seconds)
+        print(json.dumps(r))
+        print(f"wrote {args.out}/policy.pt (current network), opponent.pt, rl_state.pt and rl_log.jsonl")
         return 0
     model = P.PolicyModel.load(args.model, args.device)
     data, _, info = P.load_pgn_positions(args.pgn, skip_moves=args.skip_moves, val_fraction=0.0,

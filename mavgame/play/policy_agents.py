@@ -7,7 +7,7 @@ spec                    agent
                         piece-square tables (C): ``depth`` (default 4), ``movetime`` ms, ``nodes``,
                         ``tt`` (1)
 ``guided_ab``           "AB with prob": probability-threshold alpha-beta guided by a policy (C):
-                        ``policy`` (a policy.pt file, ``uniform``, or ``mav`` for a MAV model's
+                        ``policy`` (a policy.pt file, ``shipped``, ``uniform``, or ``mav`` for a MAV model's
                         values), ``threshold`` (0.001), ``depth`` (max depth, 8), ``batch`` (32),
                         ``movetime`` ms, ``nodes``; ``mav_model``, ``temperature`` for ``policy=mav``
 ``policy``              the policy network alone: picks between its two best moves by their
@@ -23,6 +23,7 @@ needs PyTorch; ``uniform`` and the two alpha-beta searches do not. Chess and Che
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
@@ -42,14 +43,18 @@ def uniform_policy(planes: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return m / np.maximum(m.sum(-1, keepdims=True), 1.0)
 
 
+SHIPPED_POLICY = Path(__file__).resolve().parents[1] / "data" / "policy_chess.pt"
+
+
 def load_policy(policy: Any = "uniform") -> PolicyFn:
-    """A policy callable from ``"uniform"``, a policy.pt path (a :class:`mavgame.model.policy.PolicyModel`,
-    loaded once per path; needs PyTorch), or a callable (returned as is)."""
+    """A policy callable from ``"uniform"``, ``"shipped"`` (the small network trained here and shipped in
+    the package, docs/policy.md), a policy.pt path (a :class:`mavgame.model.policy.PolicyModel`, loaded
+    once per path; needs PyTorch), or a callable (returned as is)."""
     if callable(policy):
         return policy
     if policy in (None, "uniform"):
         return uniform_policy
-    key = str(policy)
+    key = str(SHIPPED_POLICY) if policy == "shipped" else str(policy)
     if key not in _POLICIES:
         try:
             from ..model.policy import PolicyModel
