@@ -26,7 +26,7 @@ def cmd_gardner_prove(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise _fail(f"FEN {args.fen!r}: {e}")
     try:
-        prover = Prover(args.tt_log2)
+        prover = Prover(args.tt_log2, method=args.method)
         if args.mate is not None:
             r = prover.mates_in(board, args.mate, args.side, max_nodes=args.max_nodes, max_seconds=args.max_seconds)
         else:
@@ -37,10 +37,12 @@ def cmd_gardner_prove(args: argparse.Namespace) -> int:
     print(f"{r.claim}: {r.status.value}")
     if r.mate_plies is not None:
         cut = "" if len(r.line) == r.mate_plies else " (the line's reconstruction ran out of budget)"
-        print(f"mate in {r.mate_plies} plies: {' '.join(r.line)}{cut}" + ("" if r.rule50_safe else
+        what = "mate in" if args.method == "alphabeta" else "mate within (proof tree depth)"
+        print(f"{what} {r.mate_plies} plies: {' '.join(r.line)}{cut}" + ("" if r.rule50_safe else
                                                                           " (the fifty-move rule may cut it)"))
-    print(f"{r.nodes} nodes in {r.seconds:.3f} s ({r.nodes / max(r.seconds, 1e-9) / 1e6:.1f} M nodes/s); "
-          f"no mate within {r.depth_done} plies" + ("" if r.stop == "done" else f"; stopped by the {r.stop}"))
+    print(f"{r.nodes} nodes in {r.seconds:.3f} s ({r.nodes / max(r.seconds, 1e-9) / 1e6:.1f} M nodes/s)" +
+          (f"; no mate within {r.depth_done} plies" if r.depth_done >= 0 else "") +
+          ("" if r.stop == "done" else f"; stopped by the {r.stop}"))
     return 0 if not r.unknown else 3
 
 
@@ -92,7 +94,10 @@ def add_commands(sub) -> None:
     gp.add_argument("--side", default=None, choices=["white", "black"], help="default: the side to move")
     gp.add_argument("--max-nodes", type=int, default=0, help="node budget (0: none)")
     gp.add_argument("--max-seconds", type=float, default=0.0, help="time budget in seconds (0: none)")
-    gp.add_argument("--tt-log2", type=int, default=0, help="table of 2^N entries of 16 bytes (default 20)")
+    gp.add_argument("--tt-log2", type=int, default=0, help="table of 2^N entries (16 bytes each, 24 for pns; default 20)")
+    gp.add_argument("--method", default="alphabeta", choices=["alphabeta", "pns"],
+                    help="alphabeta: exhaustive, exact mate distance (default); pns: depth-bounded proof-number "
+                         "search, deeper mates, the distance an upper bound (docs/gardner.md)")
     gp.set_defaults(func=cmd_gardner_prove)
 
     pf = sub.add_parser("gardner-proof", help="check the paper's Gardner oracles (replay, mates, coverage)",
