@@ -53,7 +53,7 @@ def cmd_gardner_proof(args: argparse.Namespace) -> int:
         lines = load_oracles(args.oracles)
     except (OSError, ValueError) as e:
         raise _fail(f"--oracles: {e}")
-    for name in ("mate_nodes", "draw_nodes", "cover_nodes", "engine_nodes"):
+    for name in ("mate_nodes", "draw_nodes", "cover_nodes", "engine_nodes", "retry_moves"):
         if getattr(args, name) < 0:
             raise _fail(f"--{name.replace('_', '-')} must be >= 0 (0: no limit), not {getattr(args, name)}")
     engine = None
@@ -65,7 +65,8 @@ def cmd_gardner_proof(args: argparse.Namespace) -> int:
     try:
         rep = check(lines, mate_nodes=args.mate_nodes, draw_plies=args.draw_plies, draw_nodes=args.draw_nodes,
                     cover_moves=args.cover_moves, cover_nodes=args.cover_nodes, engine=engine,
-                    engine_nodes=args.engine_nodes, engine_cp=args.engine_cp, progress=not args.no_progress)
+                    engine_nodes=args.engine_nodes, engine_cp=args.engine_cp, progress=not args.no_progress,
+                    mate_method=args.mate_method, retry_moves=args.retry_moves, tt_log2=args.tt_log2)
     except ValueError as e:
         raise _fail(str(e))
     finally:
@@ -106,7 +107,13 @@ def add_commands(sub) -> None:
                         "with a bounded 'cannot lose' proof, and check that every reply of the oracle's opponent is in "
                         "the tree or hopeless.  Prints the report (docs/gardner.md).")
     pf.add_argument("--oracles", default=None, metavar="FILE", help="oracle file (default: the shipped transcription)")
+    pf.add_argument("--mate-method", default="pns", choices=["pns", "alphabeta"],
+                    help="prover for the #x leaves and the uncovered replies: pns (depth-bounded proof-number "
+                         "search, default) or alphabeta (exhaustive, exact distances, shallow)")
     pf.add_argument("--mate-nodes", type=int, default=2_000_000, help="prover nodes per #x leaf (default 2000000)")
+    pf.add_argument("--retry-moves", type=int, default=3,
+                    help="a refuted #x leaf is retried with bounds x+1 .. x+R (default 3)")
+    pf.add_argument("--tt-log2", type=int, default=20, help="prover tables of 2^N entries (default 20)")
     pf.add_argument("--draw-plies", type=int, default=8, help="plies of the 'cannot lose' proof per drawn leaf (default 8)")
     pf.add_argument("--draw-nodes", type=int, default=500_000, help="prover nodes per drawn leaf (default 500000)")
     pf.add_argument("--cover-moves", type=int, default=3,
