@@ -30,6 +30,19 @@ def test_shipped_file_parses():
     assert str(ORACLE_FILE).endswith("mavgame/data/gardner_oracles.txt")
 
 
+def test_white_main_line_through_move_5_and_black_oracles():
+    lines = load_oracles()
+    mains = [ln for ln in lines if ln.label == "main" and ln.side == "white"]
+    r = replay(mains[-1])   # 4 Bxf4 (from the Black oracle) exf4 5 Qd2 Be5
+    assert r.ok and r.sans[6:] == ["Bxe3", "dxe3", "Qc1", "Bd4"]
+    for label in ("[4|1]", "[4|2]", "[4|3]", "[4|4]", "[4|5]", "[4|6]", "[5|1]", "[5|2]", "[1|1.4.2.3]"):
+        assert replay(_line(lines, label)).ok, label
+    assert any("ENGINE'S CHOICE" in ln.note for ln in lines)
+    # the Black oracles: after 1 b4 (section 4.1), and the three one-line ones
+    assert {ln.root for ln in lines if ln.side == "black"} == {("b4",), ("c4",), ("Nb4",), ("Nd4",)}
+    assert len(lines) >= 150
+
+
 def test_replay_recovers_glyphs_and_reports_errors():
     lines = load_oracles()
     r = replay(_line(lines, "main"))
