@@ -38,9 +38,9 @@ def test_white_main_line_through_move_5_and_black_oracles():
     for label in ("[4|1]", "[4|2]", "[4|3]", "[4|4]", "[4|5]", "[4|6]", "[5|1]", "[5|2]", "[1|1.4.2.3]"):
         assert replay(_line(lines, label)).ok, label
     assert any("ENGINE'S CHOICE" in ln.note for ln in lines)
-    # the Black oracles: after 1 b4 (section 4.1), and the three one-line ones
-    assert {ln.root for ln in lines if ln.side == "black"} == {("b4",), ("c4",), ("Nb4",), ("Nd4",)}
-    assert len(lines) >= 150
+    # the Black oracles: one for each of White's seven first moves
+    assert {ln.root for ln in lines if ln.side == "black"} == {(m,) for m in ("b4", "c4", "d4", "e4", "f4", "Nb4", "Nd4")}
+    assert len(lines) >= 200
 
 
 def test_replay_recovers_glyphs_and_reports_errors():
