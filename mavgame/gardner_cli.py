@@ -26,7 +26,7 @@ def cmd_gardner_prove(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise _fail(f"FEN {args.fen!r}: {e}")
     try:
-        prover = Prover(args.tt_log2)
+        prover = Prover(args.tt_log2, method=args.method)
         if args.mate is not None:
             r = prover.mates_in(board, args.mate, args.side, max_nodes=args.max_nodes, max_seconds=args.max_seconds)
         else:
@@ -37,10 +37,12 @@ def cmd_gardner_prove(args: argparse.Namespace) -> int:
     print(f"{r.claim}: {r.status.value}")
     if r.mate_plies is not None:
         cut = "" if len(r.line) == r.mate_plies else " (the line's reconstruction ran out of budget)"
-        print(f"mate in {r.mate_plies} plies: {' '.join(r.line)}{cut}" + ("" if r.rule50_safe else
+        what = "mate in" if args.method == "alphabeta" else "mate within (proof tree depth)"
+        print(f"{what} {r.mate_plies} plies: {' '.join(r.line)}{cut}" + ("" if r.rule50_safe else
                                                                           " (the fifty-move rule may cut it)"))
-    print(f"{r.nodes} nodes in {r.seconds:.3f} s ({r.nodes / max(r.seconds, 1e-9) / 1e6:.1f} M nodes/s); "
-          f"no mate within {r.depth_done} plies" + ("" if r.stop == "done" else f"; stopped by the {r.stop}"))
+    print(f"{r.nodes} nodes in {r.seconds:.3f} s ({r.nodes / max(r.seconds, 1e-9) / 1e6:.1f} M nodes/s)" +
+          (f"; no mate within {r.depth_done} plies" if r.depth_done >= 0 else "") +
+          ("" if r.stop == "done" else f"; stopped by the {r.stop}"))
     return 0 if not r.unknown else 3
 
 
@@ -51,7 +53,7 @@ def cmd_gardner_proof(args: argparse.Namespace) -> int:
         lines = load_oracles(args.oracles)
     except (OSError, ValueError) as e:
         raise _fail(f"--oracles: {e}")
-    for name in ("mate_nodes", "draw_nodes", "cover_nodes", "engine_nodes"):
+    for name in ("mate_nodes", "draw_nodes", "cover_nodes", "engine_nodes", "retry_moves"):
         if getattr(args, name) < 0:
             raise _fail(f"--{name.replace('_', '-')} must be >= 0 (0: no limit), not {getattr(args, name)}")
     engine = None
@@ -63,7 +65,8 @@ def cmd_gardner_proof(args: argparse.Namespace) -> int:
     try:
         rep = check(lines, mate_nodes=args.mate_nodes, draw_plies=args.draw_plies, draw_nodes=args.draw_nodes,
                     cover_moves=args.cover_moves, cover_nodes=args.cover_nodes, engine=engine,
-                    engine_nodes=args.engine_nodes, engine_cp=args.engine_cp, progress=not args.no_progress)
+                    engine_nodes=args.engine_nodes, engine_cp=args.engine_cp, progress=not args.no_progress,
+                    mate_method=args.mate_method, retry_moves=args.retry_moves, tt_log2=args.tt_log2)
     except ValueError as e:
         raise _fail(str(e))
     finally:
@@ -92,7 +95,10 @@ def add_commands(sub) -> None:
     gp.add_argument("--side", default=None, choices=["white", "black"], help="default: the side to move")
     gp.add_argument("--max-nodes", type=int, default=0, help="node budget (0: none)")
     gp.add_argument("--max-seconds", type=float, default=0.0, help="time budget in seconds (0: none)")
-    gp.add_argument("--tt-log2", type=int, default=0, help="table of 2^N entries of 16 bytes (default 20)")
+    gp.add_argument("--tt-log2", type=int, default=0, help="table of 2^N entries (16 bytes each, 24 for pns; default 20)")
+    gp.add_argument("--method", default="alphabeta", choices=["alphabeta", "pns"],
+                    help="alphabeta: exhaustive, exact mate distance (default); pns: depth-bounded proof-number "
+                         "search, deeper mates, the distance an upper bound (docs/gardner.md)")
     gp.set_defaults(func=cmd_gardner_prove)
 
     pf = sub.add_parser("gardner-proof", help="check the paper's Gardner oracles (replay, mates, coverage)",
@@ -101,7 +107,13 @@ def add_commands(sub) -> None:
                         "with a bounded 'cannot lose' proof, and check that every reply of the oracle's opponent is in "
                         "the tree or hopeless.  Prints the report (docs/gardner.md).")
     pf.add_argument("--oracles", default=None, metavar="FILE", help="oracle file (default: the shipped transcription)")
+    pf.add_argument("--mate-method", default="pns", choices=["pns", "alphabeta"],
+                    help="prover for the #x leaves and the uncovered replies: pns (depth-bounded proof-number "
+                         "search, default) or alphabeta (exhaustive, exact distances, shallow)")
     pf.add_argument("--mate-nodes", type=int, default=2_000_000, help="prover nodes per #x leaf (default 2000000)")
+    pf.add_argument("--retry-moves", type=int, default=3,
+                    help="a refuted #x leaf is retried with bounds x+1 .. x+R (default 3)")
+    pf.add_argument("--tt-log2", type=int, default=20, help="prover tables of 2^N entries (default 20)")
     pf.add_argument("--draw-plies", type=int, default=8, help="plies of the 'cannot lose' proof per drawn leaf (default 8)")
     pf.add_argument("--draw-nodes", type=int, default=500_000, help="prover nodes per drawn leaf (default 500000)")
     pf.add_argument("--cover-moves", type=int, default=3,

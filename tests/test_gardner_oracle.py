@@ -30,6 +30,19 @@ def test_shipped_file_parses():
     assert str(ORACLE_FILE).endswith("mavgame/data/gardner_oracles.txt")
 
 
+def test_white_main_line_through_move_5_and_black_oracles():
+    lines = load_oracles()
+    mains = [ln for ln in lines if ln.label == "main" and ln.side == "white"]
+    r = replay(mains[-1])   # 4 Bxf4 (from the Black oracle) exf4 5 Qd2 Be5
+    assert r.ok and r.sans[6:] == ["Bxe3", "dxe3", "Qc1", "Bd4"]
+    for label in ("[4|1]", "[4|2]", "[4|3]", "[4|4]", "[4|5]", "[4|6]", "[5|1]", "[5|2]", "[1|1.4.2.3]"):
+        assert replay(_line(lines, label)).ok, label
+    assert any("ENGINE'S CHOICE" in ln.note for ln in lines)
+    # the Black oracles: one for each of White's seven first moves
+    assert {ln.root for ln in lines if ln.side == "black"} == {(m,) for m in ("b4", "c4", "d4", "e4", "f4", "Nb4", "Nd4")}
+    assert len(lines) >= 200
+
+
 def test_replay_recovers_glyphs_and_reports_errors():
     lines = load_oracles()
     r = replay(_line(lines, "main"))
@@ -87,8 +100,11 @@ def test_check_small_oracle(tmp_path):
     assert any("where another line has" in p for p in rep.problems)
     assert rep.lines == 4 and rep.lines_ok == 4
     assert any("'?b4' -> Na3 (the only candidate)" in r for r in rep.recoveries)
-    # Black mates in 2 there, not in 1: the paper-style claim "#1 b" is refuted
+    # Black mates in 2 there, not in 1: the paper-style claim "#1 b" is refuted, and "#2 b" holds instead
     assert rows["b1"]["status"] == "refuted" and rows["b1"]["depth_done"] >= 1
+    assert rows["b1"]["holds_with"] == 2 and rows["b1"]["holds_with_plies"] == 3
+    held = [ln for ln in rep.text().splitlines() if ln.startswith("refuted leaves whose mate holds")]
+    assert len(held) == 1 and "b1 #2" in held[0]
     w = [r for r in rep.mate_leaves if r["label"] in ("w1", "w2")][0]
     assert w["status"] == "refuted"     # the '#1 w' leaf replaced '#2 w'
     assert rep.leaves["white"] == {"#x": 1} and rep.leaves["black"] == {"#x": 1, "=": 1}
@@ -104,9 +120,13 @@ def test_check_small_oracle(tmp_path):
 def test_check_proves_a_mate_leaf(tmp_path):
     f = tmp_path / "m.txt"
     f.write_text("oracle white\nw1 Nb4 e4 Nxd5+ Ke5 Nf4 Qf6 fxe4 Nb4 : #2 w\n")
-    rep = check(load_oracles(f), mate_nodes=200_000, cover_nodes=2_000)
-    r = rep.mate_leaves[0]
-    assert r["status"] == "proven" and r["mate_plies"] == 3 and r["line"] == ["c2c3", "d4d3", "d1e2"]
+    for method in ("pns", "alphabeta"):
+        rep = check(load_oracles(f), mate_nodes=200_000, cover_nodes=2_000, mate_method=method)
+        r = rep.mate_leaves[0]
+        assert rep.budgets["mate_method"] == method
+        assert r["status"] == "proven" and r["mate_plies"] == 3 and r["line"][0] == "c2c3" and len(r["line"]) == 3
+    with pytest.raises(ValueError, match="mate_method"):
+        check(load_oracles(f), mate_method="dfpn")
 
 
 def test_check_shipped_oracles_quick():

@@ -168,3 +168,64 @@ def test_cli_gardner_prove():
     assert r.returncode == 3 and "unknown" in r.stdout and "node limit" in r.stdout
     r = run("rnbqk/ppppp/5/PPPPP/RNBQ w - - 0 1", "--mate", "2")
     assert r.returncode != 0 and "FEN" in r.stderr
+
+
+# ---- depth-bounded proof-number search (method="pns", csrc/games/gardner/gardner_pns.c) ----
+
+@pytest.fixture(scope="module")
+def pns():
+    return Prover(18, method="pns")
+
+
+@pytest.mark.parametrize("fen,side,moves", MATES)
+def test_pns_agrees_with_the_exhaustive_prover(prover, pns, fen, side, moves):
+    exact = prover.mates_in(fen, moves, side=side)
+    r = pns.mates_in(fen, moves, side=side)
+    assert r.proven and r.mate_plies == exact.mate_plies == 2 * moves - 1
+    assert len(r.line) == r.mate_plies and _mates(fen, r.line, side)
+    # a looser bound: proven, with a proof tree no shallower than the exact distance
+    r = pns.mates_in(fen, moves + 3, side=side)
+    assert r.proven and exact.mate_plies <= r.mate_plies <= 2 * (moves + 3) - 1 and _mates(fen, r.line, side)
+    if moves > 1:
+        r = pns.mates_in(fen, moves - 1, side=side)
+        assert r.refuted and prover.mates_in(fen, moves - 1, side=side).refuted
+        assert r.depth_done == 2 * moves - 3 and r.line == []
+
+
+@pytest.mark.parametrize("fen,moves", LOST)
+def test_pns_cannot_lose_agrees(prover, pns, fen, moves):
+    assert pns.cannot_lose(fen, 2 * moves - 1).proven
+    r = pns.cannot_lose(fen, 2 * moves)
+    assert r.refuted and r.mate_plies == 2 * moves and prover.cannot_lose(fen, 2 * moves).refuted
+
+
+def test_pns_deep_oracle_leaf(pns):
+    # the paper's White oracle [1|1.7], "#8": the exhaustive prover needs ~150 M nodes (70 s) for it;
+    # PNS proves it with ~1 M, and the line it returns is a legal mate within the bound
+    fen = "rn1qk/pPppp/1pP2/1P1PP/RNBQK b - - 0 3"
+    r = pns.mates_in(fen, 8, side="white", max_nodes=20_000_000)
+    assert r.proven and r.mate_plies <= 16 and len(r.line) == r.mate_plies and _mates(fen, r.line, "white")
+    # [3|5] "#8": refuted (no mate within 15 plies, as the exhaustive prover finds), but #10 holds
+    fen = "rnb1k/p2pp/PqpP1/2P1P/RNBQK w - - 1 4"
+    r = pns.mates_in(fen, 10, max_nodes=20_000_000)
+    assert r.proven and r.mate_plies <= 19 and _mates(fen, r.line, "white")
+
+
+def test_pns_budgets_and_input():
+    p = Prover(12, method="pns")
+    assert p.method == "pns" and p.tt_bytes == 24 << 12
+    r = p.mates_in(Gardner(), 30, max_nodes=1000)
+    assert r.unknown and r.stop == "node limit" and r.line == [] and r.mate_plies is None
+    with pytest.raises(ValueError, match="method"):
+        Prover(12, method="dfpn")
+    with pytest.raises(ValueError, match="not 61"):
+        p.mates_in(Gardner(), 61)
+
+
+def test_cli_gardner_prove_pns():
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-m", "mavgame", "gardner-prove", "r1bkq/2N1p/1Q1p1/PP3/R1BK1 w - - 3 12",
+                        "--mate", "2", "--method", "pns"], capture_output=True, text=True)
+    assert r.returncode == 0 and "White mates in at most 2 moves: proven" in r.stdout
+    assert "mate within (proof tree depth) 3 plies: c4a3 d5d4 b3c4" in r.stdout

@@ -352,3 +352,20 @@ def test_chess_ood_set_is_random_placements_annotated_by_stockfish(tmp_path):
         random_chess_position_set(tmp_path / "x", 1, max_pieces=40)
     with pytest.raises(ValueError, match="'tictactoe' has no random-placement"):
         ood_positions("tictactoe", tmp_path / "y", 1, placements=True)
+
+
+def test_a_game_ended_by_repetition_is_not_recorded_as_finished():
+    """Gardner knights shuffling home and back: the threefold repetition ends the game, but the last
+    position's text shows an ongoing game, so it is not recorded as a finished (unannotated) one."""
+    import numpy as np
+    from mavgame.model.generate import play_annotated_game
+    from mavgame.model.records import _new_state
+    shuffle = {"b1a3", "a3b1", "b5c3", "c3b5"}
+
+    def annotate(st):
+        vals = {m: (1.0 if m in shuffle else 0.5) for m in st.legal_moves()}
+        return vals, max(vals, key=vals.get)
+    recs = play_annotated_game("gardner", annotate, np.random.default_rng(0), epsilon=0.0)
+    assert len(recs) == 8 and all(r["values"] for r in recs)   # positions 0..7; the 9th is the third repetition
+    for r in recs:
+        assert not _new_state("gardner", 0, r["state"]).is_terminal()

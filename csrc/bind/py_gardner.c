@@ -1,8 +1,10 @@
 /*
- * py_gardner.c - the Gardner prover (csrc/games/gardner/gardner_prover.h) for Python.
+ * py_gardner.c - the Gardner provers (csrc/games/gardner/gardner_prover.h, gardner_pns.h) for Python.
  *
- *   GardnerProver(tt_log2=0)       a prover with its own table of 2^tt_log2 16-byte entries (0: 2^20,
- *                                  16 MiB), allocated once and kept across calls
+ *   GardnerProver(tt_log2=0, method="alphabeta")
+ *                                  a prover with its own table of 2^tt_log2 entries (0: 2^20; 16 bytes
+ *                                  an entry for "alphabeta", the exhaustive prover, 24 for "pns", the
+ *                                  depth-bounded proof-number search), allocated once and kept across calls
  *   GardnerProver.prove(state, goal, side, n, max_nodes=0, max_seconds=0.0)
  *       -> (status, stop, mate_plies, depth_done, rule50_safe, nodes, seconds, pv)
  *   GardnerProver.clear()          forget what the table learned
@@ -22,30 +24,42 @@
 #include <string.h>
 
 #include "../games/gardner/gardner.h"
+#include "../games/gardner/gardner_pns.h"
 #include "../games/gardner/gardner_prover.h"
 
 typedef struct py_gprover {
     PyObject_HEAD
-    mg_gprover *pv;
+    mg_gprover *pv;     /* method "alphabeta" */
+    mg_gpns *pns;       /* method "pns" */
     PyThread_type_lock lock;
 } py_gprover;
 
 static int gp_init(py_gprover *self, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"tt_log2", NULL};
+    static char *kwlist[] = {"tt_log2", "method", NULL};
     int tt_log2 = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|i:GardnerProver", kwlist, &tt_log2))
+    const char *method = "alphabeta";
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|is:GardnerProver", kwlist, &tt_log2, &method))
         return -1;
-    if (self->pv) {
+    const int pns = strcmp(method, "pns") == 0;
+    if (!pns && strcmp(method, "alphabeta") != 0) {
+        PyErr_Format(PyExc_ValueError, "method must be 'alphabeta' or 'pns', not '%s'", method);
+        return -1;
+    }
+    if (self->pv || self->pns) {
         PyErr_SetString(PyExc_RuntimeError, "GardnerProver is already initialised");
         return -1;
     }
     char err[MG_ERRLEN] = "";
-    mg_gprover *p;
+    mg_gprover *p = NULL;
+    mg_gpns *q = NULL;
     Py_BEGIN_ALLOW_THREADS
-    p = mg_gprover_new(tt_log2, err, sizeof err);
+    if (pns)
+        q = mg_gpns_new(tt_log2, err, sizeof err);
+    else
+        p = mg_gprover_new(tt_log2, err, sizeof err);
     Py_END_ALLOW_THREADS
-    if (!p) {
+    if (!p && !q) {
         int in_range = tt_log2 == 0 || (tt_log2 >= MG_GPROVE_TT_MIN && tt_log2 <= MG_GPROVE_TT_MAX);
         PyErr_SetString(in_range ? PyExc_MemoryError : PyExc_ValueError, err);
         return -1;
@@ -53,16 +67,19 @@ static int gp_init(py_gprover *self, PyObject *args, PyObject *kw)
     self->lock = PyThread_allocate_lock();
     if (!self->lock) {
         mg_gprover_free(p);
+        mg_gpns_free(q);
         PyErr_NoMemory();
         return -1;
     }
     self->pv = p;
+    self->pns = q;
     return 0;
 }
 
 static void gp_dealloc(py_gprover *self)
 {
     mg_gprover_free(self->pv);
+    mg_gpns_free(self->pns);
     if (self->lock)
         PyThread_free_lock(self->lock);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -70,7 +87,7 @@ static void gp_dealloc(py_gprover *self)
 
 static int gp_ready(py_gprover *self)
 {
-    if (!self->pv) {
+    if (!self->pv && !self->pns) {
         PyErr_SetString(PyExc_ValueError, "GardnerProver is not initialised");
         return 0;
     }
@@ -113,7 +130,8 @@ static PyObject *gp_prove(py_gprover *self, PyObject *args, PyObject *kw)
     Py_INCREF(self);
     Py_BEGIN_ALLOW_THREADS
     PyThread_acquire_lock(self->lock, WAIT_LOCK);
-    rc = mg_gprove(self->pv, &root, &q, res, err, sizeof err);
+    rc = self->pns ? mg_gpns_prove(self->pns, &root, &q, res, err, sizeof err)
+                   : mg_gprove(self->pv, &root, &q, res, err, sizeof err);
     PyThread_release_lock(self->lock);
     Py_END_ALLOW_THREADS
     Py_DECREF(self);
@@ -156,7 +174,10 @@ static PyObject *gp_clear(py_gprover *self, PyObject *Py_UNUSED(ignored))
         return NULL;
     Py_BEGIN_ALLOW_THREADS
     PyThread_acquire_lock(self->lock, WAIT_LOCK);
-    mg_gprover_clear(self->pv);
+    if (self->pns)
+        mg_gpns_clear(self->pns);
+    else
+        mg_gprover_clear(self->pv);
     PyThread_release_lock(self->lock);
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
@@ -166,7 +187,14 @@ static PyObject *gp_tt_bytes(py_gprover *self, void *Py_UNUSED(closure))
 {
     if (!gp_ready(self))
         return NULL;
-    return PyLong_FromSize_t(mg_gprover_tt_bytes(self->pv));
+    return PyLong_FromSize_t(self->pns ? mg_gpns_tt_bytes(self->pns) : mg_gprover_tt_bytes(self->pv));
+}
+
+static PyObject *gp_method(py_gprover *self, void *Py_UNUSED(closure))
+{
+    if (!gp_ready(self))
+        return NULL;
+    return PyUnicode_FromString(self->pns ? "pns" : "alphabeta");
 }
 
 static PyMethodDef gp_methods[] = {
@@ -181,6 +209,7 @@ static PyMethodDef gp_methods[] = {
 
 static PyGetSetDef gp_getset[] = {
     {"tt_bytes", (getter)gp_tt_bytes, NULL, "bytes of the transposition table", NULL},
+    {"method", (getter)gp_method, NULL, "'alphabeta' (exhaustive) or 'pns' (depth-bounded df-pn)", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -190,8 +219,9 @@ static PyTypeObject py_gprover_type = {
     .tp_basicsize = sizeof(py_gprover),
     .tp_dealloc = (destructor)gp_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "GardnerProver(tt_log2=0)\n\nBounded mate proofs for Gardner minichess with a transposition table "
-              "of 2^tt_log2 16-byte entries (0: 2^20, 16 MiB), allocated once and reused across calls.",
+    .tp_doc = "GardnerProver(tt_log2=0, method='alphabeta')\n\nBounded mate proofs for Gardner minichess with a "
+              "transposition table of 2^tt_log2 entries (0: 2^20; 16 bytes each for 'alphabeta', the exhaustive "
+              "prover, 24 for 'pns', depth-bounded proof-number search), allocated once and reused across calls.",
     .tp_methods = gp_methods,
     .tp_getset = gp_getset,
     .tp_init = (initproc)gp_init,

@@ -17,7 +17,10 @@ What is checked:
   or pawn that can make the move; when several can, the one with which the rest of the line is
   legal); every recovery, ambiguity and error is reported;
 - each ``#x`` leaf: the prover (:mod:`mavgame.games.gardner_prover`) tries to prove the mate in at most x
-  moves within a node budget (proven / refuted / unknown);
+  moves within a node budget (proven / refuted / unknown), by default with depth-bounded proof-number
+  search (``mate_method="pns"``: a proof is a proof of "mate within x moves", and ``mate_plies`` is the
+  depth of the proof tree found, an upper bound on the exact distance); a refuted leaf is retried with
+  bounds x + 1 .. x + ``retry_moves`` to find the bound that holds (``holds_with``);
 - each drawn or hopeless leaf (``=``, ``+-``, ``-+``): a bounded "cannot lose within K plies" proof
   for the side the verdict protects;
 - coverage: at every inner node where the oracle's opponent moves, each legal reply is in the tree,
@@ -299,7 +302,7 @@ class CheckReport:
         for side in self.nodes:
             kinds = ", ".join(f"{k} {v}" for k, v in sorted(self.leaves.get(side, {}).items()))
             out.append(f"oracle {side}: {self.nodes[side]} tree nodes; leaves: {kinds or 'none'}")
-        out.append(f"#x leaves (prover, {b['mate_nodes']} nodes each): " + _fmt(s["mate_leaves"]))
+        out.append(f"#x leaves ({b['mate_method']}, {b['mate_nodes']} nodes each): " + _fmt(s["mate_leaves"]))
         out.append(f"drawn/hopeless leaves (cannot lose within {b['draw_plies']} plies, {b['draw_nodes']} nodes): "
                    + _fmt(s["draw_leaves"]))
         out.append("opponent replies at inner nodes: " + _fmt(s["replies"]) +
@@ -309,18 +312,31 @@ class CheckReport:
         out.append(f"prover: {self.prover_nodes} nodes, {self.seconds:.1f} s in all")
         unknown = [r for r in self.mate_leaves if r["status"] == "unknown"]
         if unknown:
-            need = max(r["plies_needed"] for r in unknown)
-            done = max(r["depth_done"] for r in unknown)
-            out.append(f"to close the rest: {len(unknown)} #x leaves are unknown: they need mates of up to {need} plies; "
-                       f"the budget searched at most {done} plies completely (about 10x the nodes per extra move)")
+            need = sorted(r["plies_needed"] for r in unknown)
+            if b["mate_method"] == "alphabeta":
+                done = max(r["depth_done"] for r in unknown)
+                out.append(f"to close the rest: {len(unknown)} #x leaves are unknown: they need mates of {need[0]} to "
+                           f"{need[-1]} plies; the budget searched at most {done} plies completely (about 10x the "
+                           "nodes per extra move)")
+            else:
+                out.append(f"to close the rest: {len(unknown)} #x leaves are unknown: they need mates of {need[0]} to "
+                           f"{need[-1]} plies, beyond what proof-number search proves in {b['mate_nodes']} nodes")
+        held = [r for r in self.mate_leaves if r.get("holds_with")]
+        if held:
+            out.append("refuted leaves whose mate holds with a larger bound: " +
+                       ", ".join(f"{r['label']} #{r['holds_with']}" for r in held))
         out.append("")
         out.append("recoveries:")
         out += ["  " + r for r in self.recoveries]
         out.append("problems:")
         out += ["  " + p for p in self.problems]
         out.append("#x leaves:")
-        out += [f"  {r['label']} {r['claim']}: {r['status']}" + (f" (mate in {r['mate_plies']} plies)"
-                                                               if r['mate_plies'] is not None else "")
+        within = "mate in" if b["mate_method"] == "alphabeta" else "proof tree depth"
+        out += [f"  {r['label']} {r['claim']}: {r['status']}" +
+                (f" ({within} {r['mate_plies']} plies)" if r['mate_plies'] is not None else "") +
+                (f"; holds with #{r['holds_with']} ({within} {r['holds_with_plies']} plies)"
+                 if r.get("holds_with") else "") + ("" if r.get("rule50_safe", True) else
+                                                     " (the fifty-move rule may cut it)")
                 for r in self.mate_leaves]
         out.append("drawn/hopeless leaves:")
         out += [f"  {r['label']} {r['leaf']}: {r['claim']}: {r['status']}" for r in self.draw_leaves]
@@ -344,10 +360,13 @@ def _board_after(moves: Sequence[str]) -> Gardner:
 
 def check(lines: Sequence[OracleLine], *, mate_nodes: int = 2_000_000, draw_plies: int = 8,
           draw_nodes: int = 500_000, cover_moves: int = 3, cover_nodes: int = 200_000, tt_log2: int = 20,
-          engine=None, engine_nodes: int = 20_000, engine_cp: int = 300, progress: bool = False) -> CheckReport:
+          engine=None, engine_nodes: int = 20_000, engine_cp: int = 300, progress: bool = False,
+          mate_method: str = "pns", retry_moves: int = 3) -> CheckReport:
     """Replay, verify and measure the coverage of oracle lines (see the module docstring).
 
-    Budgets: ``mate_nodes`` per ``#x`` leaf, ``draw_plies`` / ``draw_nodes`` per drawn leaf,
+    ``mate_method``: the prover's method for the ``#x`` leaves and the uncovered replies ("pns", the
+    default, or "alphabeta": exhaustive, exact distances, shallow).  Budgets: ``mate_nodes`` per ``#x``
+    leaf (and per retry of a refuted leaf, ``retry_moves`` of them), ``draw_plies`` / ``draw_nodes`` per drawn leaf,
     ``cover_moves`` / ``cover_nodes`` per uncovered opponent reply; ``engine`` (a Fairy-Stockfish
     :class:`~mavgame.engines.uci.UCIEngine` from :func:`mavgame.engines.fairy.open_engine`, or None) then judges the
     replies the prover left open with ``engine_nodes`` nodes each."""
@@ -355,8 +374,14 @@ def check(lines: Sequence[OracleLine], *, mate_nodes: int = 2_000_000, draw_plie
 
     from .gardner_prover import Prover
     t0 = time.perf_counter()
+    from .gardner_prover import METHODS
+    if mate_method not in METHODS:
+        raise ValueError(f"mate_method must be one of {METHODS}, not {mate_method!r}")
+    if isinstance(retry_moves, bool) or not isinstance(retry_moves, int) or retry_moves < 0:
+        raise ValueError(f"retry_moves must be an integer >= 0, not {retry_moves!r}")
     prover = Prover(tt_log2)
-    rep = CheckReport(budgets={"mate_nodes": mate_nodes, "draw_plies": draw_plies, "draw_nodes": draw_nodes,
+    mater = prover if mate_method == "alphabeta" else Prover(tt_log2, method=mate_method)
+    rep = CheckReport(budgets={"mate_method": mate_method, "retry_moves": retry_moves, "mate_nodes": mate_nodes, "draw_plies": draw_plies, "draw_nodes": draw_nodes,
                                "cover_moves": cover_moves, "cover_nodes": cover_nodes,
                                "engine_nodes": engine_nodes if engine is not None else 0, "engine_cp": engine_cp})
     roots: Dict[str, _Node] = {}
@@ -403,12 +428,24 @@ def check(lines: Sequence[OracleLine], *, mate_nodes: int = 2_000_000, draw_plie
             if nd.leaf.startswith("#"):
                 x, who = nd.leaf[1:].split()
                 x = int(x)
-                res = prover.mates_in(board, x, side="white" if who == "w" else "black", max_nodes=mate_nodes)
+                mside = "white" if who == "w" else "black"
+                res = mater.mates_in(board, x, side=mside, max_nodes=mate_nodes)
                 plies = 2 * x - (1 if (board.to_move == 0) == (who == "w") else 0)
-                rep.mate_leaves.append({"label": label, "claim": res.claim, "status": res.status.value,
-                                        "mate_plies": res.mate_plies, "depth_done": res.depth_done,
-                                        "plies_needed": plies, "nodes": res.nodes, "line": res.line,
-                                        "fen": board.fen()})
+                row = {"label": label, "claim": res.claim, "status": res.status.value,
+                       "mate_plies": res.mate_plies, "depth_done": res.depth_done,
+                       "plies_needed": plies, "nodes": res.nodes, "line": res.line,
+                       "rule50_safe": res.rule50_safe, "fen": board.fen()}
+                if res.refuted:   # the bound that holds instead, if one does within the retries
+                    for y in range(x + 1, min(x + retry_moves, 60) + 1):
+                        r2 = mater.mates_in(board, y, side=mside, max_nodes=mate_nodes)
+                        rep.prover_nodes += r2.nodes
+                        if r2.proven:
+                            row["holds_with"] = y
+                            row["holds_with_plies"] = r2.mate_plies
+                            break
+                        if r2.unknown:
+                            break
+                rep.mate_leaves.append(row)
             else:
                 protect = "white" if nd.leaf == "+-" else "black" if nd.leaf == "-+" else side
                 res = prover.cannot_lose(board, draw_plies, side=protect, max_nodes=draw_nodes)
@@ -424,7 +461,7 @@ def check(lines: Sequence[OracleLine], *, mate_nodes: int = 2_000_000, draw_plie
                     row["status"] = "in the tree"
                 else:
                     board.push(int(a))
-                    res = prover.mates_in(board, cover_moves, side=side, max_nodes=cover_nodes)
+                    res = mater.mates_in(board, cover_moves, side=side, max_nodes=cover_nodes)
                     board.pop()
                     rep.prover_nodes += res.nodes
                     row["status"] = "hopeless (mate proven)" if res.proven else "not covered"

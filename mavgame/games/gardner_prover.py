@@ -32,7 +32,7 @@ from typing import List, Optional, Union
 
 from .. import _core
 
-__all__ = ["Prover", "ProofResult", "Status", "MATE", "NO_LOSS", "MAX_PLIES"]
+__all__ = ["Prover", "ProofResult", "Status", "MATE", "NO_LOSS", "MAX_PLIES", "METHODS"]
 
 MATE, NO_LOSS = 0, 1
 #: the longest mate a query may ask for, in plies (MG_GPROVE_MAX_PLIES)
@@ -58,8 +58,9 @@ class ProofResult:
 
     ``mate_plies``: the distance in plies from the root to the mating move of the mate found (the
     claimed side's for :meth:`Prover.mates_in`, the other side's when :meth:`Prover.cannot_lose` is
-    refuted), None when none was found; ``line``: that mate, fastest for the mating side against the
-    longest resistance, as UCI-style moves; ``depth_done``: plies searched completely without finding
+    refuted; with ``method="pns"`` an upper bound: the proof tree's depth), None when none was found;
+    ``line``: that mate, fastest for the mating side against the longest resistance (pns: the proof
+    tree's deepest line), as UCI-style moves; ``depth_done``: plies searched completely without finding
     a mate (-1: none); ``stop``: "done", "node limit" or "time limit"."""
 
     claim: str
@@ -121,12 +122,25 @@ def _count(value, what: str, lo: int, hi: int) -> int:
     return value
 
 
-class Prover:
-    """A Gardner prover with its own transposition table of 2^``tt_log2`` 16-byte entries
-    (0: 2^20 = 16 MiB; 10..30).  One search at a time per prover (other threads wait)."""
+METHODS = ("alphabeta", "pns")
 
-    def __init__(self, tt_log2: int = 0):
-        self._p = _core.GardnerProver(tt_log2)
+
+class Prover:
+    """A Gardner prover with its own transposition table of 2^``tt_log2`` entries (0: 2^20; 10..30).
+    One search at a time per prover (other threads wait).
+
+    ``method``: ``"alphabeta"`` (default), the exhaustive search: a proven mate comes with its exact
+    distance (``mate_plies``), and it reaches mates of about 8 moves; or ``"pns"``, depth-bounded
+    proof-number search (df-pn, csrc/games/gardner/gardner_pns.h), which reaches much deeper forced
+    mates: it proves or refutes the same claim ("mate within the bound"), but a proven mate's
+    ``mate_plies`` is the depth of the proof tree it found, an upper bound on the distance to mate
+    (the exact distance may be shorter); ``line`` is the proof tree's deepest line and ends in mate."""
+
+    def __init__(self, tt_log2: int = 0, method: str = "alphabeta"):
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, not {method!r}")
+        self._p = _core.GardnerProver(tt_log2, method)
+        self.method = method
 
     @property
     def tt_bytes(self) -> int:

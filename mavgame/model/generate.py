@@ -23,7 +23,8 @@ def play_annotated_game(game: str, annotate, rng: np.random.Generator, epsilon: 
     """One epsilon-greedy game: every position annotated; greedy moves are drawn uniformly among the moves
     of maximal value, a uniformly random legal move with probability epsilon. The first ``random_opening``
     plies are random moves, neither annotated nor recorded. Returns the records from there on, terminal
-    position included, with ``{"skipped": True, "ply": n}`` for positions the annotator gave up on
+    position included (unless the game ended by a rule its text does not show, a threefold repetition),
+    with ``{"skipped": True, "ply": n}`` for positions the annotator gave up on
     (``annotate`` returned None; a random move is played there).
 
     Each annotated record carries ``"_seconds"`` (the annotation's time, 0 when a cache answered it) for the
@@ -46,7 +47,10 @@ def play_annotated_game(game: str, annotate, rng: np.random.Generator, epsilon: 
         rec: Dict[str, Any] = {"state": text, "prev_state": prev[0] if prev else None,
                                "prev_action": prev[1] if prev else None, "ply": st.ply}
         if st.is_terminal() or (max_plies and st.ply >= max_plies):
-            if st.is_terminal():
+            # A game ended by its history (threefold repetition in chess or Gardner) is not recorded
+            # as finished: its text alone shows an ongoing position, which a MAV example cannot call
+            # finished (and the example builder refuses a non-terminal state with no annotation).
+            if st.is_terminal() and _new_state(game, board_size, text).is_terminal():
                 rec.update(values={}, best=None, result=st.result())
                 recs.append(rec)
             break

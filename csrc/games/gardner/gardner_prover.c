@@ -305,10 +305,10 @@ out:
     return len;
 }
 
-int mg_gprove(mg_gprover *p, const mg_gardner_state *root, const mg_gprove_query *q, mg_gprove_result *out,
-              char *err, size_t errlen)
+int mg_gprove_check_query(const mg_gardner_state *root, const mg_gprove_query *q, mg_gprove_result *out, char *err,
+                          size_t errlen)
 {
-    if (!p || !root || !q || !out) {
+    if (!root || !q || !out) {
         snprintf(err, errlen, "mg_gprove: a NULL argument");
         return MG_ERR;
     }
@@ -332,6 +332,18 @@ int mg_gprove(mg_gprover *p, const mg_gardner_state *root, const mg_gprove_query
         snprintf(err, errlen, "max_seconds must be a finite number >= 0 (0: no limit), not %g", q->max_seconds);
         return MG_ERR;
     }
+    return MG_OK;
+}
+
+int mg_gprove(mg_gprover *p, const mg_gardner_state *root, const mg_gprove_query *q, mg_gprove_result *out,
+              char *err, size_t errlen)
+{
+    if (!p) {
+        snprintf(err, errlen, "mg_gprove: a NULL argument");
+        return MG_ERR;
+    }
+    if (mg_gprove_check_query(root, q, out, err, errlen) != MG_OK)
+        return MG_ERR;
     memset(out, 0, sizeof *out);
     out->mate_plies = -1;
     out->depth_done = -1;

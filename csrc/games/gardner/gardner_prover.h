@@ -96,6 +96,11 @@ size_t mg_gprover_tt_bytes(const mg_gprover *p);
 int mg_gprove(mg_gprover *p, const mg_gardner_state *root, const mg_gprove_query *q, mg_gprove_result *out,
               char *err, size_t errlen);
 
+/* The checks of a query shared by mg_gprove and mg_gpns_prove (gardner_pns.h): MG_ERR with a
+ * message naming the bad value (NULL argument, goal, side, n, max_seconds), else MG_OK. */
+int mg_gprove_check_query(const mg_gardner_state *root, const mg_gprove_query *q, mg_gprove_result *out, char *err,
+                          size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif
