@@ -23,11 +23,11 @@ __all__ = ["MATCHMAKERS", "nash_equilibrium", "Matchmaker"]
 MATCHMAKERS = ("uniform", "psro")
 
 
-def nash_equilibrium(payoff: np.ndarray, iterations: int = 20000) -> Tuple[np.ndarray, np.ndarray, float]:
+def nash_equilibrium(payoff: np.ndarray, iterations: int = 3000) -> Tuple[np.ndarray, np.ndarray, float]:
     """A Nash equilibrium (x, y, value) of the zero-sum matrix game ``payoff`` (the row player gets
     payoff[r, c] and maximises, the column player minimises), by regret matching+ with linearly
-    weighted averages (converges to an equilibrium; for the small team matrices here the exploitability
-    after 20000 iterations is below 1e-3 of the payoff range)."""
+    weighted averages (converges to an equilibrium; for the small team matrices here (5 x 5) the
+    exploitability after 3000 iterations is about 2e-3 of the payoff range; NumPy only, no LP solver)."""
     a = np.asarray(payoff, np.float64)
     if a.ndim != 2 or a.size == 0 or not np.all(np.isfinite(a)):
         raise ValueError(f"payoff must be a non-empty finite 2-d matrix, not shape {a.shape}")
