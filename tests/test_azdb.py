@@ -191,3 +191,45 @@ def test_team_training_resume_and_agent(tmp_path):
         make_agent(f"az:checkpoint={path},sims=8")
     with pytest.raises(ValueError, match="cache"):
         _team_config(cache_log2=4).check()
+
+
+def test_puzzle_files_and_scoring(tmp_path):
+    from mavgame.az import puzzles as pz
+    from mavgame.play.agents import CallableAgent
+    # x to move wins at once in column 4 only (x on 1 2 3 of the bottom row, o above)
+    st = mavgame.State("connect_four")
+    for col in "112233":
+        st.push(st.action_from_str(col))
+    p = pz.Puzzle("connect_four", st.text(), ["4"], id="t1")
+    path = pz.save_puzzles([p, p], str(tmp_path / "c4.csv"))
+    back = pz.load_puzzles(path)
+    assert [q.position for q in back] == [p.position] * 2 and back[0].solutions == ["4"] and back[0].id == "t1"
+    third = CallableAgent(lambda s: s.action_from_str("4"), name="four")
+    first = CallableAgent(lambda s: s.action_from_str("1"), name="one")
+    assert pz.score_agent(third, back).tolist() == [1, 1] and pz.score_agent(first, back).tolist() == [0, 0]
+    bad = tmp_path / "bad.csv"
+    bad.write_text("position:connect_four,solutions\n" + st.text() + ",9\n")
+    with pytest.raises(ValueError, match="bad.csv:2"):
+        pz.load_puzzles(str(bad))
+    nogame = tmp_path / "nogame.csv"
+    nogame.write_text(st.text() + ",3\n")
+    with pytest.raises(ValueError, match="name the game"):
+        pz.load_puzzles(str(nogame))
+    pytest.importorskip("chess")
+    epd = tmp_path / "s.epd"
+    epd.write_text('6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - bm Rd8#; id "mate1";\n')
+    e = pz.load_puzzles(str(epd))
+    assert e[0].game == "chess" and e[0].solutions == ["d1d8"] and e[0].id == "mate1"
+    assert e[0].solution_actions() == [e[0].state().action_from_str("d1d8")]
+
+
+@pytest.mark.slow
+def test_generate_connect_four_puzzle_is_unique_win():
+    from mavgame.az import puzzles as pz
+    from mavgame.games.connect_four import ConnectFour
+    ps = pz.generate_connect_four(1, plain_sims=4, seed=3, min_plies=14, max_plies=20, max_seconds=1.0)
+    assert len(ps) == 1
+    p = ps[0]
+    r = ConnectFour(moves=p.info["moves"]).solve(weak=True)
+    assert [m for m, v in r.move_scores.items() if v > 0] == p.solutions
+    assert p.info["plain_move"] not in p.solutions
