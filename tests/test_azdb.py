@@ -233,3 +233,24 @@ def test_generate_connect_four_puzzle_is_unique_win():
     r = ConnectFour(moves=p.info["moves"]).solve(weak=True)
     assert [m for m, v in r.move_scores.items() if v > 0] == p.solutions
     assert p.info["plain_move"] not in p.solutions
+
+
+@pytest.mark.slow
+def test_generate_chess_only_moves_verified_by_stockfish():
+    import os
+    import shutil
+    pytest.importorskip("chess")
+    os.environ["PATH"] = os.environ.get("PATH", "") + os.pathsep + "/usr/games"
+    if not shutil.which("stockfish"):
+        pytest.skip("no stockfish")
+    import chess
+    import chess.engine
+    from mavgame.az import puzzles as pz
+    ps = pz.generate_chess(1, depth=8, seed=1)
+    assert len(ps) == 1 and ps[0].game == "chess"
+    board = chess.Board(ps[0].position)
+    with chess.engine.SimpleEngine.popen_uci(shutil.which("stockfish")) as eng:
+        infos = eng.analyse(board, chess.engine.Limit(depth=8), multipv=2)
+    s1 = infos[0]["score"].pov(board.turn).score(mate_score=100000)
+    s2 = infos[1]["score"].pov(board.turn).score(mate_score=100000)
+    assert s1 >= 200 and s1 - s2 >= 200 and ps[0].solutions == [infos[0]["pv"][0].uci()]
