@@ -254,3 +254,17 @@ def test_generate_chess_only_moves_verified_by_stockfish():
     s1 = infos[0]["score"].pov(board.turn).score(mate_score=100000)
     s2 = infos[1]["score"].pov(board.turn).score(mate_score=100000)
     assert s1 >= 200 and s1 - s2 >= 200 and ps[0].solutions == [infos[0]["pv"][0].uci()]
+
+
+def test_az_puzzles_command(tmp_path, capsys):
+    import json
+    from mavgame.cli import main
+    st = mavgame.State("connect_four")
+    for col in "112233":
+        st.push(st.action_from_str(col))
+    f = tmp_path / "p.csv"
+    f.write_text("position:connect_four,solutions,id\n" + st.text() + ",4,a\n")
+    out = tmp_path / "s.json"
+    assert main(["az-puzzles", "score", "--puzzles", str(f), "solver_mcts", "--json", str(out), "--no-progress"]) == 0
+    assert "solver_mcts: 1/1" in capsys.readouterr().out
+    assert json.loads(out.read_text())["solver_mcts"] == [1]
