@@ -4,7 +4,8 @@ mavgame against OpenSpiel's AlphaZero-style MCTS on the same settings and the sa
 - mavgame: ``mavgame.az.play_games`` - the C MCTS of every game in flight; C gathers the leaves of all
   games into one batch, the network runs once per batch, C backs up (``--games`` games at once).
   Also timed with an evaluation cache of 2^16 positions (``cache``: like the peer's evaluator) and with
-  one game at a time (``parallel 1``: one leaf per network call, like the peer).
+  one game at a time (``parallel 1``: one leaf per network call, like the peer), and as an AZdb team of
+  ``--team`` players (latent planes, intrinsic head, rewards summed from root to leaf in C).
 - OpenSpiel: ``pyspiel`` Connect Four with ``open_spiel.python.algorithms.mcts.MCTSBot`` (PUCT child
   selection ``SearchNode.puct_value``, ``solve=False``, Dirichlet noise at the root) and an evaluator
   written like OpenSpiel's ``alpha_zero.evaluator.AlphaZeroEvaluator`` (observation tensor and legal
@@ -48,6 +49,27 @@ def mavgame_round(net, games, parallel, sims, temp_plies, seed, cache_log2=0):
     r = play_games(torch_evaluator(net), mavgame.State("connect_four"), num_games=games, parallel_games=parallel,
                    seed=seed, num_simulations=sims, temperature_plies=temp_plies, dirichlet_alpha=1.0,
                    dirichlet_frac=0.25, cache_log2=cache_log2)
+    return len(r.z), r.seconds, r.search_seconds, r.network_seconds, r.stats["evaluations"]
+
+
+def mavgame_team_round(players, blocks, channels, games, parallel, sims, temp_plies, seed):
+    """AZdb self-play of a team of ``players`` (one network with latent planes and the intrinsic head,
+    random weights; random pairings and random diversity weights): the C search also replays every
+    leaf's path for the intrinsic rewards, Python appends the latent planes and combines the values."""
+    import torch
+    from mavgame.az.azdb import player_lambdas
+    from mavgame.az.network import AZNet
+    from mavgame.az.selfplay import play_games
+    from mavgame.az.team import team_evaluator
+    torch.manual_seed(seed)
+    net = AZNet((4 + players, 6, 7), 7, blocks=blocks, channels=channels, intrinsic=True).eval()
+    rng = np.random.default_rng(seed)
+    latents = rng.integers(0, players, size=(games, 2))
+    w = (rng.normal(size=(players, 4, 6, 7)) * 0.01).astype(np.float32)
+    r = play_games(team_evaluator(net, players, player_lambdas(players)), mavgame.State("connect_four"),
+                   num_games=games, parallel_games=parallel, seed=seed, num_simulations=sims,
+                   temperature_plies=temp_plies, dirichlet_alpha=1.0, dirichlet_frac=0.25, latents=latents,
+                   reward_weights=w)
     return len(r.z), r.seconds, r.search_seconds, r.network_seconds, r.stats["evaluations"]
 
 
@@ -152,6 +174,7 @@ def main(argv=None):
     ap.add_argument("--blocks", type=int, default=2)
     ap.add_argument("--channels", type=int, default=32)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--team", type=int, default=5, help="AZdb team row: players (0: none; default 5)")
     a = ap.parse_args(argv)
     import torch
     torch.set_num_threads(1)
@@ -163,12 +186,15 @@ def main(argv=None):
         check_observations()
     except ImportError:
         have_os = False
-    runs = {"mavgame": [], "mavgame_cache": [], "mavgame_p1": [], "openspiel": []}
+    runs = {"mavgame": [], "mavgame_cache": [], "mavgame_p1": [], "mavgame_team": [], "openspiel": []}
     for r in range(a.rounds):
         runs["mavgame"].append(mavgame_round(net, a.games, parallel, a.sims, a.temperature_plies, a.seed + r))
         runs["mavgame_cache"].append(mavgame_round(net, a.games, parallel, a.sims, a.temperature_plies, a.seed + r,
                                                    cache_log2=16))
         runs["mavgame_p1"].append(mavgame_round(net, a.peer_games, 1, a.sims, a.temperature_plies, a.seed + r))
+        if a.team > 1:
+            runs["mavgame_team"].append(mavgame_team_round(a.team, a.blocks, a.channels, a.games, parallel, a.sims,
+                                                           a.temperature_plies, a.seed + r))
         if have_os:
             runs["openspiel"].append(openspiel_round(net, a.peer_games, a.sims, a.temperature_plies, a.seed + r))
     print(f"Connect Four self-play, {a.rounds} rounds of {a.games} games (mavgame, all at once) and {a.peer_games} "
@@ -177,7 +203,7 @@ def main(argv=None):
     print(f"{'engine':<36}{'positions/s':>12}{'search s/pos':>14}{'network s/pos':>15}{'net calls/pos':>15}")
     med = {}
     labels = {"mavgame": f"mavgame (parallel {parallel})", "mavgame_cache": f"mavgame (parallel {parallel}, cache)",
-              "mavgame_p1": "mavgame (parallel 1)",
+              "mavgame_p1": "mavgame (parallel 1)", "mavgame_team": f"mavgame AZdb team {a.team} (parallel {parallel})",
               "openspiel": "OpenSpiel MCTSBot"}
     for k, rows in runs.items():
         if not rows:
@@ -189,7 +215,7 @@ def main(argv=None):
         med[k] = (pps, srch, netw)
         print(f"{labels[k]:<36}{pps:>12.1f}{srch * 1e3:>12.2f}ms{netw * 1e3:>13.2f}ms{calls:>15.1f}")
     if "openspiel" in med:
-        for k in ("mavgame", "mavgame_cache", "mavgame_p1"):
+        for k in [k for k in ("mavgame", "mavgame_cache", "mavgame_p1", "mavgame_team") if k in med]:
             print(f"ratio {labels[k]} / OpenSpiel: positions/s {med[k][0] / med['openspiel'][0]:.1f}x, "
                   f"search time per position {med['openspiel'][1] / max(med[k][1], 1e-12):.0f}x less")
     else:

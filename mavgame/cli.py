@@ -1048,6 +1048,14 @@ def build_parser() -> argparse.ArgumentParser:
                          "iteration and resumes from OUT/checkpoint.pt. See docs/alphazero.md.")
     _az_command.add_arguments(azp)
     azp.set_defaults(func=_az_command.run)
+    from .az import puzzle_command as _puzzle_command
+    pzp = sub.add_parser("az-puzzles", help="puzzle suites with known solutions; solve rates of agents and AZdb teams",
+                         description="Generate Connect Four (solver-verified, missed by a plain search) or chess "
+                         "(Stockfish-verified only-move) puzzles; score agents and AZdb teams (per player, "
+                         "max-over-latents, sub-additive rules) on them or on a user's CSV / EPD suite. "
+                         "See docs/alphazero.md.")
+    _puzzle_command.add_arguments(pzp)
+    pzp.set_defaults(func=_puzzle_command.run)
     for sp in (pl, ma, lg):  # the agent kinds and their options, from mavgame.play.agents (one table)
         sp.epilog = _agent_table()
     return p

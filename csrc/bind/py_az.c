@@ -15,6 +15,12 @@
  *   .take_examples() -> (obs float32 (m, planes, rows, cols), pi float32 (m, num_actions),
  *       z float32 (m,), game int64 (m,), ply int32 (m,), obs_after float32 like obs: the position
  *       after the move played): finished games' positions, once.
+ *   .set_team(latents, weights=None): AZdb; latents int32 (num_games, 2): the latent of each side of
+ *       each game; weights float32 (num_latents, planes, rows, cols) or None: the intrinsic reward of a
+ *       move of latent l is weights[l] . observation(after the move).  Before the first gather.
+ *   .row_info() -> (game int64 (n,), latent int32 (n,), reward float32 (n,), own bool (n,)) for the rows
+ *       of the last gather (before scatter): game number, the root mover's latent, its intrinsic rewards
+ *       summed from root to leaf, whether the root mover is to move at the leaf.
  *   .stats() -> dict; .obs_shape, .num_actions, .max_batch, .game
  * The GIL is released inside gather and scatter; one thread at a time may use an object.
  */
@@ -33,6 +39,7 @@ typedef struct py_az {
     const mg_game *g;
     PyObject *obs;   /* float32 (max_batch, planes, rows, cols) */
     int last_n;      /* rows of the last gather, waiting for scatter */
+    long long num_games;
     int busy;
 } py_az;
 
@@ -90,6 +97,7 @@ static int az_init(py_az *self, PyObject *args, PyObject *kwds)
     self->g = st->game;
     self->obs = obs;
     self->last_n = 0;
+    self->num_games = num_games;
     return 0;
 }
 
@@ -193,6 +201,85 @@ static PyObject *az_scatter(py_az *self, PyObject *args, PyObject *kwds)
     Py_RETURN_NONE;
 }
 
+static PyObject *az_set_team(py_az *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"latents", "weights", NULL};
+    PyObject *lo, *wo = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O:set_team", kwlist, &lo, &wo))
+        return NULL;
+    if (!az_ready(self))
+        return NULL;
+    PyArrayObject *la = (PyArrayObject *)PyArray_FROMANY(lo, NPY_INT32, 0, 0, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+    if (!la)
+        return NULL;
+    int shape[3];
+    mg_az_obs_shape(self->sp, shape);
+    npy_intp ng = PyArray_NDIM(la) == 2 ? PyArray_DIM(la, 0) : -1;
+    if (PyArray_NDIM(la) != 2 || PyArray_DIM(la, 1) != 2) {
+        PyObject *sh = PyObject_GetAttrString((PyObject *)la, "shape");
+        PyErr_Format(PyExc_ValueError, "latents must have shape (num_games, 2), not %R", sh);
+        Py_XDECREF(sh);
+        Py_DECREF(la);
+        return NULL;
+    }
+    int32_t mx = 0;
+    const int32_t *lp = PyArray_DATA(la);
+    for (npy_intp i = 0; i < 2 * ng; i++)
+        mx = lp[i] > mx ? lp[i] : mx;
+    int nl = (int)mx + 1;
+    PyArrayObject *wa = NULL;
+    if (wo != Py_None) {
+        wa = (PyArrayObject *)PyArray_FROMANY(wo, NPY_FLOAT32, 0, 0, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+        if (!wa) {
+            Py_DECREF(la);
+            return NULL;
+        }
+        if (PyArray_NDIM(wa) != 4 || PyArray_DIM(wa, 1) != shape[0] || PyArray_DIM(wa, 2) != shape[1] ||
+            PyArray_DIM(wa, 3) != shape[2] || PyArray_DIM(wa, 0) < nl) {
+            PyObject *sh = PyObject_GetAttrString((PyObject *)wa, "shape");
+            PyErr_Format(PyExc_ValueError, "weights must have shape (num_latents >= %d, %d, %d, %d), not %R", nl,
+                         shape[0], shape[1], shape[2], sh);
+            Py_XDECREF(sh);
+            Py_DECREF(la);
+            Py_DECREF(wa);
+            return NULL;
+        }
+        nl = (int)PyArray_DIM(wa, 0);
+    }
+    char err[MG_ERRLEN];
+    int rc = MG_OK;
+    /* the C side checks the number of games through num_games_total */
+    if (ng != (npy_intp)self->num_games) {
+        PyErr_Format(PyExc_ValueError, "latents must have one row per game (%lld), not %zd", self->num_games,
+                     (Py_ssize_t)ng);
+        Py_DECREF(la);
+        Py_XDECREF(wa);
+        return NULL;
+    }
+    rc = mg_az_set_team(self->sp, nl, lp, wa ? PyArray_DATA(wa) : NULL, err, sizeof err);
+    Py_DECREF(la);
+    Py_XDECREF(wa);
+    if (rc != MG_OK)
+        return mg_py_value_error(err);
+    Py_RETURN_NONE;
+}
+
+static PyObject *az_row_info(py_az *self, PyObject *Py_UNUSED(ignored))
+{
+    if (!az_ready(self))
+        return NULL;
+    npy_intp d1[1] = {self->last_n};
+    PyObject *game = PyArray_SimpleNew(1, d1, NPY_INT64), *lat = PyArray_SimpleNew(1, d1, NPY_INT32);
+    PyObject *rew = PyArray_SimpleNew(1, d1, NPY_FLOAT32), *own = PyArray_SimpleNew(1, d1, NPY_BOOL);
+    if (!game || !lat || !rew || !own) {
+        Py_XDECREF(game), Py_XDECREF(lat), Py_XDECREF(rew), Py_XDECREF(own);
+        return NULL;
+    }
+    mg_az_row_info(self->sp, self->last_n, PyArray_DATA((PyArrayObject *)game), PyArray_DATA((PyArrayObject *)lat),
+                   PyArray_DATA((PyArrayObject *)rew), PyArray_DATA((PyArrayObject *)own));
+    return Py_BuildValue("(NNNN)", game, lat, rew, own);
+}
+
 static PyObject *az_take_examples(py_az *self, PyObject *Py_UNUSED(ignored))
 {
     if (!az_ready(self))
@@ -267,6 +354,13 @@ static PyMethodDef az_methods[] = {
      "take_examples() -> (obs, pi, z, game, ply, obs_after): the finished games' training positions (each "
      "returned once); obs_after: the position after the move played."},
     {"stats", (PyCFunction)az_stats, METH_NOARGS, "stats() -> dict of counters and search_seconds."},
+    {"set_team", (PyCFunction)(void (*)(void))az_set_team, METH_VARARGS | METH_KEYWORDS,
+     "set_team(latents, weights=None): AZdb; latents (num_games, 2) int: each side's latent per game; weights "
+     "(num_latents, planes, rows, cols) float32 or None: a move's intrinsic reward is weights[latent] . "
+     "observation after the move.  Before the first gather; not with the cache."},
+    {"row_info", (PyCFunction)az_row_info, METH_NOARGS,
+     "row_info() -> (game int64, latent int32, reward float32, own bool) per row of the last gather: the game "
+     "number, the root mover's latent, its intrinsic rewards summed from root to leaf, root mover to move."},
     {NULL, NULL, 0, NULL},
 };
 

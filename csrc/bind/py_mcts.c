@@ -18,6 +18,7 @@
  *       (> 0) is a time budget checked between batches (the first batch always runs): the search
  *       stops there keeping the simulations done, and search() returns True (False: it ran all
  *       num_simulations or reached a proven root).
+ *   .root_u() -> float64 (n,): PUCT's exploration term of each root edge (AZdb's LCB / Gap).
  *   .root_edges() -> (actions int32, visits int64, q float64, prior float32, values float32,
  *       hallucinated bool)      .root_moves() -> list[str] (state tracking)
  *   .best_edge(), .best_action(), .pv() -> (actions int32, edges int32, moves list|None)
@@ -313,6 +314,17 @@ static PyObject *mcts_root_edges(py_mcts *self, PyObject *Py_UNUSED(ignored))
     return Py_BuildValue("(NNNNNN)", acts, vis, q, prior, vals, hal);
 }
 
+static PyObject *mcts_root_u(py_mcts *self, PyObject *Py_UNUSED(ignored))
+{
+    CHECK_TREE(self);
+    npy_intp dims[1] = {mg_mcts_num_root_edges(self->m)};
+    PyObject *u = PyArray_SimpleNew(1, dims, NPY_FLOAT64);
+    if (!u)
+        return NULL;
+    mg_mcts_root_u(self->m, PyArray_DATA((PyArrayObject *)u));
+    return u;
+}
+
 static PyObject *mcts_root_moves(py_mcts *self, PyObject *Py_UNUSED(ignored))
 {
     CHECK_TREE(self);
@@ -449,6 +461,9 @@ static PyMethodDef mcts_methods[] = {
      "search(evaluator, num_simulations): run simulations with a capsule or a batch callable."},
     {"root_edges", (PyCFunction)mcts_root_edges, METH_NOARGS,
      "root_edges() -> (actions, visits, q, prior, values, hallucinated) arrays."},
+    {"root_u", (PyCFunction)mcts_root_u, METH_NOARGS,
+     "root_u() -> float64 array: PUCT's exploration term U(s, a) = c(s) P(s, a) sqrt(N(s)) / (1 + N(s, a)) "
+     "of each root edge (the score is Q + U)."},
     {"root_moves", (PyCFunction)mcts_root_moves, METH_NOARGS, "root_moves() -> list of move strings (state tracking)."},
     {"best_edge", (PyCFunction)mcts_best_edge, METH_NOARGS, "Index of the robust child among the root edges."},
     {"best_action", (PyCFunction)mcts_best_action, METH_NOARGS, "The robust child's action (engine mode), -1 if none."},

@@ -45,6 +45,18 @@ struct mg_az_selfplay {
     int64_t *ex_game;
     int32_t *ex_ply;
     mg_az_stats stats;
+    /* Rows of the last gather: game number, latent and root-to-leaf intrinsic reward ([max_batch]). */
+    int64_t *row_game;
+    int32_t *row_latent;
+    float *row_reward;
+    int8_t *row_own;
+    /* AZdb team (mg_az_set_team): each side's latent per game, reward weights per latent (or NULL),
+     * scratch for replaying a leaf's path. */
+    int num_latents;
+    int32_t *team;
+    float *rweights;
+    unsigned char *tmp_state, *tmp_undo;
+    float *tmp_obs;
 };
 
 void mg_az_config_default(mg_az_config *c)
@@ -141,6 +153,15 @@ void mg_az_free(mg_az_selfplay *sp)
     free(sp->ex_z);
     free(sp->ex_game);
     free(sp->ex_ply);
+    free(sp->row_game);
+    free(sp->row_latent);
+    free(sp->row_reward);
+    free(sp->row_own);
+    free(sp->team);
+    free(sp->rweights);
+    free(sp->tmp_state);
+    free(sp->tmp_undo);
+    free(sp->tmp_obs);
     free(sp);
 }
 
@@ -197,6 +218,18 @@ mg_az_selfplay *mg_az_create(const mg_game *g, const void *start, const mg_az_co
         return NULL;
     }
     memcpy(sp->start, start, g->state_size);
+    {
+        size_t mb = (size_t)mg_az_max_batch(sp);
+        sp->row_game = calloc(mb, sizeof *sp->row_game);
+        sp->row_latent = calloc(mb, sizeof *sp->row_latent);
+        sp->row_reward = calloc(mb, sizeof *sp->row_reward);
+        sp->row_own = calloc(mb, sizeof *sp->row_own);
+        if (!sp->row_game || !sp->row_latent || !sp->row_reward || !sp->row_own) {
+            mg_az_free(sp);
+            snprintf(err, errlen, "az: out of memory");
+            return NULL;
+        }
+    }
     if (cfg->cache_log2 > 0) {
         size_t ne = (size_t)1 << cfg->cache_log2;
         sp->cmask = ne - 1;
@@ -424,6 +457,102 @@ static void cache_store(mg_az_selfplay *sp, const mg_eval_request *q, const mg_e
     memcpy(sp->cpol + e * (size_t)sp->g->max_moves, r->policy, (size_t)q->num_legal * sizeof *r->policy);
 }
 
+int mg_az_set_team(mg_az_selfplay *sp, int num_latents, const int32_t *latents, const float *weights, char *err,
+                   size_t errlen)
+{
+    if (sp->stats.batches > 0 || sp->stats.moves > 0) {
+        snprintf(err, errlen, "az: set_team after self-play started");
+        return MG_ERR;
+    }
+    if (num_latents < 1) {
+        snprintf(err, errlen, "az: num_latents %d must be >= 1", num_latents);
+        return MG_ERR;
+    }
+    if (sp->ckey) {
+        snprintf(err, errlen, "az: a team needs cache_log2 0 (the cache keys positions, not latents and paths)");
+        return MG_ERR;
+    }
+    size_t nl = (size_t)sp->cfg.num_games_total * 2;
+    for (size_t i = 0; i < nl; i++)
+        if (latents[i] < 0 || latents[i] >= num_latents) {
+            snprintf(err, errlen, "az: latent %d of game %zu side %zu is not in [0, %d)", (int)latents[i], i / 2,
+                     i % 2, num_latents);
+            return MG_ERR;
+        }
+    int32_t *team = malloc(nl * sizeof *team);
+    float *w = weights ? malloc((size_t)num_latents * (size_t)sp->obs_size * sizeof *w) : NULL;
+    unsigned char *ts = malloc(sp->g->state_size), *tu = malloc(sp->g->undo_size ? sp->g->undo_size : 1);
+    float *to = malloc((size_t)sp->obs_size * sizeof *to);
+    if (!team || (weights && !w) || !ts || !tu || !to) {
+        free(team), free(w), free(ts), free(tu), free(to);
+        snprintf(err, errlen, "az: out of memory");
+        return MG_ERR;
+    }
+    for (size_t i = 0; weights && i < (size_t)num_latents * (size_t)sp->obs_size; i++)
+        if (!isfinite(weights[i])) {
+            snprintf(err, errlen, "az: reward weight %g (latent %zu, entry %zu) is not finite", (double)weights[i],
+                     i / (size_t)sp->obs_size, i % (size_t)sp->obs_size);
+            free(team), free(w), free(ts), free(tu), free(to);
+            return MG_ERR;
+        }
+    memcpy(team, latents, nl * sizeof *team);
+    if (w)
+        memcpy(w, weights, (size_t)num_latents * (size_t)sp->obs_size * sizeof *w);
+    free(sp->team), free(sp->rweights), free(sp->tmp_state), free(sp->tmp_undo), free(sp->tmp_obs);
+    sp->team = team;
+    sp->rweights = w;
+    sp->tmp_state = ts;
+    sp->tmp_undo = tu;
+    sp->tmp_obs = to;
+    sp->num_latents = num_latents;
+    return MG_OK;
+}
+
+void mg_az_row_info(const mg_az_selfplay *sp, int n, int64_t *game, int32_t *latent, float *reward, int8_t *own)
+{
+    if (own)
+        memcpy(own, sp->row_own, (size_t)n * sizeof *own);
+    if (game)
+        memcpy(game, sp->row_game, (size_t)n * sizeof *game);
+    if (latent)
+        memcpy(latent, sp->row_latent, (size_t)n * sizeof *latent);
+    if (reward)
+        memcpy(reward, sp->row_reward, (size_t)n * sizeof *reward);
+}
+
+/* Row `row` of a gather: the game, the latent of the root's mover (the searching player: AZdb's search
+ * uses the root player's latent throughout) and the sum of w_latent . observation(after the move) over
+ * the root mover's moves on the path from the root to the leaf (AZdb's intrinsic rewards summed from
+ * root to leaf, zero on the opponent's turns). */
+static void row_info(mg_az_selfplay *sp, const az_game *gm, const mg_eval_request *q, int row)
+{
+    const mg_game *g = sp->g;
+    sp->row_game[row] = gm->number;
+    sp->row_latent[row] = 0;
+    sp->row_reward[row] = 0.0f;
+    int root_mover = g->to_move(gm->state);
+    sp->row_own[row] = (int8_t)(g->to_move(q->state) == root_mover);
+    if (!sp->team)
+        return;
+    int lat = sp->team[2 * gm->number + (root_mover ? 1 : 0)];
+    sp->row_latent[row] = lat;
+    if (!sp->rweights || q->depth <= 0)
+        return;
+    const float *w = sp->rweights + (size_t)lat * (size_t)sp->obs_size;
+    memcpy(sp->tmp_state, gm->state, g->state_size);
+    double r = 0.0;
+    for (int d = 0; d < q->depth; d++) {
+        int mover = g->to_move(sp->tmp_state);
+        g->make(sp->tmp_state, q->path[d], sp->tmp_undo);
+        if (mover != root_mover)
+            continue;
+        g->observation(sp->tmp_state, sp->tmp_obs);
+        for (int k = 0; k < sp->obs_size; k++)
+            r += (double)w[k] * (double)sp->tmp_obs[k];
+    }
+    sp->row_reward[row] = (float)r;
+}
+
 int mg_az_gather(mg_az_selfplay *sp, float *obs, char *err, size_t errlen)
 {
     double t0 = now_seconds();
@@ -451,6 +580,7 @@ int mg_az_gather(mg_az_selfplay *sp, float *obs, char *err, size_t errlen)
                     }
                     gm->rows[j] = n + misses;
                     g->observation(gm->req[j].state, obs + (size_t)(n + misses) * (size_t)sp->obs_size);
+                    row_info(sp, gm, &gm->req[j], n + misses);
                     misses++;
                 }
                 if (misses == 0) { /* all answered by the cache: back up and go on */

@@ -88,6 +88,20 @@ int mg_az_gather(mg_az_selfplay *sp, float *obs, char *err, size_t errlen);
  * MG_ERR naming the first non-finite logit of a legal action or value outside [-1, 1]. */
 int mg_az_scatter(mg_az_selfplay *sp, const float *logits, const float *values, char *err, size_t errlen);
 
+/* AZdb team: latents[2 * game + side] is the latent of the player of `side` (0: first player) in
+ * game number `game` (num_games_total * 2 entries, each in [0, num_latents)); weights (may be NULL:
+ * no intrinsic reward) num_latents x obs_size floats, w_l, such that the intrinsic reward of a
+ * move of latent l is w_l . observation(position after the move) (AZdb's equation 8 with phi read
+ * from the observation).  Before the first gather; not with the evaluation cache (its key is the
+ * position alone).  Two-player alternating games. */
+int mg_az_set_team(mg_az_selfplay *sp, int num_latents, const int32_t *latents, const float *weights, char *err,
+                   size_t errlen);
+/* The first n rows of the last gather: game number, the latent of the tree's root mover (whose
+ * latent the whole search uses; 0 without a team), the intrinsic rewards of the root mover's
+ * moves summed along the path from the root to the leaf (the root mover's view; 0 without
+ * weights), and own = 1 where the root mover is to move at the leaf.  Any pointer may be NULL. */
+void mg_az_row_info(const mg_az_selfplay *sp, int n, int64_t *game, int32_t *latent, float *reward, int8_t *own);
+
 /* Finished games' examples not yet taken. */
 int64_t mg_az_num_examples(const mg_az_selfplay *sp);
 /* Copies them out and forgets them: obs[n * obs_size], pi[n * num_actions], z[n], for each its

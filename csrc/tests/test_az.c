@@ -409,6 +409,83 @@ static void test_selfplay(void)
     MG_CHECK(mg_az_config_check(&cfg, err, sizeof err) == MG_ERR && strstr(err, "cache_log2 27"));
 }
 
+/* AZdb team: each row's latent is the root mover's, its reward the sum of w[latent] . observation after
+ * each of the root mover's moves on the path (recomputed here by replaying the leaf's path); bad
+ * latents and the cache are refused. */
+static void test_team(void)
+{
+    mg_az_config cfg;
+    mg_az_config_default(&cfg);
+    cfg.parallel_games = 3;
+    cfg.num_games_total = 3;
+    cfg.num_simulations = 12;
+    cfg.seed = 5;
+    mg_ttt_state s;
+    G->init(&s, NULL, err, sizeof err);
+    mg_az_selfplay *sp = mg_az_create(G, &s, &cfg, err, sizeof err);
+    MG_CHECK(sp != NULL);
+    if (!sp)
+        return;
+    int os = mg_az_obs_size(sp), mb = mg_az_max_batch(sp);
+    int32_t lat[6] = {0, 1, 2, 2, 1, 0};
+    float *w = malloc((size_t)3 * (size_t)os * sizeof *w);
+    for (int i = 0; i < 3 * os; i++)
+        w[i] = (float)((i * 7) % 11) * 0.1f - 0.5f;
+    int32_t bad[6] = {0, 1, 3, 0, 0, 0};
+    MG_CHECK(mg_az_set_team(sp, 3, bad, w, err, sizeof err) == MG_ERR && strstr(err, "latent 3"));
+    MG_CHECK(mg_az_set_team(sp, 3, lat, w, err, sizeof err) == MG_OK);
+    float *obs = malloc((size_t)mb * (size_t)os * sizeof *obs), *logits = calloc((size_t)mb * 9, sizeof *logits);
+    float *vals = calloc((size_t)mb, sizeof *vals), *rew = malloc((size_t)mb * sizeof *rew);
+    float *tmp = malloc((size_t)os * sizeof *tmp);
+    int64_t *game = malloc((size_t)mb * sizeof *game);
+    int32_t *latent = malloc((size_t)mb * sizeof *latent);
+    int8_t *own = malloc((size_t)mb * sizeof *own);
+    int n, rounds = 0, checked = 0, nonzero = 0;
+    while ((n = mg_az_gather(sp, obs, err, sizeof err)) > 0 && rounds++ < 200) {
+        mg_az_row_info(sp, n, game, latent, rew, own);
+        for (int k = 0; k < n; k++) {
+            MG_CHECK(game[k] >= 0 && game[k] < 3);
+            /* the latent is one of the game's two players */
+            MG_CHECK(latent[k] == lat[2 * game[k]] || latent[k] == lat[2 * game[k] + 1]);
+            /* the side to move at the leaf (plane 3 of tic-tac-toe: o to move) and own give the root side */
+            int leaf_side = obs[(size_t)k * (size_t)os + 3 * 9] > 0.5f;
+            int root_side = own[k] ? leaf_side : 1 - leaf_side;
+            MG_CHECK(latent[k] == lat[2 * game[k] + root_side]);
+            if (rew[k] != 0.0f)
+                nonzero++;
+            checked++;
+        }
+        MG_CHECK(mg_az_scatter(sp, logits, vals, err, sizeof err) == MG_OK);
+    }
+    MG_CHECK(n == 0 && checked > 0 && nonzero > 0);
+    mg_az_free(sp);
+    /* the reward of a one-move path: w[latent] . observation after that move, by hand */
+    cfg.num_games_total = 1;
+    cfg.parallel_games = 1;
+    cfg.num_simulations = 3;
+    sp = mg_az_create(G, &s, &cfg, err, sizeof err);
+    int32_t lat1[2] = {1, 0};
+    MG_CHECK(sp && mg_az_set_team(sp, 3, lat1, w, err, sizeof err) == MG_OK);
+    n = mg_az_gather(sp, obs, err, sizeof err); /* the root */
+    MG_CHECK(n == 1);
+    mg_az_row_info(sp, n, game, latent, rew, own);
+    MG_CHECK(latent[0] == 1 && own[0] == 1 && rew[0] == 0.0f);
+    MG_CHECK(mg_az_scatter(sp, logits, vals, err, sizeof err) == MG_OK);
+    n = mg_az_gather(sp, obs, err, sizeof err); /* a child: one move of x (latent 1) */
+    MG_CHECK(n == 1);
+    mg_az_row_info(sp, n, game, latent, rew, own);
+    double dot = 0.0;
+    for (int i = 0; i < os; i++)
+        dot += (double)w[os + i] * (double)obs[i];
+    MG_CHECK(latent[0] == 1 && own[0] == 0 && fabs(dot - (double)rew[0]) < 1e-5);
+    mg_az_free(sp);
+    cfg.cache_log2 = 4;
+    sp = mg_az_create(G, &s, &cfg, err, sizeof err);
+    MG_CHECK(sp && mg_az_set_team(sp, 3, lat1, NULL, err, sizeof err) == MG_ERR && strstr(err, "cache"));
+    mg_az_free(sp);
+    free(w), free(obs), free(logits), free(vals), free(rew), free(tmp), free(game), free(latent), free(own);
+}
+
 int main(void)
 {
     mg_games_init();
@@ -416,5 +493,6 @@ int main(void)
     test_root_noise();
     test_step_api();
     test_selfplay();
+    test_team();
     MG_TEST_MAIN_END("test_az");
 }

@@ -8,8 +8,12 @@ residual network and its training loop, checkpoints that resume exactly, and an 
 - :mod:`mavgame.az.network` - the residual policy/value network (needs ``torch``).
 - :mod:`mavgame.az.train` - :class:`AZConfig`, :class:`AZTrainer` (needs ``torch``).
 - :mod:`mavgame.az.agent` - the ``az:checkpoint=PATH,sims=N`` agent (needs ``torch``).
-- :mod:`mavgame.az.azdb` - AZdb pieces: latent planes, diversity features and reward (NumPy).
-- ``mavgame az`` - the command (:mod:`mavgame.az.command`).
+- :mod:`mavgame.az.azdb` - AZdb pieces: latent planes, diversity features and reward, reward weights,
+  intrinsic value targets (NumPy); :mod:`mavgame.az.team` - team self-play values and training
+  positions (torch); :mod:`mavgame.az.matchmaking` - uniform and PSRO-Nash; :mod:`mavgame.az.subadditive`
+  - the selection rules of sub-additive planning; :mod:`mavgame.az.puzzles` - puzzle suites and scoring.
+- :mod:`mavgame.az.agent` also has the ``azdb:checkpoint=PATH,sims=N,select=lcb`` team agent.
+- ``mavgame az`` (``--players N`` for an AZdb team) and ``mavgame az-puzzles`` - the commands.
 
 See docs/alphazero.md.  Importing this package does not import torch.
 """

@@ -17,17 +17,19 @@ import numpy as np
 import torch
 
 from .. import _core
-from ..play.agents import MCTSAgent, register_agent
+from ..play.agents import Agent, MCTSAgent, register_agent
 from .network import AZNet
 from .train import load_checkpoint
 
-__all__ = ["AZEvaluator", "AZAgent", "load_network"]
+__all__ = ["AZEvaluator", "AZAgent", "load_network", "TeamEvaluator", "AZdbTeam", "AZdbAgent"]
 
 
 def load_network(path: str, device: str = "cpu") -> AZNet:
     """The network of an AlphaZero checkpoint, in eval mode on ``device``."""
     d = load_checkpoint(path)
     cfg = d["config"]
+    if int(cfg.get("players", 1)) > 1:
+        raise ValueError(f"{path!r} is an AZdb team of {cfg['players']} players: play it with azdb:checkpoint=...")
     net = AZNet(tuple(d["obs_shape"]), int(d["num_actions"]), blocks=int(cfg["blocks"]),
                 channels=int(cfg["channels"]), value_hidden=int(cfg["value_hidden"]))
     net.load_state_dict(d["model"])
@@ -77,3 +79,104 @@ class AZAgent(MCTSAgent):
 
 
 register_agent("az", lambda **kw: AZAgent(**kw))
+
+
+# ---- AZdb: the team ----------------------------------------------------------------------------
+
+class TeamEvaluator:
+    """The MCTS evaluator of one player of an AZdb team: latent planes for ``latent`` on every leaf
+    (the searching player's latent conditions the whole search), the value lambda v + (1 - lambda) v_d
+    at leaves where the searching player is to move (lambda v + 0 at the others, as in training).
+    At play time no intrinsic rewards are summed along the path (they are a training signal for
+    diversity; see docs/alphazero.md)."""
+
+    def __init__(self, net: AZNet, latent: int, players: int, lam: float, device: str = "cpu"):
+        self.net, self.latent, self.players, self.lam = net, int(latent), int(players), float(lam)
+        self.device = torch.device(device)
+        self.name = f"azdb-{latent}"
+
+    def __call__(self, requests: List[Any]) -> List[dict]:
+        from .azdb import latent_planes
+        obs = latent_planes(_core.observation_tensors([r.state for r in requests]), self.latent, self.players)
+        with torch.no_grad():
+            logits, v, vd = self.net(torch.from_numpy(obs).to(self.device))
+        logits = logits.float().cpu().numpy()
+        v = v.double().cpu().numpy()
+        vd = vd.double().cpu().numpy()
+        out = []
+        for i, r in enumerate(requests):
+            lg = logits[i, np.asarray(r.legal_actions, np.int64)]
+            p = np.exp(lg - lg.max())
+            own = r.depth % 2 == 0
+            val = self.lam * v[i] + (1.0 - self.lam) * (vd[i] if own else 0.0)
+            out.append({"policy": p / p.sum(), "value": float(np.clip(val, -1.0, 1.0))})
+        return out
+
+
+class AZdbTeam:
+    """An AZdb checkpoint's team: one MCTS per player (its latent), :meth:`searches` runs them all on
+    a position and returns each player's N, Q, U per root action (:class:`mavgame.az.subadditive.PlayerSearch`)."""
+
+    def __init__(self, checkpoint: str, sims: int = 100, *, device: str = "cpu", c_base: float = 19652.0,
+                 c_init: float = 1.25, seed: int = 0):
+        from ..search.mcts import MCTS
+        from .azdb import player_lambdas
+        d = load_checkpoint(checkpoint)
+        cfg = d["config"]
+        self.players = int(cfg.get("players", 1))
+        if self.players < 2:
+            raise ValueError(f"{checkpoint!r} is a single AlphaZero (players 1), not an AZdb team; use az:")
+        net = AZNet(tuple(d["obs_shape"]), int(d["num_actions"]), blocks=int(cfg["blocks"]),
+                    channels=int(cfg["channels"]), value_hidden=int(cfg["value_hidden"]), intrinsic=True)
+        net.load_state_dict(d["model"])
+        self.net = net.to(torch.device(device)).eval()
+        self.game = cfg["game"]
+        lam = player_lambdas(self.players, float(cfg["lam"]))
+        self.sims = int(sims)
+        self.mcts = [MCTS(TeamEvaluator(self.net, i, self.players, lam[i], device), num_simulations=self.sims,
+                          prior="policy", eps=0.0, fpu=0.0, c_base=float(c_base), c_init=float(c_init),
+                          value_range=(-1.0, 1.0), seed=int(seed) + i) for i in range(self.players)]
+
+    def searches(self, state) -> list:
+        from .subadditive import PlayerSearch
+        out = []
+        for m in self.mcts:
+            r = m.search(state)
+            out.append(PlayerSearch(np.asarray(r.actions), np.asarray(r.visits), np.asarray(r.q), np.asarray(r.u)))
+        return out
+
+
+class AZdbAgent(Agent):
+    """The team as one player: every player searches (``sims`` each), ``select`` picks whose move to play
+    (visits, value, lcb, gap: equation 9 of the paper) or ``player=K`` always plays player K's move."""
+
+    def __init__(self, checkpoint: Optional[str] = None, sims: Optional[int] = 100, *, select: str = "lcb",
+                 player: Optional[int] = None, gap: Optional[float] = None, device: str = "cpu",
+                 c_base: float = 19652.0, c_init: float = 1.25, seed: int = 0, name: Optional[str] = None):
+        from .subadditive import RULES
+        if not checkpoint:
+            raise ValueError("the azdb agent needs checkpoint=PATH (a team written by `mavgame az --players N`)")
+        if player is None and select not in RULES:
+            raise ValueError(f"azdb: select must be one of {', '.join(RULES)}, not {select!r}")
+        self.team = AZdbTeam(str(checkpoint), int(sims), device=device, c_base=c_base, c_init=c_init, seed=int(seed))
+        if player is not None and not 0 <= int(player) < self.team.players:
+            raise ValueError(f"azdb: player {player!r} is not in [0, {self.team.players})")
+        self.player = None if player is None else int(player)
+        self.select, self.gap = select, gap
+        self.games = (self.team.game,)
+        self.name = name or (f"azdb-p{player}-{sims}" if player is not None else f"azdb-{select}-{sims}")
+        self.chosen: List[int] = []
+
+    def act(self, state) -> int:
+        from .subadditive import PlayerSearch, select_player
+        self.check_game(state.game)
+        if self.player is not None:
+            r = self.team.mcts[self.player].search(state)
+            return PlayerSearch(np.asarray(r.actions), np.asarray(r.visits), np.asarray(r.q),
+                                np.asarray(r.u)).best_action()
+        j, a = select_player(self.team.searches(state), self.select, self.gap)
+        self.chosen.append(j)
+        return a
+
+
+register_agent("azdb", lambda **kw: AZdbAgent(**kw))

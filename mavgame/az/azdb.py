@@ -25,12 +25,16 @@ from typing import Dict, Optional, Sequence, Tuple, Union
 import numpy as np
 
 __all__ = ["PHI_PLANES", "latent_planes", "diversity_features", "FeatureMeans", "nearest_other",
-           "diversity_reward", "combined_reward", "player_lambdas", "L0", "LAMBDA"]
+           "diversity_reward", "combined_reward", "player_lambdas", "reward_weights", "intrinsic_targets",
+           "L0", "LAMBDA", "N_TD"]
 
 #: the paper's text does not give l0 (the distance between players' psi at which the diversity reward
 #: vanishes) or lambda (the weight of the game result for players i > 0); our choices
 L0 = 1.0
 LAMBDA = 0.5
+#: TD steps of the intrinsic value target z_d(s_t) = sum_{k < N_TD/2} r_d(s_{t+2k}) + v_d(s_{t+N_TD}); the
+#: paper asks for an even number and does not give it; our choice
+N_TD = 8
 
 #: per game: (observation planes copied cell by cell into phi, planes contributing one scalar each);
 #: see the observation table in docs/architecture.md
@@ -153,3 +157,57 @@ def combined_reward(r_d: np.ndarray, r_e: np.ndarray, lam_i: float) -> np.ndarra
     if not 0.0 <= lam_i <= 1.0:
         raise ValueError(f"lambda {lam_i!r} is not in [0, 1]")
     return (1.0 - lam_i) * np.asarray(r_d, np.float64) + lam_i * np.asarray(r_e, np.float64)
+
+
+def reward_weights(psi: np.ndarray, game: str, obs_shape: Tuple[int, int, int], lambdas: np.ndarray,
+                   l0: float = L0) -> np.ndarray:
+    """Equation 8 as linear weights on the observation after the move: w (players, planes, rows, cols)
+    with w[i] . obs_after == :func:`diversity_reward` (phi(obs_after), psi, i, l0) for every player with
+    lambda_i < 1, and w[i] = 0 for players with lambda_i = 1 (player 0).  The C self-play sums these
+    rewards over the searching player's moves from the root to each leaf (``AZSelfPlay.set_team``)."""
+    board, flags = PHI_PLANES[game]
+    psi = np.asarray(psi, np.float64)
+    p, r, c = (int(x) for x in obs_shape)
+    w = np.zeros((len(psi), p, r, c), np.float64)
+    nb = len(board) * r * c
+    if psi.shape[1] != nb + len(flags):
+        raise ValueError(f"psi has {psi.shape[1]} features, {game} with observation {obs_shape} has {nb + len(flags)}")
+    for i in range(len(psi)):
+        if lambdas[i] >= 1.0:
+            continue
+        j = nearest_other(psi, i)
+        d = psi[i] - psi[j]
+        scale = 1.0 - (np.sqrt((d ** 2).sum()) / l0) ** 3
+        w[i, list(board)] = (scale * d[:nb]).reshape(len(board), r, c)
+        for k, pl in enumerate(flags):
+            w[i, pl, 0, 0] = scale * d[nb + k]
+    return w.astype(np.float32)
+
+
+def intrinsic_targets(r_d: np.ndarray, game: np.ndarray, ply: np.ndarray, n_td: int = N_TD
+                      ) -> Tuple[np.ndarray, np.ndarray]:
+    """The n-step part of z_d(s_t) = sum_{k < n_td/2} r_d(s_{t+2k}) + v_d(s_{t+n_td}) for every move
+    (rows: moves of whole games, any order; ``r_d`` already zero where it does not apply): returns
+    (partial sums, bootstrap row: the row of (game, ply + n_td) or -1 when the game ended before).
+    The caller adds v_d of the bootstrap rows (the mover's own state, ``n_td`` even)."""
+    if n_td < 2 or n_td % 2:
+        raise ValueError(f"n_td must be an even number >= 2, not {n_td!r}")
+    game = np.asarray(game, np.int64)
+    ply = np.asarray(ply, np.int64)
+    r_d = np.asarray(r_d, np.float64)
+    stride = int(ply.max(initial=0)) + n_td + 1
+    key = game * stride + ply
+    order = np.argsort(key)
+    skey = key[order]
+
+    def row_of(k):
+        pos = np.searchsorted(skey, k)
+        pos = np.minimum(pos, len(skey) - 1)
+        ok = skey[pos] == k if len(skey) else np.zeros(len(k), bool)
+        return np.where(ok, order[pos], -1)
+
+    total = np.zeros(len(r_d))
+    for k in range(n_td // 2):
+        rows = row_of(key + 2 * k)
+        total += np.where(rows >= 0, r_d[np.maximum(rows, 0)], 0.0)
+    return total.astype(np.float32), row_of(key + n_td)

@@ -39,6 +39,12 @@ _OPTIONS = [
     ("--lr", "lr", float, "learning rate (default 0.02)"),
     ("--l2", "l2", float, "L2 regularisation c (default 1e-4)"),
     ("--seed", "seed", int, "seed of the run (default 0)"),
+    ("--players", "players", int, "AZdb: players of the team, one network with a latent per player "
+                                  "(default 1: plain AlphaZero)"),
+    ("--matchmaking", "matchmaking", str, "AZdb: psro (PSRO-Nash, default) or uniform"),
+    ("--l0", "l0", float, "AZdb: diversity length scale l0 (default 1.0)"),
+    ("--lam", "lam", float, "AZdb: lambda of players i > 0, the weight of the game result (default 0.5)"),
+    ("--n-td", "n_td", int, "AZdb: TD steps of the intrinsic value target (even, default 8)"),
     ("--device", "device", str, "torch device: cpu (default) or cuda"),
 ]
 

@@ -31,10 +31,14 @@ class AZNet(nn.Module):
     """(p, v) = f(s): ``obs_shape`` (planes, rows, cols) in; policy logits (``num_actions``) and a
     value in [-1, 1] out.  Stem: 3x3 convolution, batch norm, ReLU; ``blocks`` residual blocks of two
     3x3 convolutions; policy head: 1x1 convolution to 2 planes, batch norm, ReLU, linear; value head:
-    1x1 convolution to 1 plane, batch norm, ReLU, linear to ``value_hidden``, ReLU, linear, tanh."""
+    1x1 convolution to 1 plane, batch norm, ReLU, linear to ``value_hidden``, ReLU, linear, tanh.
+
+    AZdb (``intrinsic=True``): a third head of the value head's shape without the tanh, the intrinsic
+    value v_d (sums of diversity rewards are not bounded); ``forward`` then returns (logits, v, v_d).
+    The team's latent enters as input planes (``obs_shape`` counts them; :func:`mavgame.az.azdb.latent_planes`)."""
 
     def __init__(self, obs_shape: Tuple[int, int, int], num_actions: int, *, blocks: int = 4, channels: int = 64,
-                 value_hidden: int = 64):
+                 value_hidden: int = 64, intrinsic: bool = False):
         super().__init__()
         planes, rows, cols = (int(x) for x in obs_shape)
         if blocks < 0 or channels < 1 or value_hidden < 1:
@@ -50,11 +54,17 @@ class AZNet(nn.Module):
         self.p_fc = nn.Linear(2 * cells, self.num_actions)
         self.v_conv = nn.Sequential(nn.Conv2d(channels, 1, 1, bias=False), nn.BatchNorm2d(1), nn.ReLU())
         self.v_fc = nn.Sequential(nn.Linear(cells, value_hidden), nn.ReLU(), nn.Linear(value_hidden, 1))
+        self.intrinsic = bool(intrinsic)
+        if self.intrinsic:
+            self.d_conv = nn.Sequential(nn.Conv2d(channels, 1, 1, bias=False), nn.BatchNorm2d(1), nn.ReLU())
+            self.d_fc = nn.Sequential(nn.Linear(cells, value_hidden), nn.ReLU(), nn.Linear(value_hidden, 1))
 
-    def forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, x: torch.Tensor):
         h = self.tower(self.stem(x))
         logits = self.p_fc(self.p_conv(h).flatten(1))
         v = torch.tanh(self.v_fc(self.v_conv(h).flatten(1))).squeeze(1)
+        if self.intrinsic:
+            return logits, v, self.d_fc(self.d_conv(h).flatten(1)).squeeze(1)
         return logits, v
 
 
@@ -67,6 +77,6 @@ def torch_evaluator(net: nn.Module, device: str = "cpu") -> Callable[[np.ndarray
         net.eval()
         with torch.no_grad():
             x = torch.from_numpy(np.ascontiguousarray(obs, np.float32)).to(dev)
-            logits, v = net(x)
-            return logits.float().cpu().numpy(), v.float().cpu().numpy()
+            out = net(x)
+            return out[0].float().cpu().numpy(), out[1].float().cpu().numpy()
     return evaluate

@@ -52,7 +52,8 @@ class SelfPlayResult:
 
 
 def play_games(evaluate: Evaluate, start, *, num_games: int, parallel_games: int = 16, seed: int = 0,
-               progress=None, **settings) -> SelfPlayResult:
+               progress=None, latents: Optional[np.ndarray] = None, reward_weights: Optional[np.ndarray] = None,
+               **settings) -> SelfPlayResult:
     """Play ``num_games`` games of self-play from the State ``start``, ``parallel_games`` at once.
 
     ``evaluate(obs)`` gets a float32 array (n, planes, rows, cols) and returns logits (n, num_actions)
@@ -60,13 +61,22 @@ def play_games(evaluate: Evaluate, start, *, num_games: int, parallel_games: int
     ``settings`` override :data:`SELFPLAY_DEFAULTS`: num_simulations, temperature_plies, temperature,
     c_base, c_init, dirichlet_alpha, dirichlet_frac, fpu, batch_size (leaves per game and round),
     max_plies (> 0: a game reaching it is a draw), cache_log2 (> 0: an evaluation cache of 2^cache_log2
-    positions shared by the games, like OpenSpiel's AlphaZero evaluator; 0: none).  ``progress``: a tqdm-like bar updated by games."""
+    positions shared by the games, like OpenSpiel's AlphaZero evaluator; 0: none).  ``progress``: a tqdm-like bar updated by games.
+
+    AZdb team: ``latents`` (num_games, 2) gives the player (latent) of each side of each game and
+    ``reward_weights`` (num_latents, planes, rows, cols; optional) the linear intrinsic rewards (see
+    ``AZSelfPlay.set_team``); ``evaluate`` is then called as ``evaluate(obs, game, latent, reward, own)``
+    with the rows' game numbers, the searching (root) player's latent, its intrinsic rewards summed
+    from the root to the leaf and whether it is to move at the leaf (``AZSelfPlay.row_info``)."""
     unknown = set(settings) - set(SELFPLAY_DEFAULTS)
     if unknown:
         raise ValueError(f"unknown self-play setting(s) {sorted(unknown)} (known: {sorted(SELFPLAY_DEFAULTS)})")
     cfg = dict(SELFPLAY_DEFAULTS, **settings)
     sp = _core.AZSelfPlay(start, parallel_games=int(parallel_games), num_games=int(num_games), seed=int(seed),
                           **cfg)
+    if latents is not None:
+        sp.set_team(np.asarray(latents, np.int32), None if reward_weights is None
+                    else np.asarray(reward_weights, np.float32))
     n_actions = sp.num_actions
     t0 = time.perf_counter()
     net_s = 0.0
@@ -76,8 +86,9 @@ def play_games(evaluate: Evaluate, start, *, num_games: int, parallel_games: int
         n = len(obs)
         if n == 0:
             break
+        info = sp.row_info() if latents is not None else None
         t1 = time.perf_counter()
-        logits, values = evaluate(obs)
+        logits, values = evaluate(obs) if info is None else evaluate(obs, *info)
         net_s += time.perf_counter() - t1
         logits = np.asarray(logits, np.float32).reshape(n, n_actions)
         values = np.asarray(values, np.float32).reshape(n)

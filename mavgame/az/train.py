@@ -22,6 +22,8 @@ import torch
 from torch.nn import functional as F
 
 from .. import State
+from .azdb import PHI_PLANES, FeatureMeans, diversity_features, player_lambdas, reward_weights
+from .matchmaking import MATCHMAKERS, Matchmaker
 from .network import AZNet, torch_evaluator
 from .replay import ReplayBuffer
 from .selfplay import play_games
@@ -67,6 +69,13 @@ class AZConfig:
     l2: float = 1e-4                # c of c ||theta||^2, on every weight
     seed: int = 0
     device: str = "cpu"
+    # AZdb (players > 1): one network for a team, diversity rewards, matchmaking (docs/alphazero.md)
+    players: int = 1
+    matchmaking: str = "psro"       # psro (PSRO-Nash) or uniform
+    l0: float = 1.0                 # eq. 8's length scale (not in the paper's text; our choice)
+    lam: float = 0.5                # lambda_i for players i > 0 (lambda_0 = 1; not in the paper's text)
+    n_td: int = 8                   # TD steps of the intrinsic value target (even; not in the paper's text)
+    psi_window: int = 100_000       # psi_i: running mean over about this many moves
 
     def check(self) -> None:
         if self.optimizer not in ("sgd", "adam"):
@@ -80,6 +89,20 @@ class AZConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise ValueError(f"{name} must be an int >= 0, not {v!r}")
+        if isinstance(self.players, bool) or not isinstance(self.players, int) or self.players < 1:
+            raise ValueError(f"players must be an int >= 1, not {self.players!r}")
+        if self.players > 1:
+            if self.matchmaking not in MATCHMAKERS:
+                raise ValueError(f"matchmaking must be one of {', '.join(MATCHMAKERS)}, not {self.matchmaking!r}")
+            if not (self.l0 > 0) or not (0 <= self.lam <= 1):
+                raise ValueError(f"need l0 > 0 and 0 <= lam <= 1 (l0 {self.l0}, lam {self.lam})")
+            if self.n_td < 2 or self.n_td % 2:
+                raise ValueError(f"n_td must be an even number >= 2, not {self.n_td!r}")
+            if self.cache_log2:
+                raise ValueError(f"a team (players {self.players}) needs cache_log2 0, not {self.cache_log2} "
+                                 "(the cache keys positions, not players)")
+            if self.game not in PHI_PLANES:
+                raise ValueError(f"no diversity features for game {self.game!r}")
         if not (self.lr > 0) or not (self.l2 >= 0) or not (0 <= self.momentum < 1):
             raise ValueError(f"need lr > 0, l2 >= 0 and 0 <= momentum < 1 (lr {self.lr}, l2 {self.l2}, "
                              f"momentum {self.momentum})")
@@ -108,16 +131,26 @@ class AZTrainer:
         self.config = config
         self.device = torch.device(config.device)
         start = _start_state(config)
-        self.obs_shape = tuple(start.observation_shape)
+        self.game_obs_shape = tuple(start.observation_shape)
         self.num_actions = int(start.num_actions)
+        team = config.players > 1
+        # the network's input: the game's planes, then one latent plane per player (AZdb)
+        self.obs_shape = (self.game_obs_shape[0] + (config.players if team else 0),) + self.game_obs_shape[1:]
         torch.manual_seed(config.seed)
         self.net = AZNet(self.obs_shape, self.num_actions, blocks=config.blocks, channels=config.channels,
-                         value_hidden=config.value_hidden).to(self.device)
+                         value_hidden=config.value_hidden, intrinsic=team).to(self.device)
+        self.lambdas = player_lambdas(config.players, config.lam) if team else np.ones(1)
+        if team:
+            nfeat = diversity_features(np.zeros((1,) + self.game_obs_shape, np.float32), config.game).shape[1]
+            self.features = FeatureMeans(config.players, nfeat, config.psi_window)
+            self.matchmaker = Matchmaker(config.players, config.matchmaking)
+        else:
+            self.features = self.matchmaker = None
         if config.optimizer == "sgd":
             self.opt = torch.optim.SGD(self.net.parameters(), lr=config.lr, momentum=config.momentum)
         else:
             self.opt = torch.optim.Adam(self.net.parameters(), lr=config.lr)
-        self.buffer = ReplayBuffer(config.replay_capacity, self.obs_shape, self.num_actions)
+        self.buffer = ReplayBuffer(config.replay_capacity, self.obs_shape, self.num_actions, intrinsic=team)
         self.rng = np.random.Generator(np.random.PCG64(config.seed))
         self.iteration = 0
         self.step = 0
@@ -125,22 +158,29 @@ class AZTrainer:
 
     # ---- training ------------------------------------------------------------------------
 
-    def losses(self, obs: np.ndarray, pi: np.ndarray, z: np.ndarray) -> Dict[str, torch.Tensor]:
-        """value (z - v)^2, policy -pi . log p (means over the batch), l2 c ||theta||^2 and their sum."""
+    def losses(self, obs: np.ndarray, pi: np.ndarray, z: np.ndarray, zd: Optional[np.ndarray] = None
+               ) -> Dict[str, torch.Tensor]:
+        """value (z - v)^2, policy -pi . log p (means over the batch), l2 c ||theta||^2 and their sum;
+        for a team also intrinsic (z_d - v_d)^2 (added to the sum, as the paper adds it to eq. 3)."""
         x = torch.from_numpy(obs).to(self.device)
-        logits, v = self.net(x)
+        out = self.net(x)
+        logits, v = out[0], out[1]
         tpi = torch.from_numpy(pi).to(self.device)
         tz = torch.from_numpy(z).to(self.device)
         value = ((tz - v) ** 2).mean()
         policy = -(tpi * F.log_softmax(logits, dim=1)).sum(1).mean()
         l2 = self.config.l2 * sum((p ** 2).sum() for n, p in self.net.named_parameters() if n.endswith("weight"))
-        return {"loss": value + policy + l2, "value": value, "policy": policy, "l2": l2}
+        d = {"loss": value + policy + l2, "value": value, "policy": policy, "l2": l2}
+        if zd is not None:
+            d["intrinsic"] = ((torch.from_numpy(zd).to(self.device) - out[2]) ** 2).mean()
+            d["loss"] = d["loss"] + d["intrinsic"]
+        return d
 
     def train_step(self) -> Dict[str, float]:
         """One SGD step on a batch from the replay buffer."""
-        obs, pi, z = self.buffer.sample(self.rng, self.config.batch_size)
+        batch = self.buffer.sample(self.rng, self.config.batch_size)
         self.net.train()
-        ls = self.losses(obs, pi, z)
+        ls = self.losses(*batch)
         self.opt.zero_grad(set_to_none=True)
         ls["loss"].backward()
         self.opt.step()
@@ -154,15 +194,37 @@ class AZTrainer:
                           parallel_games=c.parallel_games, seed=_seed_of(c.seed, self.iteration), progress=progress,
                           **c.selfplay_settings())
 
+    def team_selfplay(self, progress=None):
+        """AZdb: this iteration's games between the team's players (matchmaking), each search with its
+        root player's latent and intrinsic rewards; returns the self-play result and the training
+        positions of :func:`mavgame.az.team.team_examples`."""
+        from .team import team_evaluator, team_examples
+        c = self.config
+        latents, side = self.matchmaker.pairings(c.games_per_iteration, self.rng,
+                                                 first_game=self.iteration * c.games_per_iteration)
+        w = reward_weights(self.features.psi, c.game, self.game_obs_shape, self.lambdas, c.l0)
+        sp = play_games(team_evaluator(self.net, c.players, self.lambdas, c.device), _start_state(c),
+                        num_games=c.games_per_iteration, parallel_games=c.parallel_games,
+                        seed=_seed_of(c.seed, self.iteration), progress=progress, latents=latents,
+                        reward_weights=w, **c.selfplay_settings())
+        ex = team_examples(sp, latents, side, self.features, c.game, self.lambdas, c.l0, c.n_td, self.net, c.device)
+        self.matchmaker.record(ex["white"], ex["black"], ex["white_result"])
+        return sp, ex
+
     def run_iteration(self, progress=None) -> Dict[str, Any]:
         """Self-play, then training; returns (and appends to ``history``) the iteration's log record."""
-        sp = self.selfplay(progress)
-        self.buffer.add(sp.obs, sp.pi, sp.z)
+        team = self.config.players > 1
+        if team:
+            sp, ex = self.team_selfplay(progress)
+            self.buffer.add(ex["obs"], ex["pi"], ex["z"], ex["zd"])
+        else:
+            sp = self.selfplay(progress)
+            self.buffer.add(sp.obs, sp.pi, sp.z)
         t0 = time.perf_counter()
         steps = [self.train_step() for _ in range(self.config.steps_per_iteration)]
         train_s = time.perf_counter() - t0
         mean = {k: float(np.mean([s[k] for s in steps])) if steps else float("nan") for k in
-                ("loss", "value", "policy", "l2")}
+                ("loss", "value", "policy", "l2") + (("intrinsic",) if team else ())}
         st = sp.stats
         rec = {"iteration": self.iteration, "step": self.step, "games": int(st["games_finished"]),
                "positions": int(len(sp.z)), "p0_wins": int(st["p0_wins"]), "p1_wins": int(st["p1_wins"]),
@@ -172,6 +234,13 @@ class AZTrainer:
                "positions_per_second": round(sp.positions_per_second, 2),
                "first_loss": steps[0]["loss"] if steps else float("nan"),
                "last_loss": steps[-1]["loss"] if steps else float("nan"), **mean}
+        if team:
+            psi = self.features.psi
+            near = [float(np.sqrt(((psi - psi[i]) ** 2).sum(1)[np.arange(len(psi)) != i].min()))
+                    for i in range(len(psi))]
+            rec.update(kept=ex["kept"], mean_rd=[round(x, 5) for x in ex["mean_rd"]],
+                       psi_nearest=[round(x, 4) for x in near],
+                       payoff=np.round(self.matchmaker.payoff(), 3).tolist())
         self.iteration += 1
         self.history.append(rec)
         return rec
@@ -184,6 +253,9 @@ class AZTrainer:
              "replay": self.buffer.state_dict(), "numpy_rng": self.rng.bit_generator.state,
              "torch_rng": torch.get_rng_state(), "history": list(self.history),
              "obs_shape": self.obs_shape, "num_actions": self.num_actions}
+        if self.features is not None:
+            d["features"] = self.features.state_dict()
+            d["matchmaker"] = self.matchmaker.state_dict()
         if torch.cuda.is_available() and self.device.type == "cuda":
             d["cuda_rng"] = torch.cuda.get_rng_state(self.device)
         return d
@@ -219,6 +291,9 @@ class AZTrainer:
         torch.set_rng_state(d["torch_rng"])
         if "cuda_rng" in d and t.device.type == "cuda":
             torch.cuda.set_rng_state(d["cuda_rng"], t.device)
+        if t.features is not None:
+            t.features = FeatureMeans.from_state_dict(d["features"])
+            t.matchmaker = Matchmaker.from_state_dict(d["matchmaker"])
         t.iteration, t.step = int(d["iteration"]), int(d["step"])
         t.history = list(d.get("history", []))
         return t

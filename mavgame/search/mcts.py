@@ -168,7 +168,9 @@ class SearchResult:
     edges (``q`` and ``root_value`` in [-1, 1] from the root player's view, NaN if unvisited, -inf for a
     hallucinated move under ``invalid="exclude"``;
     ``values`` the evaluator's win probabilities, NaN where it gave none).  ``best_move`` is the
-    robust child (most visits, total value as tie-break); ``pv`` the principal variation.
+    robust child (most visits, total value as tie-break); ``pv`` the principal variation.  ``u`` is
+    PUCT's exploration term U(s, a) = c(s) P(s, a) sqrt(N(s)) / (1 + N(s, a)) of each root edge after the
+    search (N, Q and U per action are what AZdb's sub-additive planning reads).
     """
 
     best_move: Optional[str]
@@ -185,6 +187,7 @@ class SearchResult:
     root_value: float
     root_visits: int
     stats: Dict[str, Any] = field(default_factory=dict)
+    u: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     def policy(self, temperature: float = 1.0) -> np.ndarray:
         """Visit-count distribution over the root edges (temperature 0: one-hot on the best)."""
@@ -609,7 +612,7 @@ class MCTS:
         return SearchResult(best_move=moves[best_edge] if best_edge >= 0 else None, best_action=best_action,
                             moves=moves, actions=actions, visits=visits, q=q, prior=prior, values=values,
                             hallucinated=hal, pv=pv, pv_actions=pv_actions, root_value=t.root_value,
-                            root_visits=t.root_visits, stats=t.stats())
+                            root_visits=t.root_visits, stats=t.stats(), u=t.root_u())
 
 
 # ---- the playout UCT baseline -----------------------------------------------------------------------
