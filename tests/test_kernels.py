@@ -116,6 +116,9 @@ def test_kernel_matches_its_c_reference_on_the_harness(src, seed):
     res = run(exe, "--seed", str(seed), seed=seed, timeout=TIMEOUT.get(src.stem, 120))
     assert res.returncode == 0 and "ALL CHECKS PASSED" in res.stdout, res.stdout[-4000:] + res.stderr[-2000:]
     assert "ok " in res.stdout and "MISMATCH" not in res.stdout
+    if src.stem == "attention_decode":  # cascade decoding: every grouping of the rows was compared
+        for mode in range(5):
+            assert f"ok attention_decode2 (shared prefix, mode {mode})" in res.stdout, res.stdout[-3000:]
     if src.stem == "forward":  # the CUDA engine against the CPU engine: every kind of pass was compared
         for what in ("ragged prefill of 3 prompts", "prefill after a shared prefix", "decode step 2",
                      "generate grouped=1 sharing=1 round 1", "generate grouped=0 sharing=0", "mg_engine_logits"):
