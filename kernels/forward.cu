@@ -58,10 +58,18 @@ struct mgk_engine {
     int *group, *buckets, n_group, n_buckets; /* [V], [64] */
     int *tok;                          /* [max_batch] chosen tokens */
     float *probs;                      /* [max_batch][64] bucket distributions */
+    /* shared prefixes (host): slot s's positions [0, alias_len[s]) equal slot alias_src[s]'s (copied
+     * by mgk_copy_prefix; alias_len 0: none), so a decode step reads them once from alias_src for all
+     * the slots that share them (attention_decode.cu variant 2).  Dropped when either slot's
+     * positions below alias_len are written again. */
+    int *alias_src, *alias_len;        /* [max_batch] */
+    long shared_passes;                /* decode passes that read shared prefixes once (the driver checks it) */
 };
 
 /* offsets (in rows_cap + 1 units) of the arrays in ints */
-enum { ROW_TOK, ROW_POS, ROW_LINE, ROW_SLOT, ROW_SRC, ROW_SEQ_START, ROW_SEQ_SLOT, ROW_SEQ_POS0, ROW_N };
+enum { ROW_TOK, ROW_POS, ROW_LINE, ROW_SLOT, ROW_SRC, ROW_SEQ_START, ROW_SEQ_SLOT, ROW_SEQ_POS0,
+       ROW_G_OF_ROW, ROW_G_START, ROW_G_ROWS, ROW_G_SLOT, ROW_G_LEN, /* a decode step's prefix groups */
+       ROW_N };
 
 /* ---- the kernels of the forward pass that are not operations of their own ---------------- */
 
@@ -116,6 +124,8 @@ extern "C" void mgk_engine_free(mgk_engine *g)
         DEV_FREE(p);
     free(g->layers);
     free(g->h_ints);
+    free(g->alias_src);
+    free(g->alias_len);
     free(g);
 }
 
@@ -165,7 +175,9 @@ extern "C" int mgk_engine_create(mgk_engine **out, const mg_model *m, int max_ba
     } *pw = (piece *)calloc(n_w, sizeof(piece));
     g->layers = (mgk_layer *)calloc((size_t)L + 1, sizeof(mgk_layer));
     g->h_ints = (int *)calloc((R + 1) * ROW_N, sizeof(int));
-    bool ok = pw && g->layers && g->h_ints;
+    g->alias_src = (int *)calloc(B + 1, sizeof(int));
+    g->alias_len = (int *)calloc(B + 1, sizeof(int));
+    bool ok = pw && g->layers && g->h_ints && g->alias_src && g->alias_len;
     if (ok) {
         size_t k = 0;
         pw[k++] = {m->embed, (size_t)V * d, &g->embed};
@@ -200,6 +212,9 @@ extern "C" int mgk_engine_create(mgk_engine **out, const mg_model *m, int max_ba
     free(pw);
     size_t kv = (size_t)L * B * g->slot_floats;
     long work = mgk_attention_decode_work(max_batch, c->n_heads, c->head_dim, c->max_seq_len, 0);
+    long work2 = mgk_attention_decode_shared_work(max_batch, c->n_heads, c->head_dim, c->max_seq_len,
+                                                  c->max_seq_len - 1, 1, 0);
+    work = work2 > work ? work2 : work;
     ok = ok && dev_alloc(&g->rope_cos, S * h2) && dev_alloc(&g->rope_sin, S * h2) && dev_alloc(&g->kc, kv) &&
          dev_alloc(&g->vc, kv) && dev_alloc(&g->x, R * d) && dev_alloc(&g->h, R * d) && dev_alloc(&g->q, R * qd) &&
          dev_alloc(&g->k, R * kvd) && dev_alloc(&g->v, R * kvd) && dev_alloc(&g->att, R * qd) &&
@@ -231,6 +246,56 @@ extern "C" int mgk_engine_create(mgk_engine **out, const mg_model *m, int max_ba
 
 /* ---- the forward pass ---------------------------------------------------------------------- */
 
+/* slot s's positions from p on are about to be written: the prefixes they belonged to are no
+ * longer shared (s's own, and those of the slots that read theirs from s) */
+static void alias_drop(mgk_engine *g, int s, int p)
+{
+    if (g->alias_len[s] > p)
+        g->alias_len[s] = 0;
+    for (int d = 0; d < g->max_batch; d++)
+        if (g->alias_len[d] > p && g->alias_src[d] == s)
+            g->alias_len[d] = 0;
+}
+
+/* A decode step's rows grouped by the shared prefix their slots read (alias_src, alias_len), into
+ * h's ROW_G_* arrays (mgk_prefix_groups' layout); the number of groups (0: none shares). */
+static int decode_groups(mgk_engine *g, int n, const int32_t *slot, const int32_t *pos, int *h, int R1, int *max_prefix)
+{
+    int *of_row = h + ROW_G_OF_ROW * R1, *start = h + ROW_G_START * R1, *rows = h + ROW_G_ROWS * R1;
+    int *gslot = h + ROW_G_SLOT * R1, *glen = h + ROW_G_LEN * R1;
+    int G = 0;
+    *max_prefix = 0;
+    for (int r = 0; r < n; r++) {
+        int s = slot[r], len = g->alias_len[s], k = -1;
+        of_row[r] = -1;
+        if (len <= 0 || len > pos[r])
+            continue;
+        for (int j = 0; j < G && k < 0; j++)
+            if (gslot[j] == g->alias_src[s] && glen[j] == len)
+                k = j;
+        if (k < 0) {
+            k = G++;
+            gslot[k] = g->alias_src[s];
+            glen[k] = len;
+            *max_prefix = len > *max_prefix ? len : *max_prefix;
+        }
+        of_row[r] = k;
+    }
+    for (int r = 0; r < n; r++) /* the slot the others copied from joins their group */
+        for (int k = 0; k < G && of_row[r] < 0; k++)
+            if (gslot[k] == slot[r] && glen[k] <= pos[r])
+                of_row[r] = k;
+    int at = 0;
+    for (int k = 0; k < G; k++) { /* the groups' rows in CSR form (G and n <= max_batch) */
+        start[k] = at;
+        for (int r = 0; r < n; r++)
+            if (of_row[r] == k)
+                rows[at++] = r;
+    }
+    start[G] = at;
+    return G;
+}
+
 #define TRY(call)                                                                                                      \
     do {                                                                                                               \
         int rc_ = (call);                                                                                              \
@@ -257,6 +322,7 @@ extern "C" int mgk_forward(mgk_engine *g, int n, const int32_t *tok, const int32
         h[ROW_LINE * R1 + r] = line[r];
         h[ROW_SLOT * R1 + r] = slot[r];
         if (r == 0 || slot[r] != slot[r - 1] || pos[r] != pos[r - 1] + 1) {
+            alias_drop(g, slot[r], pos[r]); /* the sequence's positions from pos[r] on are written */
             h[ROW_SEQ_START * R1 + n_seq] = r;
             h[ROW_SEQ_SLOT * R1 + n_seq] = slot[r];
             h[ROW_SEQ_POS0 * R1 + n_seq] = pos[r];
@@ -278,12 +344,20 @@ extern "C" int mgk_forward(mgk_engine *g, int n, const int32_t *tok, const int32
     for (int r = 0; r < n; r++)
         if (logit[r] >= 0)
             h[ROW_SRC * R1 + logit[r] - lo] = r;
+    bool decode = max_rows == 1 && n <= g->max_batch; /* one row per sequence */
+    int n_groups = 0, max_prefix = 0;
+    if (decode)
+        n_groups = decode_groups(g, n, slot, pos, h, R1, &max_prefix);
+    g->shared_passes += n_groups > 0;
     if (cudaMemcpy(g->ints, h, (size_t)R1 * ROW_N * sizeof(int), cudaMemcpyHostToDevice) != cudaSuccess)
         return MGK_ERR_LAUNCH;
     const int *d_tok = g->ints + ROW_TOK * R1, *d_pos = g->ints + ROW_POS * R1, *d_line = g->ints + ROW_LINE * R1;
     const int *d_slot = g->ints + ROW_SLOT * R1, *d_src = g->ints + ROW_SRC * R1;
     const int *d_start = g->ints + ROW_SEQ_START * R1, *d_sslot = g->ints + ROW_SEQ_SLOT * R1;
     const int *d_spos0 = g->ints + ROW_SEQ_POS0 * R1;
+    mgk_prefix_groups pg = {g->ints + ROW_G_OF_ROW * R1, g->ints + ROW_G_START * R1, g->ints + ROW_G_ROWS * R1,
+                            g->ints + ROW_G_SLOT * R1,   g->ints + ROW_G_LEN * R1,   n_groups,
+                            max_prefix};
 
     MGK_LAUNCH(embed_kernel, dim3(n), dim3(128), 0, g->x, g->embed, g->pos_embed, g->line_embed, d_tok, d_pos, d_line, d);
     TRY(mgk_status());
@@ -299,7 +373,10 @@ extern "C" int mgk_forward(mgk_engine *g, int n, const int32_t *tok, const int32
         TRY(mgk_rope(1, g->k, d_pos, g->rope_cos, g->rope_sin, n, KV, hd));
         MGK_LAUNCH(kv_store_kernel, dim3(n), dim3(128), 0, kc, vc, g->k, g->v, d_slot, d_pos, S, kvd);
         TRY(mgk_status());
-        if (max_rows == 1 && n <= g->max_batch) /* decoding: one row per sequence */
+        if (decode && n_groups > 0) /* decoding with shared prefixes, each read once per group */
+            TRY(mgk_attention_decode_shared(g->att, g->q, kc, vc, d_slot, d_pos, n, S, H, KV, hd, max_len, &pg, 0,
+                                            g->work));
+        else if (decode)
             TRY(mgk_attention_decode(g->att, g->q, kc, vc, d_slot, d_pos, n, S, H, KV, hd, max_len, 0, g->work));
         else
             TRY(mgk_attention_prefill(1, g->att, g->q, kc, vc, d_start, d_sslot, d_spos0, n_seq, max_rows, S, H, KV, hd));
@@ -325,6 +402,8 @@ extern "C" int mgk_forward(mgk_engine *g, int n, const int32_t *tok, const int32
 
 extern "C" int mgk_copy_prefix(mgk_engine *g, int src, int dst, int len)
 {
+    /* dst's positions [0, len) are written; they now equal src's (or those src shares in turn) */
+    alias_drop(g, dst, 0);
     size_t n = (size_t)len * g->kvd * sizeof(float);
     for (int l = 0; l < g->c.n_layers; l++) {
         size_t off = (size_t)l * g->max_batch * g->slot_floats;
@@ -334,12 +413,18 @@ extern "C" int mgk_copy_prefix(mgk_engine *g, int src, int dst, int len)
                        cudaMemcpyDeviceToDevice) != cudaSuccess)
             return MGK_ERR_LAUNCH;
     }
+    if (len > 0 && src != dst) {
+        g->alias_src[dst] = g->alias_len[src] >= len ? g->alias_src[src] : src;
+        g->alias_len[dst] = len;
+    }
     return MGK_OK;
 }
 
 extern "C" int mgk_kv_transfer(mgk_engine *g, int slot, int len, float *hk, float *hv, size_t layer_stride, int upload)
 {
     size_t n = (size_t)len * g->kvd * sizeof(float);
+    if (upload)
+        alias_drop(g, slot, 0);
     for (int l = 0; l < g->c.n_layers; l++) {
         size_t off = (size_t)l * g->max_batch * g->slot_floats + (size_t)slot * g->slot_floats;
         float *dk = g->kc + off, *dv = g->vc + off, *k = hk + (size_t)l * layer_stride, *v = hv + (size_t)l * layer_stride;
@@ -582,6 +667,34 @@ static int check_passes(const char *name, mg_engine *cpu, mg_engine *gpu, drv::R
         for (int b = 0; b < 4; b++)
             next[(size_t)b] = mg_choose_token(&z[(size_t)b * V], V, cpu->in_group, cpu->group, 0);
     }
+    /* slots 0 and 2 share 20 positions: every decode step read them once from slot 0 (cascade) */
+    long shared = gpu->gpu->shared_passes;
+    /* a new prompt in slot 0 overwrites the prefix slot 2 read from there: slot 2 must now read its own copy */
+    auto fresh = rand_tokens(rng, 25, V);
+    for (mg_engine *e : {cpu, gpu}) {
+        e->line_start[0] = 0;
+        int nr = 0;
+        add_rows(e, nr, fresh, 0, 0, 25, 0);
+        mg_engine_forward(e, nr);
+    }
+    pos[0] = 25;
+    for (mg_engine *e : {cpu, gpu}) {
+        for (int b = 0; b < 4; b++) {
+            e->r_tok[b] = next[(size_t)b];
+            e->r_slot[b] = b;
+            e->r_pos[b] = pos[b];
+            e->r_logit[b] = b;
+        }
+        mg_engine_forward(e, 4);
+    }
+    std::snprintf(what, sizeof what, "%s: decode step after the shared prefix's slot took a new prompt", name);
+    fails += compare_logits(what, cpu, gpu, 4, z);
+    if (shared < steps) {
+        std::printf("MISMATCH %s: %ld of %d decode steps read the shared prefix once\n", name,
+                    shared, steps);
+        fails++;
+    } else
+        std::printf("ok %s: decode steps over a shared prefix (%ld passes read it once per group)\n", name, shared);
     return fails;
 }
 
@@ -635,6 +748,7 @@ static int check_generate(const char *name, mg_engine *cpu, mg_engine *gpu, drv:
     for (size_t i = 0; i < res.size(); i++)
         res[i] = {ids[i].data(), steps[i].data(), probs[i].data(), 0, 0, 0};
     int values = 0;
+    long shared0 = gpu->gpu->shared_passes;
     for (int round = 0; round < rounds; round++) { /* the second time the prefix cache (if any) answers */
         if (mg_engine_generate(cpu, &q, res.data(), err, sizeof err) != MG_OK ||
             mg_engine_generate(gpu, &q, res.data() + pr.size(), err, sizeof err) != MG_OK) {
@@ -665,6 +779,12 @@ static int check_generate(const char *name, mg_engine *cpu, mg_engine *gpu, drv:
             values += a.n_values;
         }
     }
+    if (sharing && gpu->gpu->shared_passes == shared0) {
+        std::printf("MISMATCH %s: no decode pass read a shared prefix once for its group\n", name);
+        fails++;
+    } else if (sharing)
+        std::printf("ok %s: %ld decode passes read shared prefixes once per group\n", name,
+                    gpu->gpu->shared_passes - shared0);
     mg_engine_stats sc, sg;
     mg_engine_get_stats(cpu, &sc);
     mg_engine_get_stats(gpu, &sg);

@@ -52,6 +52,30 @@ int mgk_attention_decode(float *out, const float *q, const float *kc, const floa
 /* the work floats mgk_attention_decode needs for (rows, H, hd, max_len, n_split) */
 long mgk_attention_decode_work(int rows, int H, int hd, int max_len, int n_split);
 
+/* Decode variant 2, cascade (shared-prefix) decoding: the rows are grouped by a shared prefix, the
+ * positions [0, prefix_len[g]) of group g living in cache slot prefix_slot[g] (for instance the
+ * slot of the prompt the others copied them from) and not in the rows' own slots.  Row r of group
+ * g attends prefix_slot[g]'s keys 0..prefix_len[g]-1, then its own slot's prefix_len[g]..pos[r];
+ * a row without a group (group_of_row[r] = -1) attends its own slot's 0..pos[r], as variant 1.
+ * Each tile of a group's prefix is read once for all the group's rows and heads, not once per row.
+ *   group_of_row[rows]      the row's group, or -1
+ *   start[n_groups + 1]     rows[start[g] .. start[g+1]-1] are the rows of group g (CSR; each row
+ *   rows[start[n_groups]]   in at most one group, consistent with group_of_row)
+ *   prefix_slot[n_groups], prefix_len[n_groups]   0 <= prefix_len[g] <= pos[r] for every row r of g
+ *                                                  (the row's own token is always in its own slot)
+ * max_prefix_len: the largest prefix_len (< max_len; 0 allowed).  The arrays are device memory, the
+ * struct itself is passed by value to the kernels. */
+typedef struct mgk_prefix_groups {
+    const int *group_of_row, *start, *rows, *prefix_slot, *prefix_len;
+    int n_groups, max_prefix_len;
+} mgk_prefix_groups;
+int mgk_attention_decode_shared(float *out, const float *q, const float *kc, const float *vc, const int *slot,
+                                const int *pos, int rows, int S, int H, int KV, int hd, int max_len,
+                                const mgk_prefix_groups *groups, int n_split, float *work);
+/* its work floats: rows * H * (prefix splits + suffix splits) * (hd + 2) */
+long mgk_attention_decode_shared_work(int rows, int H, int hd, int max_len, int max_prefix_len, int n_groups,
+                                      int n_split);
+
 /* Prefill (FlashAttention-style, ragged): sequence i owns rows seq_start[i] .. seq_start[i+1]-1 of q
  * and out, in position order, at cache slot seq_slot[i] from position seq_pos0[i] (its earlier
  * positions and these rows' own keys/values already in the cache).  max_rows: the most rows of

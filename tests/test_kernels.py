@@ -116,8 +116,12 @@ def test_kernel_matches_its_c_reference_on_the_harness(src, seed):
     res = run(exe, "--seed", str(seed), seed=seed, timeout=TIMEOUT.get(src.stem, 120))
     assert res.returncode == 0 and "ALL CHECKS PASSED" in res.stdout, res.stdout[-4000:] + res.stderr[-2000:]
     assert "ok " in res.stdout and "MISMATCH" not in res.stdout
+    if src.stem == "attention_decode":  # cascade decoding: every grouping of the rows was compared
+        for mode in range(5):
+            assert f"ok attention_decode2 (shared prefix, mode {mode})" in res.stdout, res.stdout[-3000:]
     if src.stem == "forward":  # the CUDA engine against the CPU engine: every kind of pass was compared
         for what in ("ragged prefill of 3 prompts", "prefill after a shared prefix", "decode step 2",
+                     "decode steps over a shared prefix", "decode step after the shared prefix's slot took a new prompt",
                      "generate grouped=1 sharing=1 round 1", "generate grouped=0 sharing=0", "mg_engine_logits"):
             assert f": {what}" in res.stdout, f"forward.cu's driver did not check {what!r}:\n{res.stdout[-3000:]}"
 
@@ -160,15 +164,19 @@ def test_harness_catches_a_missing_barrier_in_a_real_kernel():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("mutation", ["kv_store", "line"])
+@pytest.mark.parametrize("mutation", ["kv_store", "line", "alias_drop"])
 def test_forward_driver_catches_a_broken_forward_pass(mutation):
-    """forward.cu with the cache writes of a pass left out (the attention then reads poisoned memory), or with
-    every row at line position 0 (the line embedding's index ignored), must fail its driver's comparison with
-    the CPU engine."""
+    """forward.cu with the cache writes of a pass left out (the attention then reads poisoned memory), with
+    every row at line position 0 (the line embedding's index ignored), or with shared prefixes never forgotten
+    (a decode step reads a prefix from a slot that took a new prompt since), must fail its driver's comparison
+    with the CPU engine."""
     text = (KERNELS / "forward.cu").read_text()
     if mutation == "kv_store":
         old = "MGK_LAUNCH(kv_store_kernel,"
         new = text.replace(old, "if (0) MGK_LAUNCH(kv_store_kernel,", 1)
+    elif mutation == "alias_drop":
+        old = "static void alias_drop(mgk_engine *g, int s, int p)\n{\n"
+        new = text.replace(old, old + "    if (s >= 0)\n        return;\n", 1)
     else:
         old = "s += line_embed[(long)line[r] * d + i];"
         new = text.replace(old, "s += line_embed[(long)(line[r] & 0) * d + i];", 1)
