@@ -149,6 +149,26 @@ def test_prefix_tree_sharing_is_bit_identical(tmp_path, variant):
         np.testing.assert_array_equal(ids, alone)
 
 
+def test_prompts_of_one_request_share_a_cached_prefix_through_the_batch(tmp_path):
+    """Prompts of one request that meet the same cached prefix: the first fetches it from the cache, the
+    others copy it from that prompt's slot (so that the CUDA decode reads it once for the group)."""
+    path, _, _ = make_model(tmp_path, max_seq_len=96)
+    rng = np.random.default_rng(3)
+    head = rng.integers(10, 60, size=32).tolist()                 # exactly two 16-token cache blocks
+    p1, p2, p3 = (head + rng.integers(60 + 20 * i, 80 + 20 * i, size=9).tolist() for i in range(3))
+    kw = dict(bucket_ids=TOK.bucket_ids.tolist(), group_ids=list(range(100, 400)))
+    eng = _core.MavEngine(str(path), prefix_cache=4096)
+    eng.generate([p1], 4, [TOK.eos_id], **kw)
+    before = eng.stats()
+    outs = eng.generate([p2, p3], 4, [TOK.eos_id], **kw)
+    st = eng.stats()
+    assert st["cache_saved"] - before["cache_saved"] == 32         # one fetch, not two
+    assert st["shared_saved"] - before["shared_saved"] == 64       # the other prompt copies from its slot
+    ref = _core.MavEngine(str(path))
+    for p, out in zip((p2, p3), outs):
+        np.testing.assert_array_equal(out[0], ref.generate([p], 4, [TOK.eos_id], **kw)[0][0])
+
+
 @pytest.mark.parametrize("variant", ["mqa-swiglu-tied", "gqa-all"])
 def test_cross_batch_prefix_cache_is_bit_identical(tmp_path, variant):
     """The engine's cross-batch prefix cache (16-token KV blocks kept between requests): prefixes met in an

@@ -177,7 +177,7 @@ static void generate_chunk(mg_engine *e, const mg_gen_request *q, mg_gen_result 
         if (!q->prefix_sharing || e->pc.n_blocks == 0)
             continue;
         int hit = mg_pc_lookup(&e->pc, pr[b], (lens[b] - 1) / MG_PC_BLOCK, NULL, NULL, 0) * MG_PC_BLOCK;
-        if (hit > 0 && hit >= e->pf_share[b]) {
+        if (hit > 0 && hit > e->pf_share[b]) { /* equal: copied in the batch (grouped in CUDA decode) */
             mg_engine_pc_fetch(e, b, pr[b], hit / MG_PC_BLOCK);
             e->pf_src[b] = -1;
             e->pf_share[b] = hit;
