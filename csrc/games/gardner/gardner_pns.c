@@ -365,44 +365,30 @@ int mg_gpns_prove(mg_gpns *p, const mg_gardner_state *root, const mg_gprove_quer
         snprintf(err, errlen, "mg_gpns_prove: a NULL argument");
         return MG_ERR;
     }
-    if (mg_gprove_check_query(root, q, out, err, errlen) != MG_OK)
+    mg_gprove_setup su;
+    if (mg_gprove_begin(root, q, out, &su, err, errlen) != MG_OK)
         return MG_ERR;
-    memset(out, 0, sizeof *out);
-    out->mate_plies = -1;
-    out->depth_done = -1;
-    out->rule50_safe = 1;
 
     ctx c;
     c.p = p;
     memcpy(&c.st, root, sizeof c.st);
-    c.attacker = q->goal == MG_GPROVE_MATE ? q->side : 1 - q->side;
+    c.attacker = su.attacker;
     c.key_extra = mg_mix64(0x676172647066ULL + (uint64_t)c.attacker) ^ mg_mix64((uint64_t)root->flags << 8);
     c.nodes = 0;
     c.max_nodes = q->max_nodes;
     c.cancel = q->cancel;
     c.stop = MG_GPROVE_DONE;
-    const double t0 = mg_now_seconds();
-    c.deadline = q->max_seconds > 0.0 ? t0 + q->max_seconds : 0.0;
-    const int plies = q->goal == MG_GPROVE_MATE ? 2 * q->n - (root->side == q->side ? 1 : 0) : q->n;
+    c.deadline = su.deadline;
+    const int plies = su.plies;
     const int d = norm_depth(root->side == c.attacker, plies);
 
     val v = evaluate(&c, d, 0);
     if (v.pn != 0 && v.dn != 0 && mid(&c, d, 0, PN_INF, PN_INF, &v) < 0)
         v.pn = v.dn = 1;   /* stopped */
-    const int mate = q->goal == MG_GPROVE_MATE;
-    if (v.pn == 0) {
-        out->status = mate ? MG_GPROVE_PROVEN : MG_GPROVE_REFUTED;
-        out->mate_plies = v.pd;
-        out->rule50_safe = root->halfmove + (uint32_t)v.pd < 100;
+    if (v.pn == 0)
         out->pv_len = build_pv(&c, d, v.pd, out->pv);
-    } else if (v.dn == 0) {
-        out->status = mate ? MG_GPROVE_REFUTED : MG_GPROVE_PROVEN;
+    else if (v.dn == 0)
         out->depth_done = plies;
-    } else {
-        out->status = MG_GPROVE_UNKNOWN;
-    }
-    out->stop = c.stop;
-    out->nodes = c.nodes;
-    out->seconds = mg_now_seconds() - t0;
+    mg_gprove_conclude(out, root, q, &su, v.pn == 0 ? (int)v.pd : -1, v.pn != 0 && v.dn == 0, c.stop, c.nodes);
     return MG_OK;
 }

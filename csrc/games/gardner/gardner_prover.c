@@ -342,25 +342,21 @@ int mg_gprove(mg_gprover *p, const mg_gardner_state *root, const mg_gprove_query
         snprintf(err, errlen, "mg_gprove: a NULL argument");
         return MG_ERR;
     }
-    if (mg_gprove_check_query(root, q, out, err, errlen) != MG_OK)
+    mg_gprove_setup su;
+    if (mg_gprove_begin(root, q, out, &su, err, errlen) != MG_OK)
         return MG_ERR;
-    memset(out, 0, sizeof *out);
-    out->mate_plies = -1;
-    out->depth_done = -1;
-    out->rule50_safe = 1;
 
     ctx c;
     c.p = p;
     memcpy(&c.st, root, sizeof c.st);
-    c.attacker = q->goal == MG_GPROVE_MATE ? q->side : 1 - q->side;
+    c.attacker = su.attacker;
     c.key_extra = mg_mix64(0x6761726470726f76ULL + (uint64_t)c.attacker) ^ mg_mix64((uint64_t)root->flags << 8);
     c.nodes = 0;
     c.max_nodes = q->max_nodes;
     c.cancel = q->cancel;
     c.stop = MG_GPROVE_DONE;
-    const double t0 = mg_now_seconds();
-    c.deadline = q->max_seconds > 0.0 ? t0 + q->max_seconds : 0.0;
-    const int plies = q->goal == MG_GPROVE_MATE ? 2 * q->n - (root->side == q->side ? 1 : 0) : q->n;
+    c.deadline = su.deadline;
+    const int plies = su.plies;
 
     int found = -1;
     for (int d = 0; d <= plies; d++) {
@@ -373,19 +369,42 @@ int mg_gprove(mg_gprover *p, const mg_gardner_state *root, const mg_gprove_query
         }
         out->depth_done = d;
     }
-    const int mate = q->goal == MG_GPROVE_MATE;
-    if (found >= 0) {
-        out->status = mate ? MG_GPROVE_PROVEN : MG_GPROVE_REFUTED;
-        out->mate_plies = found;
-        out->rule50_safe = root->halfmove + (uint32_t)found < 100;
+    if (found >= 0)
         out->pv_len = build_pv(&c, found, out->pv, MG_GPROVE_MAX_PLIES);
-    } else if (c.stop == MG_GPROVE_DONE) {
+    mg_gprove_conclude(out, root, q, &su, found, found < 0 && c.stop == MG_GPROVE_DONE, c.stop, c.nodes);
+    return MG_OK;
+}
+
+int mg_gprove_begin(const mg_gardner_state *root, const mg_gprove_query *q, mg_gprove_result *out,
+                    mg_gprove_setup *su, char *err, size_t errlen)
+{
+    if (mg_gprove_check_query(root, q, out, err, errlen) != MG_OK)
+        return MG_ERR;
+    memset(out, 0, sizeof *out);
+    out->mate_plies = -1;
+    out->depth_done = -1;
+    out->rule50_safe = 1;
+    su->attacker = q->goal == MG_GPROVE_MATE ? q->side : 1 - q->side;
+    su->plies = q->goal == MG_GPROVE_MATE ? 2 * q->n - (root->side == q->side ? 1 : 0) : q->n;
+    su->t0 = mg_now_seconds();
+    su->deadline = q->max_seconds > 0.0 ? su->t0 + q->max_seconds : 0.0;
+    return MG_OK;
+}
+
+void mg_gprove_conclude(mg_gprove_result *out, const mg_gardner_state *root, const mg_gprove_query *q,
+                        const mg_gprove_setup *su, int attacker_plies, int exhausted, int stop, uint64_t nodes)
+{
+    const int mate = q->goal == MG_GPROVE_MATE;
+    if (attacker_plies >= 0) {
+        out->status = mate ? MG_GPROVE_PROVEN : MG_GPROVE_REFUTED;
+        out->mate_plies = attacker_plies;
+        out->rule50_safe = root->halfmove + (uint32_t)attacker_plies < 100;
+    } else if (exhausted) {
         out->status = mate ? MG_GPROVE_REFUTED : MG_GPROVE_PROVEN;
     } else {
         out->status = MG_GPROVE_UNKNOWN;
     }
-    out->stop = c.stop;
-    out->nodes = c.nodes;
-    out->seconds = mg_now_seconds() - t0;
-    return MG_OK;
+    out->stop = stop;
+    out->nodes = nodes;
+    out->seconds = mg_now_seconds() - su->t0;
 }

@@ -101,6 +101,24 @@ int mg_gprove(mg_gprover *p, const mg_gardner_state *root, const mg_gprove_query
 int mg_gprove_check_query(const mg_gardner_state *root, const mg_gprove_query *q, mg_gprove_result *out, char *err,
                           size_t errlen);
 
+/* What both provers derive from a query before searching. */
+typedef struct mg_gprove_setup {
+    int attacker;    /* the side that must mate (MATE), or the opponent of the protected side (NO_LOSS) */
+    int plies;       /* the plies the claim spans */
+    double t0;       /* start (mg_now_seconds) */
+    double deadline; /* 0: none */
+} mg_gprove_setup;
+
+/* Checks the query (as mg_gprove_check_query), resets *out and fills *su: MG_OK or MG_ERR. */
+int mg_gprove_begin(const mg_gardner_state *root, const mg_gprove_query *q, mg_gprove_result *out,
+                    mg_gprove_setup *su, char *err, size_t errlen);
+
+/* Fills out's status from the search's conclusion: `attacker_plies` >= 0 when the attacker's claim
+ * was proven at that depth (the line is the caller's), `exhausted` when it was refuted within the
+ * bound; neither: unknown.  Also stop, nodes and seconds. */
+void mg_gprove_conclude(mg_gprove_result *out, const mg_gardner_state *root, const mg_gprove_query *q,
+                        const mg_gprove_setup *su, int attacker_plies, int exhausted, int stop, uint64_t nodes);
+
 #ifdef __cplusplus
 }
 #endif
