@@ -6,18 +6,10 @@
 #include "../games/gardner/gardner.h"
 #include "../games/gardner/gardner_pns.h"
 #include "../games/gardner/gardner_prover.h"
+#include "gardner_test_util.h"
 #include "mgtest.h"
 
 static mg_gprove_result R, A;   /* big (the line): static results, tests run one at a time */
-
-static int load(mg_gardner_state *s, const char *fen)
-{
-    char err[MG_ERRLEN];
-    int rc = mg_gardner.from_text(s, NULL, fen, err, sizeof err);
-    if (rc != MG_OK)
-        fprintf(stderr, "unexpected FEN error: %s\n", err);
-    return rc;
-}
 
 /* Runs the same query with PNS (into R) and, if ab != NULL, the exhaustive prover (into A). */
 static int both(mg_gpns *p, mg_gprover *ab, const char *fen, int goal, int side, int n, uint64_t max_nodes)
@@ -34,23 +26,6 @@ static int both(mg_gpns *p, mg_gprover *ab, const char *fen, int goal, int side,
     if (ab && mg_gprove(ab, &s, &q, &A, err, sizeof err) != MG_OK)
         return -1;
     return R.status;
-}
-
-/* 1 if R.pv is legal from `fen` and ends with `attacker` giving checkmate. */
-static int pv_mates(const char *fen, int attacker)
-{
-    mg_gardner_state s;
-    if (load(&s, fen) != MG_OK)
-        return 0;
-    mg_gardner_undo u;
-    for (int i = 0; i < R.pv_len; i++) {
-        if (!mg_gardner.is_legal(&s, R.pv[i]))
-            return 0;
-        mg_gardner.make(&s, R.pv[i], &u);
-    }
-    int why = 0;
-    int res = mg_gardner.outcome(&s, &why);
-    return why == MG_TERM_CHECKMATE && res == (attacker == 0 ? MG_P0_WINS : MG_P1_WINS);
 }
 
 int main(void)
@@ -79,12 +54,12 @@ int main(void)
         const int m = mates[i].moves;
         MG_CHECK(both(p, ab, mates[i].fen, MG_GPROVE_MATE, mates[i].side, m, 0) == MG_GPROVE_PROVEN);
         MG_CHECK(A.status == MG_GPROVE_PROVEN && R.mate_plies == A.mate_plies && R.stop == MG_GPROVE_DONE);
-        MG_CHECK(R.pv_len == R.mate_plies && pv_mates(mates[i].fen, mates[i].side));
+        MG_CHECK(R.pv_len == R.mate_plies && line_mates(&R, mates[i].fen, mates[i].side));
         MG_CHECK(R.depth_done == -1 && R.rule50_safe == 1 && R.nodes > 0);
         /* a looser bound: still proven, the proof no deeper than the bound */
         MG_CHECK(both(p, NULL, mates[i].fen, MG_GPROVE_MATE, mates[i].side, m + 2, 0) == MG_GPROVE_PROVEN);
         MG_CHECK(R.mate_plies >= A.mate_plies && R.mate_plies <= 2 * (m + 2) - 1 && R.pv_len == R.mate_plies);
-        MG_CHECK(pv_mates(mates[i].fen, mates[i].side));
+        MG_CHECK(line_mates(&R, mates[i].fen, mates[i].side));
         if (m > 1) {
             MG_CHECK(both(p, ab, mates[i].fen, MG_GPROVE_MATE, mates[i].side, m - 1, 0) == MG_GPROVE_REFUTED);
             MG_CHECK(A.status == MG_GPROVE_REFUTED && R.mate_plies == -1 && R.pv_len == 0);
@@ -99,7 +74,7 @@ int main(void)
     MG_CHECK(both(p, ab, lost, MG_GPROVE_NO_LOSS, 1, 3, 0) == MG_GPROVE_PROVEN && A.status == MG_GPROVE_PROVEN);
     MG_CHECK(R.depth_done == 3 && R.pv_len == 0);
     MG_CHECK(both(p, ab, lost, MG_GPROVE_NO_LOSS, 1, 4, 0) == MG_GPROVE_REFUTED && A.status == MG_GPROVE_REFUTED);
-    MG_CHECK(R.mate_plies == 4 && pv_mates(lost, 0));
+    MG_CHECK(R.mate_plies == 4 && line_mates(&R, lost, 0));
 
     /* The start position: no mate within 7 plies for White (both agree). */
     const char *start = "rnbqk/ppppp/5/PPPPP/RNBQK w - - 0 1";

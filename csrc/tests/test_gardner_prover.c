@@ -5,16 +5,8 @@
 #include "../game.h"
 #include "../games/gardner/gardner.h"
 #include "../games/gardner/gardner_prover.h"
+#include "gardner_test_util.h"
 #include "mgtest.h"
-
-static int load(mg_gardner_state *s, const char *fen)
-{
-    char err[MG_ERRLEN];
-    int rc = mg_gardner.from_text(s, NULL, fen, err, sizeof err);
-    if (rc != MG_OK)
-        fprintf(stderr, "unexpected FEN error: %s\n", err);
-    return rc;
-}
 
 static mg_gprove_result R;   /* big (the line): one static result, tests run one at a time */
 
@@ -30,24 +22,6 @@ static int prove(mg_gprover *p, const char *fen, int goal, int side, int n, uint
         return -1;
     }
     return R.status;
-}
-
-/* Replays R.pv from `fen`: 1 if every move is legal and the last position is checkmate of the
- * side that is not `attacker`. */
-static int pv_mates(const char *fen, int attacker)
-{
-    mg_gardner_state s;
-    if (load(&s, fen) != MG_OK)
-        return 0;
-    mg_gardner_undo u;
-    for (int i = 0; i < R.pv_len; i++) {
-        if (!mg_gardner.is_legal(&s, R.pv[i]))
-            return 0;
-        mg_gardner.make(&s, R.pv[i], &u);
-    }
-    int why = 0;
-    int res = mg_gardner.outcome(&s, &why);
-    return why == MG_TERM_CHECKMATE && res == (attacker == 0 ? MG_P0_WINS : MG_P1_WINS);
 }
 
 static int stop_now(void *ctx)
@@ -80,7 +54,7 @@ int main(void)
     for (size_t i = 0; i < sizeof mates / sizeof mates[0]; i++) {
         MG_CHECK(prove(p, mates[i].fen, MG_GPROVE_MATE, mates[i].side, mates[i].moves, 0) == MG_GPROVE_PROVEN);
         MG_CHECK(R.mate_plies == 2 * mates[i].moves - 1 && R.stop == MG_GPROVE_DONE);
-        MG_CHECK(R.pv_len == R.mate_plies && pv_mates(mates[i].fen, mates[i].side));
+        MG_CHECK(R.pv_len == R.mate_plies && line_mates(&R, mates[i].fen, mates[i].side));
         MG_CHECK(R.depth_done == R.mate_plies - 1 && R.rule50_safe == 1 && R.nodes > 0);
         if (mates[i].moves > 1) {
             MG_CHECK(prove(p, mates[i].fen, MG_GPROVE_MATE, mates[i].side, mates[i].moves - 1, 0) == MG_GPROVE_REFUTED);
@@ -97,11 +71,11 @@ int main(void)
      * the opponent mates within 4 plies, so Black cannot lose within 3 plies but can within 4. */
     const char *lost = "2B1k/2P1p/3PP/p2QK/5 b - - 0 14";
     MG_CHECK(prove(p, lost, MG_GPROVE_MATE, 0, 2, 0) == MG_GPROVE_PROVEN && R.mate_plies == 4);
-    MG_CHECK(pv_mates(lost, 0) && R.pv_len == 4);
+    MG_CHECK(line_mates(&R, lost, 0) && R.pv_len == 4);
     MG_CHECK(prove(p, lost, MG_GPROVE_MATE, 0, 1, 0) == MG_GPROVE_REFUTED);
     MG_CHECK(prove(p, lost, MG_GPROVE_NO_LOSS, 1, 3, 0) == MG_GPROVE_PROVEN && R.pv_len == 0);
     MG_CHECK(prove(p, lost, MG_GPROVE_NO_LOSS, 1, 4, 0) == MG_GPROVE_REFUTED && R.mate_plies == 4);
-    MG_CHECK(pv_mates(lost, 0));
+    MG_CHECK(line_mates(&R, lost, 0));
 
     /* The start position: no mate for either side within 9 plies. */
     const char *start = "rnbqk/ppppp/5/PPPPP/RNBQK w - - 0 1";
