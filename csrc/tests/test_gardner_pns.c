@@ -42,15 +42,8 @@ int main(void)
 
     /* Mates whose exact distance the exhaustive prover (and Fairy-Stockfish) gives: PNS proves
      * the same claim with a proof tree of exactly that depth, and refutes the mate one move shorter. */
-    static const struct { const char *fen; int side, moves; } mates[] = {
-        {"1rbk1/Q3p/BppP1/P1P1P/R2QK w - - 0 8", 0, 1},
-        {"r1bkq/2N1p/1Q1p1/PP3/R1BK1 w - - 3 12", 0, 2},
-        {"rq2k/1p1bp/N3p/PpPB1/R3K b - - 0 11", 1, 3},
-        {"1r1k1/Pppbp/B1P2/P1P1K/RN3 w - - 1 8", 0, 4},
-        {"3kb/1p2N/rP1P1/PpP1K/5 b - - 2 20", 1, 5},
-        {"2Bk1/Nbpq1/RPPp1/1Qp1P/2K2 w - - 1 13", 0, 6},
-    };
-    for (size_t i = 0; i < sizeof mates / sizeof mates[0]; i++) {
+    const mg_known_mate *mates = MG_KNOWN_MATES;
+    for (size_t i = 0; i < MG_N_KNOWN_MATES; i++) {
         const int m = mates[i].moves;
         MG_CHECK(both(p, ab, mates[i].fen, MG_GPROVE_MATE, mates[i].side, m, 0) == MG_GPROVE_PROVEN);
         MG_CHECK(A.status == MG_GPROVE_PROVEN && R.mate_plies == A.mate_plies && R.stop == MG_GPROVE_DONE);

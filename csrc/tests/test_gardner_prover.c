@@ -43,15 +43,8 @@ int main(void)
 
     /* Mates whose distance Fairy-Stockfish reports (go depth 14: "mate N"): proven at exactly
      * 2N - 1 plies, and the mate in N - 1 refuted. */
-    static const struct { const char *fen; int side, moves; } mates[] = {
-        {"1rbk1/Q3p/BppP1/P1P1P/R2QK w - - 0 8", 0, 1},
-        {"r1bkq/2N1p/1Q1p1/PP3/R1BK1 w - - 3 12", 0, 2},
-        {"rq2k/1p1bp/N3p/PpPB1/R3K b - - 0 11", 1, 3},
-        {"1r1k1/Pppbp/B1P2/P1P1K/RN3 w - - 1 8", 0, 4},
-        {"3kb/1p2N/rP1P1/PpP1K/5 b - - 2 20", 1, 5},
-        {"2Bk1/Nbpq1/RPPp1/1Qp1P/2K2 w - - 1 13", 0, 6},
-    };
-    for (size_t i = 0; i < sizeof mates / sizeof mates[0]; i++) {
+    const mg_known_mate *mates = MG_KNOWN_MATES;
+    for (size_t i = 0; i < MG_N_KNOWN_MATES; i++) {
         MG_CHECK(prove(p, mates[i].fen, MG_GPROVE_MATE, mates[i].side, mates[i].moves, 0) == MG_GPROVE_PROVEN);
         MG_CHECK(R.mate_plies == 2 * mates[i].moves - 1 && R.stop == MG_GPROVE_DONE);
         MG_CHECK(R.pv_len == R.mate_plies && line_mates(&R, mates[i].fen, mates[i].side));
