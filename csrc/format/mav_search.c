@@ -62,7 +62,7 @@ static int write_node(wctx *c, int idx, const void *st, const void *prev, int32_
     const mg_game *g = c->g;
     const mg_trace_tree_node *nd = &c->nodes[idx];
     mg_mav_input in = {st, prev, a, nd->n, nd->actions, nd->values, nd->best, NULL, 0};
-    mg_sb_puts(&c->b, "Evaluation for node: ");
+    mg_sb_puts(&c->b, MG_TRACE_EVAL);
     mg_sb_puts(&c->b, path);
     mg_sb_putc(&c->b, '\n');
     char *dst = c->b.p + c->b.len;
@@ -99,9 +99,9 @@ static int write_node(wctx *c, int idx, const void *st, const void *prev, int32_
         int32_t best = nd->actions[order[0]];
         int v = mg_mav_bucket(nd->values[order[0]]);
         g->action_to_str(st, best, mv, sizeof mv);
-        mg_sb_puts(&c->b, "Decision for node: ");
+        mg_sb_puts(&c->b, MG_TRACE_DECISION);
         mg_sb_puts(&c->b, path);
-        mg_sb_puts(&c->b, "\nSelecting ");
+        mg_sb_puts(&c->b, "\n" MG_TRACE_SELECT);
         mg_sb_puts(&c->b, mv);
         mg_sb_puts(&c->b, " : \"");
         put_value(&c->b, v);
@@ -116,7 +116,7 @@ static int write_node(wctx *c, int idx, const void *st, const void *prev, int32_
     int kids[MG_TRACE_MAX_BREADTH];
     char kpath[MG_TRACE_MAX_BREADTH][PATH_LEN];
     char kmove[MG_TRACE_MAX_BREADTH][MG_MAX_MOVE_STR];
-    mg_sb_puts(&c->b, "Expand from node ");
+    mg_sb_puts(&c->b, MG_TRACE_EXPAND);
     mg_sb_puts(&c->b, path);
     mg_sb_putc(&c->b, ':');
     for (int i = 0; i < k; i++) {
@@ -152,7 +152,7 @@ static int write_node(wctx *c, int idx, const void *st, const void *prev, int32_
     for (int i = 1; i < k; i++)
         if (vals[i] > vals[sel])
             sel = i;
-    mg_sb_puts(&c->b, "Decision for node: ");
+    mg_sb_puts(&c->b, MG_TRACE_DECISION);
     mg_sb_puts(&c->b, path);
     mg_sb_putc(&c->b, '\n');
     for (int i = 0; i < k; i++) {
@@ -162,7 +162,7 @@ static int write_node(wctx *c, int idx, const void *st, const void *prev, int32_
         mg_sb_putc(&c->b, ':');
         put_value(&c->b, vals[i]);
     }
-    mg_sb_puts(&c->b, "\nSelecting ");
+    mg_sb_puts(&c->b, "\n" MG_TRACE_SELECT);
     mg_sb_puts(&c->b, kmove[sel]);
     mg_sb_puts(&c->b, " : \"");
     put_value(&c->b, vals[sel]);
@@ -175,7 +175,7 @@ static int write_node(wctx *c, int idx, const void *st, const void *prev, int32_
                 choice->actions[choice->n++] = c->nodes[kids[i]].action;
     }
     if (!prev) {
-        mg_sb_puts(&c->b, "Playing ");
+        mg_sb_puts(&c->b, MG_TRACE_PLAY);
         mg_sb_puts(&c->b, kmove[sel]);
         mg_sb_puts(&c->b, "!\n");
     }
@@ -214,9 +214,9 @@ long mg_trace_write(const mg_game *g, const void *root, const mg_trace_tree_node
         mg_mav_spec_parse(g, MG_TRACE_CHILD_COMMANDS, &c.child_spec, err, errlen) != MG_OK)
         return -1;
     if (parts & MG_MAV_PART_PROMPT) {
-        mg_sb_puts(&c.b, "Minimax breadth=");
+        mg_sb_puts(&c.b, MG_TRACE_PREAMBLE);
         mg_sb_putu(&c.b, (unsigned long)breadth);
-        mg_sb_puts(&c.b, " depth=");
+        mg_sb_puts(&c.b, MG_TRACE_DEPTH);
         mg_sb_putu(&c.b, (unsigned long)depth);
         mg_sb_putc(&c.b, '\n');
         mg_mav_input in = {root, NULL, -1, 0, NULL, NULL, -1, NULL, 0};
@@ -232,7 +232,7 @@ long mg_trace_write(const mg_game *g, const void *root, const mg_trace_tree_node
     }
     mg_trace_choice local;
     if (parts & MG_MAV_PART_TARGET) {
-        if (write_node(&c, 0, root, NULL, -1, 0, "<root>", choice ? choice : &local) < 0)
+        if (write_node(&c, 0, root, NULL, -1, 0, MG_TRACE_ROOT, choice ? choice : &local) < 0)
             return -1;
     } else if (choice) {
         choice->n = 0;
@@ -351,7 +351,7 @@ static int32_t legal_action(const mg_game *g, const void *st, const char *mv)
 static int parse_selecting(pctx *c, mg_trace_node *nd)
 {
     line l;
-    if (!peek(c, &l) || !starts(&l, "Selecting ")) {
+    if (!peek(c, &l) || !starts(&l, MG_TRACE_SELECT)) {
         issue(c->r, c->line_no + 1, 1, "expected 'Selecting <move> : \"<ctrlN>\"' for node line %d", nd->line);
         return 0;
     }
@@ -472,7 +472,7 @@ static void parse_node(pctx *c, int idx, const void *st, const void *prev, int32
     mg_trace_result *r = c->r;
     mg_trace_node *nd = &r->nodes[idx];
     line l;
-    if (!peek(c, &l) || match_path_line(&l, "Evaluation for node: ", path) != l.n) {
+    if (!peek(c, &l) || match_path_line(&l, MG_TRACE_EVAL, path) != l.n) {
         issue(r, c->line_no + 1, 1, "expected 'Evaluation for node: %.80s'", path);
         c->stop = 1;
         return;
@@ -498,10 +498,10 @@ static void parse_node(pctx *c, int idx, const void *st, const void *prev, int32
         c->stop = 1;
         return;
     }
-    size_t off = match_path_line(&l, "Expand from node ", path);
+    size_t off = match_path_line(&l, MG_TRACE_EXPAND, path);
     if (!off) {
         /* a leaf: Decision for node: <path> / Selecting move : "<ctrlN>" */
-        if (match_path_line(&l, "Decision for node: ", path) != l.n) {
+        if (match_path_line(&l, MG_TRACE_DECISION, path) != l.n) {
             issue(r, l.no, 1, "expected 'Expand from node %.80s' or 'Decision for node: %.80s'", path, path);
             c->stop = 1;
             return;
@@ -606,7 +606,7 @@ static void parse_node(pctx *c, int idx, const void *st, const void *prev, int32
         return;
     nd = &r->nodes[idx];
     /* Decision for node: <path> / m1:<ctrlA> m2:<ctrlB> / Selecting m : "<ctrlN>" */
-    if (!peek(c, &l) || match_path_line(&l, "Decision for node: ", path) != l.n) {
+    if (!peek(c, &l) || match_path_line(&l, MG_TRACE_DECISION, path) != l.n) {
         issue(r, c->line_no + 1, 1, "expected 'Decision for node: %.80s'", path);
         c->stop = 1;
         return;
@@ -701,15 +701,15 @@ void mg_trace_parse(const mg_game *g, const mg_config *cfg, const char *text, si
     }
     /* prompt: preamble, header, state */
     line l;
-    if (!peek(&c, &l) || !starts(&l, "Minimax breadth=")) {
+    if (!peek(&c, &l) || !starts(&l, MG_TRACE_PREAMBLE)) {
         issue(r, 1, 1, "expected the preamble 'Minimax breadth=<B> depth=<D>'");
         return;
     }
-    size_t i = 16;
+    size_t i = sizeof MG_TRACE_PREAMBLE - 1;
     int b = read_num(l.p, l.n, &i);
     int d = -1;
-    if (l.n >= i + 7 && memcmp(l.p + i, " depth=", 7) == 0) {
-        i += 7;
+    if (l.n >= i + sizeof MG_TRACE_DEPTH - 1 && memcmp(l.p + i, MG_TRACE_DEPTH, sizeof MG_TRACE_DEPTH - 1) == 0) {
+        i += sizeof MG_TRACE_DEPTH - 1;
         d = read_num(l.p, l.n, &i);
     }
     if (b < 1 || b > MG_TRACE_MAX_BREADTH || d < 1 || d > MG_TRACE_MAX_DEPTH || i != l.n) {
@@ -752,10 +752,10 @@ void mg_trace_parse(const mg_game *g, const mg_config *cfg, const char *text, si
     rn->value = rn->selected_bucket = -1;
     rn->has_true = rst != NULL;
     r->n_nodes = 1;
-    parse_node(&c, 0, rst, NULL, -1, "<root>");
+    parse_node(&c, 0, rst, NULL, -1, MG_TRACE_ROOT);
     if (!c.stop) {
-        if (!peek(&c, &l) || !starts(&l, "Playing ") || l.n < 10 || l.p[l.n - 1] != '!' ||
-            !copy_move(r->final_move, l.p + 8, l.n - 9)) {
+        if (!peek(&c, &l) || !starts(&l, MG_TRACE_PLAY) || l.n < 10 || l.p[l.n - 1] != '!' ||
+            !copy_move(r->final_move, l.p + sizeof MG_TRACE_PLAY - 1, l.n - sizeof MG_TRACE_PLAY)) {
             issue(r, c.line_no + 1, 1, "expected 'Playing <move>!'");
         } else {
             advance(&c, &l);

@@ -53,6 +53,17 @@ extern "C" {
 /* The MAV command list of every node evaluation (the root: plain form, others: transition form). */
 #define MG_TRACE_ROOT_COMMANDS "%state %top_all %best_action"
 #define MG_TRACE_CHILD_COMMANDS "%prev_state %prev_action %state %top_all %best_action"
+/* The keywords of a trace (one copy: the writer, the parser and the phrase tokens of MAV
+ * vocabulary v2, format/tokenizer.c, use these). */
+#define MG_TRACE_PREAMBLE "Minimax breadth="
+#define MG_TRACE_DEPTH " depth="
+#define MG_TRACE_EVAL "Evaluation for node: "
+#define MG_TRACE_EXPAND "Expand from node "
+#define MG_TRACE_DECISION "Decision for node: "
+#define MG_TRACE_SELECT "Selecting "
+#define MG_TRACE_PLAY "Playing "
+#define MG_TRACE_ROOT "<root>"        /* the root's name */
+#define MG_TRACE_NODE_PREFIX "<root " /* every other node's name starts so: <root m1 m2> */
 
 /* ---- annotated trees (writer input) -------------------------------------------------------- */
 

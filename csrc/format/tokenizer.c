@@ -5,10 +5,46 @@
 
 #include "../game.h"
 #include "mav.h"
+#include "mav_search.h"
 #include "mav_util.h"
 #include "values.h"
 
-static const char *const KIND_NAMES[MG_TOK_NKINDS] = {"control", "value", "char", "markup", "word", "move", "byte"};
+static const char *const KIND_NAMES[MG_TOK_NKINDS] = {"control", "value", "char", "markup", "word", "move", "byte",
+                                                       "phrase"};
+
+/* The phrase tokens of vocabulary v2, in id order: the keywords of search traces. */
+static const char *const PHRASES_V2[] = {MG_TRACE_PREAMBLE, MG_TRACE_DEPTH,    MG_TRACE_EVAL,
+                                         MG_TRACE_EXPAND,   MG_TRACE_DECISION, MG_TRACE_SELECT,
+                                         MG_TRACE_PLAY,     MG_TRACE_ROOT,     MG_TRACE_NODE_PREFIX};
+
+int mg_tok_size(int version)
+{
+    return version == 1 ? MG_TOK_SIZE_V1 : version == 2 ? MG_TOK_SIZE_V2 : -1;
+}
+
+int mg_tok_check_model(const char *vocab_version, int vocab_size, int *version, char *err, size_t errlen)
+{
+    *version = 0;
+    if (!vocab_version || !vocab_version[0])
+        return MG_OK;
+    /* a version is a decimal number without leading zeros */
+    int v = 0;
+    size_t n = strlen(vocab_version);
+    for (size_t i = 0; i < n && i < 4 && v >= 0; i++)
+        v = (vocab_version[i] >= '0' && vocab_version[i] <= '9') ? v * 10 + (vocab_version[i] - '0') : -1;
+    if (n > 3 || v < 1 || v > MG_TOK_MAX_VERSION || vocab_version[0] == '0') {
+        mg_errf(err, errlen, "unknown MAV vocabulary v%.40s (vocab_version '%.40s'; this mavgame knows v1..v%d)",
+                vocab_version, vocab_version, MG_TOK_MAX_VERSION);
+        return MG_ERR;
+    }
+    if (vocab_size != mg_tok_size(v)) {
+        mg_errf(err, errlen, "vocabulary size %d does not match MAV vocabulary v%d (%d tokens)", vocab_size, v,
+                mg_tok_size(v));
+        return MG_ERR;
+    }
+    *version = v;
+    return MG_OK;
+}
 
 const char *mg_tok_kind_name(int kind) { return (kind >= 0 && kind < MG_TOK_NKINDS) ? KIND_NAMES[kind] : "?"; }
 
@@ -71,14 +107,17 @@ static int is_word_char(unsigned char c)
 
 int mg_tok_init(mg_tokenizer *t, int version, char *err, size_t errlen)
 {
-    if (version != 1) {
-        mg_errf(err, errlen, "unknown MAV vocabulary version %d (only 1 exists)", version);
+    if (mg_tok_size(version) < 0) {
+        mg_errf(err, errlen, "unknown MAV vocabulary version %d (this mavgame knows 1..%d)", version,
+                MG_TOK_MAX_VERSION);
         return MG_ERR;
     }
     t->version = version;
     t->n = 0;
     t->pool_used = 0;
     t->max_markup_len = 0;
+    t->n_phrase = 0;
+    memset(t->phrase_first, 0, sizeof t->phrase_first);
     for (int i = 0; i < MG_TOK_HASH; i++)
         t->hash[i] = -1;
     for (int i = 0; i < 256; i++)
@@ -170,8 +209,28 @@ int mg_tok_init(mg_tokenizer *t, int version, char *err, size_t errlen)
         if (id >= 0)
             t->byte_tok[c] = (int16_t)id;
     }
-    if (!ok) {
-        mg_errf(err, errlen, "MAV vocabulary v%d does not fit the tokenizer tables", version);
+    /* v2: the phrases of search traces, after every v1 token (v1 ids stay) */
+    if (version >= 2) {
+        for (size_t i = 0; i < sizeof PHRASES_V2 / sizeof PHRASES_V2[0]; i++) {
+            size_t n = strlen(PHRASES_V2[i]);
+            int id = add(t, PHRASES_V2[i], n, MG_TOK_PHRASE, 1);
+            ok &= id >= 0 && t->kind[id] == MG_TOK_PHRASE && t->n_phrase < MG_TOK_MAX_PHRASE;
+            if (ok) {
+                t->phrase[t->n_phrase++] = (int16_t)id;
+                t->phrase_first[(unsigned char)PHRASES_V2[i][0]] = 1;
+            }
+        }
+        /* longest first, so that "<root>" and "<root " are tried before shorter phrases */
+        for (int a = 1; a < t->n_phrase; a++)
+            for (int b = a; b > 0 && t->len[t->phrase[b]] > t->len[t->phrase[b - 1]]; b--) {
+                int16_t tmp = t->phrase[b];
+                t->phrase[b] = t->phrase[b - 1];
+                t->phrase[b - 1] = tmp;
+            }
+    }
+    if (!ok || t->n != mg_tok_size(version)) {
+        mg_errf(err, errlen, "MAV vocabulary v%d does not fit the tokenizer tables (%d tokens, %d expected)",
+                version, t->n, mg_tok_size(version));
         return MG_ERR;
     }
     return MG_OK;
@@ -197,6 +256,22 @@ size_t mg_tok_encode(const mg_tokenizer *t, const char *s, size_t n, int32_t *id
     } while (0)
     while (i < n) {
         unsigned char c = (unsigned char)s[i];
+        if (t->phrase_first[c]) {
+            int found = -1;
+            for (int m = 0; m < t->n_phrase; m++) {
+                int id = t->phrase[m];
+                size_t l = t->len[id];
+                if (l <= n - i && memcmp(s + i, t->pool + t->off[id], l) == 0) {
+                    found = id;
+                    break;
+                }
+            }
+            if (found >= 0) {
+                EMIT(found);
+                i += t->len[found];
+                continue;
+            }
+        }
         if (c == '<' || c == '%') {
             size_t rest = n - i;
             const char *p = s + i;

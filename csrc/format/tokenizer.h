@@ -12,11 +12,18 @@
  *             Connect Four columns, Hex cells and swap, tic-tac-toe cells
  *   byte      <0xNN> for every other byte value (decodes to that byte)
  *
+ * Vocabulary v2 (mavgame/data/vocab_v2.json) is v1 with the same ids, followed by
+ *   phrase    the keywords of search traces (format/mav_search.h): "Minimax breadth=", " depth=",
+ *             "Evaluation for node: ", "Expand from node ", "Decision for node: ", "Selecting ",
+ *             "Playing ", "<root>", "<root "  (no phrase holds a newline, so line positions stay)
+ *
  * Encoding (deterministic, exact round trip for any byte string):
+ *   - (v2) the longest phrase token that starts here, if any;
  *   - at '<' or '%': the longest value or markup token that matches, if any;
  *   - a maximal run of [A-Za-z0-9_]: one token if the whole run is a word or move token,
  *     else one char token per character (so board fields stay one token each);
  *   - any other byte: its char token, or its byte token.
+ * No phrase occurs in a MAV text, so v2 encodes every MAV text to the same ids as v1.
  *
  * The tokenizer is a caller-owned, read-only-after-init object (no global state).
  */
@@ -29,12 +36,16 @@
 extern "C" {
 #endif
 
-#define MG_TOK_VERSION 1
+#define MG_TOK_VERSION 1     /* the default vocabulary (MAV text; the shipped models) */
+#define MG_TOK_MAX_VERSION 2 /* the newest: v2 adds the search-trace phrases */
+#define MG_TOK_SIZE_V1 2723
+#define MG_TOK_SIZE_V2 2732
 #define MG_TOK_MAX_TOKENS 4096
 #define MG_TOK_POOL 40960
 #define MG_TOK_HASH 8192
-#define MG_TOK_MAX_LEN 16   /* longest token text */
+#define MG_TOK_MAX_LEN 24   /* longest token text */
 #define MG_TOK_MAX_MARKUP 16
+#define MG_TOK_MAX_PHRASE 16
 
 enum mg_tok_kind {
     MG_TOK_CONTROL = 0,
@@ -44,6 +55,7 @@ enum mg_tok_kind {
     MG_TOK_WORD,
     MG_TOK_MOVE,
     MG_TOK_BYTE,
+    MG_TOK_PHRASE,
     MG_TOK_NKINDS
 };
 
@@ -65,10 +77,22 @@ typedef struct mg_tokenizer {
     int max_markup_len;
     int n_markup;                        /* markup token ids, longest first */
     int16_t markup[MG_TOK_MAX_MARKUP];
+    int n_phrase;                        /* phrase token ids (v2), longest first */
+    int16_t phrase[MG_TOK_MAX_PHRASE];
+    uint8_t phrase_first[256];           /* 1 for a byte that starts a phrase */
 } mg_tokenizer;
 
-/* Build vocabulary `version` (only 1 exists) into t; MG_OK or MG_ERR with a message. */
+/* Build vocabulary `version` (1 or 2) into t; MG_OK or MG_ERR with a message. */
 int mg_tok_init(mg_tokenizer *t, int version, char *err, size_t errlen);
+
+/* Number of tokens of vocabulary `version`, -1 for a version that does not exist. */
+int mg_tok_size(int version);
+
+/* Check the vocabulary a model file declares (its "vocab_version" metadata) against its
+ * vocabulary size.  "" (no MAV vocabulary: a model over other token ids) gives *version = 0;
+ * a known version ("1", "2") whose size is vocab_size gives that version.  MG_ERR with a message
+ * naming the value for an unknown version and for a size that does not match the version. */
+int mg_tok_check_model(const char *vocab_version, int vocab_size, int *version, char *err, size_t errlen);
 
 /* Name of a kind ("control", "value", ...). */
 const char *mg_tok_kind_name(int kind);

@@ -639,6 +639,59 @@ static void test_parse_mutations(void)
 
 /* ---- tokenizer -------------------------------------------------------------------------------- */
 
+/* Vocabulary v2: v1's tokens with the same ids, then the trace phrases; the model-file check. */
+static void test_tokenizer_v2(void)
+{
+    static mg_tokenizer t2;
+    char err[MG_ERRLEN];
+    MG_CHECK(mg_tok_init(&t2, 2, err, sizeof err) == MG_OK);
+    MG_CHECK(t2.version == 2 && t2.n == MG_TOK_SIZE_V2 && mg_tok_size(2) == t2.n && mg_tok_size(1) == TOK.n);
+    MG_CHECK(mg_tok_size(3) == -1 && mg_tok_size(0) == -1);
+    for (int i = 0; i < TOK.n; i++) {
+        size_t l1, l2;
+        const char *a = mg_tok_text(&TOK, i, &l1), *b = mg_tok_text(&t2, i, &l2);
+        CHECK_MSG(l1 == l2 && memcmp(a, b, l1) == 0 && TOK.kind[i] == t2.kind[i], "v2 token %d differs from v1", i);
+    }
+    static const char *const phrases[] = {"Minimax breadth=", " depth=", "Evaluation for node: ", "Expand from node ",
+                                          "Decision for node: ", "Selecting ", "Playing ", "<root>", "<root "};
+    for (int i = 0; i < 9; i++) {
+        int id = mg_tok_lookup(&t2, phrases[i], strlen(phrases[i]));
+        CHECK_MSG(id == TOK.n + i && t2.kind[id] == MG_TOK_PHRASE && !strchr(phrases[i], '\n'), "phrase %d", i);
+        MG_CHECK(mg_tok_lookup(&TOK, phrases[i], strlen(phrases[i])) < 0);
+    }
+    MG_CHECK(strcmp(mg_tok_kind_name(MG_TOK_PHRASE), "phrase") == 0);
+    /* longest match: "<root>" over "<root ", a phrase inside a word run is not a phrase */
+    int32_t ids[64];
+    char back[256];
+    static const char *const texts[] = {"Evaluation for node: <root 4 3>\n", "Expand from node <root>: <root 1>",
+                                        "xPlaying 4!", "<root<root><ctrl3><mav", " depth=2 depth= depth",
+                                        "Selecting Selecting"};
+    static const size_t counts[] = {7, 7, 11, 8, 9, 10};
+    for (int i = 0; i < 6; i++) {
+        size_t n = strlen(texts[i]);
+        size_t k = mg_tok_encode(&t2, texts[i], n, ids, 64);
+        CHECK_MSG(k == counts[i], "text %d: %zu tokens", i, k);
+        long m = mg_tok_decode(&t2, ids, k, back, sizeof back);
+        MG_CHECK(m == (long)n && memcmp(back, texts[i], n) == 0);
+    }
+    MG_CHECK(mg_tok_encode(&t2, "<root>", 6, ids, 64) == 1 && ids[0] == TOK.n + 7);
+    /* what a model file may declare */
+    int v = -1;
+    MG_CHECK(mg_tok_check_model("", 97, &v, err, sizeof err) == MG_OK && v == 0);
+    MG_CHECK(mg_tok_check_model("1", MG_TOK_SIZE_V1, &v, err, sizeof err) == MG_OK && v == 1);
+    MG_CHECK(mg_tok_check_model("2", MG_TOK_SIZE_V2, &v, err, sizeof err) == MG_OK && v == 2);
+    MG_CHECK(mg_tok_check_model("2", MG_TOK_SIZE_V1, &v, err, sizeof err) == MG_ERR &&
+             strstr(err, "vocabulary size 2723 does not match MAV vocabulary v2 (2732 tokens)"));
+    MG_CHECK(mg_tok_check_model("1", 97, &v, err, sizeof err) == MG_ERR && strstr(err, "size 97"));
+    static const char *const bad[] = {"3", "0", "01", "toy", "1 ", "-1", "99999999999", "2x"};
+    for (int i = 0; i < 8; i++) {
+        MG_CHECK(mg_tok_check_model(bad[i], MG_TOK_SIZE_V1, &v, err, sizeof err) == MG_ERR);
+        char want[64];
+        snprintf(want, sizeof want, "vocab_version '%s'", bad[i]);
+        CHECK_MSG(strstr(err, "unknown MAV vocabulary") && strstr(err, want), "bad version %d: %s", i, err);
+    }
+}
+
 static void test_tokenizer(void)
 {
     const mg_tokenizer *t = &TOK;
@@ -916,7 +969,9 @@ int main(void)
         fprintf(stderr, "tokenizer: %s\n", err);
         return 1;
     }
-    MG_CHECK(mg_tok_init(&TOK, 2, err, sizeof err) == MG_ERR && strstr(err, "version 2"));
+    MG_CHECK(mg_tok_init(&TOK, 3, err, sizeof err) == MG_ERR && strstr(err, "version 3"));
+    MG_CHECK(mg_tok_init(&TOK, 0, err, sizeof err) == MG_ERR && strstr(err, "version 0"));
+    MG_CHECK(TOK.n == MG_TOK_SIZE_V1 && TOK.version == 1); /* a refused version leaves the tokenizer alone */
     test_game_hooks();
     test_values();
     test_specs();
@@ -928,6 +983,7 @@ int main(void)
     test_hallucinations();
     test_parse_mutations();
     test_tokenizer();
+    test_tokenizer_v2();
     test_format_promises();
     test_examples();
     MG_TEST_MAIN_END("test_mav");

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../format/mav_search.h"
+#include "../format/tokenizer.h"
 #include "../game.h"
 #include "../rng.h"
 #include "mgtest.h"
@@ -62,6 +63,39 @@ static int build(tree *t, const mg_game *g, unsigned char *st, int parent, int32
 
 static char TEXT[1 << 18];
 static mg_trace_result R;
+static mg_tokenizer TOK1, TOK2;
+static int32_t IDS1[1 << 18], IDS2[1 << 18];
+static char BACK[1 << 18];
+
+/* Vocabulary v2 on a trace: an exact round trip, every phrase used, fewer tokens than v1, and each
+ * line without a keyword (the MAV lines) encoded to the same ids as v1. */
+static void check_trace_tokens(const char *text, size_t n)
+{
+    size_t k1 = mg_tok_encode(&TOK1, text, n, IDS1, sizeof IDS1 / sizeof IDS1[0]);
+    size_t k2 = mg_tok_encode(&TOK2, text, n, IDS2, sizeof IDS2 / sizeof IDS2[0]);
+    MG_CHECK(k2 < k1 && k1 <= n);
+    long m = mg_tok_decode(&TOK2, IDS2, k2, BACK, sizeof BACK);
+    MG_CHECK(m == (long)n && memcmp(BACK, text, n) == 0);
+    int used[MG_TOK_MAX_PHRASE] = {0};
+    for (size_t i = 0; i < k2; i++) {
+        MG_CHECK(IDS2[i] >= 0 && IDS2[i] < TOK2.n);
+        if (IDS2[i] >= MG_TOK_SIZE_V1)
+            used[IDS2[i] - MG_TOK_SIZE_V1] = 1;
+    }
+    for (int p = 0; p < TOK2.n_phrase; p++)
+        MG_CHECK(used[p]);
+    for (size_t a = 0; a < n;) {
+        size_t b = a;
+        while (b < n && text[b] != '\n')
+            b++;
+        if (b - a > 0 && text[a] == '[') { /* a MAV line */
+            size_t l1 = mg_tok_encode(&TOK1, text + a, b - a, IDS1, 4096);
+            size_t l2 = mg_tok_encode(&TOK2, text + a, b - a, IDS2, 4096);
+            MG_CHECK(l1 == l2 && memcmp(IDS1, IDS2, l1 * sizeof IDS1[0]) == 0);
+        }
+        a = b + 1;
+    }
+}
 
 static void test_round_trips(const char *game, const char *const *moves, int nmoves)
 {
@@ -93,6 +127,7 @@ static void test_round_trips(const char *game, const char *const *moves, int nmo
                 fprintf(stderr, "    %s b=%d d=%d: %s\n", game, b, d, err);
                 continue;
             }
+            check_trace_tokens(TEXT, (size_t)n);
             mg_trace_parse(g, NULL, TEXT, (size_t)n, st, &ch, &R);
             MG_CHECK(R.ok && R.complete && R.shape_ok && R.moves_legal && R.states_correct &&
                      R.values_consistent && R.expand_consistent && R.final_legal && R.final_minimax == 1);
@@ -145,6 +180,11 @@ static void test_round_trips(const char *game, const char *const *moves, int nmo
 int main(void)
 {
     mg_games_init();
+    char err[MG_ERRLEN];
+    if (mg_tok_init(&TOK1, 1, err, sizeof err) != MG_OK || mg_tok_init(&TOK2, 2, err, sizeof err) != MG_OK) {
+        fprintf(stderr, "tokenizer: %s\n", err);
+        return 1;
+    }
     static const char *const c4[] = {"4", "4", "3", "5", "3", "3", "2", "6", "5", "4", "4", "1", "1", "7"};
     static const char *const ttt[] = {"a1", "b1", "a2", "b2"};
     static const char *const chess[] = {"e2e4", "e7e5"};
