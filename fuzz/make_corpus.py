@@ -71,7 +71,7 @@ def main():
         w = {k: rng.normal(0, 0.3, size=sh).astype(np.float32) for k, sh in expected_shapes(cfg).items()}
         with tempfile.TemporaryDirectory() as d:
             path = Path(d) / "m.safetensors"
-            export_model(path, w, cfg, "1", info={}, dtype=dtype)
+            export_model(path, w, cfg, "", info={}, dtype=dtype)  # a toy vocabulary: declares none
             write(out / "model", path.read_bytes())
     print(f"seeds in {out}: " + ", ".join(f"{d.name} {len(list(d.iterdir()))}" for d in sorted(out.iterdir())))
 

@@ -61,6 +61,9 @@ typedef struct mg_model {
     float *arena;            /* every weight, float32 */
     size_t n_params;         /* parameters of the model (MAVConfig.num_parameters) */
     int file_dtype;          /* enum mg_st_dtype of the weights in the file (F32, F16 or BF16) */
+    int vocab;               /* the MAV vocabulary version of vocab_version (1, 2), 0 when the file declares
+                                none; a declared version is known and its size is cfg.vocab_size
+                                (format/tokenizer.h mg_tok_check_model), else the load fails */
     char *vocab_version;     /* metadata strings ("" if absent) */
     char *info;              /* JSON text */
     char *config_json;

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../format/tokenizer.h"
 #include "../game.h"
 #include "json.h"
 #include "matmul.h"
@@ -281,6 +282,9 @@ static int load(mg_model *m, const uint8_t *buf, size_t len, int mapped, char *e
     if (mg_model_config_parse(cj ? cj : "", cj ? strlen(cj) : 0, &m->cfg, err, errlen) != MG_OK)
         goto fail;
     const mg_model_config *c = &m->cfg;
+    /* the MAV vocabulary the token ids refer to: a known version of the right size, or none */
+    if (mg_tok_check_model(mg_st_meta(&f, "vocab_version"), c->vocab_size, &m->vocab, err, errlen) != MG_OK)
+        goto fail;
     int64_t d = c->d_model, hd = c->head_dim, V = c->vocab_size;
     if (c->n_layers > 4096) {
         snprintf(err, errlen, "MAVConfig.n_layers %d is more than the native engine supports (4096)", c->n_layers);

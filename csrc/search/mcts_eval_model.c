@@ -302,7 +302,14 @@ int mg_eval_model_create(mg_evaluator *ev, const mg_model *model, const mg_game 
         snprintf(err, errlen, "out of memory");
         return MG_ERR;
     }
-    if (mg_tok_init(&c->tok, MG_TOK_VERSION, err, errlen) != MG_OK || mg_mav_tok_ids_init(&c->tok, &c->ids) != MG_OK) {
+    if (model->vocab < 1) {
+        snprintf(err, errlen, "the model file declares no MAV vocabulary (vocab_version '%.40s')",
+                 model->vocab_version ? model->vocab_version : "");
+        model_free(c);
+        return MG_ERR;
+    }
+    /* the vocabulary the model file declares (checked against its size at load) */
+    if (mg_tok_init(&c->tok, model->vocab, err, errlen) != MG_OK || mg_mav_tok_ids_init(&c->tok, &c->ids) != MG_OK) {
         if (!err[0])
             snprintf(err, errlen, "the MAV vocabulary lacks a token of the %%top format");
         model_free(c);

@@ -102,10 +102,12 @@ static uint16_t f2h(float f) /* float to half, round to nearest (normal range on
     return (uint16_t)h;
 }
 
-enum { MUT_NONE, MUT_MISSING, MUT_EXTRA, MUT_SHAPE, MUT_DTYPE_I32, MUT_OVERLAP };
+enum { MUT_NONE, MUT_MISSING, MUT_EXTRA, MUT_SHAPE, MUT_DTYPE_I32, MUT_OVERLAP, MUT_VOCAB_V1, MUT_VOCAB_V7,
+       MUT_VOCAB_NONE };
 
 /* A model file for c: dtype "F32", "F16" or "BF16"; config_json overrides the config text;
- * mutation breaks it in one way.  The caller frees *buf. */
+ * mutation breaks it in one way.  The file declares the MAV vocabulary of its size (v1, v2, else
+ * none) unless a MUT_VOCAB mutation says otherwise.  The caller frees *buf. */
 static size_t build_file(const tcfg *c, const char *dtype, const char *config_json, const char *format, int mutation,
                          uint64_t seed, uint8_t **buf)
 {
@@ -132,12 +134,19 @@ static size_t build_file(const tcfg *c, const char *dtype, const char *config_js
                  "\\\"rope_theta\\\": 10000.0, \\\"norm_eps\\\": 1e-06, \\\"init_std\\\": 0.02}",
                  c->V, c->d, c->L, c->H, c->KV, c->ff, c->S, c->geglu ? "geglu" : "swiglu", c->tied ? "true" : "false",
                  c->abs_pos ? "true" : "false", c->line_pos, c->newline);
+    const char *vv = c->V == MG_TOK_SIZE_V1 ? "1" : c->V == MG_TOK_SIZE_V2 ? "2" : "";
+    if (mutation == MUT_VOCAB_V1)
+        vv = "1";
+    else if (mutation == MUT_VOCAB_V7)
+        vv = "7";
+    else if (mutation == MUT_VOCAB_NONE)
+        vv = "";
     size_t hcap = 4096 + 160 * (size_t)n, hl = 0;
     char *h = malloc(hcap);
     hl += (size_t)snprintf(h + hl, hcap - hl,
                            "{\"__metadata__\":{\"format\":\"%s\",\"format_version\":\"1\",\"config\":\"%s\","
-                           "\"vocab_version\":\"1\",\"info\":\"{}\"}",
-                           format, cfg);
+                           "\"vocab_version\":\"%s\",\"info\":\"{}\"}",
+                           format, cfg, vv);
     size_t off = 0;
     for (int i = start; i < n; i++) {
         int64_t numel = s[i].shape[0] * (s[i].ndim == 2 ? s[i].shape[1] : 1);
@@ -279,7 +288,7 @@ static void test_model_files(void)
         MG_CHECK(m.cfg.vocab_size == 97 && m.cfg.head_dim == 4 && m.cfg.tie_embeddings && !m.cfg.geglu);
         /* embed + norm + per layer (attention 16*16*2 + 16*8*2, MLP 3*16*24, 2 norms) */
         MG_CHECK_EQ_U64(m.n_params, 97 * 16 + 16 + 2 * (512 + 256 + 3 * 16 * 24 + 32));
-        MG_CHECK(strcmp(m.vocab_version, "1") == 0 && strcmp(m.info, "{}") == 0);
+        MG_CHECK(strcmp(m.vocab_version, "") == 0 && m.vocab == 0 && strcmp(m.info, "{}") == 0);
         first[i] = m.embed[5];
         MG_CHECK(m.out[mg_pack_at(16, 5, 0)] == m.embed[0 * 16 + 5]); /* tied output layer, transposed */
         MG_CHECK(m.out[mg_pack_at(16, 3, 96)] == m.embed[96 * 16 + 3]);
@@ -309,6 +318,8 @@ static void test_model_files(void)
         {MUT_SHAPE, "mavgame-mav", NULL, "blocks.1.mlp.down.weight' has shape (17, 24)"},
         {MUT_DTYPE_I32, "mavgame-mav", NULL, "dtype I32"},
         {MUT_OVERLAP, "mavgame-mav", NULL, "overlap"},
+        {MUT_VOCAB_V1, "mavgame-mav", NULL, "vocabulary size 97 does not match MAV vocabulary v1 (2723 tokens)"},
+        {MUT_VOCAB_V7, "mavgame-mav", NULL, "unknown MAV vocabulary v7 (vocab_version '7'"},
         {MUT_NONE, "other", NULL, "not a mavgame MAV model"},
         {MUT_NONE, "mavgame-mav", "{\\\"vocab_size\\\": 97, \\\"colour\\\": 1}", "unknown MAVConfig field 'colour'"},
         {MUT_NONE, "mavgame-mav", "{\\\"d_model\\\": 16}", "needs vocab_size"},
@@ -562,17 +573,32 @@ static void test_generation(const tcfg *c, const char *what)
 /* MCTS with the native evaluator over a random model of the real vocabulary: the whole pipeline
  * (prompts, tokenizer, engine, reading answers) runs; a random model's answers are mostly unusable,
  * which the search must survive (invalid leaves), and the tree stays consistent. */
-static void test_native_evaluator(void)
+static void test_native_evaluator(int version)
 {
     mg_tokenizer *tok = malloc(sizeof *tok);
     char err[MG_ERRLEN];
-    MG_CHECK(mg_tok_init(tok, MG_TOK_VERSION, err, sizeof err) == MG_OK);
+    MG_CHECK(mg_tok_init(tok, version, err, sizeof err) == MG_OK);
     tcfg c = {tok->n, 16, 1, 2, 1, 16, 160, 0, 1, 0, 0, -1};
     uint8_t *buf;
     size_t len = build_file(&c, "F32", NULL, "mavgame-mav", MUT_NONE, 5, &buf);
     mg_model m;
     MG_CHECK(mg_model_load_buffer(&m, buf, len, err, sizeof err) == MG_OK);
+    MG_CHECK(m.vocab == version);
     free(buf);
+    if (version == 1) { /* a model of the same size that declares no vocabulary: the evaluator refuses it */
+        mg_model none;
+        len = build_file(&c, "F32", NULL, "mavgame-mav", MUT_VOCAB_NONE, 5, &buf);
+        MG_CHECK(mg_model_load_buffer(&none, buf, len, err, sizeof err) == MG_OK && none.vocab == 0);
+        free(buf);
+        mg_eval_model_params p0 = {2, 4, NULL, MG_MAV_SCORE_MEAN, NULL, 0, 1, 0, 64, 256, 0};
+        mg_evaluator ev0;
+        mg_config cfg0;
+        memset(&cfg0, 0, sizeof cfg0);
+        MG_CHECK(mg_eval_model_create(&ev0, &none, mg_game_by_name("connect_four"), &cfg0, &p0, err, sizeof err) ==
+                     MG_ERR &&
+                 strstr(err, "declares no MAV vocabulary"));
+        mg_model_free(&none);
+    }
     const mg_game *g = mg_game_by_name("connect_four");
     mg_config cfg;
     memset(&cfg, 0, sizeof cfg);
@@ -678,6 +704,7 @@ int main(void)
     c.line_pos = 5;
     c.newline = 40;
     test_generation(&c, "MHA abs_pos line_pos");
-    test_native_evaluator();
+    test_native_evaluator(1);
+    test_native_evaluator(2);
     MG_TEST_MAIN_END("test_model");
 }
