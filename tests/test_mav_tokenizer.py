@@ -14,11 +14,13 @@ def tok():
     return mav.Tokenizer()
 
 
-def test_vocab_file_equals_c_vocabulary(tok):
-    path = mav.vocab_path(1)
+@pytest.mark.parametrize("version", [1, 2])
+def test_vocab_file_equals_c_vocabulary(version):
+    tok = mav.Tokenizer(version)
+    path = mav.vocab_path(version)
     assert path.exists(), "run tools/gen_vocab.py"
     data = json.loads(path.read_text())
-    assert data["version"] == 1 and data["size"] == tok.size
+    assert data["version"] == version and data["size"] == tok.size
     assert data["tokens"] == tok.vocab
     assert data["kinds"] == tok.kinds
     assert data["special"] == {"pad": 0, "bos": 1, "eos": 2, "ctrl0": 3}
@@ -26,7 +28,7 @@ def test_vocab_file_equals_c_vocabulary(tok):
     spec = importlib.util.spec_from_file_location("gen_vocab", REPO / "tools" / "gen_vocab.py")
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
-    assert path.read_text() == gen.render(1), "mavgame/data/vocab_v1.json is stale: run tools/gen_vocab.py"
+    assert path.read_text() == gen.render(version), f"{path.name} is stale: run tools/gen_vocab.py"
 
 
 def test_vocabulary_contents(tok):
@@ -126,8 +128,8 @@ def test_control_tokens_and_bad_ids(tok):
         tok.encode(12)
     with pytest.raises(KeyError, match="zzz"):
         tok.token_to_id("zzz")
-    with pytest.raises(ValueError, match="unknown MAV vocabulary version 2"):
-        mav.Tokenizer(2)
+    with pytest.raises(ValueError, match="unknown MAV vocabulary version 3"):
+        mav.Tokenizer(3)
 
 
 def test_batches(tok):
@@ -159,3 +161,117 @@ def test_value_token_spellings_round_trip(tok):
     r = mav.parse("chess", text)
     assert any("expected a value token <ctrl0>..<ctrl63> after 'e2e4:', got '<ctrl049>'" in i.message
                for i in r.issues), r.issues
+
+
+# ---- vocabulary v2: the search-trace phrases -------------------------------------------------------------
+
+PHRASES = ["Minimax breadth=", " depth=", "Evaluation for node: ", "Expand from node ", "Decision for node: ",
+           "Selecting ", "Playing ", "<root>", "<root "]
+MAV_GAMES = [g for g in _core.games() if g in ("chess", "chess960", "gardner", "connect_four", "hex", "tictactoe")]
+
+
+@pytest.fixture(scope="module")
+def tok2():
+    return mav.Tokenizer(2)
+
+
+def test_v2_is_v1_then_the_phrases(tok, tok2):
+    assert tok2.version == 2 and tok2.size == tok.size + len(PHRASES) == 2732
+    assert tok2.vocab[:tok.size] == tok.vocab and tok2.kinds[:tok.size] == tok.kinds
+    assert tok2.vocab[tok.size:] == PHRASES and set(tok2.kinds[tok.size:]) == {"phrase"}
+    assert all("\n" not in p for p in PHRASES)  # line positions count newline tokens
+    assert mav.VOCAB_VERSION == 1 and mav.VOCAB_VERSIONS == (1, 2)
+    assert [mav.version_of_size(n) for n in (2723, 2732)] == [1, 2]
+    with pytest.raises(ValueError, match="no MAV vocabulary has 97 tokens"):
+        mav.version_of_size(97)
+    # longest match, and a phrase starts only where a token may start (not inside a word)
+    assert [tok2.vocab[i] for i in tok2.encode("Expand from node <root>: <root 4>")] == [
+        "Expand from node ", "<root>", ":", " ", "<root ", "4", ">"]
+    assert tok2.encode("xPlaying 4").tolist() == tok.encode("xPlaying 4").tolist()
+
+
+def _trace_texts(game, seed):
+    from mavgame.mav.search_trace import build_search_tree, write_trace
+    rng = np.random.default_rng(seed)
+    s = _core.State(game)
+    for _ in range(int(rng.integers(0, 6))):
+        s.push(int(rng.choice(s.legal_actions())))
+
+    def annotate(st):
+        return {m: float(rng.random()) for m in st.legal_moves()}, None
+    tree = build_search_tree(s, annotate, depth=2, breadth=3)
+    return s, [write_trace(tree, b, d) for b, d in ((1, 1), (2, 1), (3, 1), (2, 2), (3, 2))]
+
+
+@pytest.mark.parametrize("game", MAV_GAMES)
+def test_v2_round_trips_traces_of_every_game(tok, tok2, game):
+    from mavgame.mav.search_trace import parse_trace
+    for seed in range(scaled(2)):
+        root, traces = _trace_texts(game, seed)
+        for tr in traces:
+            ids = tok2.encode(tr.text)
+            back = tok2.decode(ids)
+            assert back == tr.text
+            res = parse_trace(back, root, choice=tr.choice)
+            assert res.errors == [] and res.shape_ok and res.final_minimax
+            v1 = tok.encode(tr.text)
+            # the keywords are some 40% of a Connect Four trace, less where boards are long (hex 11x11)
+            assert len(ids) < (0.7 if game in ("connect_four", "tictactoe") else 0.95) * len(v1), (len(ids), len(v1))
+            assert set(tok2.vocab[i] for i in ids if i >= tok.size) == set(PHRASES)
+            # the MAV lines are the same ids in both vocabularies
+            for line in tr.text.splitlines():
+                if line.startswith("[") or line.startswith("<mav"):
+                    assert tok2.encode(line).tolist() == tok.encode(line).tolist()
+
+
+@pytest.mark.parametrize("game", MAV_GAMES)
+def test_v2_encodes_mav_text_as_v1(tok, tok2, game):
+    rng = np.random.default_rng(5)
+    cmds = ["%state %top_all %best_action", "%prev_state %prev_action %state %top_all %best_action",
+            "%state %top_3 %best_action"]
+    for _ in range(scaled(20)):
+        s = _core.State(game)
+        for _ in range(int(rng.integers(0, 40))):
+            if s.is_terminal():
+                break
+            s.push(int(rng.choice(s.legal_actions())))
+        c = cmds[int(rng.integers(len(cmds)))]
+        prev = None
+        if "%prev_state" in c:
+            if s.is_terminal():
+                continue
+            prev, s = s, s.copy()
+            a = int(rng.choice(prev.legal_actions()))
+            s.push(a)
+            text = mav.prompt(s, c, prev_state=prev, prev_action=a)
+        else:
+            text = mav.prompt(s, c)
+        ann = None if s.is_terminal() else {m: float(rng.random()) for m in s.legal_moves()}
+        text += mav.target(s, ann, c)
+        assert tok2.encode(text).tolist() == tok.encode(text).tolist()
+        ids, _ = tok2.encode_batch([text])
+        assert ids[0].tolist() == tok.encode(text).tolist()
+
+
+def test_v2_round_trip_any_text(tok2):
+    rng = np.random.default_rng(9)
+    alphabet = PHRASES + ["<root", "Evaluation", " ", "\n", ">", "x", "<ctrl7>", "%top_all", "e2e4", "é", "\x00"]
+    for _ in range(scaled(300)):
+        n = int(rng.integers(0, 40))
+        text = "".join(alphabet[int(i)] for i in rng.integers(0, len(alphabet), n))
+        assert tok2.decode(tok2.encode(text)) == text
+    raw = bytes(range(256)) * 2
+    assert tok2.decode_bytes(tok2.encode(raw)) == raw
+
+
+def test_model_vocab_check_names_the_value():
+    assert mav.check_model_vocab("1", 2723) == 1 and mav.check_model_vocab("2", 2732) == 2
+    assert mav.check_model_vocab("", 40) == 0  # a model over other token ids
+    with pytest.raises(ValueError, match=r"unknown MAV vocabulary v3 \(vocab_version '3'"):
+        mav.check_model_vocab("3", 2723)
+    with pytest.raises(ValueError, match="vocab_version 'toy'"):
+        mav.check_model_vocab("toy", 24)
+    with pytest.raises(ValueError, match=r"vocabulary size 2723 does not match MAV vocabulary v2 \(2732 tokens\)"):
+        mav.check_model_vocab("2", 2723)
+    with pytest.raises(ValueError, match="vocabulary size 2732 does not match MAV vocabulary v1"):
+        mav.check_model_vocab("1", 2732)

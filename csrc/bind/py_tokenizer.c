@@ -293,7 +293,7 @@ PyTypeObject mg_py_tok_type = {
     .tp_basicsize = sizeof(mg_py_tok),
     .tp_dealloc = (destructor)tok_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "MavTokenizer(version=1)\n\nThe fixed MAV vocabulary (see csrc/format/tokenizer.h).",
+    .tp_doc = "MavTokenizer(version=1)\n\nThe fixed MAV vocabulary v1 or v2 (see csrc/format/tokenizer.h).",
     .tp_methods = tok_methods,
     .tp_getset = tok_getset,
     .tp_init = (initproc)tok_init,
@@ -332,7 +332,36 @@ done:
     return res;
 }
 
+/* mav_vocab_check(vocab_version, vocab_size) -> int: the MAV vocabulary version a model file declares
+ * (0: none), ValueError naming the value for an unknown version or a size that does not match it. */
+static PyObject *py_mav_vocab_check(PyObject *Py_UNUSED(m), PyObject *args)
+{
+    const char *vv;
+    Py_ssize_t vn;
+    long size;
+    if (!PyArg_ParseTuple(args, "s#l:mav_vocab_check", &vv, &vn, &size))
+        return NULL;
+    /* the first 63 bytes, NULs shown as '?' (a longer text is no version either way) */
+    char buf[64], err[MG_ERRLEN];
+    size_t n = (size_t)vn < sizeof buf - 1 ? (size_t)vn : sizeof buf - 1;
+    for (size_t i = 0; i < n; i++)
+        buf[i] = vv[i] ? vv[i] : '?';
+    buf[n] = 0;
+    int version;
+    if (size < INT32_MIN || size > INT32_MAX ||
+        mg_tok_check_model(buf, (int)size, &version, err, sizeof err) != MG_OK) {
+        if (size < INT32_MIN || size > INT32_MAX)
+            snprintf(err, sizeof err, "vocabulary size %ld is out of range", size);
+        mg_py_value_error(err);
+        return NULL;
+    }
+    return PyLong_FromLong(version);
+}
+
 static PyMethodDef tokenizer_functions[] = {
+    {"mav_vocab_check", py_mav_vocab_check, METH_VARARGS,
+     "mav_vocab_check(vocab_version: str, vocab_size: int) -> int: the MAV vocabulary a model file declares "
+     "(0: none); ValueError for an unknown version or a size that does not match it"},
     {"mav_prompt_tokens", py_mav_prompt_tokens, METH_VARARGS,
      "mav_prompt_tokens(tokenizer, states, commands) -> (ids[B, L] int32, lengths[B] int32)"},
     {NULL, NULL, 0, NULL},
@@ -341,6 +370,8 @@ static PyMethodDef tokenizer_functions[] = {
 int mg_bind_tokenizer(PyObject *m)
 {
     if (PyModule_AddFunctions(m, tokenizer_functions) < 0 || mg_py_add_type(m, "MavTokenizer", &mg_py_tok_type) < 0)
+        return -1;
+    if (PyModule_AddIntConstant(m, "MAV_VOCAB_MAX_VERSION", MG_TOK_MAX_VERSION) < 0)
         return -1;
     return PyModule_AddIntConstant(m, "MAV_VOCAB_VERSION", MG_TOK_VERSION);
 }

@@ -9,7 +9,26 @@ import numpy as np
 from .. import _core
 from .values import BUCKETS
 
-VOCAB_VERSION: int = _core.MAV_VOCAB_VERSION
+VOCAB_VERSION: int = _core.MAV_VOCAB_VERSION          # the default: MAV text, the shipped models (v1)
+VOCAB_MAX_VERSION: int = _core.MAV_VOCAB_MAX_VERSION  # the newest: v2 adds the search-trace phrases
+VOCAB_VERSIONS: Tuple[int, ...] = tuple(range(1, VOCAB_MAX_VERSION + 1))
+
+
+def check_model_vocab(vocab_version: str, vocab_size: int) -> int:
+    """The MAV vocabulary version a model file declares (its ``vocab_version`` metadata) checked against its
+    vocabulary size (the C check the native loader makes): 0 for ``""`` (a model over other token ids), else
+    the version; ValueError naming the value for an unknown version or a size that does not match it."""
+    return _core.mav_vocab_check(str(vocab_version), int(vocab_size))
+
+
+def version_of_size(vocab_size: int) -> int:
+    """The MAV vocabulary version with ``vocab_size`` tokens; ValueError if there is none."""
+    for v in VOCAB_VERSIONS:
+        try:
+            return check_model_vocab(str(v), vocab_size)
+        except ValueError:
+            continue
+    raise ValueError(f"no MAV vocabulary has {vocab_size} tokens (v1..v{VOCAB_MAX_VERSION})")
 
 
 def vocab_path(version: int = VOCAB_VERSION) -> Path:
@@ -18,7 +37,8 @@ def vocab_path(version: int = VOCAB_VERSION) -> Path:
 
 
 class Tokenizer:
-    """The fixed, versioned MAV vocabulary (encode/decode in C).
+    """The fixed, versioned MAV vocabulary (encode/decode in C): ``version`` 1 (the default, MAV text) or 2
+    (v1's tokens with the same ids, then the keywords of search traces as single "phrase" tokens).
 
     Token ids are int32. ``encode`` splits text deterministically (one token per move, per board field,
     per value bucket, per command) and ``decode(encode(s)) == s`` for every string. The control tokens
@@ -52,7 +72,7 @@ class Tokenizer:
 
     @property
     def kinds(self) -> List[str]:
-        """Token kinds by id: control, value, char, markup, word, move, byte."""
+        """Token kinds by id: control, value, char, markup, word, move, byte, phrase (v2)."""
         if self._kinds is None:
             self._kinds = self._tok.kinds()
         return self._kinds
@@ -97,7 +117,7 @@ class Tokenizer:
         return b if 0 <= b < BUCKETS else -1
 
     def to_json(self) -> dict:
-        """The vocabulary as written to ``mavgame/data/vocab_v1.json``."""
+        """The vocabulary as written to ``mavgame/data/vocab_v<version>.json``."""
         return vocab_json(self)
 
     def __repr__(self) -> str:

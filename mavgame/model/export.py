@@ -22,8 +22,14 @@ Tensor names are those of :class:`mavgame.model.transformer.MAVTransformer`'s ``
     lm_head.weight                       [vocab, d_model]   (only when tie_embeddings is false)
 
 Metadata (``__metadata__``, strings): ``format`` = ``mavgame-mav``, ``format_version``, ``config`` (the
-:class:`MAVConfig` as JSON), ``vocab_version`` (the MAV tokenizer's vocabulary version the token ids refer to),
-and free-form ``info`` (JSON: training command, data statistics, metrics).
+:class:`MAVConfig` as JSON), ``vocab_version`` (the MAV tokenizer's vocabulary version the token ids refer to:
+``"1"`` or ``"2"``, whose size ``config.vocab_size`` must be; ``""`` for a model over other token ids, which
+:class:`~mavgame.model.inference.MAVModel` does not load), and free-form ``info`` (JSON: training command, data
+statistics, metrics). :func:`load_exported` reads any file of this layout (the version is returned as written);
+the loaders that give the token ids a meaning refuse an unknown version and a size that does not match the
+version, naming the value: :class:`~mavgame.model.inference.MAVModel` (every backend), ``mavgame train
+--init-from`` and the native engine (csrc/model/model_file.c, ``mavgame.mav.check_model_vocab`` is the same
+C check).
 """
 from __future__ import annotations
 

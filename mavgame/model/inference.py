@@ -551,8 +551,10 @@ class MAVModel:
     ``backend``: ``"native"`` (the C engine of csrc/model), ``"torch"``, ``"numpy"`` or ``"auto"`` (native when the
     extension has it and can run on ``device``, else torch when installed, else NumPy). ``device``: ``"cpu"``,
     ``"cuda"`` (the native engine's CUDA forward pass where the build has the kernels and a GPU is usable, else a
-    ValueError saying which is missing) or ``"auto"`` (the GPU when usable, else the CPU). The vocabulary version and
-    fingerprint stored in the file must match the installed tokenizer (``mavgame.mav``).
+    ValueError saying which is missing) or ``"auto"`` (the GPU when usable, else the CPU). The file's vocabulary
+    version picks the tokenizer (``mavgame.mav.Tokenizer(version)``: v1 for the shipped models, v2 for MAV-IS models
+    with the trace keyword tokens); an unknown version, a vocabulary size that does not match the version, a file
+    that declares none and a fingerprint that differs from the installed vocabulary's are refused.
     """
 
     def __init__(self, backend, cfg: MAVConfig, vocab_version: str = "", info: Optional[dict] = None,
@@ -562,14 +564,26 @@ class MAVModel:
         self.cfg = cfg
         self.info = dict(info or {})
         self.path = path
-        self.tokenizer = tokenizer or mav.Tokenizer()
+        where = f"model {path}" if path else "model"
+        # the vocabulary: the one the file declares (a known version of the model's size), else the given
+        # tokenizer's, else (a model made in memory) the version of the model's size
+        if vocab_version:
+            try:
+                version = mav.check_model_vocab(vocab_version, cfg.vocab_size)
+            except ValueError as e:
+                raise ValueError(f"{where}: {e}") from None
+        elif path is not None:
+            raise ValueError(f"{where} declares no MAV vocabulary (metadata vocab_version is empty)")
+        else:
+            version = tokenizer.version if tokenizer is not None else mav.version_of_size(cfg.vocab_size)
+        if tokenizer is not None and tokenizer.version != version:
+            raise ValueError(f"{where} uses MAV vocabulary v{version}, the tokenizer given is v{tokenizer.version}")
+        self.tokenizer = tokenizer or mav.Tokenizer(version)
+        self.vocab_version = version
         tok = self.tokenizer
-        if vocab_version and str(vocab_version) != str(tok.version):
-            raise ValueError(f"model {path or ''} uses MAV vocabulary v{vocab_version}, this mavgame has "
-                             f"v{tok.version}")
         fp = self.info.get("vocab_fingerprint")
         if fp and fp != vocab_fingerprint(tok):
-            raise ValueError(f"model {path or ''} was trained with a different MAV vocabulary v{tok.version} "
+            raise ValueError(f"{where} was trained with a different MAV vocabulary v{tok.version} "
                              f"(fingerprint {fp}, installed {vocab_fingerprint(tok)})")
         if cfg.vocab_size != tok.size:
             raise ValueError(f"model vocabulary size {cfg.vocab_size} != tokenizer size {tok.size}")
@@ -591,7 +605,7 @@ class MAVModel:
     def __setstate__(self, d):
         from .. import mav
         self.__dict__.update(d)
-        self.tokenizer = mav.Tokenizer()
+        self.tokenizer = mav.Tokenizer(self.__dict__.get("vocab_version", mav.VOCAB_VERSION))
 
     @classmethod
     def load(cls, path=None, backend: str = "auto", device: str = "cpu", threads: int = 0) -> "MAVModel":
@@ -636,16 +650,16 @@ class MAVModel:
         engine, much faster for generating many answers; ``"auto"``: native where the extension has it."""
         if backend == "auto":
             backend = "native" if native_available() else "torch"
+        from .. import mav
+        tok = tokenizer or mav.Tokenizer(mav.version_of_size(module.cfg.vocab_size))
         if backend == "torch":
-            return cls(_TorchBackend.from_module(module), module.cfg, "", {"game": game}, tokenizer)
+            return cls(_TorchBackend.from_module(module), module.cfg, str(tok.version), {"game": game}, tok)
         if backend != "native":
             raise ValueError(f"backend must be 'auto', 'native' or 'torch', not {backend!r}")
         import os
         import tempfile
 
-        from .. import mav
         from .export import export_model
-        tok = tokenizer or mav.Tokenizer()
         fd, path = tempfile.mkstemp(suffix=".safetensors", prefix="mavgame-")
         os.close(fd)
         try:
@@ -653,7 +667,7 @@ class MAVModel:
             be = NativeBackend(path, threads=threads)      # the engine reads the whole file: it can go
         finally:
             os.unlink(path)
-        return cls(be, be.cfg, str(tok.version), {"game": game}, tokenizer)
+        return cls(be, be.cfg, str(tok.version), {"game": game}, tok)
 
     def encode_prompt(self, prompt: str) -> List[int]:
         return [self.tokenizer.bos_id] + self.tokenizer.encode(prompt).tolist()
