@@ -28,8 +28,8 @@ VARIANTS = {
 }
 
 
-def make_model(tmp_path, name="m", dtype="float32", seed=0, **kw):
-    base = dict(vocab_size=TOK.size, d_model=32, n_layers=2, n_heads=4, n_kv_heads=1, d_ff=48, max_seq_len=96)
+def make_model(tmp_path, name="m", dtype="float32", seed=0, tok=TOK, **kw):
+    base = dict(vocab_size=tok.size, d_model=32, n_layers=2, n_heads=4, n_kv_heads=1, d_ff=48, max_seq_len=96)
     base.update(kw)
     cfg = MAVConfig(**base)
     rng = np.random.default_rng(seed)
@@ -38,8 +38,8 @@ def make_model(tmp_path, name="m", dtype="float32", seed=0, **kw):
         if k.endswith("norm.weight"):
             w[k] = 1.0 + 0.1 * w[k]
     path = tmp_path / f"{name}.safetensors"
-    info = {"game": "connect_four", "vocab_fingerprint": vocab_fingerprint(TOK)}
-    export_model(path, w, cfg, str(TOK.version), info=info, dtype=dtype)
+    info = {"game": "connect_four", "vocab_fingerprint": vocab_fingerprint(tok)}
+    export_model(path, w, cfg, str(tok.version), info=info, dtype=dtype)
     return path, w, cfg
 
 
@@ -69,6 +69,68 @@ def test_logits_match_torch(tmp_path, variant):
         got = be.logits(p)
         assert got.dtype == np.float32 and got.shape == (cfg.vocab_size,)
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("variant", ["mqa-swiglu-tied", "gqa-all"])
+def test_v2_model_logits_match_torch(tmp_path, variant):
+    """A model of vocabulary v2 (the trace keywords as tokens): the native engine reads it with v2 and gives the
+    torch reference's logits on trace prompts, keyword tokens included; MAVModel picks the v2 tokenizer."""
+    torch = pytest.importorskip("torch")
+    from mavgame.mav.search_trace import build_search_tree, write_trace
+    from mavgame.model.transformer import MAVTransformer
+    tok2 = mav.Tokenizer(2)
+    kw = dict(VARIANTS[variant], max_seq_len=512)
+    if "newline_id" in kw:
+        kw["newline_id"] = tok2.token_to_id("\n")
+    path, w, cfg = make_model(tmp_path, tok=tok2, **kw)
+    ref = MAVTransformer(cfg)
+    ref.load_state_dict({k: torch.from_numpy(v) for k, v in w.items()}, strict=False)
+    ref.eval()
+    m = MAVModel.load(path, backend="native")
+    assert m.tokenizer.version == 2 and m.backend.engine.vocab_version == "2" and m.cfg.vocab_size == 2732
+    s = _core.State("connect_four")
+    for a in (3, 3, 2):
+        s.push(a)
+    rng = np.random.default_rng(4)
+    tree = build_search_tree(s, lambda st: ({mv: float(rng.random()) for mv in st.legal_moves()}, None), 2, 2)
+    text = write_trace(tree, 2, 1).text
+    ids = [tok2.bos_id] + tok2.encode(text).tolist()
+    assert max(ids) >= TOK.size and len(ids) < 400 and tok2.decode(ids) == text
+    for n in (40, len(ids) // 2, len(ids)):
+        with torch.no_grad():
+            want = ref(torch.tensor([ids[:n]]))[0, -1].numpy()
+        np.testing.assert_allclose(m.backend.logits(ids[:n]), want, rtol=1e-4, atol=1e-4)
+    mt = MAVModel.load(path, backend="torch")
+    assert mt.tokenizer.version == 2
+    out_n, = m.generate([text[:200]], max_new_tokens=6, decoding="greedy")
+    out_t, = mt.generate([text[:200]], max_new_tokens=6, decoding="greedy")
+    assert out_n.ids == out_t.ids
+
+
+def test_vocabulary_of_the_file_is_checked(tmp_path):
+    """The native loader and MAVModel (every backend) refuse an unknown vocabulary version and a vocabulary
+    size that does not match the declared version, naming the value; a v1 model keeps v1."""
+    path, _, _ = make_model(tmp_path, name="v1")
+    assert MAVModel.load(path, backend="native").tokenizer.version == 1
+
+    def version(v):
+        def mut(t, m):
+            m["vocab_version"] = v
+            return t, m
+        return mut
+
+    for name, mut, msg in (("v3", version("3"), r"unknown MAV vocabulary v3 \(vocab_version '3'"),
+                           ("toy", version("toy"), "vocab_version 'toy'"),
+                           ("v2size", version("2"),
+                            r"vocabulary size 2723 does not match MAV vocabulary v2 \(2732 tokens\)")):
+        p = _corrupt(tmp_path, name, mut)
+        for backend in ("native", "numpy", "torch"):
+            with pytest.raises(ValueError, match=msg):
+                MAVModel.load(p, backend=backend)
+        assert str(p) in str(pytest.raises(ValueError, NativeBackend, p).value)
+    p = _corrupt(tmp_path, "none", version(""))
+    with pytest.raises(ValueError, match="declares no MAV vocabulary"):
+        MAVModel.load(p, backend="native")
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))

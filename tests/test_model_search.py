@@ -113,7 +113,9 @@ def test_fine_tune_starts_from_the_exported_model_with_a_longer_context(c4_sets,
     tr = Trainer(cfg)
     weights, mcfg, _, _ = load_exported(shipped)
     assert tr.model_cfg.max_seq_len == 1024 and tr.model_cfg.d_model == mcfg.d_model
-    assert torch.equal(tr.model.embed.weight.detach(), torch.from_numpy(weights["embed.weight"]))
+    # the shipped model is vocabulary v1; with search data the run is v2: v1's rows stay, 9 rows are added
+    assert tr.cfg.vocab_version == 2 and tr.model_cfg.vocab_size == mcfg.vocab_size + 9
+    assert torch.equal(tr.model.embed.weight.detach()[:mcfg.vocab_size], torch.from_numpy(weights["embed.weight"]))
     b = tr._loader().dataset.make_batch(0)
     assert b["tokens"].shape[1] > 512  # trace examples longer than the old context
     tr.run()
@@ -121,6 +123,75 @@ def test_fine_tune_starts_from_the_exported_model_with_a_longer_context(c4_sets,
     # the recipe is fixed: another mixture share is refused on resume
     with pytest.raises(ValueError, match="search_fraction"):
         Trainer(TrainConfig(**{**cfg.__dict__, "search_fraction": 0.3}))
+
+
+def _tiny_v1_model(path, tie=False):
+    """A tiny random model of vocabulary v1, exported like a trained one."""
+    from mavgame import mav
+    from mavgame.model.config import MAVConfig
+    from mavgame.model.export import expected_shapes, export_model
+    from mavgame.model.inference import vocab_fingerprint
+    tok = mav.Tokenizer(1)
+    cfg = MAVConfig(vocab_size=tok.size, d_model=16, n_layers=1, n_heads=2, n_kv_heads=1, d_ff=32, max_seq_len=256,
+                    tie_embeddings=tie, line_pos=8, newline_id=tok.token_to_id("\n"))
+    rng = np.random.default_rng(1)
+    w = {k: rng.normal(0, 0.3, size=sh).astype(np.float32) for k, sh in expected_shapes(cfg).items()}
+    export_model(path, w, cfg, "1", info={"game": "connect_four", "vocab_fingerprint": vocab_fingerprint(tok)})
+    return w, cfg
+
+
+def test_fine_tune_extends_a_v1_model_to_v2(c4_sets, tmp_path, torch_or_skip):
+    """A v1 model fine-tuned with search data becomes v2: embedding and output rows for the 9 trace phrases
+    (the mean of the rows of the characters that spell them), v1's rows kept; the export loads with v2 in both
+    backends, which agree; MAV-only training stays v1; a v2 model is not fine-tuned back into v1."""
+    torch = torch_or_skip
+    from mavgame import mav
+    from mavgame.model.inference import MAVModel, native_available
+    from mavgame.model.train import TrainConfig, Trainer
+    v1_path = tmp_path / "v1.safetensors"
+    w, mcfg = _tiny_v1_model(v1_path)
+    tok1, tok2 = mav.Tokenizer(1), mav.Tokenizer(2)
+    cfg = TrainConfig(data=str(c4_sets / "pos"), out=str(tmp_path / "run"), steps=3, batch_size=4, lr=1e-3,
+                      warmup=0, max_seq_len=512, search_data=str(c4_sets / "trees"), search_fraction=0.5,
+                      search_shapes="2x1", init_from=str(v1_path), eval_every=100, checkpoint_every=100,
+                      gen_eval_positions=0, progress=False, threads=1)
+    tr = Trainer(cfg)
+    assert tr.cfg.vocab_version == 2 and tr.model_cfg.vocab_size == tok2.size and tr.tok["vocab_version"] == "2"
+    for name, mod in (("embed.weight", tr.model.embed), ("lm_head.weight", tr.model.lm_head)):
+        got = mod.weight.detach().numpy()
+        np.testing.assert_array_equal(got[:tok1.size], w[name])
+        for i in range(tok1.size, tok2.size):
+            spell = tok1.encode(tok2.vocab[i])
+            assert len(spell) == len(tok2.vocab[i])
+            np.testing.assert_allclose(got[i], w[name][spell].mean(axis=0), rtol=1e-6, atol=1e-7)
+    batch = tr._loader().dataset.make_batch(0)
+    assert (batch["tokens"] >= tok1.size).any()  # the trace examples use the phrase tokens
+    tr.run()
+    out = tr.export(str(tmp_path / "v2.safetensors"))
+    m = MAVModel.load(out, backend="torch")
+    assert m.tokenizer.version == 2 and m.cfg.vocab_size == tok2.size
+    tree = record_tree("connect_four", PositionStore(c4_sets / "trees" / "val").record(0))
+    text = write_trace(tree, 2, 1).text
+    ids = m.tokenizer.encode(text)
+    assert m.tokenizer.decode(ids) == text and len(ids) < 0.7 * len(tok1.encode(text))
+    if native_available():
+        n = MAVModel.load(out, backend="native")
+        assert n.tokenizer.version == 2
+        seq = [tok2.bos_id] + ids.tolist()[:200]
+        with torch.no_grad():
+            want = m.backend.model(torch.tensor([seq]))[0, -1].numpy()
+        np.testing.assert_allclose(n.backend.logits(seq), want, rtol=1e-4, atol=1e-4)
+        prompt = write_trace(tree, 2, 1).prompt
+        a, = m.generate([prompt], max_new_tokens=8, decoding="greedy")
+        b, = n.generate([prompt], max_new_tokens=8, decoding="greedy")
+        assert a.ids == b.ids
+    # a v2 model cannot go back to v1; MAV-only training stays v1
+    with pytest.raises(ValueError, match="uses MAV vocabulary v2: it cannot be fine-tuned in v1"):
+        Trainer(TrainConfig(**{**cfg.__dict__, "out": str(tmp_path / "back"), "init_from": str(out),
+                               "vocab_version": 1}))
+    mav_only = Trainer(TrainConfig(data=str(c4_sets / "pos"), out=str(tmp_path / "mav"), steps=1, batch_size=4,
+                                   max_seq_len=256, init_from=str(v1_path), gen_eval_positions=0, progress=False))
+    assert mav_only.cfg.vocab_version == 1 and mav_only.model_cfg.vocab_size == tok1.size
 
 
 class _FakeModel:

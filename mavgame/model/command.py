@@ -79,6 +79,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "falls back to a smaller one")
     s.add_argument("--init-from", default=None, metavar="MODEL",
                    help="start from this exported model (fine-tuning; --max-seq-len may extend its context)")
+    s.add_argument("--vocab-version", type=int, choices=[0, 1, 2], default=0,
+                   help="MAV vocabulary: 2 has the trace keywords as single tokens (traces some 40%% shorter), 1 is "
+                        "the shipped models'; 0 (default): 2 with --search-data, else 1; a v1 --init-from model is "
+                        "extended to v2 (docs/format.md section 4)")
 
     m = p.add_argument_group("model")
     m.add_argument("--preset", default="small", help="model size preset: tiny, small or base")
@@ -350,7 +354,8 @@ def run(args: argparse.Namespace) -> int:
                       progress=not args.no_progress, export_dtype=args.export_dtype,
                       encoder_options=encoder_options,
                       search_data=args.search_data or "", search_fraction=args.search_fraction,
-                      search_shapes=args.search_shapes, init_from=args.init_from or "")
+                      search_shapes=args.search_shapes, init_from=args.init_from or "",
+                      vocab_version=args.vocab_version)
     from .inference import trainer_metrics
     try:
         tr = Trainer(cfg, evaluate_fn=trainer_metrics)

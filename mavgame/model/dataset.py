@@ -75,9 +75,11 @@ def pad_batch(examples: Sequence[Tuple[Sequence[int], Sequence[int]]], pad_id: i
 
 
 class LazyTokenizer:
-    """The C tokenizer, made on first use and not pickled (encoders go to DataLoader workers)."""
+    """The C tokenizer of vocabulary ``vocab_version``, made on first use and not pickled (encoders go to
+    DataLoader workers)."""
 
     _tok = None
+    vocab_version = 1
 
     def __getstate__(self):
         d = dict(self.__dict__)
@@ -87,7 +89,7 @@ class LazyTokenizer:
     def tokenizer(self):
         if self._tok is None:
             from ..mav import Tokenizer
-            self._tok = Tokenizer()
+            self._tok = Tokenizer(self.vocab_version)
         return self._tok
 
 
@@ -99,8 +101,9 @@ class MAVEncoder(LazyTokenizer):
     (p_transition, p_top_all, k_slack, p_best, p_after, p_shuffle, ...). Picklable (DataLoader workers).
     """
 
-    def __init__(self, game: str, **options):
+    def __init__(self, game: str, vocab_version: int = 1, **options):
         self.game = game
+        self.vocab_version = int(vocab_version)
         self.options = dict(options)
         self._tok = None
         self.board_size = int(self.options.pop("board_size", 0))
@@ -126,9 +129,10 @@ class MAVEncoder(LazyTokenizer):
                 for i, n in enumerate(batch.lengths.tolist())]
 
 
-def mav_encoder(game: str, **options) -> Tuple[MAVEncoder, Dict[str, Any]]:
-    """(encoder, tokenizer info {vocab_size, pad_id, bos_id, eos_id, vocab_version}) for a game."""
-    enc = MAVEncoder(game, **options)
+def mav_encoder(game: str, vocab_version: int = 1, **options) -> Tuple[MAVEncoder, Dict[str, Any]]:
+    """(encoder, tokenizer info {vocab_size, pad_id, bos_id, eos_id, vocab_version}) for a game, in MAV
+    vocabulary ``vocab_version`` (MAV text encodes to the same ids in v1 and v2)."""
+    enc = MAVEncoder(game, vocab_version, **options)
     tok = enc.tokenizer()
     from .inference import vocab_fingerprint
     return enc, {"vocab_size": tok.size, "pad_id": tok.pad_id, "bos_id": tok.bos_id, "eos_id": tok.eos_id,

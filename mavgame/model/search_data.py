@@ -147,14 +147,17 @@ def generate_search_trees(positions, out, n_trees: int, depth: int = 3, breadth:
 
 
 class TraceEncoder(LazyTokenizer):
-    """Tree records -> trace examples ``<bos> prompt target <eos>`` (loss on target and eos).
+    """Tree records -> trace examples ``<bos> prompt target <eos>`` (loss on target and eos), in MAV vocabulary
+    ``vocab_version`` (v2: the trace keywords are single tokens; v1: spelled with character tokens).
 
     Each example draws a (breadth, depth) from ``shapes`` with a generator seeded by (seed, position in the
     batch); when the trace does not fit ``max_tokens`` the next smaller shapes are tried (smallest last), and
     an example that fits in no shape is a ValueError naming the root."""
 
-    def __init__(self, game: str, shapes: Sequence[Tuple[int, int]], max_tokens: int, board_size: int = 0):
+    def __init__(self, game: str, shapes: Sequence[Tuple[int, int]], max_tokens: int, board_size: int = 0,
+                 vocab_version: int = 2):
         self.game, self.shapes, self.max_tokens, self.board_size = game, list(shapes), int(max_tokens), board_size
+        self.vocab_version = int(vocab_version)
         self._tok = None
 
     def example(self, rec: Dict[str, Any], rng: np.random.Generator) -> Tuple[np.ndarray, np.ndarray]:

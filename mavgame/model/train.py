@@ -23,7 +23,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional, Union
+from typing import Any, Callable, Dict, Optional, Tuple, Union
 
 import numpy as np
 import torch
@@ -78,6 +78,9 @@ class TrainConfig:
     search_fraction: float = 0.4   # share of trace examples (the paper: 40%)
     search_shapes: str = "2x1,3x1,4x1"  # (breadth x depth) drawn per trace example
     init_from: str = ""            # exported model (.safetensors) to start from; "" for a fresh model
+    # MAV vocabulary (mavgame.mav.Tokenizer): 1, 2 (v1 + the search-trace keywords as tokens), or 0: 2 with
+    # search_data, else 1 (a resumed run keeps the version it started with); a v1 init_from model is extended
+    vocab_version: int = 0
 
     def validate(self) -> None:
         for name in ("steps", "batch_size", "grad_accum", "eval_every", "checkpoint_every", "log_every"):
@@ -89,13 +92,37 @@ class TrainConfig:
             raise ValueError(f"TrainConfig.precision must be auto, fp32, bf16 or fp16, got {self.precision!r}")
         if self.preset not in PRESETS:
             raise ValueError(f"unknown model preset {self.preset!r} (have {', '.join(PRESETS)})")
+        if self.vocab_version not in (0, 1, 2):
+            raise ValueError(f"TrainConfig.vocab_version must be 0 (auto), 1 or 2, got {self.vocab_version!r}")
 
 
 # TrainConfig fields that decide the trained weights: a resumed run must use the values it started with.
 # (Threads, workers, device, evaluation, logging and checkpoint cadence do not change the recipe.)
 RECIPE_FIELDS = ("steps", "batch_size", "grad_accum", "lr", "min_lr_ratio", "warmup", "weight_decay", "beta1",
                  "beta2", "grad_clip", "seed", "precision", "preset", "model", "max_seq_len", "encoder_options",
-                 "search_fraction", "search_shapes", "init_from")
+                 "search_fraction", "search_shapes", "init_from", "vocab_version")
+
+
+def extend_vocabulary(weights: Dict[str, np.ndarray], cfg: MAVConfig, old_tok, new_tok
+                      ) -> Tuple[Dict[str, np.ndarray], MAVConfig]:
+    """Weights and config of a model moved from MAV vocabulary ``old_tok`` to ``new_tok``, a vocabulary that
+    keeps every old id and appends tokens (v1 -> v2). Each new token's embedding row (and output row, when the
+    output layer is not tied) is the mean of the rows of the old tokens that spell it (its encoding in the old
+    vocabulary: "Playing " is the mean of P, l, a, y, i, n, g and space)."""
+    n_old, n_new = old_tok.size, new_tok.size
+    if cfg.vocab_size != n_old or new_tok.vocab[:n_old] != old_tok.vocab:
+        raise ValueError(f"MAV vocabulary v{new_tok.version} does not extend v{old_tok.version} of a model with "
+                         f"{cfg.vocab_size} tokens")
+    spell = [old_tok.encode(new_tok.vocab[i]) for i in range(n_old, n_new)]
+    if any(len(ids) == 0 for ids in spell):
+        raise ValueError("a new token has no spelling in the old vocabulary")
+    out = dict(weights)
+    for name in ("embed.weight", "lm_head.weight"):
+        if name in weights:
+            w = np.asarray(weights[name], np.float32)
+            rows = np.stack([w[ids].mean(axis=0) for ids in spell])
+            out[name] = np.concatenate([w, rows.astype(np.float32)])
+    return out, MAVConfig.from_dict({**cfg.to_dict(), "vocab_size": n_new})
 
 
 def saved_train_config(out: Union[str, Path]) -> Optional[Dict[str, Any]]:
@@ -221,9 +248,12 @@ class Trainer:
     def __init__(self, cfg: TrainConfig, encoder: Optional[Callable] = None,
                  tokenizer_info: Optional[Dict[str, Any]] = None, evaluate_fn: Optional[Callable] = None):
         cfg.validate()
-        self.cfg = cfg
         self.out = Path(cfg.out)
         self.out.mkdir(parents=True, exist_ok=True)
+        ckpt_path = self.out / CHECKPOINT
+        self.ckpt = torch.load(ckpt_path, map_location="cpu", weights_only=False) if ckpt_path.exists() else None
+        cfg = dataclasses.replace(cfg, vocab_version=self._pick_vocab(cfg))
+        self.cfg = cfg
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
         self.train_store = PositionStore(Path(cfg.data) / "train")
@@ -234,7 +264,7 @@ class Trainer:
         self.game = self.train_store.game
         if encoder is None or tokenizer_info is None:
             from .dataset import mav_encoder
-            enc, info = mav_encoder(self.game, **cfg.encoder_options)
+            enc, info = mav_encoder(self.game, cfg.vocab_version, **cfg.encoder_options)
             encoder = encoder or enc
             tokenizer_info = tokenizer_info or info
         self.tok = dict(tokenizer_info)
@@ -245,8 +275,6 @@ class Trainer:
         self.device = pick_device(cfg.device)
         self.precision = pick_precision(cfg.precision, self.device)
 
-        ckpt_path = self.out / CHECKPOINT
-        self.ckpt = torch.load(ckpt_path, map_location="cpu", weights_only=False) if ckpt_path.exists() else None
         if self.ckpt is not None:
             self.model_cfg = MAVConfig.from_dict(self.ckpt["model_config"])
             if self.ckpt["train_config"].get("data") != cfg.data and self.ckpt["train_config"].get("data"):
@@ -287,17 +315,48 @@ class Trainer:
             if len(val):
                 self.val_store = MixedStore(self.val_store, val, cfg.search_fraction)
         max_len = cfg.max_seq_len or int(cfg.model.get("max_seq_len", 0)) or 512
-        return MixtureEncoder(encoder, TraceEncoder(self.game, shapes, max_len + 1))
+        return MixtureEncoder(encoder, TraceEncoder(self.game, shapes, max_len + 1, vocab_version=cfg.vocab_version))
+
+    def _pick_vocab(self, cfg: TrainConfig) -> int:
+        """The run's MAV vocabulary version: the configured one, else the checkpoint's, else 2 with search data
+        (the trace keywords as single tokens: traces some 40% shorter) and 1 for MAV only (the shipped models'
+        vocabulary; MAV text has the same ids in both)."""
+        if cfg.vocab_version:
+            return cfg.vocab_version
+        if self.ckpt is not None:
+            saved = self.ckpt["train_config"].get("vocab_version") or self.ckpt.get("tokenizer", {}).get(
+                "vocab_version", "")
+            if str(saved).isdigit() and int(saved) in (1, 2):
+                return int(saved)
+        return 2 if cfg.search_data else 1
 
     def _init_weights(self):
-        """(weights, config) of cfg.init_from, the config's max_seq_len replaced by cfg.max_seq_len."""
+        """(weights, config) of cfg.init_from, the config's max_seq_len replaced by cfg.max_seq_len; a model of
+        MAV vocabulary v1 fine-tuned in v2 gets embedding (and output) rows for the new tokens."""
         from .export import load_exported
         weights, mcfg, vocab_version, info = load_exported(self.cfg.init_from)
-        if str(vocab_version) != str(self.tok.get("vocab_version")) or (
-                info.get("vocab_fingerprint") and self.tok.get("vocab_fingerprint")
-                and info["vocab_fingerprint"] != self.tok["vocab_fingerprint"]):
+        want = str(self.tok.get("vocab_version"))
+        if want.isdigit():  # the MAV tokenizer: the file must declare a MAV vocabulary of its size
+            from ..mav import Tokenizer, check_model_vocab
+            from .inference import vocab_fingerprint
+            try:
+                have = check_model_vocab(vocab_version, mcfg.vocab_size)
+            except ValueError as e:
+                raise ValueError(f"{self.cfg.init_from}: {e}") from None
+            if have == 0:
+                raise ValueError(f"{self.cfg.init_from} declares no MAV vocabulary (metadata vocab_version is empty)")
+            if have > int(want):
+                raise ValueError(f"{self.cfg.init_from} uses MAV vocabulary v{have}: it cannot be fine-tuned in "
+                                 f"v{want} (pass --vocab-version {have})")
+            src = Tokenizer(have)
+            if info.get("vocab_fingerprint") and info["vocab_fingerprint"] != vocab_fingerprint(src):
+                raise ValueError(f"{self.cfg.init_from} was trained with a different MAV vocabulary v{have} "
+                                 f"(fingerprint {info['vocab_fingerprint']}, installed {vocab_fingerprint(src)})")
+            if have < int(want):
+                weights, mcfg = extend_vocabulary(weights, mcfg, src, Tokenizer(int(want)))
+        elif str(vocab_version) != want:
             raise ValueError(f"{self.cfg.init_from}: vocabulary {vocab_version!r} differs from the tokenizer's "
-                             f"{self.tok.get('vocab_version')!r}")
+                             f"{want!r}")
         if self.cfg.max_seq_len:
             mcfg = MAVConfig.from_dict({**mcfg.to_dict(), "max_seq_len": self.cfg.max_seq_len})
         if mcfg.abs_pos and self.cfg.max_seq_len:
