@@ -102,6 +102,8 @@ def test_v2_model_logits_match_torch(tmp_path, variant):
         np.testing.assert_allclose(m.backend.logits(ids[:n]), want, rtol=1e-4, atol=1e-4)
     mt = MAVModel.load(path, backend="torch")
     assert mt.tokenizer.version == 2
+    import pickle
+    assert pickle.loads(pickle.dumps(MAVModel.load(path, backend="numpy"))).tokenizer.version == 2
     out_n, = m.generate([text[:200]], max_new_tokens=6, decoding="greedy")
     out_t, = mt.generate([text[:200]], max_new_tokens=6, decoding="greedy")
     assert out_n.ids == out_t.ids
