@@ -6,7 +6,8 @@ intervals, plots and a JSON summary.
 
 Reads EVAL/score_s{seed}.json (and score_vd_s*, score_extrinsic_s*: the ablations of the play-time
 search value), EVAL/report_s{seed}.json (players' first moves, psi distances) and
-EVAL/match_{rule}_s{seed}.jsonl.  Writes OUT_puzzles.png, OUT_match.png and OUT.json.
+EVAL/match_{rule}_s{seed}.jsonl.  Writes OUT_puzzles.png, OUT_ablation.png (the play-time search value's
+ablation), OUT_match.png, OUT_occupancy.png (with --runs) and OUT.json.
 
 Intervals: per seed, a puzzle rate's Wilson interval over the puzzles; over seeds, the mean of the
 seeds' rates with a t interval (seed-to-seed spread) and the pooled rate's Wilson interval (puzzle
@@ -79,6 +80,8 @@ def main():
     ap.add_argument("--eval", required=True, help="folder of the per-seed files")
     ap.add_argument("--seeds", type=int, nargs="+", required=True)
     ap.add_argument("--out", required=True, help="prefix of the output files")
+    ap.add_argument("--runs", default=None, help="folder of the runs (team_s{seed}/checkpoint.pt): also plot "
+                    "each seed's players' psi (OUT_occupancy.png)")
     a = ap.parse_args()
     import matplotlib
     matplotlib.use("Agg")
@@ -181,6 +184,24 @@ def main():
     fig.tight_layout()
     fig.savefig(a.out + "_puzzles.png", dpi=80)
     plt.close(fig)
+    groups = ["max-over-latents", "team visits", "team lcb", "team gap"]
+    modes = [("path", ""), ("vd", " (vd)"), ("extrinsic", " (extrinsic)")]
+    if all(g + m in summary["solvers"] for g in groups for _t, m in modes):
+        fig, ax = plt.subplots(figsize=(6, 2.8))
+        for k, (tag, m) in enumerate(modes):
+            st = [summary["solvers"][g + m] for g in groups]
+            mean = np.array([x["mean"] for x in st])
+            ci = np.array([x["seed_t95"] or x["pooled_wilson95"] for x in st])
+            ax.bar(np.arange(len(groups)) + (k - 1) * 0.27, mean, width=0.27, label=tag,
+                   yerr=[mean - ci[:, 0], ci[:, 1] - mean], capsize=2)
+        ax.set_xticks(range(len(groups)))
+        ax.set_xticklabels(groups, fontsize=8)
+        ax.set_ylabel(f"solved ({npz} puzzles)")
+        ax.set_title("play-time search value: path (R + v_d), vd, extrinsic (v)", fontsize=9)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(a.out + "_ablation.png", dpi=80)
+        plt.close(fig)
     if summary["matches"]:
         fig, ax = plt.subplots(figsize=(5, 2.8))
         x = 0
@@ -206,6 +227,27 @@ def main():
         ax.set_title("team (5 x sims) vs single AZ (same total sims)", fontsize=9)
         fig.tight_layout()
         fig.savefig(a.out + "_match.png", dpi=80)
+        plt.close(fig)
+    if a.runs:
+        import torch
+        fig, ax = plt.subplots(len(a.seeds), players, figsize=(1.7 * players, 1.5 * len(a.seeds)), squeeze=False)
+        for r, s in enumerate(a.seeds):
+            d = torch.load(os.path.join(a.runs, f"team_s{s}", "checkpoint.pt"), map_location="cpu", weights_only=False)
+            psi = np.asarray(d["features"]["psi"])
+            occ = psi[:, :84].reshape(len(psi), 2, 6, 7).sum(1)     # stones of either colour per cell
+            dev = occ - occ.mean(0)
+            lim = float(np.abs(dev).max()) or 1.0
+            summary["players"].setdefault(str(s), {})["occupancy_minus_team_mean_max"] = round(lim, 4)
+            for i in range(len(psi)):
+                ax[r, i].imshow(dev[i], cmap="coolwarm", vmin=-lim, vmax=lim)
+                ax[r, i].set_xticks([])
+                ax[r, i].set_yticks([])
+                if r == 0:
+                    ax[r, i].set_title(f"player {i}", fontsize=8)
+            ax[r, 0].set_ylabel(f"seed {s}\n(+-{lim:.2f})", fontsize=7)
+        fig.suptitle("psi: where each player's stones stand, minus the team's mean (red: more)", fontsize=8)
+        fig.tight_layout()
+        fig.savefig(a.out + "_occupancy.png", dpi=80)
         plt.close(fig)
     with open(a.out + ".json", "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=1)
