@@ -6,7 +6,8 @@ intervals, plots and a JSON summary.
 
 Reads EVAL/score_s{seed}.json (and score_vd_s*, score_extrinsic_s*: the ablations of the play-time
 search value), EVAL/report_s{seed}.json (players' first moves, psi distances) and
-EVAL/match_{rule}_s{seed}.jsonl.  Writes OUT_puzzles.png, OUT_ablation.png (the play-time search value's
+EVAL/match_{rule}_s{seed}.jsonl (and x5_{rule}_s{seed}.jsonl: the team against the single at one
+player's search).  Writes OUT_puzzles.png, OUT_ablation.png (the play-time search value's
 ablation), OUT_match.png, OUT_occupancy.png (with --runs) and OUT.json.
 
 Intervals: per seed, a puzzle rate's Wilson interval over the puzzles; over seeds, the mean of the
@@ -145,14 +146,15 @@ def main():
             if f"{x} ({tag})" in names:
                 summary["paired"][f"{x} (path) - {x} ({tag})"] = paired(x, f"{x} ({tag})")
 
-    for f in sorted(glob.glob(os.path.join(a.eval, "match_*_s*.jsonl"))):
-        base = os.path.basename(f)[len("match_"):-len(".jsonl")]
-        rule, seed = base.rsplit("_s", 1)
-        if int(seed) not in a.seeds:
-            continue
-        w, d, lo = match_score(f)
-        summary["matches"].setdefault(rule, {})[seed] = [w, d, lo]
-    for rule, by in summary["matches"].items():
+    # match_<rule>_s<seed>: equal total search; x5_<rule>_s<seed>: the single at one player's search
+    for prefix, key in (("match_", "matches"), ("x5_", "matches_team_5x_search")):
+        for f in sorted(glob.glob(os.path.join(a.eval, f"{prefix}*_s*.jsonl"))):
+            base = os.path.basename(f)[len(prefix):-len(".jsonl")]
+            rule, seed = base.rsplit("_s", 1)
+            if int(seed) not in a.seeds:
+                continue
+            summary.setdefault(key, {}).setdefault(rule, {})[seed] = list(match_score(f))
+    for rule, by in list(summary["matches"].items()) + list(summary.get("matches_team_5x_search", {}).items()):
         res = np.concatenate([[1.0] * w + [0.5] * d + [0.0] * lo for w, d, lo in by.values()])
         se = res.std(ddof=1) / np.sqrt(len(res)) if len(res) > 1 else 0.0
         by["pooled"] = {"games": int(len(res)), "score": round(float(res.mean()), 4),
@@ -257,7 +259,8 @@ def main():
               f"pooled Wilson {st['pooled_wilson95']}")
     for n, st in summary["paired"].items():
         print(f"{n:48s} {st['diff']:+.3f} {st['ci95']}")
-    for rule, by in summary["matches"].items():
+    for rule, by in list(summary["matches"].items()) + [("5x " + r, b) for r, b in
+                                                         summary.get("matches_team_5x_search", {}).items()]:
         print(f"match {rule}: " + ", ".join(f"s{k} {v}" for k, v in by.items() if k != "pooled")
               + f"; pooled {by['pooled']}")
     print("best player per seed", summary["best_player_per_seed"])
