@@ -5,6 +5,9 @@ on them with the paper's 0/1 scoring (:mod:`mavgame.az.puzzles`).
     mavgame az-puzzles generate --game chess --count 20 --depth 10 --out chess.csv
     mavgame az-puzzles score --puzzles c4.csv --team runs/team/checkpoint.pt --sims 100 \\
         "az:checkpoint=runs/az/checkpoint.pt,sims=100" --json scores.json
+
+``--rewards`` sets the team players' search value: ``path`` (the paper's: intrinsic rewards summed from
+the root to the leaf and v_d, as in self-play), ``vd`` or ``extrinsic`` (v alone).
 """
 from __future__ import annotations
 
