@@ -268,3 +268,97 @@ def test_az_puzzles_command(tmp_path, capsys):
     assert main(["az-puzzles", "score", "--puzzles", str(f), "solver_mcts", "--json", str(out), "--no-progress"]) == 0
     assert "solver_mcts: 1/1" in capsys.readouterr().out
     assert json.loads(out.read_text())["solver_mcts"] == [1]
+
+
+def test_play_time_path_rewards_equal_python_sum():
+    """_core.az_path_rewards (the C sum shared with self-play's row_info) equals equation 8 summed in
+    Python over the root mover's moves of a path; bad paths and weights are refused by name."""
+    rng = np.random.default_rng(5)
+    shape = (4, 6, 7)
+    psi = rng.uniform(0.0, 0.1, size=(3, 84))
+    lam = azdb.player_lambdas(3, 0.5)
+    w = azdb.reward_weights(psi, "connect_four", shape, lam, l0=1.0)
+    root = mavgame.State("connect_four")
+    for a in (3, 2, 3):
+        root.push(a)
+    paths = []
+    for _ in range(6):
+        s, p = root.copy(), []
+        for _ in range(int(rng.integers(0, 7))):
+            if s.is_terminal():
+                break
+            a = int(rng.choice(s.legal_actions()))
+            s.push(a)
+            p.append(a)
+        paths.append(p)
+    for i in (1, 2):
+        got = _core.az_path_rewards(root, paths, w[i])
+        for p, g in zip(paths, got):
+            s, want = root.copy(), 0.0
+            for d, a in enumerate(p):
+                s.push(a)
+                if d % 2 == 0:                                        # the root mover's moves
+                    phi = azdb.diversity_features(s.observation_tensor()[None], "connect_four")
+                    want += float(azdb.diversity_reward(phi, psi, i, 1.0)[0])
+            assert np.isclose(g, want, atol=1e-4), (i, p, g, want)
+    assert _core.az_path_rewards(root, [[]], w[1])[0] == 0.0
+    with pytest.raises(ValueError, match=r"paths\[1\]: az: action 9"):
+        _core.az_path_rewards(root, [[0], [9]], w[1])
+    with pytest.raises(ValueError, match="weights must have"):
+        _core.az_path_rewards(root, [[0]], w[1, 0])
+
+
+def test_search_value_modes():
+    v, vd, r = np.array([0.2, 0.2]), np.array([0.4, 0.4]), np.array([0.3, 0.3])
+    own = np.array([True, False])
+    assert np.allclose(azdb.search_value(v, vd, r, own, 0.5), [0.1 + 0.5 * 0.7, 0.1 - 0.5 * 0.3])
+    assert np.allclose(azdb.search_value(v, vd, r, own, 0.5, "vd"), [0.1 + 0.2, 0.1])
+    assert np.allclose(azdb.search_value(v, vd, r, own, 0.5, "extrinsic"), v)
+    assert np.allclose(azdb.search_value(v, vd, 10 * r, own, 0.0), [1.0, -1.0])          # clipped
+    with pytest.raises(ValueError, match="rewards must be one of"):
+        azdb.search_value(v, vd, r, own, 0.5, "on")
+
+
+def _constructed_team(path, lam=0.5):
+    """A 2-player team checkpoint whose network plays column 3 by its prior and values every position 0
+    (v and v_d), and whose player 1's psi rewards its stones in column 0 (psi_0 = 0)."""
+    import torch as _t
+    from mavgame.az.train import AZTrainer
+    t = AZTrainer(_team_config(players=2, lam=lam, l0=10.0))
+    with _t.no_grad():
+        for p in t.net.parameters():
+            p.zero_()
+        t.net.p_fc.bias[3] = 1.0
+    psi = np.zeros_like(t.features.psi)
+    col0 = np.zeros((2, 6, 7))
+    col0[:, :, 0] = 0.5
+    psi[1] = col0.reshape(-1)
+    t.features.psi[:] = psi
+    t.save(path)
+    return psi
+
+
+def test_play_time_rewards_change_a_players_choice(tmp_path):
+    """With the intrinsic path rewards on (the default), player 1 (lambda 0.5) plays the column its
+    diversity reward favours; with them off, or for player 0 (lambda 1), it plays the prior's move."""
+    pytest.importorskip("torch")
+    import torch as _t
+    from mavgame.az.agent import AZdbTeam
+    from mavgame.play.agents import make_agent
+    _t.set_num_threads(1)
+    path = str(tmp_path / "team.pt")
+    psi = _constructed_team(path)
+    st = mavgame.State("connect_four")
+    on = AZdbTeam(path, 60)
+    assert on.rewards == "path" and np.allclose(on.psi, psi)
+    assert np.allclose(on.weights, azdb.reward_weights(psi, "connect_four", (4, 6, 7), on.lambdas, 10.0))
+    assert on.search(1, st).best_action() == 0
+    assert on.search(0, st).best_action() == 3
+    for mode in ("vd", "extrinsic"):
+        off = AZdbTeam(path, 60, rewards=mode)
+        assert off.search(1, st).best_action() == 3
+        assert off.search(0, st).best_action() == 3
+    assert make_agent(f"azdb:checkpoint={path},sims=60,player=1").act(st) == 0
+    assert make_agent(f"azdb:checkpoint={path},sims=60,player=1,rewards=extrinsic").act(st) == 3
+    with pytest.raises(ValueError, match="rewards must be one of"):
+        AZdbTeam(path, 8, rewards="on")

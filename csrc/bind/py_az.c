@@ -23,6 +23,11 @@
  *       summed from root to leaf, whether the root mover is to move at the leaf.
  *   .stats() -> dict; .obs_shape, .num_actions, .max_batch, .game
  * The GIL is released inside gather and scatter; one thread at a time may use an object.
+ *
+ *   az_path_rewards(root, paths, weights) -> float32 (len(paths),): AZdb's intrinsic rewards summed
+ *       from the root to each leaf of a play-time search (mg_az_path_reward, as row_info in self-play):
+ *       root a State, paths a sequence of action sequences from root, weights float32 (planes, rows,
+ *       cols) of the searching player (the reward of a move is weights . observation after it).
  */
 #include "state.h"
 
@@ -30,6 +35,8 @@
 #define PY_ARRAY_UNIQUE_SYMBOL MG_ARRAY_API
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
+
+#include <stdlib.h>
 
 #include "../search/az_selfplay.h"
 
@@ -384,6 +391,85 @@ static PyTypeObject py_az_type = {
     .tp_new = PyType_GenericNew,
 };
 
+/* _core.az_path_rewards(root, paths, weights) -> float32 (len(paths),). */
+static PyObject *az_path_rewards(PyObject *Py_UNUSED(mod), PyObject *args)
+{
+    PyObject *ro, *po, *wo;
+    if (!PyArg_ParseTuple(args, "OOO:az_path_rewards", &ro, &po, &wo))
+        return NULL;
+    mg_py_state *root = mg_py_state_arg(ro, "root");
+    if (!root)
+        return NULL;
+    const mg_game *g = root->game;
+    int shape[3];
+    g->obs_shape(root->state, shape);
+    int obs_size = shape[0] * shape[1] * shape[2];
+    PyArrayObject *wa = (PyArrayObject *)PyArray_FROMANY(wo, NPY_FLOAT32, 0, 0, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+    if (!wa)
+        return NULL;
+    if (PyArray_NDIM(wa) != 3 || PyArray_DIM(wa, 0) != shape[0] || PyArray_DIM(wa, 1) != shape[1] ||
+        PyArray_DIM(wa, 2) != shape[2]) {
+        PyObject *sh = PyObject_GetAttrString((PyObject *)wa, "shape");
+        PyErr_Format(PyExc_ValueError, "az_path_rewards: weights must have the %s observation's shape (%d, %d, %d), "
+                     "not %R", g->name, shape[0], shape[1], shape[2], sh);
+        Py_XDECREF(sh);
+        Py_DECREF(wa);
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(po, "az_path_rewards: paths must be a sequence of action sequences");
+    if (!seq) {
+        Py_DECREF(wa);
+        return NULL;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    npy_intp dims[1] = {n};
+    PyObject *out = PyArray_SimpleNew(1, dims, NPY_FLOAT32);
+    void *tmp_state = malloc(g->state_size), *tmp_undo = malloc(g->undo_size ? g->undo_size : 1);
+    float *tmp_obs = malloc((size_t)obs_size * sizeof *tmp_obs);
+    if (!out || !tmp_state || !tmp_undo || !tmp_obs) {
+        if (out)
+            PyErr_NoMemory();
+        goto fail;
+    }
+    float *res = PyArray_DATA((PyArrayObject *)out);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyArrayObject *pa = (PyArrayObject *)PyArray_FROMANY(PySequence_Fast_GET_ITEM(seq, i), NPY_INT32, 1, 1,
+                                                             NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+        if (!pa) {
+            PyErr_Format(PyExc_ValueError, "az_path_rewards: paths[%zd] is not a sequence of int actions", i);
+            goto fail;
+        }
+        char err[MG_ERRLEN];
+        double sum = 0.0;
+        int rc = mg_az_path_reward(g, root->state, PyArray_DATA(pa), (int)PyArray_DIM(pa, 0), PyArray_DATA(wa),
+                                   obs_size, tmp_state, tmp_undo, tmp_obs, &sum, err, sizeof err);
+        Py_DECREF(pa);
+        if (rc != MG_OK) {
+            PyErr_Format(PyExc_ValueError, "paths[%zd]: %s", i, err);
+            goto fail;
+        }
+        res[i] = (float)sum;
+    }
+    free(tmp_state), free(tmp_undo), free(tmp_obs);
+    Py_DECREF(seq);
+    Py_DECREF(wa);
+    return out;
+fail:
+    free(tmp_state), free(tmp_undo), free(tmp_obs);
+    Py_XDECREF(out);
+    Py_DECREF(seq);
+    Py_DECREF(wa);
+    return NULL;
+}
+
+static PyMethodDef az_functions[] = {
+    {"az_path_rewards", az_path_rewards, METH_VARARGS,
+     "az_path_rewards(root, paths, weights) -> float32 (len(paths),): AZdb's intrinsic rewards summed from the root "
+     "to each leaf: over the root mover's moves of each path, weights . observation(after the move); weights "
+     "(planes, rows, cols) float32."},
+    {NULL, NULL, 0, NULL},
+};
+
 int mg_bind_az(PyObject *m)
 {
     if (PyType_Ready(&py_az_type) < 0)
@@ -393,5 +479,5 @@ int mg_bind_az(PyObject *m)
         Py_DECREF(&py_az_type);
         return -1;
     }
-    return 0;
+    return PyModule_AddFunctions(m, az_functions);
 }

@@ -520,6 +520,30 @@ void mg_az_row_info(const mg_az_selfplay *sp, int n, int64_t *game, int32_t *lat
         memcpy(reward, sp->row_reward, (size_t)n * sizeof *reward);
 }
 
+int mg_az_path_reward(const mg_game *g, const void *root, const int32_t *path, int depth, const float *w,
+                      int obs_size, void *tmp_state, void *tmp_undo, float *tmp_obs, double *sum, char *err,
+                      size_t errlen)
+{
+    memcpy(tmp_state, root, g->state_size);
+    int root_mover = g->to_move(root);
+    double r = 0.0;
+    for (int d = 0; d < depth; d++) {
+        if (err && (g->outcome(tmp_state, NULL) != MG_ONGOING || !g->is_legal(tmp_state, path[d]))) {
+            snprintf(err, errlen, "az: action %d (path entry %d) is not legal in that position", (int)path[d], d);
+            return MG_ERR;
+        }
+        int mover = g->to_move(tmp_state);
+        g->make(tmp_state, path[d], tmp_undo);
+        if (mover != root_mover)
+            continue;
+        g->observation(tmp_state, tmp_obs);
+        for (int k = 0; k < obs_size; k++)
+            r += (double)w[k] * (double)tmp_obs[k];
+    }
+    *sum = r;
+    return MG_OK;
+}
+
 /* Row `row` of a gather: the game, the latent of the root's mover (the searching player: AZdb's search
  * uses the root player's latent throughout) and the sum of w_latent . observation(after the move) over
  * the root mover's moves on the path from the root to the leaf (AZdb's intrinsic rewards summed from
@@ -538,18 +562,9 @@ static void row_info(mg_az_selfplay *sp, const az_game *gm, const mg_eval_reques
     sp->row_latent[row] = lat;
     if (!sp->rweights || q->depth <= 0)
         return;
-    const float *w = sp->rweights + (size_t)lat * (size_t)sp->obs_size;
-    memcpy(sp->tmp_state, gm->state, g->state_size);
     double r = 0.0;
-    for (int d = 0; d < q->depth; d++) {
-        int mover = g->to_move(sp->tmp_state);
-        g->make(sp->tmp_state, q->path[d], sp->tmp_undo);
-        if (mover != root_mover)
-            continue;
-        g->observation(sp->tmp_state, sp->tmp_obs);
-        for (int k = 0; k < sp->obs_size; k++)
-            r += (double)w[k] * (double)sp->tmp_obs[k];
-    }
+    mg_az_path_reward(g, gm->state, q->path, q->depth, sp->rweights + (size_t)lat * (size_t)sp->obs_size,
+                      sp->obs_size, sp->tmp_state, sp->tmp_undo, sp->tmp_obs, &r, NULL, 0);
     sp->row_reward[row] = (float)r;
 }
 

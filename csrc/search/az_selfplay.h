@@ -102,6 +102,17 @@ int mg_az_set_team(mg_az_selfplay *sp, int num_latents, const int32_t *latents, 
  * weights), and own = 1 where the root mover is to move at the leaf.  Any pointer may be NULL. */
 void mg_az_row_info(const mg_az_selfplay *sp, int n, int64_t *game, int32_t *latent, float *reward, int8_t *own);
 
+/* AZdb's intrinsic rewards summed from the root to a leaf: sum of w . observation(position after the
+ * move) over the moves of the root's mover along `path` (`depth` actions from `root`; the
+ * opponent's moves count 0), written to *sum.  w and tmp_obs hold obs_size floats (the game's
+ * observation size); tmp_state (g->state_size) and tmp_undo (g->undo_size) are caller-owned
+ * scratch.  err NULL: the path is trusted (the search tree's own paths).  Otherwise MG_ERR with a
+ * message naming the first action that is not legal where it is played (*sum untouched).  Used by
+ * self-play (row_info) and by play-time searches (mavgame._core.az_path_rewards). */
+int mg_az_path_reward(const mg_game *g, const void *root, const int32_t *path, int depth, const float *w,
+                      int obs_size, void *tmp_state, void *tmp_undo, float *tmp_obs, double *sum, char *err,
+                      size_t errlen);
+
 /* Finished games' examples not yet taken. */
 int64_t mg_az_num_examples(const mg_az_selfplay *sp);
 /* Copies them out and forgets them: obs[n * obs_size], pi[n * num_actions], z[n], for each its

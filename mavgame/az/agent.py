@@ -8,6 +8,13 @@ default 100), ``batch`` (leaves per network call, default 1: AlphaZero's sequent
 the MCTS's virtual counts), ``c_base``/``c_init`` (AlphaZero's c(s), defaults 19652 / 1.25),
 ``device`` (cpu, cuda), ``movetime`` (ms per move; ``sims`` then caps the search), ``seed``.
 Play is deterministic for a seed: no root noise, the most visited move.
+
+The AZdb team (``azdb:``, :class:`AZdbAgent`)::
+
+    azdb:checkpoint=runs/team/checkpoint.pt,sims=20,select=lcb,rewards=path
+
+``sims`` per player, ``select`` (visits, value, lcb, gap) or ``player=K``, ``gap``, ``rewards`` (path:
+the paper's play-time search value with the intrinsic rewards summed root to leaf; vd; extrinsic).
 """
 from __future__ import annotations
 
@@ -85,80 +92,109 @@ register_agent("az", lambda **kw: AZAgent(**kw))
 
 class TeamEvaluator:
     """The MCTS evaluator of one player of an AZdb team: latent planes for ``latent`` on every leaf
-    (the searching player's latent conditions the whole search), the value lambda v + (1 - lambda) v_d
-    at leaves where the searching player is to move (lambda v + 0 at the others, as in training).
-    At play time no intrinsic rewards are summed along the path (they are a training signal for
-    diversity; see docs/alphazero.md)."""
+    (the searching player's latent conditions the whole search, both sides) and the search value of
+    :func:`mavgame.az.azdb.search_value`: with ``rewards="path"`` (the default, the paper's play-time
+    search) lambda v + (1 - lambda) s (R + own v_d), R the player's intrinsic rewards (``weights`` .
+    observation after each of its moves, :func:`mavgame.az.azdb.reward_weights`) summed from the
+    search root to the leaf in C (``_core.az_path_rewards``, as in self-play); ``"vd"`` leaves R out,
+    ``"extrinsic"`` uses v alone (the paper's ablation)."""
 
-    def __init__(self, net: AZNet, latent: int, players: int, lam: float, device: str = "cpu"):
+    def __init__(self, net: AZNet, latent: int, players: int, lam: float, device: str = "cpu", *,
+                 weights: Optional[np.ndarray] = None, rewards: str = "path"):
+        from .azdb import SEARCH_REWARDS
+        if rewards not in SEARCH_REWARDS:
+            raise ValueError(f"rewards must be one of {', '.join(SEARCH_REWARDS)}, not {rewards!r}")
         self.net, self.latent, self.players, self.lam = net, int(latent), int(players), float(lam)
         self.device = torch.device(device)
+        self.rewards = rewards
+        self.weights = None if weights is None else np.ascontiguousarray(weights, np.float32)
         self.name = f"azdb-{latent}"
 
     def __call__(self, requests: List[Any]) -> List[dict]:
-        from .azdb import latent_planes
+        from .azdb import latent_planes, search_value
         obs = latent_planes(_core.observation_tensors([r.state for r in requests]), self.latent, self.players)
         with torch.no_grad():
             logits, v, vd = self.net(torch.from_numpy(obs).to(self.device))
         logits = logits.float().cpu().numpy()
-        v = v.double().cpu().numpy()
-        vd = vd.double().cpu().numpy()
+        own = np.array([r.depth % 2 == 0 for r in requests])
+        reward = np.zeros(len(requests))
+        if self.rewards == "path" and self.weights is not None and self.lam < 1.0:
+            reward = _core.az_path_rewards(requests[0].root, [r.path for r in requests], self.weights)
+        val = search_value(v.double().cpu().numpy(), vd.double().cpu().numpy(), reward, own, self.lam, self.rewards)
         out = []
         for i, r in enumerate(requests):
             lg = logits[i, np.asarray(r.legal_actions, np.int64)]
             p = np.exp(lg - lg.max())
-            own = r.depth % 2 == 0
-            val = self.lam * v[i] + (1.0 - self.lam) * (vd[i] if own else 0.0)
-            out.append({"policy": p / p.sum(), "value": float(np.clip(val, -1.0, 1.0))})
+            out.append({"policy": p / p.sum(), "value": float(val[i])})
         return out
 
 
 class AZdbTeam:
     """An AZdb checkpoint's team: one MCTS per player (its latent), :meth:`searches` runs them all on
-    a position and returns each player's N, Q, U per root action (:class:`mavgame.az.subadditive.PlayerSearch`)."""
+    a position and returns each player's N, Q, U per root action (:class:`mavgame.az.subadditive.PlayerSearch`).
+    ``rewards`` (``path``, ``vd``, ``extrinsic``): the players' search value (:class:`TeamEvaluator`); the
+    intrinsic rewards use the players' psi saved in the checkpoint."""
 
     def __init__(self, checkpoint: str, sims: int = 100, *, device: str = "cpu", c_base: float = 19652.0,
-                 c_init: float = 1.25, seed: int = 0):
+                 c_init: float = 1.25, seed: int = 0, rewards: str = "path"):
         from ..search.mcts import MCTS
-        from .azdb import player_lambdas
+        from .azdb import FeatureMeans, player_lambdas, reward_weights
         d = load_checkpoint(checkpoint)
         cfg = d["config"]
         self.players = int(cfg.get("players", 1))
         if self.players < 2:
             raise ValueError(f"{checkpoint!r} is a single AlphaZero (players 1), not an AZdb team; use az:")
+        if "features" not in d:
+            raise ValueError(f"{checkpoint!r} has no players' psi (features): not a team checkpoint of this mavgame")
         net = AZNet(tuple(d["obs_shape"]), int(d["num_actions"]), blocks=int(cfg["blocks"]),
                     channels=int(cfg["channels"]), value_hidden=int(cfg["value_hidden"]), intrinsic=True)
         net.load_state_dict(d["model"])
         self.net = net.to(torch.device(device)).eval()
         self.game = cfg["game"]
-        lam = player_lambdas(self.players, float(cfg["lam"]))
+        self.lambdas = player_lambdas(self.players, float(cfg["lam"]))
+        self.psi = FeatureMeans.from_state_dict(d["features"]).psi
+        game_shape = (int(d["obs_shape"][0]) - self.players,) + tuple(int(x) for x in d["obs_shape"][1:])
+        #: w_i (players, planes, rows, cols): player i's intrinsic reward of a move is w_i . observation after it
+        self.weights = reward_weights(self.psi, self.game, game_shape, self.lambdas, float(cfg["l0"]))
         self.sims = int(sims)
-        self.mcts = [MCTS(TeamEvaluator(self.net, i, self.players, lam[i], device), num_simulations=self.sims,
-                          prior="policy", eps=0.0, fpu=0.0, c_base=float(c_base), c_init=float(c_init),
-                          value_range=(-1.0, 1.0), seed=int(seed) + i) for i in range(self.players)]
+        self.rewards = rewards
+        self.mcts = [MCTS(TeamEvaluator(self.net, i, self.players, self.lambdas[i], device, weights=self.weights[i],
+                                        rewards=rewards),
+                          num_simulations=self.sims, prior="policy", eps=0.0, fpu=0.0, c_base=float(c_base),
+                          c_init=float(c_init), value_range=(-1.0, 1.0), seed=int(seed) + i)
+                     for i in range(self.players)]
+
+    def search(self, player: int, state):
+        """Player ``player``'s search of ``state``: its :class:`mavgame.az.subadditive.PlayerSearch`."""
+        from .subadditive import PlayerSearch
+        r = self.mcts[player].search(state)
+        return PlayerSearch(np.asarray(r.actions), np.asarray(r.visits), np.asarray(r.q), np.asarray(r.u))
 
     def searches(self, state) -> list:
-        from .subadditive import PlayerSearch
-        out = []
-        for m in self.mcts:
-            r = m.search(state)
-            out.append(PlayerSearch(np.asarray(r.actions), np.asarray(r.visits), np.asarray(r.q), np.asarray(r.u)))
-        return out
+        return [self.search(i, state) for i in range(self.players)]
 
 
 class AZdbAgent(Agent):
-    """The team as one player: every player searches (``sims`` each), ``select`` picks whose move to play
-    (visits, value, lcb, gap: equation 9 of the paper) or ``player=K`` always plays player K's move."""
+    """The team as one player: every player searches (``sims`` each: the team's move costs players x
+    sims simulations), ``select`` picks whose move to play (visits, value, lcb, gap: equation 9 of the
+    paper) or ``player=K`` always plays player K's move.  ``rewards``: the players' search value,
+    ``path`` (default: the paper's, intrinsic rewards summed root to leaf and v_d), ``vd`` or ``extrinsic``
+    (:class:`TeamEvaluator`)::
+
+        azdb:checkpoint=runs/team/checkpoint.pt,sims=20,select=lcb,rewards=path
+    """
 
     def __init__(self, checkpoint: Optional[str] = None, sims: Optional[int] = 100, *, select: str = "lcb",
-                 player: Optional[int] = None, gap: Optional[float] = None, device: str = "cpu",
-                 c_base: float = 19652.0, c_init: float = 1.25, seed: int = 0, name: Optional[str] = None):
+                 player: Optional[int] = None, gap: Optional[float] = None, rewards: str = "path",
+                 device: str = "cpu", c_base: float = 19652.0, c_init: float = 1.25, seed: int = 0,
+                 name: Optional[str] = None):
         from .subadditive import RULES
         if not checkpoint:
             raise ValueError("the azdb agent needs checkpoint=PATH (a team written by `mavgame az --players N`)")
         if player is None and select not in RULES:
             raise ValueError(f"azdb: select must be one of {', '.join(RULES)}, not {select!r}")
-        self.team = AZdbTeam(str(checkpoint), int(sims), device=device, c_base=c_base, c_init=c_init, seed=int(seed))
+        self.team = AZdbTeam(str(checkpoint), int(sims), device=device, c_base=c_base, c_init=c_init, seed=int(seed),
+                             rewards=str(rewards))
         if player is not None and not 0 <= int(player) < self.team.players:
             raise ValueError(f"azdb: player {player!r} is not in [0, {self.team.players})")
         self.player = None if player is None else int(player)
@@ -168,12 +204,10 @@ class AZdbAgent(Agent):
         self.chosen: List[int] = []
 
     def act(self, state) -> int:
-        from .subadditive import PlayerSearch, select_player
+        from .subadditive import select_player
         self.check_game(state.game)
         if self.player is not None:
-            r = self.team.mcts[self.player].search(state)
-            return PlayerSearch(np.asarray(r.actions), np.asarray(r.visits), np.asarray(r.q),
-                                np.asarray(r.u)).best_action()
+            return self.team.search(self.player, state).best_action()
         j, a = select_player(self.team.searches(state), self.select, self.gap)
         self.chosen.append(j)
         return a

@@ -2,9 +2,8 @@
 shared/papers/001_*): the latent input that selects a player of the team, the diversity features
 phi(s, a), the players' expected features psi_i, and the diversity reward of equation 8.
 
-Only these pieces are built (NumPy, vectorised; no torch).  Not built yet: the intrinsic value head
-and its N_TD-step target, the search value lambda v + (1 - lambda) v_d with intrinsic rewards summed
-from root to leaf, PSRO-Nash matchmaking, sub-additive planning (docs/alphazero.md, issue 19).
+The torch pieces (the team's network, evaluator and training targets) are in :mod:`mavgame.az.team`,
+matchmaking in :mod:`mavgame.az.matchmaking`, sub-additive planning in :mod:`mavgame.az.subadditive`.
 
 - :func:`latent_planes`: the observation of player ``i`` of ``num_players``: the game's planes followed
   by ``num_players`` constant planes, plane ``i`` all ones (the paper's one-hot latent as input planes).
@@ -17,6 +16,8 @@ from root to leaf, PSRO-Nash matchmaking, sub-additive planning (docs/alphazero.
 - :func:`diversity_reward`: r_d^i(s, a) = (1 - (||psi_i - psi_j*|| / l0)^3) phi(s, a) . (psi_i - psi_j*),
   j* = argmin_{j != i} ||psi_i - psi_j||^2 (equation 8, the gradient of equation 7's utility).
 - :func:`combined_reward`: r = (1 - lambda_i) r_d + lambda_i r_e (equation 6), lambda_0 = 1.
+- :func:`search_value`: the value a player's search backs up at a leaf, lambda_i v + (1 - lambda_i)
+  s (R + own v_d), R the intrinsic rewards summed from the root to the leaf (self-play and play time).
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ import numpy as np
 
 __all__ = ["PHI_PLANES", "latent_planes", "diversity_features", "FeatureMeans", "nearest_other",
            "diversity_reward", "combined_reward", "player_lambdas", "reward_weights", "intrinsic_targets",
+           "search_value", "SEARCH_REWARDS",
            "L0", "LAMBDA", "N_TD"]
 
 #: the paper's text does not give l0 (the distance between players' psi at which the diversity reward
@@ -182,6 +184,32 @@ def reward_weights(psi: np.ndarray, game: str, obs_shape: Tuple[int, int, int], 
         for k, pl in enumerate(flags):
             w[i, pl, 0, 0] = scale * d[nb + k]
     return w.astype(np.float32)
+
+
+#: what a player's search adds to lambda_i v at play time: ``path`` (the paper's: the intrinsic rewards
+#: summed from the root to the leaf and v_d), ``vd`` (v_d only), ``extrinsic`` (v alone)
+SEARCH_REWARDS = ("path", "vd", "extrinsic")
+
+
+def search_value(v: np.ndarray, vd: np.ndarray, reward: np.ndarray, own: np.ndarray, lam: Union[float, np.ndarray],
+                 rewards: str = "path") -> np.ndarray:
+    """The value backed up at each leaf of player i's search, for the player to move at the leaf:
+    lambda_i v + (1 - lambda_i) s (R + own v_d), clipped to [-1, 1].  ``v``, ``vd``: the network's
+    value and intrinsic value at the leaf; ``reward`` R: player i's intrinsic rewards summed over its
+    moves from the root to the leaf; ``own``: player i is to move at the leaf (s = +1, else -1: the
+    tree backs up zero-sum values; v_d counts only at i's own leaves, the opponent's intrinsic rewards
+    are zero).  ``rewards``: ``path`` as above (the paper's self-play and evaluation searches), ``vd``
+    without R, ``extrinsic`` v alone (the paper's "extrinsic only at test time" ablation)."""
+    if rewards not in SEARCH_REWARDS:
+        raise ValueError(f"rewards must be one of {', '.join(SEARCH_REWARDS)}, not {rewards!r}")
+    v = np.asarray(v, np.float64)
+    if rewards == "extrinsic":
+        return np.clip(v, -1.0, 1.0)
+    own = np.asarray(own, bool)
+    r = np.asarray(reward, np.float64) if rewards == "path" else 0.0
+    lam = np.asarray(lam, np.float64)
+    intr = np.where(own, 1.0, -1.0) * (r + np.where(own, np.asarray(vd, np.float64), 0.0))
+    return np.clip(lam * v + (1.0 - lam) * intr, -1.0, 1.0)
 
 
 def intrinsic_targets(r_d: np.ndarray, game: np.ndarray, ply: np.ndarray, n_td: int = N_TD

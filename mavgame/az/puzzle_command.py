@@ -5,6 +5,9 @@ on them with the paper's 0/1 scoring (:mod:`mavgame.az.puzzles`).
     mavgame az-puzzles generate --game chess --count 20 --depth 10 --out chess.csv
     mavgame az-puzzles score --puzzles c4.csv --team runs/team/checkpoint.pt --sims 100 \\
         "az:checkpoint=runs/az/checkpoint.pt,sims=100" --json scores.json
+
+``--rewards`` sets the team players' search value: ``path`` (the paper's: intrinsic rewards summed from
+the root to the leaf and v_d, as in self-play), ``vd`` or ``extrinsic`` (v alone).
 """
 from __future__ import annotations
 
@@ -37,6 +40,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("agents", nargs="*", help="agent specs (as for match)")
     s.add_argument("--team", default=None, help="an AZdb checkpoint: per player, max-over-latents and the rules")
     s.add_argument("--sims", type=int, default=100, help="--team: simulations per player (default 100)")
+    s.add_argument("--rewards", default="path", choices=("path", "vd", "extrinsic"),
+                   help="--team: the players' search value: path (the paper's: intrinsic rewards summed root to "
+                        "leaf and v_d; default), vd (v_d only), extrinsic (v only)")
     s.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     s.add_argument("--json", default=None, help="write the scores (per puzzle) to this JSON file")
     s.add_argument("--no-progress", action="store_true")
@@ -67,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{spec}: {int(sc.sum())}/{len(ps)} ({100.0 * sc.mean():.1f}%)")
     if args.team:
         from .agent import AZdbTeam
-        team = AZdbTeam(args.team, args.sims)
+        team = AZdbTeam(args.team, args.sims, rewards=args.rewards)
         res = pz.score_team(team, ps, progress=not args.no_progress)
         for k, v in res.items():
             out[f"team:{k}"] = v.tolist()

@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, Tuple
 import numpy as np
 import torch
 
-from .azdb import FeatureMeans, diversity_features, diversity_reward, intrinsic_targets, latent_planes
+from .azdb import FeatureMeans, diversity_features, diversity_reward, intrinsic_targets, latent_planes, search_value
 
 __all__ = ["team_evaluator", "team_examples"]
 
@@ -40,10 +40,7 @@ def team_evaluator(net, players: int, lambdas: np.ndarray, device: str = "cpu") 
             logits, v, vd = net(torch.from_numpy(x).to(dev))
         v = v.double().cpu().numpy()
         vd = vd.double().cpu().numpy()
-        lam = lam_all[np.asarray(latent)]
-        own = np.asarray(own, bool)
-        intr = np.where(own, 1.0, -1.0) * (np.asarray(reward, np.float64) + np.where(own, vd, 0.0))
-        val = np.clip(lam * v + (1.0 - lam) * intr, -1.0, 1.0)
+        val = search_value(v, vd, reward, own, lam_all[np.asarray(latent)])
         return logits.float().cpu().numpy(), val.astype(np.float32)
     return evaluate
 

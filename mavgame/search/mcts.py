@@ -118,8 +118,8 @@ class Request:
     move strings), ``legal_actions`` (engine mode, int32 array), ``to_move``, ``ply`` (move number),
     ``depth``, ``prompt`` (the MAV prompt, or None if the game has no MAV format); engine mode:
     ``state`` (the leaf as a game state, built on first access), ``legal_moves`` (move strings),
-    ``text``; state tracking: ``text`` (the root's text, for the root request), ``parent_text``
-    and ``move`` (the predicted parent state and the move played from it).
+    ``text``, ``root`` (the search root's state); state tracking: ``text`` (the root's text, for the
+    root request), ``parent_text`` and ``move`` (the predicted parent state and the move played from it).
     """
 
     __slots__ = ("index", "path", "legal_actions", "to_move", "ply", "depth", "parent_text", "move", "prompt",
@@ -141,6 +141,12 @@ class Request:
                 s.push(int(a))
             self._state = s
         return self._state
+
+    @property
+    def root(self):
+        """The search root as a game state (engine mode; None with state tracking): ``path`` starts
+        there.  Do not modify it."""
+        return None if self._search.state_tracking else self._search._root
 
     @property
     def legal_moves(self) -> Optional[List[str]]:
