@@ -1,6 +1,6 @@
 """``mavgame policy``: train the IDP report's chess policy network from PGN (``train``), run its
-reinforcement-learning stage (``rl``) and measure its move-matching accuracy (``accuracy``)
-(docs/policy.md). The arguments are defined here without PyTorch; the work imports
+reinforcement-learning stage (``rl``), measure its move-matching accuracy (``accuracy``) and export it for
+the native engine (``export``) (docs/policy.md). The arguments are defined here without PyTorch; the work imports
 :mod:`mavgame.model.policy` (which needs torch) when the command runs."""
 from __future__ import annotations
 
@@ -37,6 +37,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     ac.add_argument("--skip-moves", type=int, default=10)
     ac.add_argument("--max-games", type=int, default=0)
     ac.add_argument("--device", default="cpu")
+    ex = sub.add_parser("export", help="write a policy.pt as the native engine's file (safetensors; then no "
+                        "PyTorch is needed to play with it)", formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    ex.add_argument("--model", required=True, help="policy.pt written by `mavgame policy train` / `rl`")
+    ex.add_argument("--out", required=True, help="the exported file (e.g. policy.safetensors)")
+    ex.add_argument("--dtype", default="float16", choices=("float16", "bfloat16", "float32"),
+                    help="weight type in the file (the engine computes in float32)")
     rl = sub.add_parser("rl", help="the report's reinforcement-learning stage (self-play from decisive games)",
                         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
                         description="Self-play from random positions of the decisive games of PGN files with the "
@@ -101,6 +107,13 @@ def run(args: argparse.Namespace) -> int:
                      max_seconds=args.max_seconds)
         print(json.dumps(r))
         print(f"wrote {args.out}/policy.pt (current network), opponent.pt, rl_state.pt and rl_log.jsonl")
+        return 0
+    if args.policy_command == "export":
+        from .policy_export import export_policy, load_native_policy
+        out = export_policy(args.model, args.out, dtype=args.dtype)
+        net = load_native_policy(out)
+        print(f"wrote {out}: {net.channels} channels, {net.blocks} blocks, head {net.head}, {net.n_params:,} "
+              f"parameters as {net.file_dtype} ({out.stat().st_size:,} bytes)")
         return 0
     model = P.PolicyModel.load(args.model, args.device)
     data, _, info = P.load_pgn_positions(args.pgn, skip_moves=args.skip_moves, val_fraction=0.0,
