@@ -116,6 +116,26 @@ def test_policy_is_a_masked_softmax_and_batches_are_chunked():
     assert big.logits(np.zeros((0, 41, 8, 8), np.float32)).shape == (0, 1968)
 
 
+def test_sample_draws_from_the_masked_policy():
+    sd, cfg = _random_net(8, 1, "pool", seed=3)
+    nat = _core.PolicyNet(policy_file_bytes(sd, cfg, dtype="float32"))
+    st = _states(1, seed=5)[0]
+    planes, mask = _core.policy_planes([st]), _core.policy_legal_mask([st])
+    p = nat.policy(planes, mask)[0]
+    n = 4000
+    u = (np.arange(n) + 0.5) / n   # evenly spread: the draws follow the cumulative probabilities exactly
+    picks = nat.sample(np.repeat(planes, n, 0), np.repeat(mask, n, 0), u)
+    assert picks.dtype == np.int64 and mask[0, picks].all()
+    counts = np.bincount(picks, minlength=1968) / n
+    assert np.abs(counts - p).max() < 2.0 / n + 1e-6
+    empty = np.zeros((1, 1968), bool)
+    assert nat.sample(planes, empty, [0.5])[0] == -1
+    with pytest.raises(ValueError, match=r"u\[0\] = 1 is not in \[0, 1\)"):
+        nat.sample(planes, mask, [1.0])
+    with pytest.raises(ValueError, match="mask must be"):
+        nat.sample(planes, mask, [0.1, 0.2])
+
+
 def test_bad_inputs_and_files_name_the_value(tmp_path):
     sd, cfg = _random_net(4, 1, "pool")
     nat = _core.PolicyNet(policy_file_bytes(sd, cfg))

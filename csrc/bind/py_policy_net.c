@@ -8,6 +8,8 @@
  *   .policy(planes, mask) -> float32 (n, 1968)      softmax over the legal moves (mask bool (n, 1968)),
  *                                                  0 for the others: the callable guided_alphabeta and
  *                                                  the agents take (also PolicyNet(...)(planes, mask))
+ *   .sample(planes, mask, u) -> int64 (n,)         one move index a row drawn from that policy with the
+ *                                                  uniform numbers u (n,) in [0, 1) (-1: no legal move)
  *   .channels, .blocks, .head, .n_params, .file_dtype, .kernel, .max_batch, .calls, .positions
  *
  * Batches larger than max_batch run in chunks of max_batch through one scratch buffer made at
@@ -219,6 +221,62 @@ static PyObject *pnet_policy(py_policy_net *self, PyObject *args, PyObject *kw)
     return (PyObject *)out;
 }
 
+static PyObject *pnet_sample(py_policy_net *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"planes", "mask", "u", NULL};
+    PyObject *po, *mo, *uo;
+    CHECK_NET(self);
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO:sample", kwlist, &po, &mo, &uo))
+        return NULL;
+    PyArrayObject *planes = planes_arg(po), *mask = NULL, *u = NULL, *out = NULL, *lg = NULL;
+    if (!planes)
+        return NULL;
+    npy_intp n = PyArray_DIM(planes, 0);
+    mask = (PyArrayObject *)PyArray_FROM_OTF(mo, NPY_BOOL, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+    u = (PyArrayObject *)PyArray_FROM_OTF(uo, NPY_FLOAT64, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+    if (!mask || !u)
+        goto done;
+    if (PyArray_NDIM(mask) != 2 || PyArray_DIM(mask, 0) != n || PyArray_DIM(mask, 1) != MG_POLICY_MOVES ||
+        PyArray_NDIM(u) != 1 || PyArray_DIM(u, 0) != n) {
+        PyObject *ms = PyObject_GetAttrString((PyObject *)mask, "shape"), *us = PyObject_GetAttrString((PyObject *)u, "shape");
+        if (ms && us)
+            PyErr_Format(PyExc_ValueError, "PolicyNet.sample: for %zd positions mask must be (%zd, %d) and u (%zd,), "
+                         "got %R and %R", (Py_ssize_t)n, (Py_ssize_t)n, MG_POLICY_MOVES, (Py_ssize_t)n, ms, us);
+        Py_XDECREF(ms);
+        Py_XDECREF(us);
+        goto done;
+    }
+    lg = run_logits(self, planes);
+    npy_intp dims[1] = {n};
+    out = lg ? (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_INT64) : NULL;
+    if (out) {
+        const float *l = PyArray_DATA(lg);
+        const uint8_t *m = PyArray_DATA(mask);
+        const double *uu = PyArray_DATA(u);
+        int64_t *o = PyArray_DATA(out);
+        for (npy_intp i = 0; i < n; i++) {
+            double x = uu[i];
+            if (!(x >= 0.0 && x < 1.0)) {
+                char msg[96];
+                snprintf(msg, sizeof msg, "PolicyNet.sample: u[%zd] = %g is not in [0, 1)", (Py_ssize_t)i, x);
+                PyErr_SetString(PyExc_ValueError, msg);
+                Py_CLEAR(out);
+                goto done;
+            }
+        }
+        Py_BEGIN_ALLOW_THREADS
+        for (npy_intp i = 0; i < n; i++)
+            o[i] = mg_policy_sample(l + (size_t)i * MG_POLICY_MOVES, m + (size_t)i * MG_POLICY_MOVES, uu[i]);
+        Py_END_ALLOW_THREADS
+    }
+done:
+    Py_DECREF(planes);
+    Py_XDECREF(mask);
+    Py_XDECREF(u);
+    Py_XDECREF(lg);
+    return (PyObject *)out;
+}
+
 static PyObject *pnet_call(py_policy_net *self, PyObject *args, PyObject *kw)
 {
     return pnet_policy(self, args, kw);
@@ -339,6 +397,9 @@ static PyMethodDef pnet_methods[] = {
      "logits(planes) -> float32 (n, 1968)\n\nThe network's logits over the move index for planes (n, 41, 8, 8)."},
     {"policy", (PyCFunction)(void (*)(void))pnet_policy, METH_VARARGS | METH_KEYWORDS,
      "policy(planes, mask) -> float32 (n, 1968)\n\nSoftmax over the legal moves (mask bool (n, 1968)), 0 elsewhere."},
+    {"sample", (PyCFunction)(void (*)(void))pnet_sample, METH_VARARGS | METH_KEYWORDS,
+     "sample(planes, mask, u) -> int64 (n,)\n\nOne move index a row drawn from the policy (softmax over the legal "
+     "moves) with the uniform numbers u (n,) in [0, 1); -1 where no move is legal."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -436,3 +436,29 @@ void mg_policy_softmax_at(const float *logits, const int16_t *idx, int k, float 
     for (int j = 0; j < k; j++)
         probs[j] *= inv;
 }
+
+int mg_policy_sample(const float *logits, const uint8_t *legal, double u)
+{
+    float mx = -INFINITY;
+    int last = -1;
+    for (int i = 0; i < MG_PNET_MOVES; i++)
+        if (legal[i]) {
+            last = i;
+            if (logits[i] > mx)
+                mx = logits[i];
+        }
+    if (last < 0)
+        return -1;
+    double sum = 0.0;
+    for (int i = 0; i < MG_PNET_MOVES; i++)
+        if (legal[i])
+            sum += exp((double)logits[i] - (double)mx);
+    double target = u * sum, acc = 0.0;
+    for (int i = 0; i < MG_PNET_MOVES; i++)
+        if (legal[i]) {
+            acc += exp((double)logits[i] - (double)mx);
+            if (acc > target)
+                return i;
+        }
+    return last;
+}

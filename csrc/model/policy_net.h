@@ -90,6 +90,11 @@ void mg_policy_masked_softmax(const float *logits, const uint8_t *legal, float *
 /* The same over the k entries idx[0..k) only: probs[j] = softmax over the chosen logits. */
 void mg_policy_softmax_at(const float *logits, const int16_t *idx, int k, float *probs);
 
+/* A move drawn from the softmax over the legal entries of one row of logits with the uniform
+ * number u in [0, 1): the first legal index whose cumulative probability exceeds u (the last legal
+ * index if rounding leaves none); -1 if no entry is legal. */
+int mg_policy_sample(const float *logits, const uint8_t *legal, double u);
+
 #ifdef __cplusplus
 }
 #endif

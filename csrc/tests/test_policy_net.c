@@ -336,9 +336,13 @@ static void test_softmax(void)
     float p2[2];
     mg_policy_softmax_at(logits, idx, 2, p2);
     MG_CHECK(fabsf(p2[0] - 0.75f) < 1e-6f && fabsf(p2[1] - 0.25f) < 1e-6f);
+    /* sampling: index 3 takes u in [0, 0.25), index 7 [0.25, 1); the illegal 9 never */
+    MG_CHECK(mg_policy_sample(logits, legal, 0.0) == 3 && mg_policy_sample(logits, legal, 0.24) == 3);
+    MG_CHECK(mg_policy_sample(logits, legal, 0.26) == 7 && mg_policy_sample(logits, legal, 0.999999) == 7);
     memset(legal, 0, sizeof legal);
     mg_policy_masked_softmax(logits, legal, probs);
     MG_CHECK(probs[3] == 0.0f && probs[9] == 0.0f); /* no legal move: all zero */
+    MG_CHECK(mg_policy_sample(logits, legal, 0.5) == -1);
 }
 
 /* ---- refusals ----------------------------------------------------------------------------- */

@@ -256,7 +256,11 @@ class PolicyRolloutAgent(Agent):
                 break
             states = [runs[i] for i in live]
             mask = _core.policy_legal_mask(states)
-            picks = sample_moves(self.policy(_core.policy_planes(states), mask), mask, self._rng)
+            planes = _core.policy_planes(states)
+            if isinstance(self.policy, _core.PolicyNet):  # the native network draws the moves in C
+                picks = self.policy.sample(planes, mask, self._rng.random(len(states)))
+            else:
+                picks = sample_moves(self.policy(planes, mask), mask, self._rng)
             for s, k in zip(states, picks):
                 s.push(_core.policy_action(s, int(k)))
             live = [i for i in live if not runs[i].is_terminal()]
