@@ -74,6 +74,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     rl.add_argument("--fresh", action="store_true", help="start again even if OUT holds a checkpoint")
     rl.add_argument("--seed", type=int, default=0)
     rl.add_argument("--device", default="cpu")
+    rl.add_argument("--inference", default="auto", choices=("auto", "native", "torch"),
+                    help="what plays the self-play moves (auto: the native engine on the CPU, torch elsewhere)")
     rl.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     rl.add_argument("--no-progress", action="store_true")
 
@@ -104,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         cfg = P.PolicyConfig(channels=args.channels, blocks=args.blocks, head=args.head or "pool")
         r = R.run_rl(args.pgn, args.out, init=args.init, config=cfg, head=args.head, settings=settings,
                      fresh=args.fresh, device=args.device, progress=not args.no_progress,
-                     max_seconds=args.max_seconds)
+                     max_seconds=args.max_seconds, inference=args.inference)
         print(json.dumps(r))
         print(f"wrote {args.out}/policy.pt (current network), opponent.pt, rl_state.pt and rl_log.jsonl")
         return 0
