@@ -202,3 +202,17 @@ def test_backends_and_errors():
     assert isinstance(load_policy("shipped"), _core.PolicyNet)
     with pytest.raises(Exception, match="backend must be one of native, torch"):
         load_policy("shipped", backend="onnx")
+
+
+def test_export_command(tmp_path, capsys):
+    torch = pytest.importorskip("torch")
+    from mavgame.cli import main
+    from mavgame.model.policy import PolicyConfig, PolicyModel, PolicyNet
+
+    torch.manual_seed(1)
+    PolicyModel(PolicyNet(PolicyConfig(channels=4, blocks=1))).save(tmp_path / "p.pt")
+    out = tmp_path / "p.safetensors"
+    assert main(["policy", "export", "--model", str(tmp_path / "p.pt"), "--out", str(out), "--dtype", "bfloat16"]) == 0
+    assert "4 channels, 1 blocks, head pool" in capsys.readouterr().out
+    net = _core.PolicyNet(str(out))
+    assert net.file_dtype == "BF16" and net.n_params == 41 * 4 + 4 + 2 * (9 * 16 + 4) + 64 * 1968 + 1968
