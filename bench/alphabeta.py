@@ -16,6 +16,9 @@ Rows (each round runs every row once per position, rows interleaved; the table s
                             report's 256 x 3; or a trained one, --model policy.pt) called in batches of
                             --batch positions; its time is reported
                             apart (policy ms, positions per call) and "search nodes/s" excludes it
+  C guided, native network  the same network in the native engine (_core.PolicyNet, exported as float32),
+                            called from inside the C search without the GIL (without torch: --model
+                            shipped or an exported file)
 Nodes are every position visited (the root and each position made), in C and in Python alike.
 Timings are wall clock on one thread; a loaded machine inflates them: compare rows of the same run.
 """
@@ -123,7 +126,8 @@ def main() -> int:
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--threshold", type=float, default=0.001)
     ap.add_argument("--model", default=None,
-                    help="a trained policy.pt for the network row (default: a random network of --channels x --blocks)")
+                    help="a trained policy.pt or exported file ('shipped': the package's) for the network rows "
+                    "(default: a random network of --channels x --blocks)")
     ap.add_argument("--no-network", action="store_true")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
@@ -138,12 +142,23 @@ def main() -> int:
             torch.manual_seed(0)
             torch.set_num_threads(1)
             if args.model:
-                net = PolicyModel.load(args.model)
+                from mavgame.play.policy_agents import SHIPPED_POLICY
+                net = PolicyModel.load(SHIPPED_POLICY if args.model == "shipped" else args.model)
                 args.channels, args.blocks = net.net.config.channels, net.net.config.blocks
             else:
                 net = PolicyModel(PolicyNet(PolicyConfig(channels=args.channels, blocks=args.blocks)))
         except ImportError:
-            print("torch is not installed: no network row")
+            print("torch is not installed: no PyTorch network row")
+    native = None
+    if not args.no_network:
+        from mavgame.model.policy_export import load_native_policy, policy_file_bytes
+        if net is not None:
+            import dataclasses
+            native = _core.PolicyNet(policy_file_bytes(net.net.state_dict(), dataclasses.asdict(net.net.config),
+                                                       dtype="float32"))
+        elif args.model:
+            from mavgame.play.policy_agents import SHIPPED_POLICY
+            native = load_native_policy(SHIPPED_POLICY if args.model == "shipped" else args.model)
     weights = np.random.default_rng(0).random(1968).astype(np.float32)
     rows = {
         "C baseline": lambda st, fen: c_row(_core.alphabeta(st, args.depth, tt=False)),
@@ -155,6 +170,9 @@ def main() -> int:
     if net is not None:
         rows["C guided, network"] = lambda st, fen: c_row(
             _core.guided_alphabeta(st, net.policy, threshold=args.threshold, batch=args.batch))
+    if native is not None:
+        rows["C guided, native network"] = lambda st, fen: c_row(
+            _core.guided_alphabeta(st, native, threshold=args.threshold, batch=args.batch))
     res = {name: {p: [] for p, _ in POSITIONS} for name in rows}
     names = list(rows)
     for rnd in range(args.rounds):
@@ -167,7 +185,7 @@ def main() -> int:
         a, b = res["C baseline"][pname][0]["score"], res["python-chess baseline"][pname][0]["score"]
         assert a == b, f"{pname}: C baseline score {a} != python-chess baseline score {b}"
     print(f"depth {args.depth} (guided: threshold {args.threshold}, max depth 8); medians of {args.rounds} round(s)")
-    hdr = f"{'search':<24}{'position':<10}{'nodes':>9}{'ms':>10}{'nodes/s':>12}{'search n/s':>12}{'calls':>7}{'pos/call':>9}{'policy ms':>10}"
+    hdr = f"{'search':<26}{'position':<10}{'nodes':>9}{'ms':>10}{'nodes/s':>12}{'search n/s':>12}{'calls':>7}{'pos/call':>9}{'policy ms':>10}"
     print(hdr)
     print("-" * len(hdr))
     summary = {}
@@ -183,7 +201,7 @@ def main() -> int:
             tot_nodes += n
             tot_s += s
             tot_pol += ps
-            print(f"{name:<24}{pname:<10}{n:>9}{1e3 * s:>10.2f}{n / s:>12.0f}{n / max(s - ps, 1e-9):>12.0f}{calls:>7}"
+            print(f"{name:<26}{pname:<10}{n:>9}{1e3 * s:>10.2f}{n / s:>12.0f}{n / max(s - ps, 1e-9):>12.0f}{calls:>7}"
                   f"{ppc:>9.1f}{1e3 * ps:>10.1f}")
         summary[name] = {"nodes": tot_nodes, "seconds": tot_s, "policy_seconds": tot_pol,
                          "nps": tot_nodes / tot_s, "search_nps": tot_nodes / max(tot_s - tot_pol, 1e-9)}
@@ -191,7 +209,7 @@ def main() -> int:
     peer = summary["python-chess baseline"]["nps"]
     for name in names:
         s = summary[name]
-        print(f"{name:<24} all positions: {s['nps']:>11.0f} nodes/s ({s['search_nps']:.0f} without the policy's time)"
+        print(f"{name:<26} all positions: {s['nps']:>11.0f} nodes/s ({s['search_nps']:.0f} without the policy's time)"
               f"  x{s['nps'] / peer:.1f} the python-chess baseline")
     if args.json:
         Path(args.json).write_text(json.dumps({"args": vars(args), "summary": summary}, indent=1))

@@ -2,6 +2,7 @@
 mavgame's league machinery, printed as the report's score tables beside its figures, with a maximum-likelihood
 Elo table (confidence intervals) over all the games.
 
+    python bench/idp_league.py --model shipped --out runs/idp_league          # the network shipped in the package
     python bench/idp_league.py --model runs/policy/policy.pt --out runs/idp_league
     python bench/idp_league.py --model P --openings 10 --rollouts 1,3 --rollout-openings 3 --rollout-plies 80
 
@@ -37,11 +38,13 @@ PAPER = {("Ours", "AB"): 68.0, ("AB_prob", "AB"): 73.5, ("AB_prob", "Ours"): 57.
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--model", required=True, help="policy.pt (mavgame policy train / rl), or 'uniform'")
+    ap.add_argument("--model", required=True,
+                    help="policy.pt (mavgame policy train / rl), an exported file, 'shipped', or 'uniform'")
     ap.add_argument("--out", default="idp_league", help="folder for the stores and results.json")
     ap.add_argument("--openings", type=int, default=50, help="shipped openings for the search pairings")
     ap.add_argument("--rollouts", default="3,5,10,40", help="games a legal move of the MCTS agents")
-    ap.add_argument("--rollout-openings", type=int, default=50, help="shipped openings for each MCTS k pairing")
+    ap.add_argument("--rollout-openings", default="50",
+                    help="shipped openings for each MCTS k pairing: one number, or one per --rollouts entry")
     ap.add_argument("--rollout-plies", type=int, default=200, help="a rollout still running counts as a draw")
     ap.add_argument("--guided-movetime", type=float, default=0, help="ms a move for AB with prob (0: no cap)")
     ap.add_argument("--guided-batch", type=int, default=32)
@@ -50,12 +53,14 @@ def main() -> int:
     ap.add_argument("--adjudicate", type=int, default=1000,
                     help="Ours-Uniform only: Stockfish ends a game at this margin (cp; 0: off), as two policies "
                     "rarely mate")
+    ap.add_argument("--backend", default="native", choices=("native", "torch"),
+                    help="where the network runs (native: mavgame._core.PolicyNet, C)")
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    m = args.model
+    m = args.model if args.model == "uniform" else f"{args.model},backend={args.backend}"
     guided = f"guided_ab:policy={m},threshold=0.001,depth=8,batch={args.guided_batch}"
     if args.guided_movetime:
         guided += f",movetime={args.guided_movetime:g}"
@@ -66,7 +71,10 @@ def main() -> int:
         agents[f"MCTS_{k}"] = f"policy_rollouts:policy={m},games={k},max_plies={args.rollout_plies}"
     groups = [("search", [("Ours", "AB"), ("AB_prob", "AB"), ("AB_prob", "Ours")], args.openings, None),
               ("uniform", [("Ours", "Uniform")], args.openings, args.adjudicate or None)]
-    groups += [(f"mcts{k}", [(f"MCTS_{k}", "Ours")], args.rollout_openings, None) for k in ks]
+    ro = [int(x) for x in str(args.rollout_openings).split(",") if x.strip()]
+    if len(ro) not in (1, len(ks)):
+        ap.error(f"--rollout-openings needs one number or one per --rollouts entry ({len(ks)}), got {args.rollout_openings}")
+    groups += [(f"mcts{k}", [(f"MCTS_{k}", "Ours")], ro[i] if len(ro) > 1 else ro[0], None) for i, k in enumerate(ks)]
     games, seconds = [], {}
     for tag, pairs, n_open, adjudicate in groups:
         if n_open < 1:

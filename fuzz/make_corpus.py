@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Write the seed corpora of the fuzz targets (fuzz/corpus/{fen,state,parse,trace,model}).
+"""Write the seed corpora of the fuzz targets (fuzz/corpus/{fen,state,parse,trace,model,policy_net}).
 
     python fuzz/make_corpus.py
 
@@ -73,7 +73,21 @@ def main():
             path = Path(d) / "m.safetensors"
             export_model(path, w, cfg, "", info={}, dtype=dtype)  # a toy vocabulary: declares none
             write(out / "model", path.read_bytes())
+    policy_seeds(out)
     print(f"seeds in {out}: " + ", ".join(f"{d.name} {len(list(d.iterdir()))}" for d in sorted(out.iterdir())))
+
+
+def policy_seeds(out: Path):
+    """The smallest chess policy networks (1 channel, pooling head; 0 and 1 residual blocks) as exported files,
+    float16 and bfloat16 (fuzz/corpus/policy_net)."""
+    from mavgame.model.policy_export import policy_file_bytes
+    rng = np.random.default_rng(2)
+    for blocks, dtype in ((0, "float16"), (1, "bfloat16")):
+        sd = {"stem.weight": (1, 41, 1, 1), "stem.bias": (1,), "fc.weight": (1968, 16), "fc.bias": (1968,)}
+        for i in range(blocks):
+            sd.update({f"tower.{i}.{ab}.{k}": s for ab in "ab" for k, s in (("weight", (1, 1, 3, 3)), ("bias", (1,)))})
+        w = {k: rng.normal(0, 0.3, size=s).astype(np.float32) for k, s in sd.items()}
+        write(out / "policy_net", policy_file_bytes(w, {"channels": 1, "blocks": blocks, "head": "pool"}, dtype=dtype))
 
 
 if __name__ == "__main__":

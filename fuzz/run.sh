@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build and run the libFuzzer targets: the MAV format (FEN reader, %state reader, output parser,
-# search-trace parser), the model-file reader of the native inference engine (csrc/model) and the
-# Connect Four opening book reader.
+# search-trace parser), the model-file readers of the native inference engine (csrc/model: the MAV
+# model and the chess policy network) and the Connect Four opening book reader.
 #
 #   bash fuzz/run.sh              # 10 seconds per target (CI: bash fuzz/run.sh 5)
 #   bash fuzz/run.sh 600          # longer local runs
@@ -39,7 +39,7 @@ for s in $SRCS; do
     objs+=("$o")
 done
 status=0
-for t in fen state parse trace model c4_book; do
+for t in fen state parse trace model policy_net c4_book; do
     "$CC" $FLAGS "fuzz/fuzz_$t.c" "${objs[@]}" -lm -lpthread -o "$BUILD/fuzz_$t"
     work="$BUILD/corpus_$t"
     rm -rf "$work"
@@ -49,6 +49,7 @@ for t in fen state parse trace model c4_book; do
     maxlen=4096
     [ "$t" = parse ] || [ "$t" = trace ] && maxlen=16384
     [ "$t" = model ] && maxlen=16384
+    [ "$t" = policy_net ] && maxlen=80000  # the smallest network's dense layer is 16 x 1968 weights
     if (cd "$BUILD" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
             "./fuzz_$t" -max_total_time="$SECONDS_PER_TARGET" -max_len=$maxlen -print_final_stats=1 \
             ${FUZZ_JOBS:+-jobs=$FUZZ_JOBS -workers=$FUZZ_JOBS} "corpus_$t" >"fuzz_$t.log" 2>&1); then

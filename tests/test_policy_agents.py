@@ -138,11 +138,12 @@ def test_guided_search_runs_on_a_real_mav_model(tmp_path):
 
 
 def test_the_shipped_network_loads_and_plays():
-    """mavgame/data/policy_chess.pt: the small network trained here (docs/policy.md), stored as float16."""
-    pytest.importorskip("torch")
+    """mavgame/data/policy_chess.safetensors: the small network trained here (docs/policy.md), exported as
+    float16; it runs in the native engine, without PyTorch."""
     from mavgame.play.policy_agents import SHIPPED_POLICY, load_policy
     assert SHIPPED_POLICY.exists() and SHIPPED_POLICY.stat().st_size < 3_000_000
     pol = load_policy("shipped")
+    assert isinstance(pol, _core.PolicyNet) and pol.file_dtype == "F16" and (pol.channels, pol.blocks) == (32, 3)
     st = mavgame.State("chess")
     mask = _core.policy_legal_mask([st])
     p = pol(_core.policy_planes([st]), mask)
@@ -150,3 +151,5 @@ def test_the_shipped_network_loads_and_plays():
     assert p.max() > 2.0 / mask.sum()     # a trained policy, not a flat one
     agent = make_agent("policy:policy=shipped,seed=1")
     assert st.is_legal(agent.act(st))
+    guided = make_agent("guided_ab:policy=shipped,threshold=0.01,depth=4,batch=8")
+    assert st.is_legal(guided.act(st)) and guided.last.policy_calls >= 1 and guided.last.policy_positions >= 1

@@ -182,6 +182,21 @@ def test_rl_run_is_resumable_and_updates_the_network(pgn_file, tmp_path, capsys)
         R.decisive_games([str(draws)])
 
 
+def test_native_and_torch_inference_play_the_same_games(pgn_file, tmp_path):
+    """Self-play through the native engine (re-exported each step) draws the moves torch's policy would."""
+    init = tmp_path / "init.pt"
+    P.PolicyModel(P.PolicyNet(TINY)).save(init)
+    st = R.RLSettings(steps=2, games=2, max_plies=10, opponent_games=2, vs_opponent=0.5, lr=1e-2, seed=4)
+    logs = {}
+    for inf in ("native", "torch"):
+        R.run_rl([str(pgn_file)], tmp_path / inf, init=str(init), settings=st, progress=False, inference=inf)
+        logs[inf] = [{k: r[k] for k in ("positions", "mean_plies", "aborted", "vs_opponent_score")}
+                     for r in map(json.loads, (tmp_path / inf / "rl_log.jsonl").read_text().splitlines())]
+    assert logs["native"] == logs["torch"] and len(logs["native"]) == 2
+    with pytest.raises(ValueError, match="inference must be one of"):
+        R.run_rl([str(pgn_file)], tmp_path / "x", init=str(init), settings=st, progress=False, inference="onnx")
+
+
 def test_a_network_is_never_asked_about_a_finished_game():
     # Black (the learner) mates; the opponent (White) must not then be asked to move in the mated position.
     st = mavgame.State("chess")

@@ -27,6 +27,7 @@ int mg_bind_rules(PyObject *m);
 int mg_bind_gardner(PyObject *m);
 int mg_bind_chess_policy(PyObject *m);
 int mg_bind_alphabeta(PyObject *m);
+int mg_bind_policy_net(PyObject *m);
 int mg_bind_az(PyObject *m);
 
 static const mg_bind_fn MG_BINDINGS[] = {
@@ -49,6 +50,7 @@ static const mg_bind_fn MG_BINDINGS[] = {
     mg_bind_gardner,
     mg_bind_chess_policy,
     mg_bind_alphabeta,
+    mg_bind_policy_net,
     mg_bind_az,
     NULL, /* keep last */
 };

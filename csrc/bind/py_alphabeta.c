@@ -6,7 +6,8 @@
  *                    max_seconds=0.0, fens=False) -> AlphaBetaResult
  *
  * policy: None (uniform), a float array of 1968 weights over the move index (one fixed
- * preference, masked and renormalised in every position; run without the GIL), or a callable
+ * preference, masked and renormalised in every position; run without the GIL), a
+ * mavgame._core.PolicyNet (the native network, called from the search without the GIL), or a callable
  * policy(planes, mask[, fens]) -> array (n, 1968) called with batches of positions: planes float32
  * (n, 41, 8, 8), mask bool (n, 1968), fens (with fens=True) a list of FEN strings.  The search runs
  * with the GIL released (a callable policy takes it for its call); Ctrl-C stops it (KeyboardInterrupt);
@@ -253,7 +254,10 @@ static PyObject *py_guided_alphabeta(PyObject *Py_UNUSED(mod), PyObject *args, P
         return NULL;
     py_policy_ctx ctx = {NULL, NULL, fens};
     PyObject *weights = NULL;
-    if (pol != Py_None) {
+    int native = pol == Py_None ? 0 : mg_py_policy_net_ab(pol, &p.policy, &p.policy_ctx);
+    if (native < 0)
+        return NULL;
+    if (pol != Py_None && !native) {
         if (PyCallable_Check(pol)) {
             ctx.fn = pol;
             p.policy = callable_policy;
@@ -311,7 +315,8 @@ static PyMethodDef ab_methods[] = {
     {"guided_alphabeta", (PyCFunction)(void (*)(void))py_guided_alphabeta, METH_VARARGS | METH_KEYWORDS,
      "guided_alphabeta(state, policy=None, *, threshold=0.001, max_depth=8, batch=32, max_nodes=0, "
      "max_seconds=0.0, fens=False) -> AlphaBetaResult\n\n"
-     "Probability-threshold alpha-beta guided by a policy: None (uniform), an array of 1968 weights, or "
+     "Probability-threshold alpha-beta guided by a policy: None (uniform), an array of 1968 weights, a "
+     "PolicyNet (the native network, run inside the search), or "
      "policy(planes, mask[, fens]) -> (n, 1968) called with batches of positions."},
     {NULL, NULL, 0, NULL},
 };

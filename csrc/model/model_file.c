@@ -1,21 +1,15 @@
 /*
  * model_file.c - loading a MAV model file (model.h): metadata and configuration checks, the
  * exact set of tensors and their shapes, conversion of float16/bfloat16 weights to float32.
- * A model file is memory-mapped read-only while it is validated and converted (mg_model_load_file).
+ * A model file is memory-mapped read-only while it is validated and converted (mg_model_load_file,
+ * through mg_st_with_file).
  */
-/* madvise(MADV_DONTNEED) (Linux, the BSDs, macOS) is not in POSIX: ask for the system's extensions */
-#define _DEFAULT_SOURCE 1
-#define _DARWIN_C_SOURCE 1
 #include "model.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "../format/tokenizer.h"
 #include "../game.h"
@@ -224,41 +218,12 @@ void mg_model_free(mg_model *m)
     memset(m, 0, sizeof *m);
 }
 
-/* Element i of a float tensor as float32. */
-static float elem(const mg_st_tensor *t, size_t i)
-{
-    const uint8_t *p = t->data + i * mg_st_dtype_size(t->dtype);
-    if (t->dtype == MG_ST_F32) {
-        float f;
-        memcpy(&f, p, 4);
-        return f;
-    }
-    uint16_t h = (uint16_t)(p[0] | (p[1] << 8));
-    return t->dtype == MG_ST_F16 ? mg_half_to_float(h) : mg_bf16_to_float(h);
-}
-
 typedef struct want {
     char name[64];
     int64_t rows, cols; /* cols 0: a vector [rows] */
     int transpose;
     const float **dst;
 } want;
-
-/* Give the pages of a converted tensor of a read-only private file mapping back (they leave the
- * process's resident set; touched again they would be read again from the file, so this is only
- * a hint).  Never called on a heap buffer, whose pages it would zero. */
-static void release_mapped(const uint8_t *data, size_t n)
-{
-#ifdef MADV_DONTNEED
-    long ps = sysconf(_SC_PAGESIZE);
-    uintptr_t page = ps > 0 ? (uintptr_t)ps : 4096, lo = (uintptr_t)data & ~(page - 1), hi = ((uintptr_t)data + n) & ~(page - 1);
-    if (hi > lo)
-        madvise((void *)lo, hi - lo, MADV_DONTNEED);
-#else
-    (void)data;
-    (void)n;
-#endif
-}
 
 /* mg_model_load_buffer; `mapped`: buf is a read-only private file mapping whose pages may be
  * released as the weights are converted (so the file and the float32 arena are not both resident). */
@@ -393,15 +358,15 @@ static int load(mg_model *m, const uint8_t *buf, size_t len, int mapped, char *e
         if (w[i].transpose) { /* [out = rows][in = cols] -> packed panels of W = its transpose */
             for (size_t r = 0; r < rows; r++)
                 for (size_t k = 0; k < cols; k++)
-                    at[mg_pack_at((int)cols, (int)k, (int)r)] = elem(t, r * cols + k);
+                    at[mg_pack_at((int)cols, (int)k, (int)r)] = mg_st_float(t, r * cols + k);
             at += mg_matmul_packed_floats((int)cols, (int)rows);
         } else {
             for (size_t k = 0; k < rows * cols; k++)
-                at[k] = elem(t, k);
+                at[k] = mg_st_float(t, k);
             at += rows * cols;
         }
         if (mapped)
-            release_mapped(t->data, t->nbytes);
+            mg_st_release_mapped(t->data, t->nbytes);
     }
     if (c->tie_embeddings) {
         for (int64_t r = 0; r < V; r++)
@@ -434,86 +399,17 @@ int mg_model_load_buffer(mg_model *m, const uint8_t *buf, size_t len, char *err,
     return load(m, buf, len, 0, err, errlen);
 }
 
-/* Load from a byte buffer (a file mapping if `mapped`) and prefix any error with the path. */
-static int load_bytes(mg_model *m, const char *path, const uint8_t *buf, size_t len, int mapped, char *err,
-                      size_t errlen)
+static int load_cb(void *ctx, const uint8_t *buf, size_t len, int mapped, char *err, size_t errlen)
 {
-    char inner[MG_ERRLEN];
-    int rc = load(m, buf, len, mapped, inner, sizeof inner);
-    if (rc != MG_OK)
-        snprintf(err, errlen, "%s: %s", path, inner);
-    return rc;
-}
-
-/* A file that cannot be mapped (a pipe, a character device): read it into memory. */
-static int load_stream(mg_model *m, const char *path, FILE *fp, char *err, size_t errlen)
-{
-    uint8_t *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len == cap) {
-            size_t nc = cap ? cap * 2 : (size_t)1 << 20;
-            uint8_t *nb = realloc(buf, nc);
-            if (!nb) {
-                free(buf);
-                snprintf(err, errlen, "%s: out of memory reading the file", path);
-                return MG_ERR;
-            }
-            buf = nb;
-            cap = nc;
-        }
-        size_t r = fread(buf + len, 1, cap - len, fp);
-        len += r;
-        if (r == 0)
-            break;
-    }
-    if (ferror(fp)) {
-        free(buf);
-        snprintf(err, errlen, "%s: read error", path);
-        return MG_ERR;
-    }
-    int rc = load_bytes(m, path, buf, len, 0, err, errlen);
-    free(buf);
-    return rc;
+    return load(ctx, buf, len, mapped, err, errlen);
 }
 
 /* A regular file is memory-mapped read-only and validated and converted from the mapped bytes
- * (no copy of the file in memory); each tensor's pages are given back once it is converted, and
- * the mapping is released once the weights are packed: every weight is converted or repacked
- * into the model's own arena anyway, so keeping the mapping (even for float32) saves nothing. */
+ * (no copy of the file in memory; mg_st_with_file); each tensor's pages are given back once it is
+ * converted, and the mapping is released once the weights are packed: every weight is converted or
+ * repacked into the model's own arena anyway, so keeping the mapping (even for float32) saves nothing. */
 int mg_model_load_file(mg_model *m, const char *path, char *err, size_t errlen)
 {
     memset(m, 0, sizeof *m);
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return MG_ERR;
-    }
-    struct stat st;
-    if (fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode)) {
-        int rc = load_stream(m, path, fp, err, errlen);
-        fclose(fp);
-        return rc;
-    }
-    if ((uint64_t)st.st_size > (uint64_t)SIZE_MAX) {
-        fclose(fp);
-        snprintf(err, errlen, "%s: file of %lld bytes is too large", path, (long long)st.st_size);
-        return MG_ERR;
-    }
-    size_t len = (size_t)st.st_size;
-    if (len == 0) { /* mmap refuses a zero length: the reader's own error for an empty file */
-        fclose(fp);
-        return load_bytes(m, path, (const uint8_t *)"", 0, 0, err, errlen);
-    }
-    void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fileno(fp), 0);
-    if (map == MAP_FAILED) {
-        int rc = load_stream(m, path, fp, err, errlen);
-        fclose(fp);
-        return rc;
-    }
-    fclose(fp); /* the mapping stays valid without the descriptor */
-    posix_madvise(map, len, POSIX_MADV_SEQUENTIAL); /* a hint: its failure changes nothing */
-    int rc = load_bytes(m, path, map, len, 1, err, errlen);
-    munmap(map, len);
-    return rc;
+    return mg_st_with_file(path, load_cb, m, err, errlen);
 }

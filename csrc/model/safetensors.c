@@ -1,14 +1,22 @@
 /*
  * safetensors.c - the validating safetensors reader of safetensors.h.
  */
+/* madvise(MADV_DONTNEED) (Linux, the BSDs, macOS) is not in POSIX: ask for the system's extensions */
+#define _DEFAULT_SOURCE 1
+#define _DARWIN_C_SOURCE 1
 #include "safetensors.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../game.h"
 #include "json.h"
+#include "model.h"
 
 static const char *const DT_NAMES[MG_ST_NDTYPES] = {"F64", "F32", "F16", "BF16", "I64", "I32", "I16",
                                                      "I8",  "U8",  "U16", "U32",  "U64", "BOOL"};
@@ -237,4 +245,109 @@ const char *mg_st_meta(const mg_st_file *f, const char *key)
         if (strcmp(f->meta_keys[i], key) == 0)
             return f->meta_values[i];
     return NULL;
+}
+
+float mg_st_float(const mg_st_tensor *t, size_t i)
+{
+    const uint8_t *p = t->data + i * mg_st_dtype_size(t->dtype);
+    if (t->dtype == MG_ST_F32) {
+        float f;
+        memcpy(&f, p, 4);
+        return f;
+    }
+    uint16_t h = (uint16_t)(p[0] | (p[1] << 8));
+    return t->dtype == MG_ST_F16 ? mg_half_to_float(h) : mg_bf16_to_float(h);
+}
+
+void mg_st_release_mapped(const uint8_t *data, size_t n)
+{
+#ifdef MADV_DONTNEED
+    long ps = sysconf(_SC_PAGESIZE);
+    uintptr_t page = ps > 0 ? (uintptr_t)ps : 4096, lo = (uintptr_t)data & ~(page - 1), hi = ((uintptr_t)data + n) & ~(page - 1);
+    if (hi > lo)
+        madvise((void *)lo, hi - lo, MADV_DONTNEED);
+#else
+    (void)data;
+    (void)n;
+#endif
+}
+
+/* Run fn over the bytes (a file mapping if `mapped`) and prefix any error with the path. */
+static int with_bytes(const char *path, mg_st_bytes_fn fn, void *ctx, const uint8_t *buf, size_t len, int mapped,
+                      char *err, size_t errlen)
+{
+    char inner[MG_ERRLEN];
+    inner[0] = 0;
+    int rc = fn(ctx, buf, len, mapped, inner, sizeof inner);
+    if (rc != MG_OK)
+        snprintf(err, errlen, "%s: %s", path, inner);
+    return rc;
+}
+
+/* A file that cannot be mapped (a pipe, a character device): read it into memory. */
+static int with_stream(const char *path, FILE *fp, mg_st_bytes_fn fn, void *ctx, char *err, size_t errlen)
+{
+    uint8_t *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len == cap) {
+            size_t nc = cap ? cap * 2 : (size_t)1 << 20;
+            uint8_t *nb = realloc(buf, nc);
+            if (!nb) {
+                free(buf);
+                snprintf(err, errlen, "%s: out of memory reading the file", path);
+                return MG_ERR;
+            }
+            buf = nb;
+            cap = nc;
+        }
+        size_t r = fread(buf + len, 1, cap - len, fp);
+        len += r;
+        if (r == 0)
+            break;
+    }
+    if (ferror(fp)) {
+        free(buf);
+        snprintf(err, errlen, "%s: read error", path);
+        return MG_ERR;
+    }
+    int rc = with_bytes(path, fn, ctx, buf, len, 0, err, errlen);
+    free(buf);
+    return rc;
+}
+
+int mg_st_with_file(const char *path, mg_st_bytes_fn fn, void *ctx, char *err, size_t errlen)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return MG_ERR;
+    }
+    struct stat st;
+    if (fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode)) {
+        int rc = with_stream(path, fp, fn, ctx, err, errlen);
+        fclose(fp);
+        return rc;
+    }
+    if ((uint64_t)st.st_size > (uint64_t)SIZE_MAX) {
+        fclose(fp);
+        snprintf(err, errlen, "%s: file of %lld bytes is too large", path, (long long)st.st_size);
+        return MG_ERR;
+    }
+    size_t len = (size_t)st.st_size;
+    if (len == 0) { /* mmap refuses a zero length: the reader's own error for an empty file */
+        fclose(fp);
+        return with_bytes(path, fn, ctx, (const uint8_t *)"", 0, 0, err, errlen);
+    }
+    void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fileno(fp), 0);
+    if (map == MAP_FAILED) {
+        int rc = with_stream(path, fp, fn, ctx, err, errlen);
+        fclose(fp);
+        return rc;
+    }
+    fclose(fp); /* the mapping stays valid without the descriptor */
+    posix_madvise(map, len, POSIX_MADV_SEQUENTIAL); /* a hint: its failure changes nothing */
+    int rc = with_bytes(path, fn, ctx, map, len, 1, err, errlen);
+    munmap(map, len);
+    return rc;
 }

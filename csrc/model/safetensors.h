@@ -58,6 +58,22 @@ const char *mg_st_meta(const mg_st_file *f, const char *key);
 
 void mg_st_free(mg_st_file *f);
 
+/* Element i of a F32, F16 or BF16 tensor as float32 (the caller has checked the dtype). */
+float mg_st_float(const mg_st_tensor *t, size_t i);
+
+/* The bytes of a file for a loader: fn(ctx, buf, len, mapped, err, errlen) returns MG_OK or MG_ERR
+ * with a message.  mg_st_with_file memory-maps a regular file read-only (mapped = 1: the loader
+ * may give converted pages back with mg_st_release_mapped) and reads any other file (a pipe) into
+ * memory; the bytes are valid only during the call.  Errors (the file's and fn's) are prefixed
+ * with the path. */
+typedef int (*mg_st_bytes_fn)(void *ctx, const uint8_t *buf, size_t len, int mapped, char *err, size_t errlen);
+int mg_st_with_file(const char *path, mg_st_bytes_fn fn, void *ctx, char *err, size_t errlen);
+
+/* Give the pages of a converted tensor of a read-only private file mapping back (they leave the
+ * process's resident set; touched again they would be read again from the file, so this is only
+ * a hint).  Never to be called on a heap buffer, whose pages it would zero. */
+void mg_st_release_mapped(const uint8_t *data, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -79,6 +79,17 @@ def bf16_bits_to_float32(b: np.ndarray) -> np.ndarray:
 def save_safetensors(path: PathLike, tensors: Mapping[str, np.ndarray], metadata: Optional[Dict[str, str]] = None,
                      bf16: Tuple[str, ...] = ()) -> None:
     """Write NumPy arrays to a safetensors file. Names listed in ``bf16`` must be uint16 bf16 bit patterns."""
+    data = safetensors_bytes(tensors, metadata, bf16)
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def safetensors_bytes(tensors: Mapping[str, np.ndarray], metadata: Optional[Dict[str, str]] = None,
+                      bf16: Tuple[str, ...] = ()) -> bytes:
+    """The bytes of the safetensors file :func:`save_safetensors` writes."""
     header: Dict[str, Any] = {}
     if metadata:
         for k, v in metadata.items():
@@ -108,14 +119,7 @@ def save_safetensors(path: PathLike, tensors: Mapping[str, np.ndarray], metadata
         offset += len(data)
     hbytes = json.dumps(header, separators=(",", ":")).encode("utf-8")
     hbytes += b" " * ((8 - len(hbytes) % 8) % 8)
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(struct.pack("<Q", len(hbytes)))
-        f.write(hbytes)
-        for b in blobs:
-            f.write(b)
-    os.replace(tmp, path)
+    return b"".join([struct.pack("<Q", len(hbytes)), hbytes, *blobs])
 
 
 def load_safetensors(path: PathLike) -> Tuple[Dict[str, np.ndarray], Dict[str, str]]:

@@ -295,6 +295,17 @@ class PolicyModel:
 
     @classmethod
     def load(cls, path, device="cpu") -> "PolicyModel":
+        """A ``policy.pt`` (format ``mavgame-policy-1``) or an exported file (:mod:`mavgame.model.policy_export`)."""
+        from .policy_export import is_exported, read_policy_file
+
+        if Path(path).is_file() and is_exported(path):
+            cfg, sd = read_policy_file(path)
+            try:
+                net = PolicyNet(PolicyConfig(**cfg))
+                net.load_state_dict({k: torch.from_numpy(v) for k, v in sd.items()})
+            except (TypeError, RuntimeError) as e:
+                raise ValueError(f"{path}: the weights do not match the policy network config {cfg}: {e}") from None
+            return cls(net, device)
         try:
             d = torch.load(str(path), map_location=device, weights_only=True)
         except FileNotFoundError:

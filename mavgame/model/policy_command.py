@@ -1,6 +1,6 @@
 """``mavgame policy``: train the IDP report's chess policy network from PGN (``train``), run its
-reinforcement-learning stage (``rl``) and measure its move-matching accuracy (``accuracy``)
-(docs/policy.md). The arguments are defined here without PyTorch; the work imports
+reinforcement-learning stage (``rl``), measure its move-matching accuracy (``accuracy``) and export it for
+the native engine (``export``) (docs/policy.md). The arguments are defined here without PyTorch; the work imports
 :mod:`mavgame.model.policy` (which needs torch) when the command runs."""
 from __future__ import annotations
 
@@ -37,6 +37,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     ac.add_argument("--skip-moves", type=int, default=10)
     ac.add_argument("--max-games", type=int, default=0)
     ac.add_argument("--device", default="cpu")
+    ex = sub.add_parser("export", help="write a policy.pt as the native engine's file (safetensors; then no "
+                        "PyTorch is needed to play with it)", formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    ex.add_argument("--model", required=True, help="policy.pt written by `mavgame policy train` / `rl`")
+    ex.add_argument("--out", required=True, help="the exported file (e.g. policy.safetensors)")
+    ex.add_argument("--dtype", default="float16", choices=("float16", "bfloat16", "float32"),
+                    help="weight type in the file (the engine computes in float32)")
     rl = sub.add_parser("rl", help="the report's reinforcement-learning stage (self-play from decisive games)",
                         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
                         description="Self-play from random positions of the decisive games of PGN files with the "
@@ -68,6 +74,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     rl.add_argument("--fresh", action="store_true", help="start again even if OUT holds a checkpoint")
     rl.add_argument("--seed", type=int, default=0)
     rl.add_argument("--device", default="cpu")
+    rl.add_argument("--inference", default="auto", choices=("auto", "native", "torch"),
+                    help="what plays the self-play moves (auto: the native engine on the CPU, torch elsewhere)")
     rl.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     rl.add_argument("--no-progress", action="store_true")
 
@@ -98,9 +106,16 @@ def run(args: argparse.Namespace) -> int:
         cfg = P.PolicyConfig(channels=args.channels, blocks=args.blocks, head=args.head or "pool")
         r = R.run_rl(args.pgn, args.out, init=args.init, config=cfg, head=args.head, settings=settings,
                      fresh=args.fresh, device=args.device, progress=not args.no_progress,
-                     max_seconds=args.max_seconds)
+                     max_seconds=args.max_seconds, inference=args.inference)
         print(json.dumps(r))
         print(f"wrote {args.out}/policy.pt (current network), opponent.pt, rl_state.pt and rl_log.jsonl")
+        return 0
+    if args.policy_command == "export":
+        from .policy_export import export_policy, load_native_policy
+        out = export_policy(args.model, args.out, dtype=args.dtype)
+        net = load_native_policy(out)
+        print(f"wrote {out}: {net.channels} channels, {net.blocks} blocks, head {net.head}, {net.n_params:,} "
+              f"parameters as {net.file_dtype} ({out.stat().st_size:,} bytes)")
         return 0
     model = P.PolicyModel.load(args.model, args.device)
     data, _, info = P.load_pgn_positions(args.pgn, skip_moves=args.skip_moves, val_fraction=0.0,

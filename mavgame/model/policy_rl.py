@@ -312,6 +312,16 @@ def _policy_of(net: PolicyNet, device) -> PolicyFn:
     return fn
 
 
+def _native_of(net: PolicyNet) -> PolicyFn:
+    """The network in the native engine (a float32 export of its current weights): the self-play moves' policy."""
+    from .policy_export import policy_file_bytes
+
+    return _core.PolicyNet(policy_file_bytes(net.state_dict(), dataclasses.asdict(net.config), dtype="float32"))
+
+
+INFERENCE = ("auto", "native", "torch")
+
+
 def _init_net(init: Optional[str], config: Optional[PolicyConfig], head: Optional[str]) -> PolicyNet:
     """The starting network: ``init`` (a supervised policy.pt) or a fresh one of ``config``; with ``head``
     different from the init's, the stem and residual tower are kept and a new head is made (the report
@@ -332,11 +342,17 @@ def _init_net(init: Optional[str], config: Optional[PolicyConfig], head: Optiona
 
 def run_rl(pgn: Sequence[str], out, *, init: Optional[str] = None, config: Optional[PolicyConfig] = None,
            head: Optional[str] = None, settings: Optional[RLSettings] = None, fresh: bool = False, device="cpu",
-           progress: bool = True, max_seconds: float = 0.0) -> Dict:
+           progress: bool = True, max_seconds: float = 0.0, inference: str = "auto") -> Dict:
     """Run (or resume) the RL stage into directory ``out`` until ``settings.steps`` steps are done (each
     step: ``settings.games`` games played together, then one pass of updates on their positions), or
     ``max_seconds`` of wall clock have passed (0: no limit). Writes ``rl_state.pt`` (every step),
-    ``policy.pt`` (the current network), ``opponent.pt`` and ``rl_log.jsonl``; returns a summary."""
+    ``policy.pt`` (the current network), ``opponent.pt`` and ``rl_log.jsonl``; returns a summary.
+    ``inference``: what plays the self-play moves: ``native`` (the C engine, re-exported from the current
+    weights every step), ``torch``, or ``auto`` (native on the CPU, torch on another device); the updates
+    run in PyTorch either way."""
+    if inference not in INFERENCE:
+        raise ValueError(f"inference must be one of {', '.join(INFERENCE)}, got {inference!r}")
+    native = inference == "native" or (inference == "auto" and str(device) == "cpu")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     ckpt = out / "rl_state.pt"
@@ -406,6 +422,8 @@ def run_rl(pgn: Sequence[str], out, *, init: Optional[str] = None, config: Optio
                     games.append(start_game(src, rng, learner_colors=(color,), vs_opponent=True))
                 else:
                     games.append(start_game(src, rng, learner_colors=(0, 1), vs_opponent=False))
+            if native:  # this step's weights of both networks, in C
+                learner, opponent = _native_of(net), _native_of(opp)
             play_games(games, learner, opponent, rng, max_plies=s.max_plies)
             ex = [game_examples(g, table=s.table, human_prefix=s.human_prefix) for g in games]
             planes, masks, moves, rewards = (np.concatenate([e[k] for e in ex]) for k in range(4))

@@ -7,19 +7,22 @@ spec                    agent
                         piece-square tables (C): ``depth`` (default 4), ``movetime`` ms, ``nodes``,
                         ``tt`` (1)
 ``guided_ab``           "AB with prob": probability-threshold alpha-beta guided by a policy (C):
-                        ``policy`` (a policy.pt file, ``shipped``, ``uniform``, or ``mav`` for a MAV model's
+                        ``policy`` (a policy file, ``shipped``, ``uniform``, or ``mav`` for a MAV model's
                         values), ``threshold`` (0.001), ``depth`` (max depth, 8), ``batch`` (32),
-                        ``movetime`` ms, ``nodes``; ``mav_model``, ``temperature`` for ``policy=mav``
+                        ``movetime`` ms, ``nodes``, ``backend``; ``mav_model``, ``temperature`` for
+                        ``policy=mav``
 ``policy``              the policy network alone: picks between its two best moves by their
-                        probabilities (``top``, 2); ``policy``, ``seed``
+                        probabilities (``top``, 2); ``policy``, ``seed``, ``backend``
 ``policy_rollouts``     "MCTS" of the report: ``games`` games a legal move (3) played by the
                         policy, the move with the most wins (draws break ties); ``policy``,
-                        ``max_plies`` (200), ``seed``
+                        ``max_plies`` (200), ``seed``, ``backend``
 ======================  =====================================================================
 
 A policy is a callable ``policy(planes, mask) -> (n, 1968)`` over the move index
-(:func:`mavgame._core.policy_planes`); :func:`load_policy` makes one from a spec value. The network
-needs PyTorch; ``uniform`` and the two alpha-beta searches do not. Chess and Chess960 only.
+(:func:`mavgame._core.policy_planes`); :func:`load_policy` makes one from a spec value. A network runs
+in the native engine by default (``backend=native``: ``mavgame._core.PolicyNet``, which
+:func:`mavgame._core.guided_alphabeta` calls from C without the GIL); an exported file such as the
+shipped one needs no PyTorch, a ``policy.pt`` (and ``backend=torch``) does. Chess and Chess960 only.
 """
 from __future__ import annotations
 
@@ -43,25 +46,40 @@ def uniform_policy(planes: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return m / np.maximum(m.sum(-1, keepdims=True), 1.0)
 
 
-SHIPPED_POLICY = Path(__file__).resolve().parents[1] / "data" / "policy_chess.pt"
+SHIPPED_POLICY = Path(__file__).resolve().parents[1] / "data" / "policy_chess.safetensors"
+BACKENDS = ("native", "torch")
 
 
-def load_policy(policy: Any = "uniform") -> PolicyFn:
+def load_policy(policy: Any = "uniform", backend: str = "native") -> PolicyFn:
     """A policy callable from ``"uniform"``, ``"shipped"`` (the small network trained here and shipped in
-    the package, docs/policy.md), a policy.pt path (a :class:`mavgame.model.policy.PolicyModel`, loaded
-    once per path; needs PyTorch), or a callable (returned as is)."""
+    the package, docs/policy.md), a policy file, or a callable (returned as is).
+
+    ``backend="native"`` (the default): the network runs in C (``mavgame._core.PolicyNet``, no PyTorch for an
+    exported file such as the shipped one; a ``policy.pt`` is converted in memory, which needs PyTorch);
+    ``"torch"``: :class:`mavgame.model.policy.PolicyModel` (needs PyTorch; reads both kinds of file). A file is
+    loaded once per path and backend."""
     if callable(policy):
         return policy
     if policy in (None, "uniform"):
         return uniform_policy
-    key = str(SHIPPED_POLICY) if policy == "shipped" else str(policy)
+    if backend not in BACKENDS:
+        raise AgentError(f"policy backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    path = str(SHIPPED_POLICY) if policy == "shipped" else str(policy)
+    key = (path, backend)
     if key not in _POLICIES:
-        try:
-            from ..model.policy import PolicyModel
-        except ImportError as e:
-            raise AgentError(f"policy {key!r}: a policy network needs PyTorch ({e})") from None
-        _POLICIES[key] = PolicyModel.load(key)
-    return _POLICIES[key].policy
+        if backend == "native":
+            from ..model.policy_export import load_native_policy
+            try:
+                _POLICIES[key] = load_native_policy(path)
+            except ImportError as e:
+                raise AgentError(f"policy {path!r}: {e}") from None
+        else:
+            try:
+                from ..model.policy import PolicyModel
+            except ImportError as e:
+                raise AgentError(f"policy {path!r}: backend 'torch' needs PyTorch ({e})") from None
+            _POLICIES[key] = PolicyModel.load(path).policy
+    return _POLICIES[key]
 
 
 def mav_policy(model=None, *, temperature: float = 0.05, scoring: str = "mean", backend: str = "auto") -> PolicyFn:
@@ -129,8 +147,9 @@ class GuidedAlphaBetaAgent(Agent):
 
     def __init__(self, policy: Any = "uniform", *, threshold: float = 0.001, depth: int = 8, batch: int = 32,
                  movetime: Optional[float] = None, nodes: int = 0, mav_model: Optional[str] = None,
-                 temperature: float = 0.05, name: Optional[str] = None):
-        self.policy = mav_policy(mav_model, temperature=temperature) if policy == "mav" else load_policy(policy)
+                 temperature: float = 0.05, backend: str = "native", name: Optional[str] = None):
+        self.policy = (mav_policy(mav_model, temperature=temperature) if policy == "mav"
+                       else load_policy(policy, backend))
         self.fens = bool(getattr(self.policy, "wants_fens", False))
         self.threshold, self.depth, self.batch = float(threshold), int(depth), int(batch)
         self.max_seconds, self.nodes = _seconds(movetime), int(nodes)
@@ -154,10 +173,11 @@ class PolicyAgent(Agent):
 
     games = CHESS
 
-    def __init__(self, policy: Any = "uniform", *, top: int = 2, seed: Optional[int] = None, name: Optional[str] = None):
+    def __init__(self, policy: Any = "uniform", *, top: int = 2, seed: Optional[int] = None, backend: str = "native",
+                 name: Optional[str] = None):
         if int(top) < 1:
             raise ValueError(f"top must be >= 1, got {top}")
-        self.policy = load_policy(policy)
+        self.policy = load_policy(policy, backend)
         self.top = int(top)
         self._seed = seed
         self._rng = np.random.default_rng(seed)
@@ -201,10 +221,10 @@ class PolicyRolloutAgent(Agent):
     games = CHESS
 
     def __init__(self, policy: Any = "uniform", *, games: int = 3, max_plies: int = 200, seed: Optional[int] = None,
-                 name: Optional[str] = None):
+                 backend: str = "native", name: Optional[str] = None):
         if int(games) < 1 or int(max_plies) < 1:
             raise ValueError(f"games and max_plies must be >= 1, got {games}, {max_plies}")
-        self.policy = load_policy(policy)
+        self.policy = load_policy(policy, backend)
         self.n, self.max_plies = int(games), int(max_plies)
         self._seed = seed
         self._rng = np.random.default_rng(seed)
@@ -236,7 +256,11 @@ class PolicyRolloutAgent(Agent):
                 break
             states = [runs[i] for i in live]
             mask = _core.policy_legal_mask(states)
-            picks = sample_moves(self.policy(_core.policy_planes(states), mask), mask, self._rng)
+            planes = _core.policy_planes(states)
+            if isinstance(self.policy, _core.PolicyNet):  # the native network draws the moves in C
+                picks = self.policy.sample(planes, mask, self._rng.random(len(states)))
+            else:
+                picks = sample_moves(self.policy(planes, mask), mask, self._rng)
             for s, k in zip(states, picks):
                 s.push(_core.policy_action(s, int(k)))
             live = [i for i in live if not runs[i].is_terminal()]

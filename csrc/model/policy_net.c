@@ -1,0 +1,464 @@
+/*
+ * policy_net.c - loading and running the chess policy network of policy_net.h.
+ */
+#include "policy_net.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../game.h"
+#include "json.h"
+#include "safetensors.h"
+
+/* ---- configuration ------------------------------------------------------------------------ */
+
+/* Parse the config JSON ({"channels": C, "blocks": B, "head": "pool" | "conv"}) into net. */
+static int parse_config(const char *json, mg_policy_net *net, char *err, size_t errlen)
+{
+    char jerr[MG_ERRLEN];
+    mg_json_tok toks[16];
+    size_t n = strlen(json);
+    int nt = mg_json_parse(json, n, NULL, 0, jerr, sizeof jerr);
+    if (nt < 0) {
+        snprintf(err, errlen, "invalid policy network configuration JSON: %s", jerr);
+        return MG_ERR;
+    }
+    if (nt > (int)(sizeof toks / sizeof toks[0])) {
+        snprintf(err, errlen, "policy network configuration has %d JSON values (at most %d expected)", nt,
+                 (int)(sizeof toks / sizeof toks[0]));
+        return MG_ERR;
+    }
+    mg_json_parse(json, n, toks, nt, jerr, sizeof jerr);
+    if (toks[0].type != MG_JSON_OBJECT) {
+        snprintf(err, errlen, "the policy network configuration must be a JSON object");
+        return MG_ERR;
+    }
+    int have = 0, k = 1;
+    for (int e = 0; e < toks[0].size; e++) {
+        const mg_json_tok *key = &toks[k], *v = &toks[k + 1];
+        char name[32];
+        if (mg_json_str_copy(json, key, name, sizeof name) < 0) {
+            snprintf(err, errlen, "unknown policy network configuration field (a key of %zu bytes)",
+                     key->end - key->start);
+            return MG_ERR;
+        }
+        if (strcmp(name, "channels") == 0 || strcmp(name, "blocks") == 0) {
+            int64_t x;
+            int is_c = name[0] == 'c';
+            int64_t hi = is_c ? MG_PNET_MAX_CHANNELS : MG_PNET_MAX_BLOCKS, lo = is_c ? 1 : 0;
+            if (mg_json_int(json, v, &x) < 0 || x < lo || x > hi) {
+                snprintf(err, errlen, "policy network config '%s' must be an int in [%lld, %lld], got '%.*s'", name,
+                         (long long)lo, (long long)hi, (int)(v->end - v->start > 40 ? 40 : v->end - v->start),
+                         json + v->start);
+                return MG_ERR;
+            }
+            *(is_c ? &net->channels : &net->blocks) = (int)x;
+            have |= is_c ? 1 : 2;
+        } else if (strcmp(name, "head") == 0) {
+            if (mg_json_str_eq(json, v, "pool"))
+                net->head = MG_PNET_HEAD_POOL;
+            else if (mg_json_str_eq(json, v, "conv"))
+                net->head = MG_PNET_HEAD_CONV;
+            else {
+                snprintf(err, errlen, "policy network config 'head' must be \"pool\" or \"conv\", got '%.*s'",
+                         (int)(v->end - v->start > 40 ? 40 : v->end - v->start), json + v->start);
+                return MG_ERR;
+            }
+            have |= 4;
+        } else {
+            snprintf(err, errlen, "unknown policy network configuration field '%s'", name);
+            return MG_ERR;
+        }
+        k = v->next;
+    }
+    if (have != 7) {
+        snprintf(err, errlen, "policy network configuration lacks '%s'",
+                 !(have & 1) ? "channels" : !(have & 2) ? "blocks" : "head");
+        return MG_ERR;
+    }
+    net->fc_in = net->head == MG_PNET_HEAD_POOL ? 16 * net->channels : 64 * MG_PNET_CONV_HEAD;
+    return MG_OK;
+}
+
+/* ---- weights ------------------------------------------------------------------------------ */
+
+void mg_policy_net_free(mg_policy_net *net)
+{
+    free(net->arena);
+    free(net->tower);
+    memset(net, 0, sizeof *net);
+}
+
+enum { K_VEC, K_STEM, K_CONV3, K_HEAD, K_FC };
+
+typedef struct want {
+    char name[48];
+    int kind;
+    int ndim;
+    int64_t shape[4];
+    const float **dst;
+} want;
+
+static void shape_text(const int64_t *shape, int ndim, char *out, size_t cap)
+{
+    size_t at = 0;
+    out[0] = 0;
+    for (int k = 0; k < ndim && at + 24 < cap; k++)
+        at += (size_t)snprintf(out + at, cap - at, "%s%lld", k ? ", " : "", (long long)shape[k]);
+    if (ndim == 1 && at + 2 < cap)
+        snprintf(out + at, cap - at, ",");
+}
+
+/* Convert tensor t (checked) into dst: packed for the matmul kernel, or copied (a bias). */
+static void convert(const mg_policy_net *net, const want *w, const mg_st_tensor *t, float *dst)
+{
+    int C = net->channels;
+    switch (w->kind) {
+    case K_VEC:
+        for (int64_t i = 0; i < t->numel; i++)
+            dst[i] = mg_st_float(t, (size_t)i);
+        break;
+    case K_STEM: /* [C][41][1][1] -> W[ci][co] */
+        for (int co = 0; co < C; co++)
+            for (int ci = 0; ci < MG_PNET_PLANES; ci++)
+                dst[mg_pack_at(MG_PNET_PLANES, ci, co)] = mg_st_float(t, (size_t)co * MG_PNET_PLANES + (size_t)ci);
+        break;
+    case K_CONV3: /* [co][ci][ky][kx] -> W[(ky * 3 + kx) * C + ci][co] */
+        for (int co = 0; co < C; co++)
+            for (int ci = 0; ci < C; ci++)
+                for (int q = 0; q < 9; q++)
+                    dst[mg_pack_at(9 * C, q * C + ci, co)] = mg_st_float(t, ((size_t)co * (size_t)C + (size_t)ci) * 9 + (size_t)q);
+        break;
+    case K_HEAD: /* [32][C][1][1] -> W[ci][co] */
+        for (int co = 0; co < MG_PNET_CONV_HEAD; co++)
+            for (int ci = 0; ci < C; ci++)
+                dst[mg_pack_at(C, ci, co)] = mg_st_float(t, (size_t)co * (size_t)C + (size_t)ci);
+        break;
+    case K_FC: { /* [1968][fc_in], PyTorch's input order (channel, square) -> ours (square, channel) */
+        int per = net->head == MG_PNET_HEAD_POOL ? 16 : 64, ch = net->fc_in / per;
+        for (int j = 0; j < MG_PNET_MOVES; j++)
+            for (int c = 0; c < ch; c++)
+                for (int s = 0; s < per; s++)
+                    dst[mg_pack_at(net->fc_in, s * ch + c, j)] =
+                        mg_st_float(t, (size_t)j * (size_t)net->fc_in + (size_t)c * (size_t)per + (size_t)s);
+        break;
+    }
+    }
+}
+
+static size_t want_floats(const mg_policy_net *net, const want *w)
+{
+    int C = net->channels;
+    switch (w->kind) {
+    case K_STEM:
+        return mg_matmul_packed_floats(MG_PNET_PLANES, C);
+    case K_CONV3:
+        return mg_matmul_packed_floats(9 * C, C);
+    case K_HEAD:
+        return mg_matmul_packed_floats(C, MG_PNET_CONV_HEAD);
+    case K_FC:
+        return mg_matmul_packed_floats(net->fc_in, MG_PNET_MOVES);
+    default:
+        return (size_t)w->shape[0];
+    }
+}
+
+typedef struct load_ctx {
+    mg_policy_net *net;
+    int allow_simd;
+} load_ctx;
+
+static int load(void *vctx, const uint8_t *buf, size_t len, int mapped, char *err, size_t errlen)
+{
+    load_ctx *ctx = vctx;
+    mg_policy_net *net = ctx->net;
+    memset(net, 0, sizeof *net);
+    mg_st_file f;
+    want *w = NULL;
+    if (mg_st_parse(buf, len, &f, err, errlen) != MG_OK)
+        return MG_ERR;
+    const char *fmt = mg_st_meta(&f, "format"), *ver = mg_st_meta(&f, "format_version");
+    const char *cj = mg_st_meta(&f, "config");
+    if (!fmt || strcmp(fmt, MG_PNET_FORMAT) != 0) {
+        snprintf(err, errlen, "not a mavgame policy network (metadata format '%.60s', '%s' expected)",
+                 fmt ? fmt : "(none)", MG_PNET_FORMAT);
+        goto fail;
+    }
+    if (!ver || strcmp(ver, MG_PNET_FORMAT_VERSION) != 0) {
+        snprintf(err, errlen, "unsupported policy network format version '%.60s' (%s expected)", ver ? ver : "(none)",
+                 MG_PNET_FORMAT_VERSION);
+        goto fail;
+    }
+    if (!cj) {
+        snprintf(err, errlen, "policy network file has no 'config' metadata");
+        goto fail;
+    }
+    if (parse_config(cj, net, err, errlen) != MG_OK)
+        goto fail;
+    int C = net->channels, B = net->blocks, nw = 4 + 4 * B + 2;
+    net->tower = calloc((size_t)(B ? B : 1), sizeof *net->tower);
+    w = calloc((size_t)nw, sizeof *w);
+    if (!net->tower || !w) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    int n = 0;
+#define WANT(nm, kind_, nd, s0, s1, s2, s3, dst_)                                \
+    do {                                                                         \
+        snprintf(w[n].name, sizeof w[n].name, "%s", nm);                         \
+        w[n].kind = (kind_);                                                     \
+        w[n].ndim = (nd);                                                        \
+        w[n].shape[0] = (s0);                                                    \
+        w[n].shape[1] = (s1);                                                    \
+        w[n].shape[2] = (s2);                                                    \
+        w[n].shape[3] = (s3);                                                    \
+        w[n].dst = (dst_);                                                       \
+        n++;                                                                     \
+    } while (0)
+    WANT("stem.weight", K_STEM, 4, C, MG_PNET_PLANES, 1, 1, &net->stem_w);
+    WANT("stem.bias", K_VEC, 1, C, 0, 0, 0, &net->stem_b);
+    for (int i = 0; i < B; i++) {
+        char nm[48];
+        snprintf(nm, sizeof nm, "tower.%d.a.weight", i);
+        WANT(nm, K_CONV3, 4, C, C, 3, 3, &net->tower[i].a_w);
+        snprintf(nm, sizeof nm, "tower.%d.a.bias", i);
+        WANT(nm, K_VEC, 1, C, 0, 0, 0, &net->tower[i].a_b);
+        snprintf(nm, sizeof nm, "tower.%d.b.weight", i);
+        WANT(nm, K_CONV3, 4, C, C, 3, 3, &net->tower[i].b_w);
+        snprintf(nm, sizeof nm, "tower.%d.b.bias", i);
+        WANT(nm, K_VEC, 1, C, 0, 0, 0, &net->tower[i].b_b);
+    }
+    if (net->head == MG_PNET_HEAD_CONV) {
+        WANT("head_conv.weight", K_HEAD, 4, MG_PNET_CONV_HEAD, C, 1, 1, &net->head_w);
+        WANT("head_conv.bias", K_VEC, 1, MG_PNET_CONV_HEAD, 0, 0, 0, &net->head_b);
+    }
+    WANT("fc.weight", K_FC, 2, MG_PNET_MOVES, net->fc_in, 0, 0, &net->fc_w);
+    WANT("fc.bias", K_VEC, 1, MG_PNET_MOVES, 0, 0, 0, &net->fc_b);
+#undef WANT
+    size_t total = 0, floats = 0;
+    int dtype = -1;
+    for (int i = 0; i < n; i++) {
+        const mg_st_tensor *t = mg_st_find(&f, w[i].name);
+        if (!t) {
+            snprintf(err, errlen, "policy network weights do not match the config: '%s' is missing", w[i].name);
+            goto fail;
+        }
+        int ok = t->ndim == w[i].ndim;
+        for (int k = 0; ok && k < w[i].ndim; k++)
+            ok = t->shape[k] == w[i].shape[k];
+        if (!ok) {
+            char got[96], exp[96];
+            shape_text(t->shape, t->ndim, got, sizeof got);
+            shape_text(w[i].shape, w[i].ndim, exp, sizeof exp);
+            snprintf(err, errlen, "policy network weight '%s' has shape (%s), config says (%s)", w[i].name, got, exp);
+            goto fail;
+        }
+        if (t->dtype != MG_ST_F32 && t->dtype != MG_ST_F16 && t->dtype != MG_ST_BF16) {
+            snprintf(err, errlen, "policy network weight '%s' has dtype %s (F32, F16 or BF16 expected)", w[i].name,
+                     mg_st_dtype_name(t->dtype));
+            goto fail;
+        }
+        if (dtype < 0 || t->dtype != MG_ST_F32)
+            dtype = t->dtype;
+        total += (size_t)t->numel;
+        floats += want_floats(net, &w[i]);
+    }
+    if (f.n_tensors != n) {
+        for (int i = 0; i < f.n_tensors; i++) {
+            int found = 0;
+            for (int k = 0; k < n && !found; k++)
+                found = strcmp(f.tensors[i].name, w[k].name) == 0;
+            if (!found) {
+                snprintf(err, errlen, "policy network weights do not match the config: unexpected tensor '%.100s'",
+                         f.tensors[i].name);
+                goto fail;
+            }
+        }
+    }
+    net->arena = calloc(floats, sizeof(float)); /* zeros: the padding of the last panels */
+    if (!net->arena) {
+        snprintf(err, errlen, "out of memory for %zu weights", floats);
+        goto fail;
+    }
+    float *at = net->arena;
+    for (int i = 0; i < n; i++) {
+        const mg_st_tensor *t = mg_st_find(&f, w[i].name);
+        convert(net, &w[i], t, at);
+        *w[i].dst = at;
+        at += want_floats(net, &w[i]);
+        if (mapped)
+            mg_st_release_mapped(t->data, t->nbytes);
+    }
+    net->n_params = total;
+    net->file_dtype = dtype;
+    net->matmul = mg_matmul_select(ctx->allow_simd);
+    free(w);
+    mg_st_free(&f);
+    return MG_OK;
+fail:
+    free(w);
+    mg_st_free(&f);
+    mg_policy_net_free(net);
+    return MG_ERR;
+}
+
+int mg_policy_net_load_buffer(mg_policy_net *net, const uint8_t *buf, size_t len, int allow_simd, char *err,
+                              size_t errlen)
+{
+    load_ctx ctx = {net, allow_simd};
+    return load(&ctx, buf, len, 0, err, errlen);
+}
+
+int mg_policy_net_load_file(mg_policy_net *net, const char *path, int allow_simd, char *err, size_t errlen)
+{
+    memset(net, 0, sizeof *net);
+    load_ctx ctx = {net, allow_simd};
+    return mg_st_with_file(path, load, &ctx, err, errlen);
+}
+
+/* ---- forward pass ------------------------------------------------------------------------- */
+
+/* Per position: the transposed planes [64][41], two activations [64][C], the im2col [64][9C]; and
+ * the dense layer's input [fc_in]. */
+size_t mg_policy_net_scratch_floats(const mg_policy_net *net, int max_n)
+{
+    size_t C = (size_t)net->channels;
+    return (size_t)(max_n > 0 ? max_n : 1) * (64 * (MG_PNET_PLANES + 2 * C + 9 * C) + (size_t)net->fc_in);
+}
+
+/* y[rows][c] += bias, then ReLU if relu. */
+static void bias_act(float *y, const float *bias, size_t rows, int c, int relu)
+{
+    for (size_t r = 0; r < rows; r++) {
+        float *yr = y + r * (size_t)c;
+        for (int j = 0; j < c; j++) {
+            float v = yr[j] + bias[j];
+            yr[j] = relu && v < 0.0f ? 0.0f : v;
+        }
+    }
+}
+
+/* col[n * 64][9 C]: for each square, its 3x3 neighbourhood of x[n * 64][C] (zeros off the board),
+ * neighbour q = (dy + 1) * 3 + (dx + 1) at columns [q C, (q + 1) C). */
+static void im2col(float *col, const float *x, int n, int C)
+{
+    size_t cs = (size_t)C * sizeof(float);
+    for (int b = 0; b < n; b++)
+        for (int r = 0; r < 8; r++)
+            for (int c = 0; c < 8; c++) {
+                float *dst = col + ((size_t)b * 64 + (size_t)(r * 8 + c)) * 9 * (size_t)C;
+                for (int q = 0; q < 9; q++) {
+                    int rr = r + q / 3 - 1, cc = c + q % 3 - 1;
+                    if (rr < 0 || rr > 7 || cc < 0 || cc > 7)
+                        memset(dst + (size_t)q * (size_t)C, 0, cs);
+                    else
+                        memcpy(dst + (size_t)q * (size_t)C, x + ((size_t)b * 64 + (size_t)(rr * 8 + cc)) * (size_t)C, cs);
+                }
+            }
+}
+
+void mg_policy_net_forward(const mg_policy_net *net, const float *planes, int n, float *logits, float *scratch)
+{
+    if (n <= 0)
+        return;
+    const int C = net->channels, rows = n * 64;
+    float *in = scratch, *x = in + (size_t)rows * MG_PNET_PLANES, *t = x + (size_t)rows * (size_t)C;
+    float *col = t + (size_t)rows * (size_t)C, *hv = col + (size_t)rows * 9 * (size_t)C;
+    mg_matmul_fn mm = net->matmul ? net->matmul : mg_matmul_portable;
+    for (int b = 0; b < n; b++)
+        for (int p = 0; p < MG_PNET_PLANES; p++)
+            for (int s = 0; s < 64; s++)
+                in[((size_t)b * 64 + (size_t)s) * MG_PNET_PLANES + (size_t)p] = planes[((size_t)b * MG_PNET_PLANES + (size_t)p) * 64 + (size_t)s];
+    mm(x, in, net->stem_w, rows, MG_PNET_PLANES, C, 0, C, 0);
+    bias_act(x, net->stem_b, (size_t)rows, C, 1);
+    for (int i = 0; i < net->blocks; i++) {
+        const mg_pnet_block *L = &net->tower[i];
+        im2col(col, x, n, C);
+        mm(t, col, L->a_w, rows, 9 * C, C, 0, C, 0);
+        bias_act(t, L->a_b, (size_t)rows, C, 1);
+        im2col(col, t, n, C);
+        mm(x, col, L->b_w, rows, 9 * C, C, 0, C, 1); /* x += conv_b(t): the skip connection */
+        bias_act(x, L->b_b, (size_t)rows, C, 1);
+    }
+    if (net->head == MG_PNET_HEAD_POOL) {
+        for (int b = 0; b < n; b++)
+            for (int pr = 0; pr < 4; pr++)
+                for (int pc = 0; pc < 4; pc++) {
+                    float *dst = hv + (size_t)b * (size_t)net->fc_in + (size_t)(pr * 4 + pc) * (size_t)C;
+                    const float *s0 = x + ((size_t)b * 64 + (size_t)(2 * pr * 8 + 2 * pc)) * (size_t)C;
+                    const float *s1 = s0 + C, *s2 = s0 + 8 * (size_t)C, *s3 = s2 + C;
+                    for (int c = 0; c < C; c++) {
+                        float m = s0[c];
+                        m = s1[c] > m ? s1[c] : m;
+                        m = s2[c] > m ? s2[c] : m;
+                        dst[c] = s3[c] > m ? s3[c] : m;
+                    }
+                }
+    } else {
+        mm(hv, x, net->head_w, rows, C, MG_PNET_CONV_HEAD, 0, MG_PNET_CONV_HEAD, 0);
+        bias_act(hv, net->head_b, (size_t)rows, MG_PNET_CONV_HEAD, 1);
+    }
+    mm(logits, hv, net->fc_w, n, net->fc_in, MG_PNET_MOVES, 0, MG_PNET_MOVES, 0);
+    bias_act(logits, net->fc_b, (size_t)n, MG_PNET_MOVES, 0);
+}
+
+void mg_policy_masked_softmax(const float *logits, const uint8_t *legal, float *probs)
+{
+    float mx = -INFINITY;
+    for (int i = 0; i < MG_PNET_MOVES; i++)
+        if (legal[i] && logits[i] > mx)
+            mx = logits[i];
+    double sum = 0.0;
+    for (int i = 0; i < MG_PNET_MOVES; i++) {
+        float e = legal[i] ? expf(logits[i] - mx) : 0.0f;
+        probs[i] = e;
+        sum += e;
+    }
+    float inv = sum > 0.0 ? (float)(1.0 / sum) : 0.0f;
+    for (int i = 0; i < MG_PNET_MOVES; i++)
+        probs[i] *= inv;
+}
+
+void mg_policy_softmax_at(const float *logits, const int16_t *idx, int k, float *probs)
+{
+    float mx = -INFINITY;
+    for (int j = 0; j < k; j++)
+        if (logits[idx[j]] > mx)
+            mx = logits[idx[j]];
+    double sum = 0.0;
+    for (int j = 0; j < k; j++) {
+        probs[j] = expf(logits[idx[j]] - mx);
+        sum += probs[j];
+    }
+    float inv = sum > 0.0 ? (float)(1.0 / sum) : 0.0f;
+    for (int j = 0; j < k; j++)
+        probs[j] *= inv;
+}
+
+int mg_policy_sample(const float *logits, const uint8_t *legal, double u)
+{
+    float mx = -INFINITY;
+    int last = -1;
+    for (int i = 0; i < MG_PNET_MOVES; i++)
+        if (legal[i]) {
+            last = i;
+            if (logits[i] > mx)
+                mx = logits[i];
+        }
+    if (last < 0)
+        return -1;
+    double sum = 0.0;
+    for (int i = 0; i < MG_PNET_MOVES; i++)
+        if (legal[i])
+            sum += exp((double)logits[i] - (double)mx);
+    double target = u * sum, acc = 0.0;
+    for (int i = 0; i < MG_PNET_MOVES; i++)
+        if (legal[i]) {
+            acc += exp((double)logits[i] - (double)mx);
+            if (acc > target)
+                return i;
+        }
+    return last;
+}
