@@ -245,6 +245,27 @@ int mg_json_parse(const char *s, size_t n, mg_json_tok *toks, int cap, char *err
     return p.count;
 }
 
+int mg_json_parse_object(const char *s, size_t n, mg_json_tok *toks, int cap, const char *what, char *err,
+                         size_t errlen)
+{
+    char jerr[256];
+    int nt = mg_json_parse(s, n, NULL, 0, jerr, sizeof jerr);
+    if (nt < 0) {
+        snprintf(err, errlen, "invalid %s JSON: %s", what, jerr);
+        return -1;
+    }
+    if (nt > cap) {
+        snprintf(err, errlen, "%s has %d JSON values (at most %d expected)", what, nt, cap);
+        return -1;
+    }
+    mg_json_parse(s, n, toks, nt, jerr, sizeof jerr);
+    if (toks[0].type != MG_JSON_OBJECT) {
+        snprintf(err, errlen, "the %s must be a JSON object", what);
+        return -1;
+    }
+    return nt;
+}
+
 /* Append code point cp as UTF-8; -1 if it does not fit. */
 static int put_utf8(char *out, size_t cap, size_t *at, unsigned cp)
 {

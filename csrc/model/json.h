@@ -34,6 +34,12 @@ typedef struct mg_json_tok {
  * Returns the number of tokens, or -1 with a message naming the byte offset in err. */
 int mg_json_parse(const char *s, size_t n, mg_json_tok *toks, int cap, char *err, size_t errlen);
 
+/* Parse s[0..n), which must be one JSON object of at most `cap` tokens, into toks (a configuration
+ * object held in a caller's fixed array).  Returns the number of tokens, or -1 with a message in err
+ * that starts with `what` ("MAV model configuration", ...). */
+int mg_json_parse_object(const char *s, size_t n, mg_json_tok *toks, int cap, const char *what, char *err,
+                         size_t errlen);
+
 /* Unescape string token t into out (NUL-terminated, room for cap bytes); its length, or -1 if
  * it does not fit or contains an escaped NUL. */
 long mg_json_str_copy(const char *s, const mg_json_tok *t, char *out, size_t cap);

@@ -65,23 +65,10 @@ static int *cfg_int(mg_model_config *c, int i)
 
 int mg_model_config_parse(const char *json, size_t n, mg_model_config *c, char *err, size_t errlen)
 {
-    char jerr[MG_ERRLEN];
     mg_json_tok toks[128];
-    int nt = mg_json_parse(json, n, NULL, 0, jerr, sizeof jerr);
-    if (nt < 0) {
-        snprintf(err, errlen, "invalid MAV model configuration JSON: %s", jerr);
+    if (mg_json_parse_object(json, n, toks, (int)(sizeof toks / sizeof toks[0]), "MAV model configuration", err,
+                             errlen) < 0)
         return MG_ERR;
-    }
-    if (nt > (int)(sizeof toks / sizeof toks[0])) {
-        snprintf(err, errlen, "MAV model configuration has %d JSON values (at most %d expected)", nt,
-                 (int)(sizeof toks / sizeof toks[0]));
-        return MG_ERR;
-    }
-    mg_json_parse(json, n, toks, nt, jerr, sizeof jerr);
-    if (toks[0].type != MG_JSON_OBJECT) {
-        snprintf(err, errlen, "a MAV model configuration must be a JSON object");
-        return MG_ERR;
-    }
     /* MAVConfig defaults */
     memset(c, 0, sizeof *c);
     c->d_model = 128;

@@ -17,24 +17,10 @@
 /* Parse the config JSON ({"channels": C, "blocks": B, "head": "pool" | "conv"}) into net. */
 static int parse_config(const char *json, mg_policy_net *net, char *err, size_t errlen)
 {
-    char jerr[MG_ERRLEN];
     mg_json_tok toks[16];
-    size_t n = strlen(json);
-    int nt = mg_json_parse(json, n, NULL, 0, jerr, sizeof jerr);
-    if (nt < 0) {
-        snprintf(err, errlen, "invalid policy network configuration JSON: %s", jerr);
+    if (mg_json_parse_object(json, strlen(json), toks, (int)(sizeof toks / sizeof toks[0]),
+                             "policy network configuration", err, errlen) < 0)
         return MG_ERR;
-    }
-    if (nt > (int)(sizeof toks / sizeof toks[0])) {
-        snprintf(err, errlen, "policy network configuration has %d JSON values (at most %d expected)", nt,
-                 (int)(sizeof toks / sizeof toks[0]));
-        return MG_ERR;
-    }
-    mg_json_parse(json, n, toks, nt, jerr, sizeof jerr);
-    if (toks[0].type != MG_JSON_OBJECT) {
-        snprintf(err, errlen, "the policy network configuration must be a JSON object");
-        return MG_ERR;
-    }
     int have = 0, k = 1;
     for (int e = 0; e < toks[0].size; e++) {
         const mg_json_tok *key = &toks[k], *v = &toks[k + 1];
