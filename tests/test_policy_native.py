@@ -51,6 +51,7 @@ def test_agrees_with_pytorch_on_random_and_shipped_weights():
 
     states = _states(8)
     planes, mask = _core.policy_planes(states), _core.policy_legal_mask(states)
+    torch.manual_seed(0)  # fixed random weights (unseeded, the float32 error was a draw)
     for head in ("pool", "conv"):
         for blocks in (0, 2):
             net = PolicyNet(PolicyConfig(channels=16, blocks=blocks, head=head))
@@ -63,7 +64,9 @@ def test_agrees_with_pytorch_on_random_and_shipped_weights():
                 ref_p = masked_policy(ref, torch.from_numpy(mask)).numpy()
             got = nat.logits(planes)
             scale = float(np.abs(ref.numpy()).max())
-            assert np.abs(got - ref.numpy()).max() <= 2e-6 * max(scale, 1.0), (head, blocks)
+            # float32 sums of up to 2,048 products in another order than torch's: ~1e-6 relative is typical,
+            # the worst of an unlucky draw reached 2e-6 (random weights, std 0.2)
+            assert np.abs(got - ref.numpy()).max() <= 1e-5 * max(scale, 1.0), (head, blocks)
             assert np.abs(nat.policy(planes, mask) - ref_p).max() < 1e-5
     # the shipped network: both backends read the same exported file
     ref = PolicyModel.load(SHIPPED_POLICY)
