@@ -289,11 +289,9 @@ static int load(mg_model *m, const uint8_t *buf, size_t len, int mapped, char *e
     size_t total = 0, floats = 0;
     int dtype = -1;
     for (int i = 0; i < n; i++) {
-        const mg_st_tensor *t = mg_st_find(&f, w[i].name);
-        if (!t) {
-            snprintf(err, errlen, "weights do not match the config: '%s' is missing", w[i].name);
+        const mg_st_tensor *t = mg_st_take(&f, w[i].name, "weights", err, errlen);
+        if (!t)
             goto fail;
-        }
         int nd = w[i].cols ? 2 : 1;
         if (t->ndim != nd || t->shape[0] != w[i].rows || (nd == 2 && t->shape[1] != w[i].cols)) {
             char got[96] = "";
@@ -308,28 +306,13 @@ static int load(mg_model *m, const uint8_t *buf, size_t len, int mapped, char *e
                          (long long)w[i].rows);
             goto fail;
         }
-        if (t->dtype != MG_ST_F32 && t->dtype != MG_ST_F16 && t->dtype != MG_ST_BF16) {
-            snprintf(err, errlen, "weight '%s' has dtype %s (F32, F16 or BF16 expected)", w[i].name,
-                     mg_st_dtype_name(t->dtype));
+        if (mg_st_check_weight(t, "weights", &dtype, err, errlen) != MG_OK)
             goto fail;
-        }
-        if (dtype < 0 || t->dtype != MG_ST_F32)
-            dtype = t->dtype;
         total += (size_t)t->numel;
         floats += w[i].transpose ? mg_matmul_packed_floats((int)w[i].cols, (int)w[i].rows) : (size_t)t->numel;
     }
-    if (f.n_tensors != n) {
-        for (int i = 0; i < f.n_tensors; i++) {
-            int found = 0;
-            for (int k = 0; k < n && !found; k++)
-                found = strcmp(f.tensors[i].name, w[k].name) == 0;
-            if (!found) {
-                snprintf(err, errlen, "weights do not match the config: unexpected tensor '%.100s'",
-                         f.tensors[i].name);
-                goto fail;
-            }
-        }
-    }
+    if (mg_st_all_taken(&f, "weights", err, errlen) != MG_OK)
+        goto fail;
     if (c->tie_embeddings)
         floats += mg_matmul_packed_floats((int)d, (int)V);
     m->arena = calloc(floats, sizeof(float)); /* zeros: the padding of the last panels */

@@ -226,11 +226,9 @@ static int load(void *vctx, const uint8_t *buf, size_t len, int mapped, char *er
     size_t total = 0, floats = 0;
     int dtype = -1;
     for (int i = 0; i < n; i++) {
-        const mg_st_tensor *t = mg_st_find(&f, w[i].name);
-        if (!t) {
-            snprintf(err, errlen, "policy network weights do not match the config: '%s' is missing", w[i].name);
+        const mg_st_tensor *t = mg_st_take(&f, w[i].name, "policy network weights", err, errlen);
+        if (!t)
             goto fail;
-        }
         int ok = t->ndim == w[i].ndim;
         for (int k = 0; ok && k < w[i].ndim; k++)
             ok = t->shape[k] == w[i].shape[k];
@@ -241,28 +239,13 @@ static int load(void *vctx, const uint8_t *buf, size_t len, int mapped, char *er
             snprintf(err, errlen, "policy network weight '%s' has shape (%s), config says (%s)", w[i].name, got, exp);
             goto fail;
         }
-        if (t->dtype != MG_ST_F32 && t->dtype != MG_ST_F16 && t->dtype != MG_ST_BF16) {
-            snprintf(err, errlen, "policy network weight '%s' has dtype %s (F32, F16 or BF16 expected)", w[i].name,
-                     mg_st_dtype_name(t->dtype));
+        if (mg_st_check_weight(t, "policy network weights", &dtype, err, errlen) != MG_OK)
             goto fail;
-        }
-        if (dtype < 0 || t->dtype != MG_ST_F32)
-            dtype = t->dtype;
         total += (size_t)t->numel;
         floats += want_floats(net, &w[i]);
     }
-    if (f.n_tensors != n) {
-        for (int i = 0; i < f.n_tensors; i++) {
-            int found = 0;
-            for (int k = 0; k < n && !found; k++)
-                found = strcmp(f.tensors[i].name, w[k].name) == 0;
-            if (!found) {
-                snprintf(err, errlen, "policy network weights do not match the config: unexpected tensor '%.100s'",
-                         f.tensors[i].name);
-                goto fail;
-            }
-        }
-    }
+    if (mg_st_all_taken(&f, "policy network weights", err, errlen) != MG_OK)
+        goto fail;
     net->arena = calloc(floats, sizeof(float)); /* zeros: the padding of the last panels */
     if (!net->arena) {
         snprintf(err, errlen, "out of memory for %zu weights", floats);

@@ -239,6 +239,43 @@ const mg_st_tensor *mg_st_find(const mg_st_file *f, const char *name)
     return NULL;
 }
 
+const mg_st_tensor *mg_st_take(mg_st_file *f, const char *name, const char *what, char *err, size_t errlen)
+{
+    for (int i = 0; i < f->n_tensors; i++)
+        if (strcmp(f->tensors[i].name, name) == 0) {
+            f->tensors[i].taken = 1;
+            return &f->tensors[i];
+        }
+    snprintf(err, errlen, "%s do not match the config: '%s' is missing", what, name);
+    return NULL;
+}
+
+int mg_st_all_taken(const mg_st_file *f, const char *what, char *err, size_t errlen)
+{
+    for (int i = 0; i < f->n_tensors; i++)
+        if (!f->tensors[i].taken) {
+            snprintf(err, errlen, "%s do not match the config: unexpected tensor '%.100s'", what,
+                     f->tensors[i].name);
+            return MG_ERR;
+        }
+    return MG_OK;
+}
+
+int mg_st_check_weight(const mg_st_tensor *t, const char *what, int *dtype, char *err, size_t errlen)
+{
+    if (t->dtype != MG_ST_F32 && t->dtype != MG_ST_F16 && t->dtype != MG_ST_BF16) {
+        /* "weights" -> "weight 'x'": the singular of the caller's noun */
+        size_t n = strlen(what);
+        int plural = n > 0 && what[n - 1] == 's';
+        snprintf(err, errlen, "%.*s '%s' has dtype %s (F32, F16 or BF16 expected)", (int)(plural ? n - 1 : n), what,
+                 t->name, mg_st_dtype_name(t->dtype));
+        return MG_ERR;
+    }
+    if (*dtype < 0 || t->dtype != MG_ST_F32)
+        *dtype = t->dtype;
+    return MG_OK;
+}
+
 const char *mg_st_meta(const mg_st_file *f, const char *key)
 {
     for (int i = 0; i < f->n_meta; i++)

@@ -34,6 +34,7 @@ typedef struct mg_st_tensor {
     int64_t numel;
     const uint8_t *data;     /* into the caller's buffer */
     size_t nbytes;
+    int taken;               /* set by mg_st_take */
 } mg_st_tensor;
 
 typedef struct mg_st_file {
@@ -57,6 +58,18 @@ const mg_st_tensor *mg_st_find(const mg_st_file *f, const char *name);
 const char *mg_st_meta(const mg_st_file *f, const char *key);
 
 void mg_st_free(mg_st_file *f);
+
+/* The checks a weight loader makes, worded alike for every loader; `what` names the weights in the
+ * messages ("weights", "policy network weights").
+ * mg_st_take: the tensor `name`, marked as taken, or NULL with "<what> do not match the config:
+ * '<name>' is missing".
+ * mg_st_all_taken: MG_OK when every tensor of f was taken, else MG_ERR naming the first other one
+ * ("<what> do not match the config: unexpected tensor '<name>'").
+ * mg_st_check_weight: MG_OK when t is F32, F16 or BF16 (MG_ERR naming it and its dtype otherwise);
+ * *dtype (start at -1) becomes the file's weight dtype: the last non-F32 one seen, F32 when all are. */
+const mg_st_tensor *mg_st_take(mg_st_file *f, const char *name, const char *what, char *err, size_t errlen);
+int mg_st_all_taken(const mg_st_file *f, const char *what, char *err, size_t errlen);
+int mg_st_check_weight(const mg_st_tensor *t, const char *what, int *dtype, char *err, size_t errlen);
 
 /* Element i of a F32, F16 or BF16 tensor as float32 (the caller has checked the dtype). */
 float mg_st_float(const mg_st_tensor *t, size_t i);
