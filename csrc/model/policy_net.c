@@ -111,12 +111,24 @@ static void convert(const mg_policy_net *net, const want *w, const mg_st_tensor 
             for (int ci = 0; ci < MG_PNET_PLANES; ci++)
                 dst[mg_pack_at(MG_PNET_PLANES, ci, co)] = mg_st_float(t, (size_t)co * MG_PNET_PLANES + (size_t)ci);
         break;
-    case K_CONV3: /* [co][ci][ky][kx] -> W[(ky * 3 + kx) * C + ci][co] */
+    case K_CONV3: { /* [co][ci][ky][kx] -> the 16 Winograd matrices U_xi = (G g G^T)[xi] [ci][co] */
+        static const double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+        size_t per = mg_matmul_packed_floats(C, C);
         for (int co = 0; co < C; co++)
-            for (int ci = 0; ci < C; ci++)
+            for (int ci = 0; ci < C; ci++) {
+                double g[3][3], gg[4][3];
                 for (int q = 0; q < 9; q++)
-                    dst[mg_pack_at(9 * C, q * C + ci, co)] = mg_st_float(t, ((size_t)co * (size_t)C + (size_t)ci) * 9 + (size_t)q);
+                    g[q / 3][q % 3] = mg_st_float(t, ((size_t)co * (size_t)C + (size_t)ci) * 9 + (size_t)q);
+                for (int i = 0; i < 4; i++)
+                    for (int k = 0; k < 3; k++)
+                        gg[i][k] = G[i][0] * g[0][k] + G[i][1] * g[1][k] + G[i][2] * g[2][k];
+                for (int i = 0; i < 4; i++)
+                    for (int j = 0; j < 4; j++)
+                        dst[(size_t)(i * 4 + j) * per + mg_pack_at(C, ci, co)] =
+                            (float)(gg[i][0] * G[j][0] + gg[i][1] * G[j][1] + gg[i][2] * G[j][2]);
+            }
         break;
+    }
     case K_HEAD: /* [32][C][1][1] -> W[ci][co] */
         for (int co = 0; co < MG_PNET_CONV_HEAD; co++)
             for (int ci = 0; ci < C; ci++)
@@ -141,7 +153,7 @@ static size_t want_floats(const mg_policy_net *net, const want *w)
     case K_STEM:
         return mg_matmul_packed_floats(MG_PNET_PLANES, C);
     case K_CONV3:
-        return mg_matmul_packed_floats(9 * C, C);
+        return MG_PNET_WINO * mg_matmul_packed_floats(C, C);
     case K_HEAD:
         return mg_matmul_packed_floats(C, MG_PNET_CONV_HEAD);
     case K_FC:
@@ -306,12 +318,14 @@ int mg_policy_net_load_file(mg_policy_net *net, const char *path, int allow_simd
 
 /* ---- forward pass ------------------------------------------------------------------------- */
 
-/* Per position: the transposed planes [64][41], two activations [64][C], the im2col [64][9C]; and
- * the dense layer's input [fc_in]. */
+/* Per position: the transposed planes [64][41], two activations [64][C], the Winograd inputs and
+ * products [16][16 tiles][C] each, the dense layer's input [fc_in]; and one zero vector [C] (the
+ * squares off the board). */
 size_t mg_policy_net_scratch_floats(const mg_policy_net *net, int max_n)
 {
     size_t C = (size_t)net->channels;
-    return (size_t)(max_n > 0 ? max_n : 1) * (64 * (MG_PNET_PLANES + 2 * C + 9 * C) + (size_t)net->fc_in);
+    size_t per = 64 * (MG_PNET_PLANES + 2 * C) + 2 * MG_PNET_WINO * 16 * C + (size_t)net->fc_in;
+    return (size_t)(max_n > 0 ? max_n : 1) * per + C;
 }
 
 /* y[rows][c] += bias, then ReLU if relu. */
@@ -326,23 +340,108 @@ static void bias_act(float *y, const float *bias, size_t rows, int c, int relu)
     }
 }
 
-/* col[n * 64][9 C]: for each square, its 3x3 neighbourhood of x[n * 64][C] (zeros off the board),
- * neighbour q = (dy + 1) * 3 + (dx + 1) at columns [q C, (q + 1) C). */
-static void im2col(float *col, const float *x, int n, int C)
+/* Channels per step of the transforms: a fixed width the compiler turns into vector code. */
+#define WINO_LANES 8
+
+/* The input transform B^T d B of one tile for channels [c, c + w) (w <= WINO_LANES): d[16] point
+ * at the 4 x 4 input squares (row-major; the zero vector off the board), v[16] at the outputs. */
+static inline void wino_in(float *const *v, const float *const *d, int c, int w)
 {
-    size_t cs = (size_t)C * sizeof(float);
-    for (int b = 0; b < n; b++)
-        for (int r = 0; r < 8; r++)
-            for (int c = 0; c < 8; c++) {
-                float *dst = col + ((size_t)b * 64 + (size_t)(r * 8 + c)) * 9 * (size_t)C;
-                for (int q = 0; q < 9; q++) {
-                    int rr = r + q / 3 - 1, cc = c + q % 3 - 1;
-                    if (rr < 0 || rr > 7 || cc < 0 || cc > 7)
-                        memset(dst + (size_t)q * (size_t)C, 0, cs);
-                    else
-                        memcpy(dst + (size_t)q * (size_t)C, x + ((size_t)b * 64 + (size_t)(rr * 8 + cc)) * (size_t)C, cs);
-                }
+    float s[16][WINO_LANES], u[16][WINO_LANES];
+    for (int q = 0; q < 16; q++)
+        for (int l = 0; l < w; l++)
+            s[q][l] = d[q][c + l];
+    for (int j = 0; j < 4; j++) /* B^T d: rows */
+        for (int l = 0; l < w; l++) {
+            float d0 = s[j][l], d1 = s[4 + j][l], d2 = s[8 + j][l], d3 = s[12 + j][l];
+            u[j][l] = d0 - d2;
+            u[4 + j][l] = d1 + d2;
+            u[8 + j][l] = d2 - d1;
+            u[12 + j][l] = d1 - d3;
+        }
+    for (int i = 0; i < 4; i++) /* (B^T d) B: columns */
+        for (int l = 0; l < w; l++) {
+            float t0 = u[4 * i][l], t1 = u[4 * i + 1][l], t2 = u[4 * i + 2][l], t3 = u[4 * i + 3][l];
+            v[4 * i][c + l] = t0 - t2;
+            v[4 * i + 1][c + l] = t1 + t2;
+            v[4 * i + 2][c + l] = t2 - t1;
+            v[4 * i + 3][c + l] = t1 - t3;
+        }
+}
+
+/* The output transform A^T m A of one tile for channels [c, c + w), plus the bias, plus the skip
+ * connection (res, the 2 x 2 output squares' old values, or NULL), ReLU: m[16] the products, y[4]
+ * the 2 x 2 output squares (row-major). */
+static inline void wino_out(float *const *y, const float *const *m, const float *bias, int residual, int c, int w)
+{
+    float s[16][WINO_LANES], u[8][WINO_LANES];
+    for (int q = 0; q < 16; q++)
+        for (int l = 0; l < w; l++)
+            s[q][l] = m[q][c + l];
+    for (int j = 0; j < 4; j++) /* A^T m: rows */
+        for (int l = 0; l < w; l++) {
+            float m1 = s[4 + j][l], m2 = s[8 + j][l];
+            u[j][l] = s[j][l] + m1 + m2;
+            u[4 + j][l] = m1 - m2 - s[12 + j][l];
+        }
+    for (int i = 0; i < 2; i++) /* (A^T m) A: columns */
+        for (int l = 0; l < w; l++) {
+            float t1 = u[4 * i + 1][l], t2 = u[4 * i + 2][l], b = bias[c + l];
+            float o0 = (u[4 * i][l] + t1 + t2) + b, o1 = (t1 - t2 - u[4 * i + 3][l]) + b;
+            if (residual) {
+                o0 += y[2 * i][c + l];
+                o1 += y[2 * i + 1][c + l];
             }
+            y[2 * i][c + l] = o0 > 0.0f ? o0 : 0.0f;
+            y[2 * i + 1][c + l] = o1 > 0.0f ? o1 : 0.0f;
+        }
+}
+
+/* y = ReLU(conv3x3(x) + bias (+ y if residual)) over n positions of [64][C] activations, by
+ * Winograd's F(2 x 2, 3 x 3): each 2 x 2 block of output squares (a tile; 16 per board) is
+ * A^T [U (.) B^T d B] A of its 4 x 4 input neighbourhood d (zeros off the board); the products
+ * with the transformed weights U are 16 matrix products [16 n tiles][C] x [C][C]. */
+static void conv3x3(const mg_policy_net *net, float *y, const float *x, const float *u, const float *bias, int n,
+                    int residual, float *vin, float *prod, const float *zero)
+{
+    const int C = net->channels, rows = n * 16;
+    const size_t plane = (size_t)rows * (size_t)C, per = mg_matmul_packed_floats(C, C);
+    mg_matmul_fn mm = net->matmul ? net->matmul : mg_matmul_portable;
+    for (int b = 0; b < n; b++)
+        for (int tile = 0; tile < 16; tile++) {
+            const int r0 = (tile / 4) * 2 - 1, c0 = (tile % 4) * 2 - 1;
+            const size_t row = (size_t)b * 16 + (size_t)tile;
+            const float *d[16];
+            float *v[16];
+            for (int q = 0; q < 16; q++) {
+                int r = r0 + q / 4, c = c0 + q % 4;
+                d[q] = r < 0 || r > 7 || c < 0 || c > 7 ? zero : x + ((size_t)b * 64 + (size_t)(r * 8 + c)) * (size_t)C;
+                v[q] = vin + (size_t)q * plane + row * (size_t)C;
+            }
+            int c = 0;
+            for (; c + WINO_LANES <= C; c += WINO_LANES)
+                wino_in(v, d, c, WINO_LANES);
+            if (c < C)
+                wino_in(v, d, c, C - c);
+        }
+    for (int q = 0; q < MG_PNET_WINO; q++)
+        mm(prod + (size_t)q * plane, vin + (size_t)q * plane, u + (size_t)q * per, rows, C, C, 0, C, 0);
+    for (int b = 0; b < n; b++)
+        for (int tile = 0; tile < 16; tile++) {
+            const int r0 = (tile / 4) * 2, c0 = (tile % 4) * 2;
+            const size_t row = (size_t)b * 16 + (size_t)tile;
+            const float *m[16];
+            float *o[4];
+            for (int q = 0; q < 16; q++)
+                m[q] = prod + (size_t)q * plane + row * (size_t)C;
+            for (int q = 0; q < 4; q++)
+                o[q] = y + ((size_t)b * 64 + (size_t)((r0 + q / 2) * 8 + c0 + q % 2)) * (size_t)C;
+            int c = 0;
+            for (; c + WINO_LANES <= C; c += WINO_LANES)
+                wino_out(o, m, bias, residual, c, WINO_LANES);
+            if (c < C)
+                wino_out(o, m, bias, residual, c, C - c);
+        }
 }
 
 void mg_policy_net_forward(const mg_policy_net *net, const float *planes, int n, float *logits, float *scratch)
@@ -351,8 +450,10 @@ void mg_policy_net_forward(const mg_policy_net *net, const float *planes, int n,
         return;
     const int C = net->channels, rows = n * 64;
     float *in = scratch, *x = in + (size_t)rows * MG_PNET_PLANES, *t = x + (size_t)rows * (size_t)C;
-    float *col = t + (size_t)rows * (size_t)C, *hv = col + (size_t)rows * 9 * (size_t)C;
+    float *vin = t + (size_t)rows * (size_t)C, *prod = vin + (size_t)MG_PNET_WINO * (size_t)(n * 16) * (size_t)C;
+    float *hv = prod + (size_t)MG_PNET_WINO * (size_t)(n * 16) * (size_t)C, *zero = hv + (size_t)n * (size_t)net->fc_in;
     mg_matmul_fn mm = net->matmul ? net->matmul : mg_matmul_portable;
+    memset(zero, 0, (size_t)C * sizeof(float));
     for (int b = 0; b < n; b++)
         for (int p = 0; p < MG_PNET_PLANES; p++)
             for (int s = 0; s < 64; s++)
@@ -361,12 +462,8 @@ void mg_policy_net_forward(const mg_policy_net *net, const float *planes, int n,
     bias_act(x, net->stem_b, (size_t)rows, C, 1);
     for (int i = 0; i < net->blocks; i++) {
         const mg_pnet_block *L = &net->tower[i];
-        im2col(col, x, n, C);
-        mm(t, col, L->a_w, rows, 9 * C, C, 0, C, 0);
-        bias_act(t, L->a_b, (size_t)rows, C, 1);
-        im2col(col, t, n, C);
-        mm(x, col, L->b_w, rows, 9 * C, C, 0, C, 1); /* x += conv_b(t): the skip connection */
-        bias_act(x, L->b_b, (size_t)rows, C, 1);
+        conv3x3(net, t, x, L->a_w, L->a_b, n, 0, vin, prod, zero);
+        conv3x3(net, x, t, L->b_w, L->b_b, n, 1, vin, prod, zero); /* x = ReLU(x + conv_b(t)) */
     }
     if (net->head == MG_PNET_HEAD_POOL) {
         for (int b = 0; b < n; b++)
