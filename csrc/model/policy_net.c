@@ -12,6 +12,11 @@
 #include "json.h"
 #include "safetensors.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#define MG_PNET_X86 1
+#include <immintrin.h>
+#endif
+
 /* ---- configuration ------------------------------------------------------------------------ */
 
 /* Parse the config JSON ({"channels": C, "blocks": B, "head": "pool" | "conv"}) into net. */
@@ -318,14 +323,24 @@ int mg_policy_net_load_file(mg_policy_net *net, const char *path, int allow_simd
 
 /* ---- forward pass ------------------------------------------------------------------------- */
 
-/* Per position: the transposed planes [64][41], two activations [64][C], the Winograd inputs and
- * products [16][16 tiles][C] each, the dense layer's input [fc_in]; and one zero vector [C] (the
- * squares off the board). */
+/* Tiles per chunk of a convolution: the Winograd inputs and products of a chunk (2 x 16 x tiles
+ * x C floats) stay within about 512 KB, so they do not leave the core's L2 cache between the
+ * transforms and the products; at least one position (16 tiles), a whole number of positions. */
+static int wino_chunk_tiles(int C, int n)
+{
+    int pos = (512 * 1024 / (int)sizeof(float)) / (2 * MG_PNET_WINO * 16 * C);
+    pos = pos < 1 ? 1 : pos > n ? n : pos;
+    return 16 * pos;
+}
+
+/* Per position: the transposed planes [64][41], two activations [64][C], the dense layer's input
+ * [fc_in]; the Winograd inputs and products of one chunk, [16][chunk tiles][C] each; and one zero
+ * vector [C] (the squares off the board). */
 size_t mg_policy_net_scratch_floats(const mg_policy_net *net, int max_n)
 {
-    size_t C = (size_t)net->channels;
-    size_t per = 64 * (MG_PNET_PLANES + 2 * C) + 2 * MG_PNET_WINO * 16 * C + (size_t)net->fc_in;
-    return (size_t)(max_n > 0 ? max_n : 1) * per + C;
+    size_t C = (size_t)net->channels, n = (size_t)(max_n > 0 ? max_n : 1);
+    size_t tiles = (size_t)wino_chunk_tiles(net->channels, (int)n);
+    return n * (64 * (MG_PNET_PLANES + 2 * C) + (size_t)net->fc_in) + 2 * MG_PNET_WINO * tiles * C + C;
 }
 
 /* y[rows][c] += bias, then ReLU if relu. */
@@ -397,51 +412,120 @@ static inline void wino_out(float *const *y, const float *const *m, const float 
         }
 }
 
+#ifdef MG_PNET_X86
+/* wino_in and wino_out for channels [0, 8 * (C / 8)) with AVX (the same operations in the same
+ * order, so the same results); they return the first channel left to the portable code. */
+__attribute__((target("avx2"))) static int wino_in_avx2(float *const *v, const float *const *d, int C)
+{
+    int c = 0;
+    for (; c + 8 <= C; c += 8) {
+        __m256 u[16];
+        for (int j = 0; j < 4; j++) {
+            __m256 d0 = _mm256_loadu_ps(d[j] + c), d1 = _mm256_loadu_ps(d[4 + j] + c);
+            __m256 d2 = _mm256_loadu_ps(d[8 + j] + c), d3 = _mm256_loadu_ps(d[12 + j] + c);
+            u[j] = _mm256_sub_ps(d0, d2);
+            u[4 + j] = _mm256_add_ps(d1, d2);
+            u[8 + j] = _mm256_sub_ps(d2, d1);
+            u[12 + j] = _mm256_sub_ps(d1, d3);
+        }
+        for (int i = 0; i < 4; i++) {
+            __m256 t0 = u[4 * i], t1 = u[4 * i + 1], t2 = u[4 * i + 2], t3 = u[4 * i + 3];
+            _mm256_storeu_ps(v[4 * i] + c, _mm256_sub_ps(t0, t2));
+            _mm256_storeu_ps(v[4 * i + 1] + c, _mm256_add_ps(t1, t2));
+            _mm256_storeu_ps(v[4 * i + 2] + c, _mm256_sub_ps(t2, t1));
+            _mm256_storeu_ps(v[4 * i + 3] + c, _mm256_sub_ps(t1, t3));
+        }
+    }
+    return c;
+}
+
+__attribute__((target("avx2"))) static int wino_out_avx2(float *const *y, const float *const *m, const float *bias,
+                                                         int residual, int C)
+{
+    int c = 0;
+    const __m256 zero = _mm256_setzero_ps();
+    for (; c + 8 <= C; c += 8) {
+        __m256 u[8];
+        for (int j = 0; j < 4; j++) {
+            __m256 m1 = _mm256_loadu_ps(m[4 + j] + c), m2 = _mm256_loadu_ps(m[8 + j] + c);
+            u[j] = _mm256_add_ps(_mm256_add_ps(_mm256_loadu_ps(m[j] + c), m1), m2);
+            u[4 + j] = _mm256_sub_ps(_mm256_sub_ps(m1, m2), _mm256_loadu_ps(m[12 + j] + c));
+        }
+        __m256 b = _mm256_loadu_ps(bias + c);
+        for (int i = 0; i < 2; i++) {
+            __m256 t1 = u[4 * i + 1], t2 = u[4 * i + 2];
+            __m256 o0 = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(u[4 * i], t1), t2), b);
+            __m256 o1 = _mm256_add_ps(_mm256_sub_ps(_mm256_sub_ps(t1, t2), u[4 * i + 3]), b);
+            if (residual) {
+                o0 = _mm256_add_ps(o0, _mm256_loadu_ps(y[2 * i] + c));
+                o1 = _mm256_add_ps(o1, _mm256_loadu_ps(y[2 * i + 1] + c));
+            }
+            _mm256_storeu_ps(y[2 * i] + c, _mm256_max_ps(o0, zero));
+            _mm256_storeu_ps(y[2 * i + 1] + c, _mm256_max_ps(o1, zero));
+        }
+    }
+    return c;
+}
+#endif
+
 /* y = ReLU(conv3x3(x) + bias (+ y if residual)) over n positions of [64][C] activations, by
  * Winograd's F(2 x 2, 3 x 3): each 2 x 2 block of output squares (a tile; 16 per board) is
  * A^T [U (.) B^T d B] A of its 4 x 4 input neighbourhood d (zeros off the board); the products
- * with the transformed weights U are 16 matrix products [16 n tiles][C] x [C][C]. */
+ * with the transformed weights U are 16 matrix products [tiles][C] x [C][C], run over chunks of
+ * wino_chunk_tiles tiles (vin, prod: [16][chunk][C]). */
 static void conv3x3(const mg_policy_net *net, float *y, const float *x, const float *u, const float *bias, int n,
                     int residual, float *vin, float *prod, const float *zero)
 {
-    const int C = net->channels, rows = n * 16;
-    const size_t plane = (size_t)rows * (size_t)C, per = mg_matmul_packed_floats(C, C);
+    const int C = net->channels, chunk = wino_chunk_tiles(C, n);
+    const size_t per = mg_matmul_packed_floats(C, C);
     mg_matmul_fn mm = net->matmul ? net->matmul : mg_matmul_portable;
-    for (int b = 0; b < n; b++)
-        for (int tile = 0; tile < 16; tile++) {
+    const int simd = mm != mg_matmul_portable; /* the AVX2 kernel was chosen: the CPU has AVX2 */
+    (void)simd;
+    for (int first = 0; first < n * 16; first += chunk) {
+        const int rows = n * 16 - first < chunk ? n * 16 - first : chunk;
+        const size_t plane = (size_t)rows * (size_t)C;
+        for (int k = 0; k < rows; k++) {
+            const int b = (first + k) / 16, tile = (first + k) % 16;
             const int r0 = (tile / 4) * 2 - 1, c0 = (tile % 4) * 2 - 1;
-            const size_t row = (size_t)b * 16 + (size_t)tile;
             const float *d[16];
             float *v[16];
             for (int q = 0; q < 16; q++) {
                 int r = r0 + q / 4, c = c0 + q % 4;
                 d[q] = r < 0 || r > 7 || c < 0 || c > 7 ? zero : x + ((size_t)b * 64 + (size_t)(r * 8 + c)) * (size_t)C;
-                v[q] = vin + (size_t)q * plane + row * (size_t)C;
+                v[q] = vin + (size_t)q * plane + (size_t)k * (size_t)C;
             }
             int c = 0;
+#ifdef MG_PNET_X86
+            if (simd)
+                c = wino_in_avx2(v, d, C);
+#endif
             for (; c + WINO_LANES <= C; c += WINO_LANES)
                 wino_in(v, d, c, WINO_LANES);
             if (c < C)
                 wino_in(v, d, c, C - c);
         }
-    for (int q = 0; q < MG_PNET_WINO; q++)
-        mm(prod + (size_t)q * plane, vin + (size_t)q * plane, u + (size_t)q * per, rows, C, C, 0, C, 0);
-    for (int b = 0; b < n; b++)
-        for (int tile = 0; tile < 16; tile++) {
+        for (int q = 0; q < MG_PNET_WINO; q++)
+            mm(prod + (size_t)q * plane, vin + (size_t)q * plane, u + (size_t)q * per, rows, C, C, 0, C, 0);
+        for (int k = 0; k < rows; k++) {
+            const int b = (first + k) / 16, tile = (first + k) % 16;
             const int r0 = (tile / 4) * 2, c0 = (tile % 4) * 2;
-            const size_t row = (size_t)b * 16 + (size_t)tile;
             const float *m[16];
             float *o[4];
             for (int q = 0; q < 16; q++)
-                m[q] = prod + (size_t)q * plane + row * (size_t)C;
+                m[q] = prod + (size_t)q * plane + (size_t)k * (size_t)C;
             for (int q = 0; q < 4; q++)
                 o[q] = y + ((size_t)b * 64 + (size_t)((r0 + q / 2) * 8 + c0 + q % 2)) * (size_t)C;
             int c = 0;
+#ifdef MG_PNET_X86
+            if (simd)
+                c = wino_out_avx2(o, m, bias, residual, C);
+#endif
             for (; c + WINO_LANES <= C; c += WINO_LANES)
                 wino_out(o, m, bias, residual, c, WINO_LANES);
             if (c < C)
                 wino_out(o, m, bias, residual, c, C - c);
         }
+    }
 }
 
 void mg_policy_net_forward(const mg_policy_net *net, const float *planes, int n, float *logits, float *scratch)
@@ -450,8 +534,9 @@ void mg_policy_net_forward(const mg_policy_net *net, const float *planes, int n,
         return;
     const int C = net->channels, rows = n * 64;
     float *in = scratch, *x = in + (size_t)rows * MG_PNET_PLANES, *t = x + (size_t)rows * (size_t)C;
-    float *vin = t + (size_t)rows * (size_t)C, *prod = vin + (size_t)MG_PNET_WINO * (size_t)(n * 16) * (size_t)C;
-    float *hv = prod + (size_t)MG_PNET_WINO * (size_t)(n * 16) * (size_t)C, *zero = hv + (size_t)n * (size_t)net->fc_in;
+    const size_t wino = (size_t)MG_PNET_WINO * (size_t)wino_chunk_tiles(C, n) * (size_t)C;
+    float *hv = t + (size_t)rows * (size_t)C, *vin = hv + (size_t)n * (size_t)net->fc_in, *prod = vin + wino;
+    float *zero = prod + wino;
     mg_matmul_fn mm = net->matmul ? net->matmul : mg_matmul_portable;
     memset(zero, 0, (size_t)C * sizeof(float));
     for (int b = 0; b < n; b++)
