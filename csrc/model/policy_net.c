@@ -384,9 +384,9 @@ static inline void wino_in(float *const *v, const float *const *d, int c, int w)
         }
 }
 
-/* The output transform A^T m A of one tile for channels [c, c + w), plus the bias, plus the skip
- * connection (res, the 2 x 2 output squares' old values, or NULL), ReLU: m[16] the products, y[4]
- * the 2 x 2 output squares (row-major). */
+/* The output transform A^T m A of one tile for channels [c, c + w), plus the bias, plus (if
+ * residual: the skip connection) the 2 x 2 output squares' old values, then ReLU: m[16] the
+ * products, y[4] the 2 x 2 output squares (row-major). */
 static inline void wino_out(float *const *y, const float *const *m, const float *bias, int residual, int c, int w)
 {
     float s[16][WINO_LANES], u[8][WINO_LANES];
@@ -413,8 +413,9 @@ static inline void wino_out(float *const *y, const float *const *m, const float 
 }
 
 #ifdef MG_PNET_X86
-/* wino_in and wino_out for channels [0, 8 * (C / 8)) with AVX (the same operations in the same
- * order, so the same results); they return the first channel left to the portable code. */
+/* wino_in and wino_out for channels [0, 8 * (C / 8)) in 8-float AVX vectors (the same operations
+ * in the same order, so the same results); they return the first channel left to the portable
+ * code.  Used where the AVX2/FMA matrix kernel was chosen (the CPU has AVX2). */
 __attribute__((target("avx2"))) static int wino_in_avx2(float *const *v, const float *const *d, int C)
 {
     int c = 0;

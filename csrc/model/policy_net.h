@@ -27,7 +27,9 @@
  * [16 n tiles][C] by the weights U_xi = (G g G^T)_xi [C][C] (transformed in double and packed for
  * matmul.h's kernel at load), and A^T M A gives the tile's 2 x 2 outputs: 16 C^2 multiplications
  * per tile instead of 36 C^2, with B, G, A of entries 0, +-1, +-1/2 only, so the results differ
- * from a direct convolution's by float32 rounding only.  The dense layer's input columns are
+ * from a direct convolution's by float32 rounding only.  The tiles run in chunks (whole
+ * positions) whose V and M (2 x 16 x tiles x C floats, about 512 KB) stay in the core's L2 cache;
+ * the bias, the skip connection and the ReLU are applied in the output transform.  The dense layer's input columns are
  * permuted at load from PyTorch's (channel, row, column) flattening to the [square][channel]
  * order.  The weights are float32 in one arena, read-only after loading (any number of threads
  * may share a net, each with its own scratch).
