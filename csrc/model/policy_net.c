@@ -12,6 +12,11 @@
 #include "json.h"
 #include "safetensors.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#define MG_PNET_X86 1
+#include <immintrin.h>
+#endif
+
 /* ---- configuration ------------------------------------------------------------------------ */
 
 /* Parse the config JSON ({"channels": C, "blocks": B, "head": "pool" | "conv"}) into net. */
@@ -111,12 +116,24 @@ static void convert(const mg_policy_net *net, const want *w, const mg_st_tensor 
             for (int ci = 0; ci < MG_PNET_PLANES; ci++)
                 dst[mg_pack_at(MG_PNET_PLANES, ci, co)] = mg_st_float(t, (size_t)co * MG_PNET_PLANES + (size_t)ci);
         break;
-    case K_CONV3: /* [co][ci][ky][kx] -> W[(ky * 3 + kx) * C + ci][co] */
+    case K_CONV3: { /* [co][ci][ky][kx] -> the 16 Winograd matrices U_xi = (G g G^T)[xi] [ci][co] */
+        static const double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+        size_t per = mg_matmul_packed_floats(C, C);
         for (int co = 0; co < C; co++)
-            for (int ci = 0; ci < C; ci++)
+            for (int ci = 0; ci < C; ci++) {
+                double g[3][3], gg[4][3];
                 for (int q = 0; q < 9; q++)
-                    dst[mg_pack_at(9 * C, q * C + ci, co)] = mg_st_float(t, ((size_t)co * (size_t)C + (size_t)ci) * 9 + (size_t)q);
+                    g[q / 3][q % 3] = mg_st_float(t, ((size_t)co * (size_t)C + (size_t)ci) * 9 + (size_t)q);
+                for (int i = 0; i < 4; i++)
+                    for (int k = 0; k < 3; k++)
+                        gg[i][k] = G[i][0] * g[0][k] + G[i][1] * g[1][k] + G[i][2] * g[2][k];
+                for (int i = 0; i < 4; i++)
+                    for (int j = 0; j < 4; j++)
+                        dst[(size_t)(i * 4 + j) * per + mg_pack_at(C, ci, co)] =
+                            (float)(gg[i][0] * G[j][0] + gg[i][1] * G[j][1] + gg[i][2] * G[j][2]);
+            }
         break;
+    }
     case K_HEAD: /* [32][C][1][1] -> W[ci][co] */
         for (int co = 0; co < MG_PNET_CONV_HEAD; co++)
             for (int ci = 0; ci < C; ci++)
@@ -141,7 +158,7 @@ static size_t want_floats(const mg_policy_net *net, const want *w)
     case K_STEM:
         return mg_matmul_packed_floats(MG_PNET_PLANES, C);
     case K_CONV3:
-        return mg_matmul_packed_floats(9 * C, C);
+        return MG_PNET_WINO * mg_matmul_packed_floats(C, C);
     case K_HEAD:
         return mg_matmul_packed_floats(C, MG_PNET_CONV_HEAD);
     case K_FC:
@@ -289,12 +306,24 @@ int mg_policy_net_load_file(mg_policy_net *net, const char *path, int allow_simd
 
 /* ---- forward pass ------------------------------------------------------------------------- */
 
-/* Per position: the transposed planes [64][41], two activations [64][C], the im2col [64][9C]; and
- * the dense layer's input [fc_in]. */
+/* Tiles per chunk of a convolution: the Winograd inputs and products of a chunk (2 x 16 x tiles
+ * x C floats) stay within about 512 KB, so they do not leave the core's L2 cache between the
+ * transforms and the products; at least one position (16 tiles), a whole number of positions. */
+static int wino_chunk_tiles(int C, int n)
+{
+    int pos = (512 * 1024 / (int)sizeof(float)) / (2 * MG_PNET_WINO * 16 * C);
+    pos = pos < 1 ? 1 : pos > n ? n : pos;
+    return 16 * pos;
+}
+
+/* Per position: the transposed planes [64][41], two activations [64][C], the dense layer's input
+ * [fc_in]; the Winograd inputs and products of one chunk, [16][chunk tiles][C] each; and one zero
+ * vector [C] (the squares off the board). */
 size_t mg_policy_net_scratch_floats(const mg_policy_net *net, int max_n)
 {
-    size_t C = (size_t)net->channels;
-    return (size_t)(max_n > 0 ? max_n : 1) * (64 * (MG_PNET_PLANES + 2 * C + 9 * C) + (size_t)net->fc_in);
+    size_t C = (size_t)net->channels, n = (size_t)(max_n > 0 ? max_n : 1);
+    size_t tiles = (size_t)wino_chunk_tiles(net->channels, (int)n);
+    return n * (64 * (MG_PNET_PLANES + 2 * C) + (size_t)net->fc_in) + 2 * MG_PNET_WINO * tiles * C + C;
 }
 
 /* y[rows][c] += bias, then ReLU if relu. */
@@ -309,23 +338,178 @@ static void bias_act(float *y, const float *bias, size_t rows, int c, int relu)
     }
 }
 
-/* col[n * 64][9 C]: for each square, its 3x3 neighbourhood of x[n * 64][C] (zeros off the board),
- * neighbour q = (dy + 1) * 3 + (dx + 1) at columns [q C, (q + 1) C). */
-static void im2col(float *col, const float *x, int n, int C)
+/* Channels per step of the transforms: a fixed width the compiler turns into vector code. */
+#define WINO_LANES 8
+
+/* The input transform B^T d B of one tile for channels [c, c + w) (w <= WINO_LANES): d[16] point
+ * at the 4 x 4 input squares (row-major; the zero vector off the board), v[16] at the outputs. */
+static inline void wino_in(float *const *v, const float *const *d, int c, int w)
 {
-    size_t cs = (size_t)C * sizeof(float);
-    for (int b = 0; b < n; b++)
-        for (int r = 0; r < 8; r++)
-            for (int c = 0; c < 8; c++) {
-                float *dst = col + ((size_t)b * 64 + (size_t)(r * 8 + c)) * 9 * (size_t)C;
-                for (int q = 0; q < 9; q++) {
-                    int rr = r + q / 3 - 1, cc = c + q % 3 - 1;
-                    if (rr < 0 || rr > 7 || cc < 0 || cc > 7)
-                        memset(dst + (size_t)q * (size_t)C, 0, cs);
-                    else
-                        memcpy(dst + (size_t)q * (size_t)C, x + ((size_t)b * 64 + (size_t)(rr * 8 + cc)) * (size_t)C, cs);
-                }
+    float s[16][WINO_LANES], u[16][WINO_LANES];
+    for (int q = 0; q < 16; q++)
+        for (int l = 0; l < w; l++)
+            s[q][l] = d[q][c + l];
+    for (int j = 0; j < 4; j++) /* B^T d: rows */
+        for (int l = 0; l < w; l++) {
+            float d0 = s[j][l], d1 = s[4 + j][l], d2 = s[8 + j][l], d3 = s[12 + j][l];
+            u[j][l] = d0 - d2;
+            u[4 + j][l] = d1 + d2;
+            u[8 + j][l] = d2 - d1;
+            u[12 + j][l] = d1 - d3;
+        }
+    for (int i = 0; i < 4; i++) /* (B^T d) B: columns */
+        for (int l = 0; l < w; l++) {
+            float t0 = u[4 * i][l], t1 = u[4 * i + 1][l], t2 = u[4 * i + 2][l], t3 = u[4 * i + 3][l];
+            v[4 * i][c + l] = t0 - t2;
+            v[4 * i + 1][c + l] = t1 + t2;
+            v[4 * i + 2][c + l] = t2 - t1;
+            v[4 * i + 3][c + l] = t1 - t3;
+        }
+}
+
+/* The output transform A^T m A of one tile for channels [c, c + w), plus the bias, plus (if
+ * residual: the skip connection) the 2 x 2 output squares' old values, then ReLU: m[16] the
+ * products, y[4] the 2 x 2 output squares (row-major). */
+static inline void wino_out(float *const *y, const float *const *m, const float *bias, int residual, int c, int w)
+{
+    float s[16][WINO_LANES], u[8][WINO_LANES];
+    for (int q = 0; q < 16; q++)
+        for (int l = 0; l < w; l++)
+            s[q][l] = m[q][c + l];
+    for (int j = 0; j < 4; j++) /* A^T m: rows */
+        for (int l = 0; l < w; l++) {
+            float m1 = s[4 + j][l], m2 = s[8 + j][l];
+            u[j][l] = s[j][l] + m1 + m2;
+            u[4 + j][l] = m1 - m2 - s[12 + j][l];
+        }
+    for (int i = 0; i < 2; i++) /* (A^T m) A: columns */
+        for (int l = 0; l < w; l++) {
+            float t1 = u[4 * i + 1][l], t2 = u[4 * i + 2][l], b = bias[c + l];
+            float o0 = (u[4 * i][l] + t1 + t2) + b, o1 = (t1 - t2 - u[4 * i + 3][l]) + b;
+            if (residual) {
+                o0 += y[2 * i][c + l];
+                o1 += y[2 * i + 1][c + l];
             }
+            y[2 * i][c + l] = o0 > 0.0f ? o0 : 0.0f;
+            y[2 * i + 1][c + l] = o1 > 0.0f ? o1 : 0.0f;
+        }
+}
+
+#ifdef MG_PNET_X86
+/* wino_in and wino_out for channels [0, 8 * (C / 8)) in 8-float AVX vectors (the same operations
+ * in the same order, so the same results); they return the first channel left to the portable
+ * code.  Used where the AVX2/FMA matrix kernel was chosen (the CPU has AVX2). */
+__attribute__((target("avx2"))) static int wino_in_avx2(float *const *v, const float *const *d, int C)
+{
+    int c = 0;
+    for (; c + 8 <= C; c += 8) {
+        __m256 u[16];
+        for (int j = 0; j < 4; j++) {
+            __m256 d0 = _mm256_loadu_ps(d[j] + c), d1 = _mm256_loadu_ps(d[4 + j] + c);
+            __m256 d2 = _mm256_loadu_ps(d[8 + j] + c), d3 = _mm256_loadu_ps(d[12 + j] + c);
+            u[j] = _mm256_sub_ps(d0, d2);
+            u[4 + j] = _mm256_add_ps(d1, d2);
+            u[8 + j] = _mm256_sub_ps(d2, d1);
+            u[12 + j] = _mm256_sub_ps(d1, d3);
+        }
+        for (int i = 0; i < 4; i++) {
+            __m256 t0 = u[4 * i], t1 = u[4 * i + 1], t2 = u[4 * i + 2], t3 = u[4 * i + 3];
+            _mm256_storeu_ps(v[4 * i] + c, _mm256_sub_ps(t0, t2));
+            _mm256_storeu_ps(v[4 * i + 1] + c, _mm256_add_ps(t1, t2));
+            _mm256_storeu_ps(v[4 * i + 2] + c, _mm256_sub_ps(t2, t1));
+            _mm256_storeu_ps(v[4 * i + 3] + c, _mm256_sub_ps(t1, t3));
+        }
+    }
+    return c;
+}
+
+__attribute__((target("avx2"))) static int wino_out_avx2(float *const *y, const float *const *m, const float *bias,
+                                                         int residual, int C)
+{
+    int c = 0;
+    const __m256 zero = _mm256_setzero_ps();
+    for (; c + 8 <= C; c += 8) {
+        __m256 u[8];
+        for (int j = 0; j < 4; j++) {
+            __m256 m1 = _mm256_loadu_ps(m[4 + j] + c), m2 = _mm256_loadu_ps(m[8 + j] + c);
+            u[j] = _mm256_add_ps(_mm256_add_ps(_mm256_loadu_ps(m[j] + c), m1), m2);
+            u[4 + j] = _mm256_sub_ps(_mm256_sub_ps(m1, m2), _mm256_loadu_ps(m[12 + j] + c));
+        }
+        __m256 b = _mm256_loadu_ps(bias + c);
+        for (int i = 0; i < 2; i++) {
+            __m256 t1 = u[4 * i + 1], t2 = u[4 * i + 2];
+            __m256 o0 = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(u[4 * i], t1), t2), b);
+            __m256 o1 = _mm256_add_ps(_mm256_sub_ps(_mm256_sub_ps(t1, t2), u[4 * i + 3]), b);
+            if (residual) {
+                o0 = _mm256_add_ps(o0, _mm256_loadu_ps(y[2 * i] + c));
+                o1 = _mm256_add_ps(o1, _mm256_loadu_ps(y[2 * i + 1] + c));
+            }
+            _mm256_storeu_ps(y[2 * i] + c, _mm256_max_ps(o0, zero));
+            _mm256_storeu_ps(y[2 * i + 1] + c, _mm256_max_ps(o1, zero));
+        }
+    }
+    return c;
+}
+#endif
+
+/* y = ReLU(conv3x3(x) + bias (+ y if residual)) over n positions of [64][C] activations, by
+ * Winograd's F(2 x 2, 3 x 3): each 2 x 2 block of output squares (a tile; 16 per board) is
+ * A^T [U (.) B^T d B] A of its 4 x 4 input neighbourhood d (zeros off the board); the products
+ * with the transformed weights U are 16 matrix products [tiles][C] x [C][C], run over chunks of
+ * wino_chunk_tiles tiles (vin, prod: [16][chunk][C]). */
+static void conv3x3(const mg_policy_net *net, float *y, const float *x, const float *u, const float *bias, int n,
+                    int residual, float *vin, float *prod, const float *zero)
+{
+    const int C = net->channels, chunk = wino_chunk_tiles(C, n);
+    const size_t per = mg_matmul_packed_floats(C, C);
+    mg_matmul_fn mm = net->matmul ? net->matmul : mg_matmul_portable;
+    const int simd = mm != mg_matmul_portable; /* the AVX2 kernel was chosen: the CPU has AVX2 */
+    (void)simd;
+    for (int first = 0; first < n * 16; first += chunk) {
+        const int rows = n * 16 - first < chunk ? n * 16 - first : chunk;
+        const size_t plane = (size_t)rows * (size_t)C;
+        for (int k = 0; k < rows; k++) {
+            const int b = (first + k) / 16, tile = (first + k) % 16;
+            const int r0 = (tile / 4) * 2 - 1, c0 = (tile % 4) * 2 - 1;
+            const float *d[16];
+            float *v[16];
+            for (int q = 0; q < 16; q++) {
+                int r = r0 + q / 4, c = c0 + q % 4;
+                d[q] = r < 0 || r > 7 || c < 0 || c > 7 ? zero : x + ((size_t)b * 64 + (size_t)(r * 8 + c)) * (size_t)C;
+                v[q] = vin + (size_t)q * plane + (size_t)k * (size_t)C;
+            }
+            int c = 0;
+#ifdef MG_PNET_X86
+            if (simd)
+                c = wino_in_avx2(v, d, C);
+#endif
+            for (; c + WINO_LANES <= C; c += WINO_LANES)
+                wino_in(v, d, c, WINO_LANES);
+            if (c < C)
+                wino_in(v, d, c, C - c);
+        }
+        for (int q = 0; q < MG_PNET_WINO; q++)
+            mm(prod + (size_t)q * plane, vin + (size_t)q * plane, u + (size_t)q * per, rows, C, C, 0, C, 0);
+        for (int k = 0; k < rows; k++) {
+            const int b = (first + k) / 16, tile = (first + k) % 16;
+            const int r0 = (tile / 4) * 2, c0 = (tile % 4) * 2;
+            const float *m[16];
+            float *o[4];
+            for (int q = 0; q < 16; q++)
+                m[q] = prod + (size_t)q * plane + (size_t)k * (size_t)C;
+            for (int q = 0; q < 4; q++)
+                o[q] = y + ((size_t)b * 64 + (size_t)((r0 + q / 2) * 8 + c0 + q % 2)) * (size_t)C;
+            int c = 0;
+#ifdef MG_PNET_X86
+            if (simd)
+                c = wino_out_avx2(o, m, bias, residual, C);
+#endif
+            for (; c + WINO_LANES <= C; c += WINO_LANES)
+                wino_out(o, m, bias, residual, c, WINO_LANES);
+            if (c < C)
+                wino_out(o, m, bias, residual, c, C - c);
+        }
+    }
 }
 
 void mg_policy_net_forward(const mg_policy_net *net, const float *planes, int n, float *logits, float *scratch)
@@ -334,8 +518,11 @@ void mg_policy_net_forward(const mg_policy_net *net, const float *planes, int n,
         return;
     const int C = net->channels, rows = n * 64;
     float *in = scratch, *x = in + (size_t)rows * MG_PNET_PLANES, *t = x + (size_t)rows * (size_t)C;
-    float *col = t + (size_t)rows * (size_t)C, *hv = col + (size_t)rows * 9 * (size_t)C;
+    const size_t wino = (size_t)MG_PNET_WINO * (size_t)wino_chunk_tiles(C, n) * (size_t)C;
+    float *hv = t + (size_t)rows * (size_t)C, *vin = hv + (size_t)n * (size_t)net->fc_in, *prod = vin + wino;
+    float *zero = prod + wino;
     mg_matmul_fn mm = net->matmul ? net->matmul : mg_matmul_portable;
+    memset(zero, 0, (size_t)C * sizeof(float));
     for (int b = 0; b < n; b++)
         for (int p = 0; p < MG_PNET_PLANES; p++)
             for (int s = 0; s < 64; s++)
@@ -344,12 +531,8 @@ void mg_policy_net_forward(const mg_policy_net *net, const float *planes, int n,
     bias_act(x, net->stem_b, (size_t)rows, C, 1);
     for (int i = 0; i < net->blocks; i++) {
         const mg_pnet_block *L = &net->tower[i];
-        im2col(col, x, n, C);
-        mm(t, col, L->a_w, rows, 9 * C, C, 0, C, 0);
-        bias_act(t, L->a_b, (size_t)rows, C, 1);
-        im2col(col, t, n, C);
-        mm(x, col, L->b_w, rows, 9 * C, C, 0, C, 1); /* x += conv_b(t): the skip connection */
-        bias_act(x, L->b_b, (size_t)rows, C, 1);
+        conv3x3(net, t, x, L->a_w, L->a_b, n, 0, vin, prod, zero);
+        conv3x3(net, x, t, L->b_w, L->b_b, n, 1, vin, prod, zero); /* x = ReLU(x + conv_b(t)) */
     }
     if (net->head == MG_PNET_HEAD_POOL) {
         for (int b = 0; b < n; b++)

@@ -20,11 +20,19 @@
  * Every check names the offending field, tensor or shape.
  *
  * Layout inside: activations are [n][64 squares][channels] (square = row * 8 + column, row 0 =
- * rank 8 as the planes); a 3x3 convolution is an im2col of each square's 3x3 neighbourhood
- * ([n * 64][9 C], zeros off the board) times the packed weight [9 C][C] with matmul.h's kernel;
- * the dense layer's input columns are permuted at load from PyTorch's (channel, row, column)
- * flattening to the [square][channel] order.  The weights are float32 in one arena, read-only
- * after loading (any number of threads may share a net, each with its own scratch).
+ * rank 8 as the planes).  A 3x3 convolution runs as Winograd's F(2 x 2, 3 x 3) (Lavin & Gray,
+ * "Fast Algorithms for Convolutional Neural Networks", 2016): the board is 16 tiles of 2 x 2
+ * output squares; each tile's 4 x 4 input neighbourhood d (zeros off the board) becomes
+ * V = B^T d B, a matrix product per transformed position xi (16 of them) multiplies V_xi
+ * [16 n tiles][C] by the weights U_xi = (G g G^T)_xi [C][C] (transformed in double and packed for
+ * matmul.h's kernel at load), and A^T M A gives the tile's 2 x 2 outputs: 16 C^2 multiplications
+ * per tile instead of 36 C^2, with B, G, A of entries 0, +-1, +-1/2 only, so the results differ
+ * from a direct convolution's by float32 rounding only.  The tiles run in chunks (whole
+ * positions) whose V and M (2 x 16 x tiles x C floats, about 512 KB) stay in the core's L2 cache;
+ * the bias, the skip connection and the ReLU are applied in the output transform.  The dense layer's input columns are
+ * permuted at load from PyTorch's (channel, row, column) flattening to the [square][channel]
+ * order.  The weights are float32 in one arena, read-only after loading (any number of threads
+ * may share a net, each with its own scratch).
  *
  * Forward: mg_policy_net_forward(net, planes, n, logits, scratch) with caller-owned scratch of
  * mg_policy_net_scratch_floats(net, max_n) floats (n <= max_n); it allocates nothing.
@@ -48,11 +56,12 @@ extern "C" {
 #define MG_PNET_CONV_HEAD 32       /* channels of the "conv" head */
 #define MG_PNET_MAX_CHANNELS 4096
 #define MG_PNET_MAX_BLOCKS 256
+#define MG_PNET_WINO 16           /* transformed positions of a Winograd F(2x2, 3x3) tile */
 
 enum mg_pnet_head { MG_PNET_HEAD_POOL = 0, MG_PNET_HEAD_CONV = 1 };
 
 typedef struct mg_pnet_block {
-    const float *a_w, *a_b;  /* packed [9 C][C], bias [C] */
+    const float *a_w, *a_b;  /* MG_PNET_WINO packed [C][C] (U_xi, xi = 0..15, in order), bias [C] */
     const float *b_w, *b_b;
 } mg_pnet_block;
 

@@ -343,9 +343,10 @@ static void test_model_files(void)
 
 /* ---- kernels ------------------------------------------------------------------------------ */
 
-static void test_matmul(void)
+/* n rows: 7 = a 6-row tile and a one-row, four-panel tile; 10 = 6 + 4 rows; 11 = 6 + 4 + 1 */
+static void test_matmul(int n)
 {
-    int n = 7, in = 37, out = 133; /* rows 4..6 take the one-row, four-panel tile */
+    int in = 37, out = 133;
     float *x = malloc(sizeof(float) * (size_t)n * in), *w = malloc(sizeof(float) * (size_t)in * out);
     float *wp = calloc(mg_matmul_packed_floats(in, out), sizeof(float));
     float *y1 = malloc(sizeof(float) * (size_t)n * out), *y2 = malloc(sizeof(float) * (size_t)n * out);
@@ -357,7 +358,8 @@ static void test_matmul(void)
         for (int j = 0; j < out; j++)
             wp[mg_pack_at(in, k, j)] = w[k * out + j] = rng_normalish(&s);
     mg_matmul_fn fast = mg_matmul_select(1);
-    printf("test_model: matmul kernel %s\n", mg_matmul_name(fast));
+    if (n == 7)
+        printf("test_model: matmul kernel %s\n", mg_matmul_name(fast));
     mg_matmul_portable(y1, x, wp, n, in, out, 0, out, 0);
     fast(y2, x, wp, n, in, out, 0, out, 0);
     double maxd = 0;
@@ -692,7 +694,9 @@ int main(void)
     test_json();
     test_half();
     test_model_files();
-    test_matmul();
+    test_matmul(7);
+    test_matmul(10);
+    test_matmul(11);
     tcfg c = BASE;
     test_generation(&c, "GQA swiglu tied");
     c.KV = 1;

@@ -2,7 +2,8 @@
  * test_policy_net.c - the native chess policy network (csrc/model/policy_net.h): forward passes of
  * tiny networks whose logits are worked out by hand (the stem, the orientation of a 3x3 kernel, the
  * zero padding, the skip connection, max-pooling, both heads and the dense layer's input order),
- * the masked softmaxes, a batch equal to its positions one by one, the kernels agreeing, and the
+ * the masked softmaxes, a batch equal to its positions one by one, the kernels agreeing, the
+ * Winograd convolutions against a direct one in double, and the
  * file reader's refusals (each naming the offending field, tensor or shape).
  */
 #include <math.h>
@@ -322,6 +323,111 @@ static void test_batch_and_kernels(void)
     spec_free(&s);
 }
 
+/* A direct double-precision forward pass of a "pool" network (the definition of policy_net.h),
+ * to check the Winograd convolutions against: logits[1968] of one position. */
+static void reference_forward(netspec *s, int C, int B, const float *planes, double *logits)
+{
+    double *x = malloc(sizeof(double) * 64 * (size_t)C), *t = malloc(sizeof(double) * 64 * (size_t)C);
+    const float *sw = get(s, "stem.weight"), *sb = get(s, "stem.bias");
+    for (int sq = 0; sq < 64; sq++)
+        for (int co = 0; co < C; co++) {
+            double v = sb[co];
+            for (int p = 0; p < 41; p++)
+                v += (double)sw[co * 41 + p] * planes[p * 64 + sq];
+            x[sq * C + co] = v > 0 ? v : 0;
+        }
+    for (int i = 0; i < B; i++)
+        for (int half = 0; half < 2; half++) {
+            char wn[48], bn[48];
+            snprintf(wn, sizeof wn, "tower.%d.%c.weight", i, half ? 'b' : 'a');
+            snprintf(bn, sizeof bn, "tower.%d.%c.bias", i, half ? 'b' : 'a');
+            const float *w = get(s, wn), *bias = get(s, bn);
+            const double *src = half ? t : x;
+            double *dst = half ? x : t;
+            double *out = malloc(sizeof(double) * 64 * (size_t)C);
+            for (int r = 0; r < 8; r++)
+                for (int c = 0; c < 8; c++)
+                    for (int co = 0; co < C; co++) {
+                        double v = bias[co];
+                        for (int ky = 0; ky < 3; ky++)
+                            for (int kx = 0; kx < 3; kx++) {
+                                int rr = r + ky - 1, cc = c + kx - 1;
+                                if (rr < 0 || rr > 7 || cc < 0 || cc > 7)
+                                    continue;
+                                for (int ci = 0; ci < C; ci++)
+                                    v += (double)CONV(w, C, co, ci, ky, kx) * src[(rr * 8 + cc) * C + ci];
+                            }
+                        out[(r * 8 + c) * C + co] = v;
+                    }
+            for (int k = 0; k < 64 * C; k++) {
+                double v = out[k] + (half ? x[k] : 0.0);
+                dst[k] = v > 0 ? v : 0;
+            }
+            free(out);
+        }
+    const float *fw = get(s, "fc.weight"), *fb = get(s, "fc.bias");
+    for (int j = 0; j < MG_POLICY_MOVES; j++) {
+        double v = fb[j];
+        for (int co = 0; co < C; co++)
+            for (int cell = 0; cell < 16; cell++) {
+                int r = cell / 4 * 2, c = cell % 4 * 2;
+                double m = fmax(fmax(x[(r * 8 + c) * C + co], x[(r * 8 + c + 1) * C + co]),
+                                fmax(x[((r + 1) * 8 + c) * C + co], x[((r + 1) * 8 + c + 1) * C + co]));
+                v += (double)fw[(size_t)j * 16 * (size_t)C + (size_t)co * 16 + (size_t)cell] * m;
+            }
+        logits[j] = v;
+    }
+    free(x);
+    free(t);
+}
+
+/* The Winograd convolutions against a direct convolution in double, with a channel count that is
+ * not a multiple of the vector width (the transforms' tails) and large enough that a batch runs in
+ * several chunks; both kernels. */
+static void test_against_direct_convolution(void)
+{
+    enum { C = 140, B = 1, N = 3 };
+    netspec s;
+    spec_init(&s, C, B, "pool");
+    uint64_t r = 0x243F6A8885A308D3ull;
+    for (int i = 0; i < s.n; i++) {
+        float scale = s.t[i].ndim == 4 && s.t[i].shape[2] == 3 ? 0.08f : 0.4f;
+        for (long k = 0; k < numel(&s.t[i]); k++)
+            s.t[i].data[k] = rnd(&r) * scale;
+    }
+    float *planes = malloc(sizeof(float) * N * MG_POLICY_INPUT_SIZE);
+    for (int i = 0; i < N * MG_POLICY_INPUT_SIZE; i++)
+        planes[i] = (rng_next(&r) & 3) == 0 ? 1.0f : 0.0f;
+    double *want = malloc(sizeof(double) * N * MG_POLICY_MOVES);
+    double biggest = 0;
+    for (int i = 0; i < N; i++)
+        reference_forward(&s, C, B, planes + (size_t)i * MG_POLICY_INPUT_SIZE, want + (size_t)i * MG_POLICY_MOVES);
+    for (int i = 0; i < N * MG_POLICY_MOVES; i++)
+        biggest = fmax(biggest, fabs(want[i]));
+    MG_CHECK(biggest > 0.1);
+    float *got = malloc(sizeof(float) * N * MG_POLICY_MOVES);
+    for (int simd = 0; simd < 2; simd++) {
+        mg_policy_net net;
+        char err[MG_ERRLEN];
+        MG_CHECK(load_spec(&s, &net, simd, err, sizeof err) == MG_OK);
+        float *scratch = malloc(mg_policy_net_scratch_floats(&net, N) * sizeof(float));
+        mg_policy_net_forward(&net, planes, N, got, scratch);
+        double worst = 0;
+        for (int i = 0; i < N * MG_POLICY_MOVES; i++)
+            worst = fmax(worst, fabs(got[i] - want[i]));
+        if (worst > 1e-5 * biggest)
+            fprintf(stderr, "direct convolution: worst |difference| %g, largest logit %g (%s)\n", worst, biggest,
+                    mg_matmul_name(net.matmul));
+        MG_CHECK(worst <= 1e-5 * biggest); /* float32 rounding only */
+        free(scratch);
+        mg_policy_net_free(&net);
+    }
+    free(got);
+    free(want);
+    free(planes);
+    spec_free(&s);
+}
+
 static void test_softmax(void)
 {
     static float logits[MG_POLICY_MOVES], probs[MG_POLICY_MOVES];
@@ -414,6 +520,7 @@ int main(void)
     test_pool_channel_order();
     test_conv_head();
     test_batch_and_kernels();
+    test_against_direct_convolution();
     test_softmax();
     test_refusals();
     MG_TEST_MAIN_END("test_policy_net");
