@@ -595,7 +595,7 @@ static void test_book(mg_test_counts *t)
     mg_rng rng;
     mg_rng_seed(&rng, 7);
     ref_board rb;
-    int n = 0;
+    int n = 0, lost = 0;
     while (n < N) {
         mg_c4_state s;
         if (!random_position(&rng, STONES, &rb, &s, NULL))
@@ -632,9 +632,13 @@ static void test_book(mg_test_counts *t)
         mg_c4_solve_moves(bsv, &pos[i], NULL, &c);
         mg_c4_solve_moves(sv, &pos[i], NULL, &a);
         MG_CHECK_T(t, a.score == c.score && memcmp(a.move_score, c.move_score, sizeof a.move_score) == 0);
+        /* win/draw/loss columns with perfect play's column, the book bounding the columns: the same */
+        MG_CHECK_T(t, wdl_agrees(bsv, &pos[i], &a) && wdl_agrees(sv, &pos[i], &a));
+        lost += a.score < 0;
         mg_c4_solve(bsv, &pos[i], NULL, &c); /* answered by the book: a few probes, no search */
         MG_CHECK_T(t, c.score == sc && c.complete && c.nodes <= 8);
     }
+    MG_CHECK_T(t, lost >= 5); /* the lost shortcut was exercised (drawn ones: tests/test_c4_book.py) */
     mg_c4_state e;
     mg_c4_init(&e);
     int sc;

@@ -476,6 +476,13 @@ int mg_c4_solve_moves_wdl(mg_c4_solver *sv, const mg_c4_state *s, const mg_c4_li
         out->complete = 1;
         return MG_OK;
     }
+    /* 0. a position the book holds: its exact score bounds every column's (a column scores at most the
+     * position), so its children's scores from below: none is searched in a lost position, and each gets
+     * one null-window test (loss or draw?) in a drawn one */
+    int booked = 0, root = 0;
+    if (sv->book && mg_c4_book_probe(sv->book, s, &root) == 1)
+        booked = 1;
+    int child_lo = booked ? (-root > -1 ? -root : -1) : -1;
     /* 1. win / draw / loss of every column (weak solves of the children, centre first) */
     uint64_t child[MG_C4_WIDTH];
     int cols[MG_C4_WIDTH], nc = 0, wdl = -2;
@@ -484,7 +491,8 @@ int mg_c4_solve_moves_wdl(mg_c4_solver *sv, const mg_c4_state *s, const mg_c4_li
         if (s->mask & mg_c4_top_col(col))
             continue;
         uint64_t m = (s->mask + mg_c4_bottom_col(col)) & mg_c4_col_mask(col);
-        int v = -solve_position(&sr, opp, s->mask | m, n + 1, 1);
+        int cs = solve_range(&sr, opp, s->mask | m, n + 1, child_lo, 1, NO_PROBE);
+        int v = (cs < 0) - (cs > 0);
         if (sr.aborted)
             break;
         out->move_score[col] = v;
@@ -506,7 +514,8 @@ int mg_c4_solve_moves_wdl(mg_c4_solver *sv, const mg_c4_state *s, const mg_c4_li
      * other one scores more by 4-10% in nodes on random positions of 10 and 11 stones. */
     int best = 0, best_col = nc ? cols[0] : -1;
     if (!sr.aborted && wdl != 0) {
-        best = solve_range(&sr, s->cur, s->mask, n, wdl > 0 ? 1 : NO_LB, wdl > 0 ? NO_UB : -1, NO_PROBE);
+        best = booked ? root
+                      : solve_range(&sr, s->cur, s->mask, n, wdl > 0 ? 1 : NO_LB, wdl > 0 ? NO_UB : -1, NO_PROBE);
         /* children's score range: <= -1 under a won column, >= 1 under a lost one */
         int clo = wdl > 0 ? NO_LB : 1, chi = wdl > 0 ? -1 : NO_UB;
         int u = -best; /* a column reaches `best` iff its child scores <= u */
