@@ -24,8 +24,8 @@ def connect_four_annotator(options: Dict[str, Any]):
     ``weak`` (default 0): 1 values every column by a weak solve (win / draw / loss is all the values
     need) and finds the same best move by exact work on the columns of the best value only
     (``ConnectFour.solve(weak=True, exact_best=True)``): the annotations are identical to those of
-    ``weak=0`` (tests/test_c4_generation.py checks it), and the solves are about 1.4x as fast on the
-    positions of 8 to 12 stones that dominate data generation (docs/model.md).  Under a budget
+    ``weak=0`` (tests/test_c4_generation.py checks it), and data generation is 1.5-1.7x as fast
+    (docs/model.md, "Faster annotation"; ``tt_log2=24`` adds some 10%).  Under a budget
     (``max_nodes``) the two count nodes differently, so a budgeted run may leave out other positions.
     """
     from ..games.connect_four import ConnectFour, solver as new_solver
