@@ -5,6 +5,7 @@
     python bench/c4_solver.py --empty strong      # exact score of the empty board and of each move
     python bench/c4_solver.py --generate --count 1000 --seed 1   # rebuild bench/data/connect_four/*.txt
     python bench/c4_solver.py --quick --pons ~/connect4/c4solver   # same run against Pons' solver
+    python bench/c4_solver.py --annotate 8 --stones 9,10,11,12   # the annotator's solves: exact vs weak=1
 
 Position sets (bench/data/connect_four/<set>.txt, one "moves score" line each, moves in the
 column convention "4453") follow the categories of the well-known public Connect Four solver
@@ -34,6 +35,15 @@ after emptying the table once); ``--pons-analyze`` adds Pons' ``-a`` (the score 
 ...); Pons' time per position is the median of (process CPU time with the positions - CPU time of a run with
 no input) / positions, so its start-up (table allocation) is not counted; mavgame's is thread CPU time around
 the call.  Scores are compared position by position.
+
+The annotator's solves (``--annotate N``, instead of the sets): N random positions per stone count
+(``--stones``; uniformly random moves, seeded, finished games skipped), each valued column by column as the data
+generator's annotator does, in three ways from an emptied table: exact (``ConnectFour.solve()``, what
+``weak=0`` uses), ``ConnectFour.solve(weak=True, exact_best=True)`` (``weak=1``: win/draw/loss columns, perfect
+play's best move) and a plain weak solve (``weak=True``: win/draw/loss only, for scale: the cost of its values
+without the best move).  Interleaved position by position (the order rotating), thread CPU time around each
+call; mean and median per stone count and the ratio of the means.  The weak=1 answers are checked against
+the exact ones (values and best move).
 
 Python per-call overhead (always printed, on the End-Easy positions, table warm so that the solves are trivial):
 the time per call of ``ConnectFour.solve`` (what users call) against the binding's raw ``C4Solver.solve``, for
@@ -307,6 +317,54 @@ def run_overhead(n: int = 200, reps: int = 7):
     return rows
 
 
+def run_annotate(count: int, stones, tt_log2: int, seed: int, out: dict) -> bool:
+    """The annotator's all-column solves (module docstring): exact against weak=1 against plain weak."""
+    from mavgame.games.connect_four import central_best
+    sv = _core.C4Solver(tt_log2)
+    rng = random.Random(seed)
+    ways = {"exact": {}, "weak=1": {"weak": True, "exact_best": True}, "weak only": {"weak": True}}
+    ok = True
+    print(f"annotator solves, {count} random positions per stone count, table emptied before each solve, "
+          f"thread CPU time (2^{tt_log2} entries)")
+    print(f"{'stones':>6} {'exact mean':>11} {'weak=1 mean':>12} {'weak only':>10} {'exact/weak=1':>13} "
+          f"{'median ratio':>13} {'won/drawn/lost':>15}")
+    for n in stones:
+        boards = []
+        while len(boards) < count:
+            b = ConnectFour()
+            for _ in range(n):
+                if b.is_terminal():
+                    break
+                b.push(rng.choice(b.legal_moves()))
+            if b.ply == n and not b.is_terminal():
+                boards.append(b)
+        secs = {w: [] for w in ways}
+        kinds = [0, 0, 0]
+        for i, b in enumerate(boards):
+            order = list(ways)[i % 3:] + list(ways)[:i % 3]
+            res = {}
+            for w in order:
+                sv.clear()
+                c = time.thread_time()
+                res[w] = b.solve(solver=sv, **ways[w])
+                secs[w].append(time.thread_time() - c)
+            e, k = res["exact"], res["weak=1"]
+            kinds[0 if e.score > 0 else 1 if e.score == 0 else 2] += 1
+            if (k.move_scores != {m: (v > 0) - (v < 0) for m, v in e.move_scores.items()}
+                    or k.best != central_best(e.move_scores) or k.score != e.score):
+                ok = False
+                print(f"  MISMATCH {b.text()}: exact {e}, weak=1 {k}")
+        mean = {w: statistics.fmean(v) for w, v in secs.items()}
+        med_ratio = statistics.median(a / max(b, 1e-9) for a, b in zip(secs["exact"], secs["weak=1"]))
+        out.setdefault("annotate", []).append({"stones": n, "positions": count, **{f"{w}_mean_s": v
+                                                                                    for w, v in mean.items()},
+                                                "median_ratio": med_ratio, "won_drawn_lost": kinds})
+        print(f"{n:>6} {fmt_time(mean['exact']):>11} {fmt_time(mean['weak=1']):>12} {fmt_time(mean['weak only']):>10} "
+              f"{mean['exact'] / mean['weak=1']:>12.2f}x {med_ratio:>12.2f}x {'/'.join(map(str, kinds)):>15}",
+              flush=True)
+    return ok
+
+
 def run_empty(mode: str, tt_log2: int) -> bool:
     sv = _core.C4Solver(tt_log2)
     b = ConnectFour()
@@ -347,6 +405,10 @@ def main(argv=None) -> int:
     ap.add_argument("--count", type=int, default=1000, help="positions per generated set")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--max-minutes", type=float, default=60.0, help="generation time limit per phase")
+    ap.add_argument("--annotate", type=int, default=0, metavar="N",
+                    help="instead of the sets: the annotator's solves (exact, weak=1, weak only) on N random "
+                         "positions per stone count")
+    ap.add_argument("--stones", default="8,9,10,11,12,13,14", help="stone counts for --annotate")
     args = ap.parse_args(argv)
     if args.quick:
         args.sets, args.limit, args.empty = "end_easy,middle_easy,middle_medium", args.limit or 100, "none"
@@ -360,6 +422,19 @@ def main(argv=None) -> int:
         generate(names, args.count, args.seed, args.tt_log2, args.max_minutes)
         return 0
     out = {}
+    if args.annotate:
+        try:
+            stones = [int(x) for x in args.stones.split(",") if x]
+        except ValueError:
+            ap.error(f"--stones {args.stones!r}: expected comma-separated stone counts such as 9,10,11")
+        bad = [x for x in stones if not 0 <= x <= 41]
+        if bad:
+            ap.error(f"--stones: {bad[0]} is not a stone count of an unfinished game (0..41)")
+        ok = run_annotate(args.annotate, stones, args.tt_log2, args.seed, out)
+        if args.json:
+            import json
+            Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
+        return 0 if ok else 1
     ok = run_sets(names, args.limit, args.tt_log2, args.warm, out)
     over = run_overhead()
     if over:

@@ -152,3 +152,24 @@ def test_shipped_book_reaches_the_solvers(book, monkeypatch):
     agent.setup("connect_four", seed=0)
     agent.act(mavgame.State("connect_four", c4_book._root(ROOT).text()))
     assert agent._solver.book == (12, 15, n)
+
+
+def test_weak_exact_best_with_the_book_agrees(book):
+    """ConnectFour.solve(weak=True, exact_best=True) on positions the book holds (whose score bounds every
+    column's: no search in a lost one, one test a column in a drawn one) gives what an exact solve
+    without the book gives: win/draw/loss columns, the exact score and perfect play's column."""
+    from mavgame.games.connect_four import ConnectFour, central_best
+    path, _ = book
+    with_book, plain = _core.C4Solver(18), _core.C4Solver(18)
+    c4_book.attach(with_book, str(path))
+    root = c4_book._root(ROOT)
+    kinds = {}
+    for ply in (13, 15):
+        for _, s in c4_book.positions_at(root, ply):
+            b = ConnectFour(s.text())
+            e = b.solve(solver=plain)
+            w = b.solve(weak=True, exact_best=True, solver=with_book)
+            assert w.move_scores == {m: (v > 0) - (v < 0) for m, v in e.move_scores.items()}, b
+            assert (w.score, w.best) == (e.score, central_best(e.move_scores)), b
+            kinds[(e.score > 0) - (e.score < 0)] = kinds.get((e.score > 0) - (e.score < 0), 0) + 1
+    assert all(kinds.get(k, 0) >= 3 for k in (-1, 0, 1)), kinds

@@ -162,3 +162,97 @@ def test_cached_generation_is_the_same_for_a_pool(tmp_path, monkeypatch, method)
         assert list(PositionStore(tmp_path / "pool" / split)) == list(PositionStore(tmp_path / "one" / split))
     one, pool = (load_annotation_cache(tmp_path / d / CACHE) for d in ("one", "pool"))
     assert one and {k: v[:2] for k, v in pool.items()} == {k: v[:2] for k, v in one.items()}   # seconds aside
+
+
+# --- the weak=1 annotator: win/draw/loss columns by weak solves, perfect play's best move ------------------
+
+def random_c4_positions(stones, count, seed):
+    """`count` random non-terminal Connect Four positions with `stones` stones (uniformly random moves)."""
+    from mavgame.games.connect_four import ConnectFour
+    rng = np.random.default_rng(seed)
+    out = []
+    while len(out) < count:
+        b = ConnectFour()
+        for _ in range(stones):
+            if b.is_terminal():
+                break
+            moves = b.legal_moves()
+            b.push(moves[int(rng.integers(len(moves)))])
+        if b.ply == stones and not b.is_terminal():
+            out.append(b)
+    return out
+
+
+def assert_weak_annotator_agrees(positions):
+    """The weak=1 annotator gives exactly the exact annotator's values and best move (each annotator with
+    its own warm tables, as in generation), and that best move is perfect play's: the highest exact
+    score of an exact solve, ties to the most central column."""
+    from mavgame.annotators import make_annotator
+    from mavgame.games.connect_four import CENTRE_FIRST
+    exact = make_annotator("connect_four", {"max_nodes": 0, "tt_log2": 20})
+    weak = make_annotator("connect_four", {"max_nodes": 0, "tt_log2": 20, "weak": 1})
+    kinds, choices = set(), 0
+    for b in positions:
+        e, w = exact(b), weak(b)
+        assert e is not None and w == e, (b.text(), e, w)
+        res = b.solve()                                  # the module's own solver: a third table
+        top = max(res.move_scores.values())
+        assert w[1] == next(m for m in CENTRE_FIRST if res.move_scores.get(m) == top), (b.text(), res)
+        assert w[0] == {m: 1.0 if v > 0 else 0.0 if v < 0 else 0.5 for m, v in res.move_scores.items()}
+        kinds.add((res.score > 0) - (res.score < 0))
+        # won or lost with several columns of that value: the exact scores choose among them
+        choices += res.score != 0 and sum((v > 0) - (v < 0) == (res.score > 0) - (res.score < 0)
+                                          for v in res.move_scores.values()) > 1
+    return kinds, choices
+
+
+def test_weak_annotator_is_the_exact_annotator_late_positions():
+    positions = [b for n in range(16, 37, 2) for b in random_c4_positions(n, 12, n)]
+    kinds, choices = assert_weak_annotator_agrees(positions)
+    assert kinds == {-1, 0, 1} and choices >= 20      # won, drawn and lost positions, many with a choice
+
+
+@pytest.mark.slow
+def test_weak_annotator_is_the_exact_annotator_early_positions():
+    """Positions of 8 to 14 stones, where generation spends its time (about a minute here)."""
+    positions = [b for n, k in ((8, 2), (9, 3), (10, 4), (11, 4), (12, 4), (13, 4), (14, 4))
+                 for b in random_c4_positions(n, k, 100 + n)]
+    assert_weak_annotator_agrees(positions)
+
+
+def test_weak_annotator_option_is_checked():
+    from mavgame.annotators import make_annotator
+    with pytest.raises(ValueError, match="weak must be 0 or 1, got 2"):
+        make_annotator("connect_four", {"weak": 2})
+
+
+def test_weak_generation_writes_the_same_data(tmp_path):
+    """A generation with weak=1 writes the same records and annotation cache entries as with weak=0."""
+    runs = []
+    for weak in (0, 1):
+        opts = dict(C4["annotator_options"], weak=weak)
+        generate_positions("connect_four", tmp_path / str(weak), 6, **dict(C4, annotator_options=opts))
+        recs = [list(PositionStore(tmp_path / str(weak) / split)) for split in ("train", "val")]
+        cache = {k: v[:2] for k, v in load_annotation_cache(tmp_path / str(weak) / CACHE).items()}
+        runs.append((recs, cache))
+    assert runs[0][1] and runs[0] == runs[1]
+
+
+def test_weak_exact_best_against_reference_scores(shared_data):
+    """The exact score of ConnectFour.solve(weak=True, exact_best=True) against the public solver test
+    sets (lines of "moves score"), where the reference data has them (connect_four/Test_L*)."""
+    from mavgame.games.connect_four import ConnectFour, solver
+    files = sorted((shared_data / "connect_four").glob("Test_L*")) if (shared_data / "connect_four").is_dir() else []
+    if not files:
+        pytest.skip(f"no Connect Four test sets (connect_four/Test_L*) in {shared_data}")
+    sv = solver(20)
+    checked = 0
+    for f in files:
+        lines = [ln.split() for ln in f.read_text().splitlines() if ln.strip()]
+        for moves, score in lines[:20]:                  # the easier sets' first positions: seconds at most
+            if len(moves) < 14:
+                continue
+            r = ConnectFour.from_moves(moves).solve(weak=True, exact_best=True, solver=sv)
+            assert r.complete and r.score == int(score), (f.name, moves, r)
+            checked += 1
+    assert checked > 0

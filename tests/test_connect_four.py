@@ -419,7 +419,7 @@ def test_perfect_agent_center_tie_break_and_annotator_agree():
 def test_solve_result_fast_path_matches_c4_solve():
     """ConnectFour.solve builds its SolveResult in C (c4_solve_result): same fields as c4_solve's tuple, a
     real frozen SolveResult, budgets and argument conversions as before."""
-    from mavgame.games.connect_four import SolveResult
+    from mavgame.games.connect_four import SolveResult, central_best
     sv = _core.C4Solver(18)
     for moves in ("", "4453", "421457211673614572573664466354", "112233"):
         b = ConnectFour.from_moves(moves)
@@ -434,7 +434,8 @@ def test_solve_result_fast_path_matches_c4_solve():
                 assert type(r) is SolveResult
                 assert (r.score, r.nodes, r.complete) == (score, nodes, complete)
                 assert r.move_scores == {str(c + 1): int(v) for c, v in enumerate(arr) if not math.isnan(v)}
-                assert r == SolveResult(r.score, dict(r.move_scores), r.nodes, r.complete)
+                assert r == SolveResult(r.score, dict(r.move_scores), r.nodes, r.complete, r.best)
+                assert r.best == (central_best(r.move_scores) if with_moves and r.complete and r.move_scores else None)
     with pytest.raises(dataclasses.FrozenInstanceError):
         r.score = 1
     r = ConnectFour.from_moves("44").solve(max_nodes=100.0, solver=sv)   # int(max_nodes) as before
@@ -443,5 +444,5 @@ def test_solve_result_fast_path_matches_c4_solve():
         ConnectFour().solve(max_nodes=-1, solver=sv)
     with pytest.raises(TypeError, match="C4Solver"):
         ConnectFour().solve(solver="sv")
-    with pytest.raises(TypeError, match="7 positional"):
+    with pytest.raises(TypeError, match="8 positional"):
         _core.c4_solve_result(SolveResult, ConnectFour())

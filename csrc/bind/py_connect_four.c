@@ -117,7 +117,7 @@ static int c4_state_arg(PyObject *o, mg_c4_state *out)
 
 /* The search behind every solve call: 1 and *res on success, 0 with an exception. */
 static int solve_into(py_c4_solver *solver, PyObject *state, long long max_nodes, double max_seconds, int weak,
-                      int moves, mg_c4_solution *res)
+                      int moves, int exact_best, mg_c4_solution *res)
 {
     if (!c4s_ready(solver))
         return 0;
@@ -140,7 +140,9 @@ static int solve_into(py_c4_solver *solver, PyObject *state, long long max_nodes
     Py_INCREF(solver);
     Py_BEGIN_ALLOW_THREADS
     PyThread_acquire_lock(solver->lock, WAIT_LOCK);
-    if (moves)
+    if (moves && weak && exact_best)
+        mg_c4_solve_moves_wdl(solver->sv, &pos, &lim, res);
+    else if (moves)
         mg_c4_solve_moves(solver->sv, &pos, &lim, res);
     else
         mg_c4_solve(solver->sv, &pos, &lim, res);
@@ -161,7 +163,7 @@ static PyObject *run_solve(py_c4_solver *solver, PyObject *state, long long max_
                            int weak, int moves)
 {
     mg_c4_solution res;
-    if (!solve_into(solver, state, max_nodes, max_seconds, weak, moves, &res))
+    if (!solve_into(solver, state, max_nodes, max_seconds, weak, moves, 0, &res))
         return NULL;
     npy_intp dim = MG_C4_WIDTH;
     PyObject *arr = PyArray_SimpleNew(1, &dim, NPY_FLOAT64);
@@ -410,15 +412,18 @@ static PyObject *py_c4_solve(PyObject *mod, PyObject *args, PyObject *kw)
     return r;
 }
 
-/* c4_solve_result(result_type, state, max_nodes, max_seconds, weak, moves, solver): ConnectFour.solve's
- * path, positional arguments only (no keyword parsing), returning a `result_type` instance whose fields
- * score, move_scores ({"1".."7": int} of the solved columns), nodes and complete are set with the generic
- * object.__setattr__ (as the __init__ of a frozen dataclass does): a Python-side conversion of c4_solve's
- * tuple cost 4x the solve itself on easy positions (docs/benchmarks.md). */
+/* c4_solve_result(result_type, state, max_nodes, max_seconds, weak, moves, solver, exact_best):
+ * ConnectFour.solve's path, positional arguments only (no keyword parsing), returning a `result_type`
+ * instance whose fields score, move_scores ({"1".."7": int} of the solved columns), nodes, complete and
+ * best (the column "1".."7" of the highest score, ties to the most central; None when incomplete or
+ * finished) are set with the generic object.__setattr__ (as the __init__ of a frozen dataclass does): a
+ * Python-side conversion of c4_solve's tuple cost 4x the solve itself on easy positions
+ * (docs/benchmarks.md).  exact_best with weak and moves: mg_c4_solve_moves_wdl (win/draw/loss columns,
+ * exact score and perfect play's column). */
 static PyObject *py_c4_solve_result(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 7) {
-        PyErr_Format(PyExc_TypeError, "c4_solve_result takes 7 positional arguments, got %zd", nargs);
+    if (nargs != 8) {
+        PyErr_Format(PyExc_TypeError, "c4_solve_result takes 8 positional arguments, got %zd", nargs);
         return NULL;
     }
     PyObject *cls = args[0];
@@ -438,20 +443,26 @@ static PyObject *py_c4_solve_result(PyObject *mod, PyObject *const *args, Py_ssi
     double max_seconds = PyFloat_AsDouble(args[3]);
     if (max_seconds == -1.0 && PyErr_Occurred())
         return NULL;
-    int weak = PyObject_IsTrue(args[4]), moves = PyObject_IsTrue(args[5]);
-    if (weak < 0 || moves < 0)
+    int weak = PyObject_IsTrue(args[4]), moves = PyObject_IsTrue(args[5]), exact_best = PyObject_IsTrue(args[7]);
+    if (weak < 0 || moves < 0 || exact_best < 0)
         return NULL;
     PyObject *sv = solver_or_default(mod, args[6]);
     if (!sv)
         return NULL;
     mg_c4_solution res;
-    int ok = solve_into((py_c4_solver *)sv, args[1], max_nodes, max_seconds, weak, moves, &res);
+    int ok = solve_into((py_c4_solver *)sv, args[1], max_nodes, max_seconds, weak, moves, exact_best, &res);
     Py_DECREF(sv);
     if (!ok)
         return NULL;
     PyObject *scores = PyDict_New(), *score = score_object(&res), *nodes = PyLong_FromUnsignedLongLong(res.nodes);
-    PyObject *obj = NULL;
-    if (!scores || !score || !nodes)
+    PyObject *best = NULL, *obj = NULL;
+    if (moves && res.complete && res.best_col >= 0) {
+        char key[2] = {(char)('1' + res.best_col), 0};
+        best = PyUnicode_FromStringAndSize(key, 1);
+    } else {
+        best = Py_NewRef(Py_None);
+    }
+    if (!scores || !score || !nodes || !best)
         goto done;
     for (int c = 0; moves && c < MG_C4_WIDTH; c++) {
         if (res.move_score[c] == MG_C4_NO_SCORE)
@@ -471,9 +482,9 @@ static PyObject *py_c4_solve_result(PyObject *mod, PyObject *const *args, Py_ssi
     Py_DECREF(empty);
     if (!obj)
         goto done;
-    static const char *const names[] = {"score", "move_scores", "nodes", "complete"};
-    PyObject *values[] = {score, scores, nodes, res.complete ? Py_True : Py_False};
-    for (int i = 0; i < 4 && obj; i++) {
+    static const char *const names[] = {"score", "move_scores", "nodes", "complete", "best"};
+    PyObject *values[] = {score, scores, nodes, res.complete ? Py_True : Py_False, best};
+    for (int i = 0; i < 5 && obj; i++) {
         PyObject *name = PyUnicode_InternFromString(names[i]);
         if (!name || PyObject_GenericSetAttr(obj, name, values[i]) < 0)
             Py_CLEAR(obj);
@@ -483,6 +494,7 @@ done:
     Py_XDECREF(scores);
     Py_XDECREF(score);
     Py_XDECREF(nodes);
+    Py_XDECREF(best);
     return obj;
 }
 

@@ -379,6 +379,24 @@ static void test_rules(mg_test_counts *t, const mg_game *g)
 
 /* ---- solver ------------------------------------------------------------------------ */
 
+/* mg_c4_solve_moves_wdl on `s` (with `sv`, whatever its table holds) against the exact per-column scores
+ * `exact` (of mg_c4_solve_moves or a reference): the sign of every column, the exact score, and the column
+ * of the highest score with ties to the most central (computed here from the scores, centre first). */
+static int wdl_agrees(mg_c4_solver *sv, const mg_c4_state *s, const mg_c4_solution *exact)
+{
+    static const int centre_first[7] = {3, 2, 4, 1, 5, 0, 6};
+    mg_c4_solution w;
+    int ok = mg_c4_solve_moves_wdl(sv, s, NULL, &w) == MG_OK && w.complete && w.score == exact->score;
+    int best = -1;
+    for (int i = 0; i < 7; i++) {
+        int c = centre_first[i], v = exact->move_score[c];
+        ok &= v == MG_C4_NO_SCORE ? w.move_score[c] == MG_C4_NO_SCORE : w.move_score[c] == (v > 0) - (v < 0);
+        if (v != MG_C4_NO_SCORE && (best < 0 || v > exact->move_score[best]))
+            best = c;
+    }
+    return ok && w.best_col == best && exact->best_col == best;
+}
+
 static void test_solver(mg_test_counts *t)
 {
     char err[MG_ERRLEN];
@@ -420,6 +438,10 @@ static void test_solver(mg_test_counts *t)
             if (res.move_score[c] != v)
                 fprintf(stderr, "column %d: solver %d, minimax %d\n", c + 1, res.move_score[c], v);
         }
+        /* win/draw/loss columns with perfect play's column: the same answer (the tables warm or cold) */
+        if (i % 2)
+            mg_c4_solver_clear(sv);
+        MG_CHECK_T(t, wdl_agrees(sv, &s, &res));
         checked++;
         nonzero += ref != 0;
     }
@@ -455,6 +477,10 @@ static void test_solver(mg_test_counts *t)
         mg_c4_limits weak = {0, 0.0, 1, NULL};
         mg_c4_solve(sv2, &s, &weak, &r2);
         ok &= r2.complete && r2.score == (best > 0) - (best < 0);
+        /* win/draw/loss columns with perfect play's column agree (a cold table every other time) */
+        if (i % 2)
+            mg_c4_solver_clear(sv2);
+        ok &= wdl_agrees(sv2, &s, &res);
         /* the distance to the end fits the board */
         int left = mg_c4_moves_to_end(stones, best);
         ok &= left >= 1 && left <= 42 - stones;
@@ -469,9 +495,13 @@ static void test_solver(mg_test_counts *t)
     mg_c4_from_moves(&s, "1122334", err, sizeof err); /* x won with its 4th stone */
     mg_c4_solve(sv, &s, NULL, &res);
     MG_CHECK_T(t, res.complete && res.score == -(44 - 7) / 2);
+    mg_c4_solve_moves_wdl(sv, &s, NULL, &res);
+    MG_CHECK_T(t, res.complete && res.score == -(44 - 7) / 2 && res.best_col == -1 &&
+                  res.move_score[3] == MG_C4_NO_SCORE);
     mg_c4_from_moves(&s, "112233", err, sizeof err); /* x to move wins with its 4th stone */
     mg_c4_solve_moves(sv, &s, NULL, &res);
-    MG_CHECK_T(t, res.score == 18 && res.move_score[3] == 18 && res.move_score[0] < 18);
+    MG_CHECK_T(t, res.score == 18 && res.move_score[3] == 18 && res.move_score[0] < 18 && res.best_col == 3);
+    MG_CHECK_T(t, wdl_agrees(sv, &s, &res));
     MG_CHECK_EQ_U64_T(t, mg_c4_moves_to_end(6, 18), 1);
 
     /* The two examples of the public test protocol's score definition. */
@@ -517,6 +547,10 @@ static void test_solver(mg_test_counts *t)
     lim.max_seconds = 0.01;
     mg_c4_solve(sv, &s, &lim, &res);
     MG_CHECK_T(t, !res.complete);
+    lim.max_seconds = 0.0;
+    lim.max_nodes = 5000;
+    mg_c4_solve_moves_wdl(sv, &s, &lim, &res);
+    MG_CHECK_T(t, !res.complete && res.best_col == -1 && res.nodes >= 5000 && res.nodes < 5100);
 
     if (getenv("MG_C4_SLOW")) {
         /* The empty board is a first-player win, and only the centre column wins. */
@@ -561,7 +595,7 @@ static void test_book(mg_test_counts *t)
     mg_rng rng;
     mg_rng_seed(&rng, 7);
     ref_board rb;
-    int n = 0;
+    int n = 0, lost = 0;
     while (n < N) {
         mg_c4_state s;
         if (!random_position(&rng, STONES, &rb, &s, NULL))
@@ -598,9 +632,13 @@ static void test_book(mg_test_counts *t)
         mg_c4_solve_moves(bsv, &pos[i], NULL, &c);
         mg_c4_solve_moves(sv, &pos[i], NULL, &a);
         MG_CHECK_T(t, a.score == c.score && memcmp(a.move_score, c.move_score, sizeof a.move_score) == 0);
+        /* win/draw/loss columns with perfect play's column, the book bounding the columns: the same */
+        MG_CHECK_T(t, wdl_agrees(bsv, &pos[i], &a) && wdl_agrees(sv, &pos[i], &a));
+        lost += a.score < 0;
         mg_c4_solve(bsv, &pos[i], NULL, &c); /* answered by the book: a few probes, no search */
         MG_CHECK_T(t, c.score == sc && c.complete && c.nodes <= 8);
     }
+    MG_CHECK_T(t, lost >= 5); /* the lost shortcut was exercised (drawn ones: tests/test_c4_book.py) */
     mg_c4_state e;
     mg_c4_init(&e);
     int sc;

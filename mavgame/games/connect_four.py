@@ -72,13 +72,18 @@ class SolveResult:
     ``score``: exact score of the position for the side to move (None if the budget ran out);
     ``move_scores``: {column "1".."7": score of playing it} for every legal move solved (all of
     them when complete); ``nodes``: search nodes; ``complete``: False if the node or time budget
-    ran out first.  With ``weak=True`` scores are only +1 (win), 0 (draw), -1 (loss).
+    ran out first.  With ``weak=True`` scores are only +1 (win), 0 (draw), -1 (loss).  ``best``: the
+    column of the highest score in ``move_scores``, ties to the most central (:func:`central_best`);
+    with ``exact_best=True`` (and ``weak=True``) perfect play's column (the highest *exact* score) and
+    ``score`` exact, although ``move_scores`` are only win/draw/loss; None when incomplete, finished or
+    solved with ``moves=False``.
     """
 
     score: Optional[int]
     move_scores: Dict[str, int] = field(default_factory=dict)
     nodes: int = 0
     complete: bool = True
+    best: Optional[str] = None
 
     def best_moves(self) -> List[str]:
         """The columns with the highest score (all optimal moves)."""
@@ -88,8 +93,9 @@ class SolveResult:
         return [m for m, v in self.move_scores.items() if v == best]
 
     def central_best_move(self) -> Optional[str]:
-        """The best column, ties to the most central (:func:`central_best`); None if none was solved."""
-        return central_best(self.move_scores)
+        """The best column, ties to the most central (:func:`central_best`; ``best`` when the solve set
+        it, which ``exact_best`` solves do); None if none was solved."""
+        return self.best if self.best is not None else central_best(self.move_scores)
 
     def outcome(self) -> Optional[str]:
         """"win", "draw" or "loss" for the side to move (None if incomplete)."""
@@ -169,7 +175,7 @@ class ConnectFour(GameBase):
     # --- solver -------------------------------------------------------------------------
 
     def solve(self, max_nodes: int = 0, max_seconds: float = 0.0, weak: bool = False, moves: bool = True,
-              solver: Optional["_core.C4Solver"] = None) -> SolveResult:
+              solver: Optional["_core.C4Solver"] = None, exact_best: bool = False) -> SolveResult:
         """Perfect solve: the exact score of the position and of every legal column.
 
         ``max_nodes`` / ``max_seconds`` (0 = no limit) bound the search; when either runs out the
@@ -178,10 +184,17 @@ class ConnectFour(GameBase):
         ``solver`` is a :class:`mavgame._core.C4Solver` (its transposition table is reused across
         calls); by default one kept by the module (64 MiB) is used.  The GIL is released
         during the search.
+
+        ``weak=True, exact_best=True``: ``move_scores`` win/draw/loss (+1 / 0 / -1), but ``score`` exact
+        and ``best`` the column of perfect play (the highest exact score: the fastest win, else a draw,
+        else the slowest loss; ties to the most central), the same as ``central_best_move()`` of an exact
+        solve, for about the cost of a weak solve: only the columns of the best value are solved further
+        (a drawn column scores exactly 0; of the won or lost ones the most central is solved exactly and
+        each other one gets a null-window test of whether it scores more).
         """
         # one C call builds the SolveResult (no keyword parsing, no NumPy round trip): the Python-side
         # conversion used to cost several times an easy solve (bench/c4_solver.py, per-call overhead)
-        return _core.c4_solve_result(SolveResult, self, max_nodes, max_seconds, weak, moves, solver)
+        return _core.c4_solve_result(SolveResult, self, max_nodes, max_seconds, weak, moves, solver, exact_best)
 
     # --- pictures -----------------------------------------------------------------------
 

@@ -69,6 +69,8 @@ typedef struct mg_c4_solution {
     int complete;                    /* 0 if the budget ran out first */
     uint64_t nodes;                  /* negamax nodes searched */
     int move_score[MG_C4_WIDTH];     /* mg_c4_solve_moves only; MG_C4_NO_SCORE if illegal/unknown */
+    int best_col;                    /* mg_c4_solve_moves*: the column of the highest score, ties to the
+                                        most central (-1: none, a finished game or an incomplete solve) */
 } mg_c4_solution;
 
 /* Exact score of `s` (see the convention above).  Returns MG_OK (the result may be
@@ -78,6 +80,15 @@ int mg_c4_solve(mg_c4_solver *sv, const mg_c4_state *s, const mg_c4_limits *limi
  * stop, the columns solved so far keep their scores and the rest read MG_C4_NO_SCORE. */
 int mg_c4_solve_moves(mg_c4_solver *sv, const mg_c4_state *s, const mg_c4_limits *limits,
                       mg_c4_solution *out);
+
+/* What mg_c4_solve_moves gives for perfect play - out->score exact and out->best_col the column of the
+ * highest exact score (the fastest win, else a draw, else the slowest loss), ties to the most central -
+ * with out->move_score only the win (+1) / draw (0) / loss (-1) of each legal column, at a fraction of
+ * the cost: weak solves of every column, then exact work on the columns of the best value only (none
+ * for a draw; one exact solve and a null-window test of each other column for a win or a loss).
+ * limits->weak is ignored.  On a budget stop the columns solved so far keep their values, best_col -1. */
+int mg_c4_solve_moves_wdl(mg_c4_solver *sv, const mg_c4_state *s, const mg_c4_limits *limits,
+                          mg_c4_solution *out);
 
 /* Number of moves left until the end of the game with perfect play, given the
  * score of a position with `nmoves` stones (used to classify test positions). */
