@@ -1,0 +1,69 @@
+#!/usr/bin/env python
+"""Held-out MAV-IS traces of an exported model: the checks of docs/format.md section 10 and what the child
+%state lines are (mavgame.model.mav_is.child_state_errors), per shape, plus a few traces beside the truth.
+
+    python tools/mav_is_eval.py runs/c4-is-v2/model.safetensors --trees runs/c4trees/val --shapes 2x1,3x1 \\
+        --n 150 --show 2 --json runs/c4-is-v2/heldout.json
+
+The same numbers as ``search_heldout`` of ``mavgame train`` (the first ``--n`` validation trees, greedy
+decoding), for a model file rather than the end of a run.
+"""
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from mavgame.mav.search_trace import TRACE_METRICS, parse_trace, write_trace  # noqa: E402
+from mavgame.model.inference import MAVModel  # noqa: E402
+from mavgame.model.mav_is import CHILD_STATE_KINDS, evaluate_trace_records  # noqa: E402
+from mavgame.model.search_data import parse_shapes, record_tree  # noqa: E402
+from mavgame.model.store import PositionStore  # noqa: E402
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("model", help="an exported MAV(-IS) model")
+    ap.add_argument("--trees", required=True, help="a search-tree set (the val split of --search-data)")
+    ap.add_argument("--shapes", default="2x1,3x1")
+    ap.add_argument("--n", type=int, default=150, help="the first N trees")
+    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--show", type=int, default=0, help="print this many traces of each shape beside the truth")
+    ap.add_argument("--json", default="", help="write the report here")
+    args = ap.parse_args()
+    model = MAVModel.load(args.model, threads=args.threads)
+    store = PositionStore(args.trees)
+    recs = list(store)[:args.n]
+    shapes = parse_shapes(args.shapes)
+    texts: dict = {}
+    rep = evaluate_trace_records(model, store.game, recs, shapes, batch_size=args.batch_size, texts=texts)
+    keys = [f"{b}x{d}" for b, d in shapes if f"{b}x{d}" in rep]
+    print("| check | " + " | ".join(keys) + " |")
+    print("| --- |" + " --- |" * len(keys))
+    for k in TRACE_METRICS:
+        print(f"| {k} | " + " | ".join(f"{rep[s][k]:.3f}" for s in keys) + " |")
+    print("| mean tokens (true) | " + " | ".join(f"{rep[s]['mean_tokens']:.0f} ({rep[s]['true_mean_tokens']:.0f})"
+                                                for s in keys) + " |")
+    for k in CHILD_STATE_KINDS + ("nodes", "other_mean_diff_chars", "other_mover_right"):
+        print(f"| child states: {k} | " + " | ".join(f"{rep[s]['child_states'][k]:.3g}" for s in keys) + " |")
+    for s in keys:
+        b, d = (int(x) for x in s.split("x"))
+        for i in range(min(args.show, len(texts[s]))):
+            tree = record_tree(store.game, recs[i])
+            truth = write_trace(tree, b, d)
+            res = parse_trace(texts[s][i], tree.root, choice=truth.choice)
+            print(f"\n=== {s} tree {i}: model (left) | truth (right); issues: {res.errors[:3]}")
+            got, want = texts[s][i].splitlines(), truth.text.splitlines()
+            for j in range(max(len(got), len(want))):
+                g = got[j] if j < len(got) else ""
+                w = want[j] if j < len(want) else ""
+                print(f"{'  ' if g == w else '!='} {g:<62} | {w}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(rep, indent=1, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
