@@ -22,6 +22,32 @@ from mavgame.model.search_data import parse_shapes, record_tree  # noqa: E402
 from mavgame.model.store import PositionStore  # noqa: E402
 
 
+def after_state_probe(model, store, n: int, batch_size: int) -> dict:
+    """Next-state accuracy of the first ``n`` positions asked for the state after their best action, and of
+    those with a previous position asked in the transition form (mavgame.mav.metrics)."""
+    from mavgame import _core, mav
+    out = {}
+    recs = list(store)[:n]
+    for name, cmds in (("after_best", "%state %top_all %best_action %state"),
+                       ("transition", "%prev_state %prev_action %state %top_all %best_action")):
+        prompts, states = [], []
+        for r in recs:
+            st = _core.State(store.game, r["state"], 0, 0)
+            if name == "transition":
+                if r.get("prev_state") is None:
+                    continue
+                prev = _core.State(store.game, r["prev_state"], 0, 0)
+                prompts.append(mav.prompt(st, cmds, prev_state=prev, prev_action=r["prev_action"]))
+            else:
+                prompts.append(mav.prompt(st, cmds))
+            states.append(st)
+        outs = model.generate(prompts, batch_size=batch_size)
+        m = mav.metrics(store.game, [p + o.text for p, o in zip(prompts, outs)], states)
+        out[name] = {"prompts": len(prompts), "next_state_accuracy": float(m["next_state_accuracy"]),
+                     "best_action_legal": float(m["best_action_legal"])}
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("model", help="an exported MAV(-IS) model")
@@ -32,6 +58,9 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--show", type=int, default=0, help="print this many traces of each shape beside the truth")
     ap.add_argument("--json", default="", help="write the report here")
+    ap.add_argument("--after", default="", help="also: a MAV position set (val split) whose first --n positions "
+                    "are asked '%%state %%top_all %%best_action %%state' (the state after the best action, which "
+                    "--p-after trains): its accuracy and the transition form's next-state accuracy")
     args = ap.parse_args()
     model = MAVModel.load(args.model, threads=args.threads)
     store = PositionStore(args.trees)
@@ -60,6 +89,9 @@ def main() -> int:
                 g = got[j] if j < len(got) else ""
                 w = want[j] if j < len(want) else ""
                 print(f"{'  ' if g == w else '!='} {g:<62} | {w}")
+    if args.after:
+        rep["after_state"] = after_state_probe(model, PositionStore(args.after), args.n, args.batch_size)
+        print("\n" + json.dumps(rep["after_state"]))
     if args.json:
         Path(args.json).write_text(json.dumps(rep, indent=1, sort_keys=True))
     return 0
