@@ -22,6 +22,34 @@ from mavgame.model.search_data import parse_shapes, record_tree  # noqa: E402
 from mavgame.model.store import PositionStore  # noqa: E402
 
 
+def raw_child_states(texts, roots) -> dict:
+    """Every child's written ``[%state ...]`` line, valid or not, against the MAV text of its true state and of
+    the root: the share of the true length, the mean differing characters (same length only), and the mean
+    count of non-'.' characters (stones, in Connect Four) written minus true."""
+    from mavgame import mav
+    same, d_true, d_root, stones = [], [], [], []
+    for text, root in zip(texts, roots):
+        lines = text.splitlines()
+        for j, ln in enumerate(lines[:-1]):
+            if not ln.startswith("Evaluation for node: <root ") or not lines[j + 1].startswith("[%state "):
+                continue
+            st = root.copy()
+            try:
+                for m in ln[len("Evaluation for node: <root "):].rstrip(">").split():
+                    st.push_str(m)
+            except Exception:  # an illegal move in the node's name: no true state
+                continue
+            got, want, r = lines[j + 1][8:-1], mav.state_text(st), mav.state_text(root)
+            same.append(len(got) == len(want))
+            if len(got) == len(want):
+                d_true.append(sum(a != b for a, b in zip(got, want)))
+                d_root.append(sum(a != b for a, b in zip(got, r)))
+            stones.append(sum(c != "." for c in got[2:]) - sum(c != "." for c in want[2:]))
+    f = (lambda x: round(float(sum(x) / len(x)), 3) if x else float("nan"))
+    return {"children": len(same), "true_length": f(same), "diff_chars_true": f(d_true),
+            "diff_chars_root": f(d_root), "extra_stones": f(stones)}
+
+
 def after_state_probe(model, store, n: int, batch_size: int) -> dict:
     """Next-state accuracy of the first ``n`` positions asked for the state after their best action, and of
     those with a previous position asked in the transition form (mavgame.mav.metrics)."""
@@ -52,7 +80,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("model", help="an exported MAV(-IS) model")
     ap.add_argument("--trees", required=True, help="a search-tree set (the val split of --search-data)")
-    ap.add_argument("--shapes", default="2x1,3x1")
+    ap.add_argument("--shapes", default="2x1,3x1", help="trace shapes BxD ('': none, only --after)")
     ap.add_argument("--n", type=int, default=150, help="the first N trees")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--threads", type=int, default=1)
@@ -65,10 +93,16 @@ def main() -> int:
     model = MAVModel.load(args.model, threads=args.threads)
     store = PositionStore(args.trees)
     recs = list(store)[:args.n]
-    shapes = parse_shapes(args.shapes)
+    shapes = parse_shapes(args.shapes) if args.shapes else []  # "": only the --after probe
     texts: dict = {}
     rep = evaluate_trace_records(model, store.game, recs, shapes, batch_size=args.batch_size, texts=texts)
     keys = [f"{b}x{d}" for b, d in shapes if f"{b}x{d}" in rep]
+    for k in keys:
+        b, d = (int(x) for x in k.split("x"))
+        roots = [record_tree(store.game, r).root for r in recs]
+        rep[k]["raw_child_states"] = raw_child_states(texts[k], [t for t, r in zip(roots, recs)
+                                                                 if r.get("tree_breadth", 0) >= b
+                                                                 and r.get("tree_depth", 0) >= d])
     print("| check | " + " | ".join(keys) + " |")
     print("| --- |" + " --- |" * len(keys))
     for k in TRACE_METRICS:
@@ -77,6 +111,9 @@ def main() -> int:
                                                 for s in keys) + " |")
     for k in CHILD_STATE_KINDS + ("nodes", "other_mean_diff_chars", "other_mover_right"):
         print(f"| child states: {k} | " + " | ".join(f"{rep[s]['child_states'][k]:.3g}" for s in keys) + " |")
+    for k in ("children", "true_length", "diff_chars_true", "diff_chars_root", "extra_stones"):
+        print(f"| child %state lines: {k} | " + " | ".join(f"{rep[s]['raw_child_states'][k]:.3g}" for s in keys)
+              + " |")
     for s in keys:
         b, d = (int(x) for x in s.split("x"))
         for i in range(min(args.show, len(texts[s]))):
