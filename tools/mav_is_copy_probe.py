@@ -9,6 +9,9 @@ Writing a state means copying the source board (a transition's %prev_state line;
 as input) the probe reports, for the child %state lines of true 2x1 traces and for the %state lines of MAV
 transition examples:
 
+(and the state after the best action of ``%state %top_all %best_action %state``, which ``--p-after``
+trains: its source is the prompt's %state line, three lines up past a variable-length %top_all)
+
 - ``field_acc``: argmax accuracy on the board fields; ``landing_acc``: on the field that changes (the new
   stone); ``line_exact``: every field of the line right;
 - attention: the "copy head" is the (layer, head) whose queries (the inputs predicting the board fields)
@@ -127,11 +130,11 @@ def main() -> int:
     tok = mav.Tokenizer(int(vv or 1))
     store = PositionStore(args.trees)
     nfields = None
-    res = {"mav_transition": [], "trace_child1": [], "trace_child2": []}
+    res = {"mav_transition": [], "mav_after_best": [], "trace_child1": [], "trace_child2": []}
     for r in list(PositionStore(args.mav))[:args.n]:
-        if r.get("prev_state") is None:
-            continue
         st = _core.State(store.game, r["state"], 0, 0)
+        if r.get("prev_state") is None or st.is_terminal():
+            continue
         prev = _core.State(store.game, r["prev_state"], 0, 0)
         nfields = nfields or len(tok.encode(mav.state_text(st)))
         cmds = "%prev_state %prev_action %state %top_all %best_action"
@@ -139,6 +142,10 @@ def main() -> int:
             st, r["values"], cmds, prev_state=prev, prev_action=r["prev_action"])
         res["mav_transition"] += probe(model, tok, text, lambda ls, j: j - 2 if j >= 2 and ls[j].startswith(
             "[%state") and ls[j - 2].startswith("[%prev_state") else None, nfields)
+        cmds = "%state %top_all %best_action %state"  # the after state of --p-after: source 3 lines up
+        text = mav.prompt(st, cmds) + mav.target(st, r["values"], cmds)
+        res["mav_after_best"] += probe(model, tok, text, lambda ls, j: j - 3 if j >= 3 and ls[j].startswith(
+            "[%state") and ls[j - 3].startswith("[%state") else None, nfields)
     for r in list(store)[:args.n]:
         tr = write_trace(record_tree(store.game, r), 2, 1)
 
