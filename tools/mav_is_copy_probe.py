@@ -19,7 +19,8 @@ trains: its source is the prompt's %state line, three lines up past a variable-l
   the mean mass on the source line, ``src_offset`` the mean distance in tokens from query to source line
   start, and ``argmax_offset`` the mean distance to its most-attended key (a fixed-offset copy keeps
   argmax_offset at the MAV value whatever the source's distance; a content-addressed one follows
-  src_offset).
+  src_offset); and the wrong board fields by kind (colour swapped, a stone on an empty field, a stone
+  emptied).
 """
 import argparse
 import dataclasses
@@ -108,8 +109,13 @@ def probe(model, tok, text, src_line_of, nfields):
         q = [p - 1 for p in fields[2:]]  # the inputs predicting the board fields (after the mover and space)
         mass = A[:, :, q][:, :, :, spos].sum(-1).mean(-1)  # [layers, heads]
         am = A[:, :, q].argmax(-1)  # [layers, heads, nq]
+        kinds = [0, 0, 0]  # wrong board fields: colour swapped, stone on an empty field, stone emptied
+        for p in fields[2:]:
+            want, got = tok.decode([ids[p]]), tok.decode([int(pred[p - 1])])
+            if want != got:
+                kinds[0 if "." not in (want, got) else 1 if want == "." else 2] += 1
         out.append((sum(right), land, len(right), mass, float(np.mean(np.array(q) - spos[0])),
-                    (np.array(q)[None, None, :] - am).mean(-1)))
+                    (np.array(q)[None, None, :] - am).mean(-1), kinds))
     return out
 
 
@@ -158,21 +164,26 @@ def main() -> int:
         res["trace_child1"] += got[:1]
         res["trace_child2"] += got[1:2]
     copy = None
+    kinds = {}
     print("| | field_acc | landing_acc | line_exact | copy_mass | src_offset | argmax_offset | n |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for name, rows in res.items():
         if not rows:
             continue
-        mass = np.mean([m for _r, _l, _n, m, _o, _a in rows], axis=0)
+        mass = np.mean([m for _r, _l, _n, m, _o, _a, _k in rows], axis=0)
         if copy is None:
             copy = np.unravel_index(mass.argmax(), mass.shape)
         fa = sum(r for r, *_ in rows) / sum(n for _r, _l, n, *_ in rows)
         lands = [x for _r, ls, *_ in rows for x in ls]
         ex = np.mean([r == n for r, _l, n, *_ in rows])
-        am = np.mean([a[copy] for *_x, a in rows])
+        am = np.mean([a[copy] for *_x, a, _k in rows])
+        kinds[name] = np.sum([k for *_x, k in rows], axis=0)
         print(f"| {name} | {fa:.3f} | {np.mean(lands):.3f} | {ex:.3f} | {mass[copy]:.3f} | "
-              f"{np.mean([o for *_x, o, _a in rows]):.1f} | {am:.1f} | {len(rows)} |")
+              f"{np.mean([o for *_x, o, _a, _k in rows]):.1f} | {am:.1f} | {len(rows)} |")
     print(f"copy head: layer {copy[0]}, head {copy[1]}")
+    for name, k in kinds.items():
+        print(f"{name}: wrong board fields {int(k.sum())}: colour swapped {k[0]}, stone on an empty field {k[1]}, "
+              f"stone emptied {k[2]}")
     return 0
 
 
