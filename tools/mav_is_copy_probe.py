@@ -12,6 +12,9 @@ transition examples:
 (and the state after the best action of ``%state %top_all %best_action %state``, which ``--p-after``
 trains: its source is the prompt's %state line, three lines up past a variable-length %top_all)
 
+The ``*_prev_action`` rows probe the same traces with ``[%prev_action m]`` inserted above each child's
+%state (the move where the transition form has it), a format no model here was trained on.
+
 - ``field_acc``: argmax accuracy on the board fields; ``landing_acc``: on the field that changes (the new
   stone); ``line_exact``: every field of the line right;
 - attention: the "copy head" is the (layer, head) whose queries (the inputs predicting the board fields)
@@ -136,7 +139,8 @@ def main() -> int:
     tok = mav.Tokenizer(int(vv or 1))
     store = PositionStore(args.trees)
     nfields = None
-    res = {"mav_transition": [], "mav_after_best": [], "trace_child1": [], "trace_child2": []}
+    res = {"mav_transition": [], "mav_after_best": [], "trace_child1": [], "trace_child2": [],
+           "trace_child1_prev_action": [], "trace_child2_prev_action": []}
     for r in list(PositionStore(args.mav))[:args.n]:
         st = _core.State(store.game, r["state"], 0, 0)
         if r.get("prev_state") is None or st.is_terminal():
@@ -163,6 +167,15 @@ def main() -> int:
         got = probe(model, tok, tr.text, src, nfields)
         res["trace_child1"] += got[:1]
         res["trace_child2"] += got[1:2]
+        # the same trace with the move repeated as the transition form has it, "[%prev_action m]" just above
+        # each child's %state (a format the models were never trained on in a trace: what it would give)
+        lines = tr.text.split("\n")
+        for j in range(len(lines) - 1, 0, -1):
+            if lines[j].startswith("[%state") and lines[j - 1].startswith("Evaluation for node: <root "):
+                lines.insert(j, f"[%prev_action {lines[j - 1].rstrip('>').split()[-1]}]")
+        got = probe(model, tok, "\n".join(lines), src, nfields)
+        res["trace_child1_prev_action"] += got[:1]
+        res["trace_child2_prev_action"] += got[1:2]
     copy = None
     kinds = {}
     print("| | field_acc | landing_acc | line_exact | copy_mass | src_offset | argmax_offset | n |")
