@@ -243,3 +243,43 @@ def test_mav_is_agent_falls_back_on_an_unusable_trace(c4_sets):
     mv = agent.act(root)
     assert mv in root.legal_moves() and agent.stats["fallback"] == 1 and agent.stats["from_trace"] == 0
     assert agent.last is not None and not agent.last.final_legal
+
+
+def test_child_state_errors_name_what_a_wrong_child_state_is(c4_sets):
+    # traces of 2x1 whose first child's %state is the root's (the prompt's) line (two trees: parent_copy),
+    # whose second child's is the first child's line (one tree: previous_copy) or the root after three moves
+    # (one tree: other, a valid board three stones off the root); the true traces: all right
+    from mavgame.mav import state_text as mav_state_text
+    from mavgame.model.mav_is import CHILD_STATE_KINDS, child_state_errors, evaluate_trace_records
+    recs = list(PositionStore(c4_sets / "trees" / "train"))[:4]
+    trees = [record_tree("connect_four", r) for r in recs]
+    true, bad = {}, {}
+    for k, t in enumerate(trees):
+        tr = write_trace(t, 2, 1)
+        true[tr.prompt] = tr.target
+        root_line = [ln for ln in tr.prompt.splitlines() if ln.startswith("[%state")][0]
+        lines = tr.target.splitlines()
+        child = [i for i, ln in enumerate(lines) if ln.startswith("[%state")]
+        assert len(child) == 2
+        if k < 2:
+            lines[child[0]] = root_line
+        elif k == 2:
+            lines[child[1]] = lines[child[0]]
+        else:
+            st = t.root.copy()
+            for _ in range(3):
+                st.push(st.legal_actions()[0])
+            lines[child[1]] = f"[%state {mav_state_text(st)}]"
+        bad[tr.prompt] = "\n".join(lines) + "\n"
+    rep = evaluate_trace_records(_FakeModel(true), "connect_four", recs, [(2, 1)])
+    cs = rep["2x1"]["child_states"]
+    assert cs["right"] == cs["nodes"] == 8 and set(cs) >= set(CHILD_STATE_KINDS)
+    texts = {}
+    rep = evaluate_trace_records(_FakeModel(bad), "connect_four", recs, [(2, 1)], texts=texts)
+    cs = rep["2x1"]["child_states"]
+    assert (cs["right"], cs["parent_copy"], cs["previous_copy"], cs["other"], cs["nodes"]) == (4, 2, 1, 1, 8)
+    assert cs["other_mean_diff_chars"] >= 2 and cs["other_mover_right"] == 1.0
+    assert rep["2x1"]["states_correct"] == 0.0 and len(texts["2x1"]) == 4
+    res = [parse_trace(x, t.root) for x, t in zip(texts["2x1"], trees)]
+    again = child_state_errors(res, [t.root for t in trees])
+    assert all(again[k] == cs[k] for k in CHILD_STATE_KINDS + ("other_mean_diff_chars", "other_mover_right"))

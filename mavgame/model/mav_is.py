@@ -21,7 +21,11 @@ from ..mav.search_trace import parse_trace, trace_metrics, trace_prompt, write_t
 from .agents import MAVGreedyAgent, get_model
 from .inference import MAVModel
 
-__all__ = ["MAVISAgent", "generate_traces", "evaluate_trace_records"]
+__all__ = ["MAVISAgent", "generate_traces", "evaluate_trace_records", "child_state_errors", "CHILD_STATE_KINDS"]
+
+#: what a child node's written %state is, checked in this order (child_state_errors)
+CHILD_STATE_KINDS = ("right", "invalid", "parent_copy", "previous_copy", "parent_other_move", "previous_plus_move",
+                     "other")
 
 
 def generate_traces(model: MAVModel, states: Sequence[Any], breadth: int, depth: int, batch_size: int = 32
@@ -68,11 +72,89 @@ class MAVISAgent(Agent):
         return self.fallback.act(state)
 
 
+def _plus_moves(state) -> Dict[str, int]:
+    """{text of state after a: a} for every legal action a of ``state``."""
+    out = {}
+    if state.is_terminal():
+        return out
+    for a in state.legal_actions():
+        st = state.copy()
+        st.push(a)
+        out[st.text()] = int(a)
+    return out
+
+
+def child_state_errors(results: Sequence[Any], roots: Sequence[Any]) -> Dict[str, Any]:
+    """What the child ``%state`` lines of parsed traces are (the world model inside a trace).
+
+    For every non-root node whose move is legal in its parent's true state, the written state is one of
+    CHILD_STATE_KINDS, checked in order: right; invalid (not a state of the game); parent_copy (the parent's
+    true state unchanged); previous_copy (the %state written just before it in the trace: the root's in the
+    prompt for the first child, else the previous node's: a copy from a fixed distance back);
+    parent_other_move (the parent's true state after another legal move); previous_plus_move (the previous
+    written state after a legal move); other.
+    Returns the count of each kind (``nodes``: their total) and, over ``other`` nodes whose text has the true
+    text's length, the mean number of differing characters of the game texts (``other_mean_diff_chars``), and
+    over all ``other`` nodes the share with the right player to move (``other_mover_right``)."""
+    from ..model.records import _new_state
+    counts = {k: 0 for k in CHILD_STATE_KINDS}
+    diffs: List[int] = []
+    mover_ok: List[bool] = []
+    for res, root in zip(results, roots):
+        true = [None] * len(res.nodes)
+        prev_written = root.text()  # the prompt's state
+        for i, nd in enumerate(res.nodes):
+            if nd.parent < 0:
+                true[i] = root.copy()
+                continue
+            parent = true[nd.parent]
+            written = nd.state_text if nd.state_valid else None
+            if parent is not None and nd.action >= 0:
+                child = parent.copy()
+                child.push(nd.action)
+                true[i] = child
+                if nd.state_correct:
+                    kind = "right"
+                elif written is None:
+                    kind = "invalid"
+                elif written == parent.text():
+                    kind = "parent_copy"
+                elif written == prev_written:
+                    kind = "previous_copy"
+                elif written in _plus_moves(parent):
+                    kind = "parent_other_move"
+                else:
+                    try:
+                        prev = _new_state(root.game, root.board_size, prev_written)
+                        kind = "previous_plus_move" if written in _plus_moves(prev) else "other"
+                    except Exception:  # a written previous state that is no state: not a source to copy
+                        kind = "other"
+                if kind == "other":
+                    t = child.text()
+                    if len(written) == len(t):
+                        diffs.append(sum(x != y for x, y in zip(written, t)))
+                    try:
+                        w = _new_state(root.game, root.board_size, written)
+                        mover_ok.append(w.current_player() == child.current_player())
+                    except Exception:  # valid for the parser but not for the game's reader: count as wrong
+                        mover_ok.append(False)
+                counts[kind] += 1
+            if nd.state_valid:
+                prev_written = nd.state_text
+    out: Dict[str, Any] = dict(counts)
+    out["nodes"] = sum(counts.values())
+    out["other_mean_diff_chars"] = float(np.mean(diffs)) if diffs else float("nan")
+    out["other_mover_right"] = float(np.mean(mover_ok)) if mover_ok else float("nan")
+    return out
+
+
 def evaluate_trace_records(model: MAVModel, game: str, records: Sequence[Dict[str, Any]],
-                           shapes: Sequence[Tuple[int, int]], batch_size: int = 32, board_size: int = 0
-                           ) -> Dict[str, Any]:
-    """Per shape "BxD" and over all: the fractions of TRACE_METRICS, the number of traces and the mean
-    prompt + response tokens, on tree records (mavgame.model.search_data) cut to each shape."""
+                           shapes: Sequence[Tuple[int, int]], batch_size: int = 32, board_size: int = 0,
+                           texts: Optional[Dict[str, List[str]]] = None) -> Dict[str, Any]:
+    """Per shape "BxD" and over all: the fractions of TRACE_METRICS, the number of traces, the mean
+    prompt + response tokens and ``child_states`` (:func:`child_state_errors`), on tree records
+    (mavgame.model.search_data) cut to each shape. ``texts``, when given, receives each shape's generated
+    traces (prompt + output)."""
     from .search_data import record_tree
     tok = model.tokenizer
     trees = [record_tree(game, r, board_size) for r in records]
@@ -86,6 +168,9 @@ def evaluate_trace_records(model: MAVModel, game: str, records: Sequence[Dict[st
         gens = generate_traces(model, [t.root for t in fits], b, d, batch_size)
         res = [parse_trace(p + o.text, t.root, choice=tr.choice) for t, tr, (p, o) in zip(fits, traces, gens)]
         m = trace_metrics(res)
+        m["child_states"] = child_state_errors(res, [t.root for t in fits])
+        if texts is not None:
+            texts[f"{b}x{d}"] = [p + o.text for p, o in gens]
         m["mean_tokens"] = float(np.mean([len(tok.encode(p)) + len(o.ids) for p, o in gens]))
         m["true_mean_tokens"] = float(np.mean([len(tok.encode(tr.text)) for tr in traces]))
         report[f"{b}x{d}"] = m

@@ -1,0 +1,138 @@
+#!/usr/bin/env python
+"""Held-out MAV-IS traces of an exported model: the checks of docs/format.md section 10 and what the child
+%state lines are (mavgame.model.mav_is.child_state_errors), per shape, plus a few traces beside the truth.
+
+    python tools/mav_is_eval.py runs/c4-is-v2/model.safetensors --trees runs/c4trees/val --shapes 2x1,3x1 \\
+        --n 150 --show 2 --json runs/c4-is-v2/heldout.json
+
+The same numbers as ``search_heldout`` of ``mavgame train`` (the first ``--n`` validation trees, greedy
+decoding), for a model file rather than the end of a run.
+"""
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from mavgame.mav.search_trace import TRACE_METRICS, parse_trace, write_trace  # noqa: E402
+from mavgame.model.inference import MAVModel  # noqa: E402
+from mavgame.model.mav_is import CHILD_STATE_KINDS, evaluate_trace_records  # noqa: E402
+from mavgame.model.search_data import parse_shapes, record_tree  # noqa: E402
+from mavgame.model.store import PositionStore  # noqa: E402
+
+
+def raw_child_states(texts, roots) -> dict:
+    """Every child's written ``[%state ...]`` line, valid or not, against the MAV text of its true state and of
+    the root: the share of the true length, the mean differing characters (same length only), and the mean
+    count of non-'.' characters (stones, in Connect Four) written minus true."""
+    from mavgame import mav
+    same, d_true, d_root, stones = [], [], [], []
+    for text, root in zip(texts, roots):
+        lines = text.splitlines()
+        for j, ln in enumerate(lines[:-1]):
+            if not ln.startswith("Evaluation for node: <root ") or not lines[j + 1].startswith("[%state "):
+                continue
+            st = root.copy()
+            try:
+                for m in ln[len("Evaluation for node: <root "):].rstrip(">").split():
+                    st.push_str(m)
+            except Exception:  # an illegal move in the node's name: no true state
+                continue
+            got, want, r = lines[j + 1][8:-1], mav.state_text(st), mav.state_text(root)
+            same.append(len(got) == len(want))
+            if len(got) == len(want):
+                d_true.append(sum(a != b for a, b in zip(got, want)))
+                d_root.append(sum(a != b for a, b in zip(got, r)))
+            stones.append(sum(c != "." for c in got[2:]) - sum(c != "." for c in want[2:]))
+    f = (lambda x: round(float(sum(x) / len(x)), 3) if x else float("nan"))
+    return {"children": len(same), "true_length": f(same), "diff_chars_true": f(d_true),
+            "diff_chars_root": f(d_root), "extra_stones": f(stones)}
+
+
+def after_state_probe(model, store, n: int, batch_size: int) -> dict:
+    """Next-state accuracy of the first ``n`` positions asked for the state after their best action, and of
+    those with a previous position asked in the transition form (mavgame.mav.metrics)."""
+    from mavgame import _core, mav
+    out = {}
+    recs = list(store)[:n]
+    for name, cmds in (("after_best", "%state %top_all %best_action %state"),
+                       ("transition", "%prev_state %prev_action %state %top_all %best_action")):
+        prompts, states = [], []
+        for r in recs:
+            st = _core.State(store.game, r["state"], 0, 0)
+            if name == "transition":
+                if r.get("prev_state") is None:
+                    continue
+                prev = _core.State(store.game, r["prev_state"], 0, 0)
+                prompts.append(mav.prompt(st, cmds, prev_state=prev, prev_action=r["prev_action"]))
+            else:
+                prompts.append(mav.prompt(st, cmds))
+            states.append(st)
+        outs = model.generate(prompts, batch_size=batch_size)
+        m = mav.metrics(store.game, [p + o.text for p, o in zip(prompts, outs)], states)
+        out[name] = {"prompts": len(prompts), "next_state_accuracy": float(m["next_state_accuracy"]),
+                     "best_action_legal": float(m["best_action_legal"])}
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("model", help="an exported MAV(-IS) model")
+    ap.add_argument("--trees", required=True, help="a search-tree set (the val split of --search-data)")
+    ap.add_argument("--shapes", default="2x1,3x1", help="trace shapes BxD ('': none, only --after)")
+    ap.add_argument("--n", type=int, default=150, help="the first N trees")
+    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--show", type=int, default=0, help="print this many traces of each shape beside the truth")
+    ap.add_argument("--json", default="", help="write the report here")
+    ap.add_argument("--after", default="", help="also: a MAV position set (val split) whose first --n positions "
+                    "are asked '%%state %%top_all %%best_action %%state' (the state after the best action, which "
+                    "--p-after trains): its accuracy and the transition form's next-state accuracy")
+    args = ap.parse_args()
+    model = MAVModel.load(args.model, threads=args.threads)
+    store = PositionStore(args.trees)
+    recs = list(store)[:args.n]
+    shapes = parse_shapes(args.shapes) if args.shapes else []  # "": only the --after probe
+    texts: dict = {}
+    rep = evaluate_trace_records(model, store.game, recs, shapes, batch_size=args.batch_size, texts=texts)
+    keys = [f"{b}x{d}" for b, d in shapes if f"{b}x{d}" in rep]
+    for k in keys:
+        b, d = (int(x) for x in k.split("x"))
+        roots = [record_tree(store.game, r).root for r in recs]
+        rep[k]["raw_child_states"] = raw_child_states(texts[k], [t for t, r in zip(roots, recs)
+                                                                 if r.get("tree_breadth", 0) >= b
+                                                                 and r.get("tree_depth", 0) >= d])
+    print("| check | " + " | ".join(keys) + " |")
+    print("| --- |" + " --- |" * len(keys))
+    for k in TRACE_METRICS:
+        print(f"| {k} | " + " | ".join(f"{rep[s][k]:.3f}" for s in keys) + " |")
+    print("| mean tokens (true) | " + " | ".join(f"{rep[s]['mean_tokens']:.0f} ({rep[s]['true_mean_tokens']:.0f})"
+                                                for s in keys) + " |")
+    for k in CHILD_STATE_KINDS + ("nodes", "other_mean_diff_chars", "other_mover_right"):
+        print(f"| child states: {k} | " + " | ".join(f"{rep[s]['child_states'][k]:.3g}" for s in keys) + " |")
+    for k in ("children", "true_length", "diff_chars_true", "diff_chars_root", "extra_stones"):
+        print(f"| child %state lines: {k} | " + " | ".join(f"{rep[s]['raw_child_states'][k]:.3g}" for s in keys)
+              + " |")
+    for s in keys:
+        b, d = (int(x) for x in s.split("x"))
+        for i in range(min(args.show, len(texts[s]))):
+            tree = record_tree(store.game, recs[i])
+            truth = write_trace(tree, b, d)
+            res = parse_trace(texts[s][i], tree.root, choice=truth.choice)
+            print(f"\n=== {s} tree {i}: model (left) | truth (right); issues: {res.errors[:3]}")
+            got, want = texts[s][i].splitlines(), truth.text.splitlines()
+            for j in range(max(len(got), len(want))):
+                g = got[j] if j < len(got) else ""
+                w = want[j] if j < len(want) else ""
+                print(f"{'  ' if g == w else '!='} {g:<62} | {w}")
+    if args.after:
+        rep["after_state"] = after_state_probe(model, PositionStore(args.after), args.n, args.batch_size)
+        print("\n" + json.dumps(rep["after_state"]))
+    if args.json:
+        Path(args.json).write_text(json.dumps(rep, indent=1, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
