@@ -25,13 +25,17 @@ from mavgame.model.store import PositionStore  # noqa: E402
 def raw_child_states(texts, roots) -> dict:
     """Every child's written ``[%state ...]`` line, valid or not, against the MAV text of its true state and of
     the root: the share of the true length, the mean differing characters (same length only), and the mean
-    count of non-'.' characters (stones, in Connect Four) written minus true."""
+    count of non-'.' characters (stones, in Connect Four) written minus true. In the full child form the
+    ``[%state`` line follows the node's ``[%prev_state``/``[%prev_action`` lines."""
     from mavgame import mav
     same, d_true, d_root, stones = [], [], [], []
     for text, root in zip(texts, roots):
         lines = text.splitlines()
         for j, ln in enumerate(lines[:-1]):
-            if not ln.startswith("Evaluation for node: <root ") or not lines[j + 1].startswith("[%state "):
+            k = j + 1
+            while k < len(lines) - 1 and lines[k].startswith("[%prev_"):
+                k += 1
+            if not ln.startswith("Evaluation for node: <root ") or not lines[k].startswith("[%state "):
                 continue
             st = root.copy()
             try:
@@ -39,7 +43,7 @@ def raw_child_states(texts, roots) -> dict:
                     st.push_str(m)
             except Exception:  # an illegal move in the node's name: no true state
                 continue
-            got, want, r = lines[j + 1][8:-1], mav.state_text(st), mav.state_text(root)
+            got, want, r = lines[k][8:-1], mav.state_text(st), mav.state_text(root)
             same.append(len(got) == len(want))
             if len(got) == len(want):
                 d_true.append(sum(a != b for a, b in zip(got, want)))
@@ -86,6 +90,8 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--show", type=int, default=0, help="print this many traces of each shape beside the truth")
     ap.add_argument("--json", default="", help="write the report here")
+    ap.add_argument("--form", choices=["short", "full"], default=None,
+                    help="child form of the traces (default: the model's trace_form, short for an old model)")
     ap.add_argument("--after", default="", help="also: a MAV position set (val split) whose first --n positions "
                     "are asked '%%state %%top_all %%best_action %%state' (the state after the best action, which "
                     "--p-after trains): its accuracy and the transition form's next-state accuracy")
@@ -95,7 +101,10 @@ def main() -> int:
     recs = list(store)[:args.n]
     shapes = parse_shapes(args.shapes) if args.shapes else []  # "": only the --after probe
     texts: dict = {}
-    rep = evaluate_trace_records(model, store.game, recs, shapes, batch_size=args.batch_size, texts=texts)
+    rep = evaluate_trace_records(model, store.game, recs, shapes, batch_size=args.batch_size, texts=texts,
+                                 form=args.form)
+    form = rep.get("form", args.form or model.trace_form)
+    print(f"child form: {form}")
     keys = [f"{b}x{d}" for b, d in shapes if f"{b}x{d}" in rep]
     for k in keys:
         b, d = (int(x) for x in k.split("x"))
@@ -118,8 +127,8 @@ def main() -> int:
         b, d = (int(x) for x in s.split("x"))
         for i in range(min(args.show, len(texts[s]))):
             tree = record_tree(store.game, recs[i])
-            truth = write_trace(tree, b, d)
-            res = parse_trace(texts[s][i], tree.root, choice=truth.choice)
+            truth = write_trace(tree, b, d, form)
+            res = parse_trace(texts[s][i], tree.root, choice=truth.choice, form=form)
             print(f"\n=== {s} tree {i}: model (left) | truth (right); issues: {res.errors[:3]}")
             got, want = texts[s][i].splitlines(), truth.text.splitlines()
             for j in range(max(len(got), len(want))):
