@@ -340,6 +340,7 @@ def test_mav_is_agent_and_evaluation_use_the_models_form(c4_sets):
     assert agent.stats["from_trace"] == len(trees)
     rep = evaluate_trace_records(full, "connect_four", recs, [(2, 1)])
     assert rep["form"] == "full" and rep["2x1"]["parsed_ok"] == 1.0 and rep["2x1"]["states_correct"] == 1.0
+    assert rep["2x1"]["prev_agrees"] == 1.0
     # read in the short form (an old model's), the same texts are defective but still play their move
     rep = evaluate_trace_records(full, "connect_four", recs, [(2, 1)], form="short")
     assert rep["form"] == "short" and rep["2x1"]["parsed_ok"] == 0.0

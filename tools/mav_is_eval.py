@@ -116,6 +116,8 @@ def main() -> int:
     print("| --- |" + " --- |" * len(keys))
     for k in TRACE_METRICS:
         print(f"| {k} | " + " | ".join(f"{rep[s][k]:.3f}" for s in keys) + " |")
+    if form == "full":
+        print("| child %prev lines right | " + " | ".join(f"{rep[s]['prev_agrees']:.3f}" for s in keys) + " |")
     print("| mean tokens (true) | " + " | ".join(f"{rep[s]['mean_tokens']:.0f} ({rep[s]['true_mean_tokens']:.0f})"
                                                 for s in keys) + " |")
     for k in CHILD_STATE_KINDS + ("nodes", "other_mean_diff_chars", "other_mover_right"):

@@ -165,7 +165,8 @@ def evaluate_trace_records(model: MAVModel, game: str, records: Sequence[Dict[st
     prompt + response tokens and ``child_states`` (:func:`child_state_errors`), on tree records
     (mavgame.model.search_data) cut to each shape. ``texts``, when given, receives each shape's generated
     traces (prompt + output). ``form``: the child form the true traces are written and the model's parsed
-    in (None: the model's ``trace_form``, short for a model without one); ``report["form"]`` names it."""
+    in (None: the model's ``trace_form``, short for a model without one); ``report["form"]`` names it, and in
+    the full form each shape's ``prev_agrees`` is the share of child nodes whose repeated inputs are right."""
     from .search_data import record_tree
     form = form or getattr(model, "trace_form", "short")
     if form not in TRACE_FORMS:
@@ -184,6 +185,9 @@ def evaluate_trace_records(model: MAVModel, game: str, records: Sequence[Dict[st
                for t, tr, (p, o) in zip(fits, traces, gens)]
         m = trace_metrics(res)
         m["child_states"] = child_state_errors(res, [t.root for t in fits])
+        if form == "full":  # the share of child nodes whose repeated %prev_state/%prev_action are right
+            agree = [n.prev_agrees for r in res for n in r.nodes[1:]]
+            m["prev_agrees"] = float(np.mean(agree)) if agree else float("nan")
         if texts is not None:
             texts[f"{b}x{d}"] = [p + o.text for p, o in gens]
         m["mean_tokens"] = float(np.mean([len(tok.encode(p)) + len(o.ids) for p, o in gens]))
