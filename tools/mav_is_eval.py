@@ -5,6 +5,10 @@
     python tools/mav_is_eval.py runs/c4-is-v2/model.safetensors --trees runs/c4trees/val --shapes 2x1,3x1 \\
         --n 150 --show 2 --json runs/c4-is-v2/heldout.json
 
+A model trained with ``--trace-form full`` is prompted and parsed in the full child form (``--form``
+overrides), with two more groups of rows: ``child %prev lines right`` and ``child blocks`` (what the
+repeated ``%prev_state`` lines are, and whether each ``%state`` follows from its own block's inputs).
+
 The same numbers as ``search_heldout`` of ``mavgame train`` (the first ``--n`` validation trees, greedy
 decoding), for a model file rather than the end of a run.
 """
@@ -52,6 +56,28 @@ def raw_child_states(texts, roots) -> dict:
     f = (lambda x: round(float(sum(x) / len(x)), 3) if x else float("nan"))
     return {"children": len(same), "true_length": f(same), "diff_chars_true": f(d_true),
             "diff_chars_root": f(d_root), "extra_stones": f(stones)}
+
+
+def full_child_blocks(texts, game: str) -> dict:
+    """Full child form: of every child block the model wrote (``[%prev_state]``, ``[%prev_action]``,
+    ``[%state]``), how many %prev_state lines are a valid state, how many are the root's (the prompt's)
+    board, and how many %state lines are the block's own %prev_state after its own %prev_action (the
+    transition step, checked by mavgame.mav.parse against the block's input lines)."""
+    from mavgame import mav
+    hdr = f"<mav game={game}> %prev_state %prev_action %state %top_all %best_action </mav>\n"
+    n = valid = root_copy = step = 0
+    for text in texts:
+        lines = text.splitlines()
+        root = lines[2][len("[%state "):] if len(lines) > 2 else ""
+        for j, ln in enumerate(lines[:-3]):
+            if not ln.startswith("Evaluation for node: <root ") or not lines[j + 1].startswith("[%prev_state "):
+                continue
+            n += 1
+            root_copy += lines[j + 1][len("[%prev_state "):] == root
+            r = mav.parse(game, hdr + "\n".join(lines[j + 1:j + 4]) + "\n")
+            valid += bool(r.prev.valid)
+            step += bool(r.cur.correct)
+    return {"blocks": n, "prev_state_valid": valid, "prev_state_is_root": root_copy, "state_is_own_step": step}
 
 
 def after_state_probe(model, store, n: int, batch_size: int) -> dict:
@@ -122,6 +148,11 @@ def main() -> int:
                                                 for s in keys) + " |")
     for k in CHILD_STATE_KINDS + ("nodes", "other_mean_diff_chars", "other_mover_right"):
         print(f"| child states: {k} | " + " | ".join(f"{rep[s]['child_states'][k]:.3g}" for s in keys) + " |")
+    if form == "full":
+        for k in keys:
+            rep[k]["full_child_blocks"] = full_child_blocks(texts[k], store.game)
+        for k in ("blocks", "prev_state_valid", "prev_state_is_root", "state_is_own_step"):
+            print(f"| child blocks: {k} | " + " | ".join(str(rep[s]["full_child_blocks"][k]) for s in keys) + " |")
     for k in ("children", "true_length", "diff_chars_true", "diff_chars_root", "extra_stones"):
         print(f"| child %state lines: {k} | " + " | ".join(f"{rep[s]['raw_child_states'][k]:.3g}" for s in keys)
               + " |")

@@ -179,52 +179,52 @@ static void test_round_trips(const char *game, const char *const *moves, int nmo
     memset(&t, 0, sizeof t);
     MG_CHECK(build(&t, g, st, -1, -1, 2, &r) == 0);
     for (int form = MG_TRACE_FORM_SHORT; form <= MG_TRACE_FORM_FULL; form++)
-    for (int b = 1; b <= 3; b++)
-        for (int d = 1; d <= 2; d++) {
-            mg_trace_choice ch;
-            long n = mg_trace_write(g, st, t.nodes, t.n, b, d, form, MG_MAV_PART_ALL, TEXT, sizeof TEXT, &ch, err,
-                                    sizeof err);
-            MG_CHECK(n > 0 && (size_t)n == strlen(TEXT));
-            if (n <= 0) {
-                fprintf(stderr, "    %s b=%d d=%d: %s\n", game, b, d, err);
-                continue;
-            }
-            check_trace_tokens(TEXT, (size_t)n);
-            mg_trace_parse(g, NULL, form, TEXT, (size_t)n, st, &ch, &R);
-            MG_CHECK(R.ok && R.complete && R.shape_ok && R.moves_legal && R.states_correct &&
-                     R.values_consistent && R.expand_consistent && R.final_legal && R.final_minimax == 1);
-            MG_CHECK(R.breadth == b && R.depth == d && R.nodes[0].value == ch.value && R.form == form);
-            /* the full form repeats the inputs (agreeing), the short one does not */
-            MG_CHECK((strstr(TEXT, "[%prev_state ") != NULL) == (form == MG_TRACE_FORM_FULL));
-            MG_CHECK(R.nodes[0].prev_agrees == -1);
-            for (int q = 1; q < R.n_nodes; q++)
-                MG_CHECK(R.nodes[q].prev_agrees == (form == MG_TRACE_FORM_FULL ? 1 : -1));
-            /* read in the other form, the text is defective (never a crash) */
-            mg_trace_parse(g, NULL, !form, TEXT, (size_t)n, st, &ch, &R);
-            MG_CHECK(!R.ok && R.n_issues > 0);
-            /* without the true root the prompt's state is used */
-            mg_trace_parse(g, NULL, form, TEXT, (size_t)n, NULL, NULL, &R);
-            MG_CHECK(R.ok && R.shape_ok && R.states_correct && R.final_minimax == -1);
-            /* every cut is read without a crash, and only the whole text is complete */
-            for (long k = 0; k < n - 1; k += 7) { /* the last newline may be missing */
-                mg_trace_parse(g, NULL, form, TEXT, (size_t)k, st, &ch, &R);
-                MG_CHECK(!R.complete && !R.shape_ok && R.final_minimax == 0);
-            }
-            /* random byte mutations: no crash, the counters in range */
-            for (int k = 0; k < 300; k++) {
-                char save[4];
-                long pos[4];
-                for (int q = 0; q < 4; q++) {
-                    pos[q] = (long)mg_rng_below(&r, (uint32_t)n);
-                    save[q] = TEXT[pos[q]];
-                    TEXT[pos[q]] = (char)mg_rng_below(&r, 256);
+        for (int b = 1; b <= 3; b++)
+            for (int d = 1; d <= 2; d++) {
+                mg_trace_choice ch;
+                long n = mg_trace_write(g, st, t.nodes, t.n, b, d, form, MG_MAV_PART_ALL, TEXT, sizeof TEXT, &ch, err,
+                                        sizeof err);
+                MG_CHECK(n > 0 && (size_t)n == strlen(TEXT));
+                if (n <= 0) {
+                    fprintf(stderr, "    %s b=%d d=%d: %s\n", game, b, d, err);
+                    continue;
                 }
+                check_trace_tokens(TEXT, (size_t)n);
                 mg_trace_parse(g, NULL, form, TEXT, (size_t)n, st, &ch, &R);
-                MG_CHECK(R.n_nodes >= 0 && R.n_nodes <= MG_TRACE_MAX_NODES && (R.ok == (R.n_issues == 0)));
-                for (int q = 3; q >= 0; q--)
-                    TEXT[pos[q]] = save[q];
+                MG_CHECK(R.ok && R.complete && R.shape_ok && R.moves_legal && R.states_correct &&
+                         R.values_consistent && R.expand_consistent && R.final_legal && R.final_minimax == 1);
+                MG_CHECK(R.breadth == b && R.depth == d && R.nodes[0].value == ch.value && R.form == form);
+                /* the full form repeats the inputs (agreeing), the short one does not */
+                MG_CHECK((strstr(TEXT, "[%prev_state ") != NULL) == (form == MG_TRACE_FORM_FULL));
+                MG_CHECK(R.nodes[0].prev_agrees == -1);
+                for (int q = 1; q < R.n_nodes; q++)
+                    MG_CHECK(R.nodes[q].prev_agrees == (form == MG_TRACE_FORM_FULL ? 1 : -1));
+                /* read in the other form, the text is defective (never a crash) */
+                mg_trace_parse(g, NULL, !form, TEXT, (size_t)n, st, &ch, &R);
+                MG_CHECK(!R.ok && R.n_issues > 0);
+                /* without the true root the prompt's state is used */
+                mg_trace_parse(g, NULL, form, TEXT, (size_t)n, NULL, NULL, &R);
+                MG_CHECK(R.ok && R.shape_ok && R.states_correct && R.final_minimax == -1);
+                /* every cut is read without a crash, and only the whole text is complete */
+                for (long k = 0; k < n - 1; k += 7) { /* the last newline may be missing */
+                    mg_trace_parse(g, NULL, form, TEXT, (size_t)k, st, &ch, &R);
+                    MG_CHECK(!R.complete && !R.shape_ok && R.final_minimax == 0);
+                }
+                /* random byte mutations: no crash, the counters in range */
+                for (int k = 0; k < 300; k++) {
+                    char save[4];
+                    long pos[4];
+                    for (int q = 0; q < 4; q++) {
+                        pos[q] = (long)mg_rng_below(&r, (uint32_t)n);
+                        save[q] = TEXT[pos[q]];
+                        TEXT[pos[q]] = (char)mg_rng_below(&r, 256);
+                    }
+                    mg_trace_parse(g, NULL, form, TEXT, (size_t)n, st, &ch, &R);
+                    MG_CHECK(R.n_nodes >= 0 && R.n_nodes <= MG_TRACE_MAX_NODES && (R.ok == (R.n_issues == 0)));
+                    for (int q = 3; q >= 0; q--)
+                        TEXT[pos[q]] = save[q];
+                }
             }
-        }
     /* a wrong child value in the root decision: only the arithmetic check falls */
     mg_trace_choice ch;
     long n = mg_trace_write(g, st, t.nodes, t.n, 2, 1, MG_TRACE_FORM_SHORT, MG_MAV_PART_ALL, TEXT, sizeof TEXT, &ch,
@@ -243,8 +243,8 @@ static void test_round_trips(const char *game, const char *const *moves, int nmo
     /* bad trees */
     MG_CHECK(mg_trace_write(g, st, t.nodes, t.n, 0, 1, 0, MG_MAV_PART_ALL, TEXT, sizeof TEXT, NULL, err,
                             sizeof err) < 0 && strstr(err, "breadth"));
-    MG_CHECK(mg_trace_write(g, st, t.nodes, 1, 2, 1, 0, MG_MAV_PART_ALL, TEXT, sizeof TEXT, NULL, err, sizeof err) < 0 &&
-             strstr(err, "no child"));
+    MG_CHECK(mg_trace_write(g, st, t.nodes, 1, 2, 1, 0, MG_MAV_PART_ALL, TEXT, sizeof TEXT, NULL, err,
+                            sizeof err) < 0 && strstr(err, "no child"));
     MG_CHECK(mg_trace_write(g, st, t.nodes, t.n, 2, 1, 1, MG_MAV_PART_ALL, TEXT, 64, NULL, err, sizeof err) < 0 &&
              strstr(err, "too small"));
     MG_CHECK(mg_trace_write(g, st, t.nodes, t.n, 2, 1, 2, MG_MAV_PART_ALL, TEXT, sizeof TEXT, NULL, err,

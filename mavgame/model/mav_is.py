@@ -2,8 +2,9 @@
 
 - :class:`MAVISAgent` prompts the model for a minimax trace of breadth B and depth D
   (:mod:`mavgame.mav.search_trace`), parses it against the true position and plays the move it chose
-  (``Playing m!``), in the child form the model was trained with (``MAVModel.trace_form``). When the trace is unusable (cut off, malformed, its final move illegal) it falls back
-  to searchless MAV on the same model (:class:`MAVGreedyAgent`); ``stats`` counts both.
+  (``Playing m!``), in the child form the model was trained with (``MAVModel.trace_form``). When the trace is
+  unusable (cut off, malformed, its final move illegal) it falls back to searchless MAV on the same model
+  (:class:`MAVGreedyAgent`); ``stats`` counts both.
 - :func:`evaluate_trace_records` generates traces for held-out search trees and reports the issue's checks
   per shape (tree-shape accuracy as in the paper, legality, states, the model's own minimax arithmetic, the
   final move against the minimax choice of the true tree) and the average prompt + response tokens.
