@@ -3,10 +3,10 @@
  * arbitrary bytes.
  *
  * Input: first byte selects the game, whether the start position is given as the true root
- * (0x40) and whether a minimax choice is given (0x20); the rest is the text, copied to an
+ * (0x40), whether a minimax choice is given (0x20) and the child form (0x80: full, else short); the rest is the text, copied to an
  * exact-size heap buffer.  Checks: no crash, no out-of-bounds access, and the result's tree
  * and counters stay in range.  The seed corpus (fuzz/corpus/trace) holds valid traces of every
- * game (random annotations, breadth 1-3, depth 1-2).
+ * game (random annotations, breadth 1-3, depth 1-2), in both child forms.
  */
 #include "fuzz_common.h"
 
@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if ((sel & 0x40) && g->init(ref, NULL, err, sizeof err) == MG_OK)
         refp = ref;
     mg_trace_choice choice = {0, 2, {0, 1}};
-    mg_trace_parse(g, NULL, text, n, refp, (sel & 0x20) ? &choice : NULL, R);
+    mg_trace_parse(g, NULL, (sel & 0x80) ? MG_TRACE_FORM_FULL : MG_TRACE_FORM_SHORT, text, n, refp, (sel & 0x20) ? &choice : NULL, R);
     if (R->n_nodes < 0 || R->n_nodes > MG_TRACE_MAX_NODES || R->n_entries < 0 ||
         R->n_entries > MG_TRACE_MAX_ENTRIES || R->n_issues < 0 || (R->ok && R->n_issues))
         abort();
@@ -41,7 +41,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const mg_trace_node *nd = &R->nodes[i];
         if (nd->n_children < 0 || nd->n_children > MG_TRACE_MAX_BREADTH || nd->top_off < 0 ||
             nd->top_off + nd->n_top > R->n_entries || nd->depth > MG_TRACE_MAX_DEPTH ||
-            (i > 0 && (nd->parent < 0 || nd->parent >= i)) || nd->value < -1 || nd->value > 63)
+            (i > 0 && (nd->parent < 0 || nd->parent >= i)) || nd->value < -1 || nd->value > 63 ||
+            nd->prev_agrees < -1 || nd->prev_agrees > 1 || (nd->prev_agrees >= 0) != (i > 0 && R->form == 1))
             abort();
         for (int k = 0; k < nd->n_children; k++)
             if (nd->child[k] <= i || nd->child[k] >= R->n_nodes)

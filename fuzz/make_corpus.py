@@ -59,8 +59,12 @@ def main():
                 def annotate(st):
                     return {m: float(trng.random()) for m in st.legal_moves()}, None
                 tree = mav_search.build_search_tree(s, annotate, depth=2, breadth=3)
-                tr = mav_search.write_trace(tree, int(trng.integers(1, 4)), int(trng.integers(1, 3)))
+                tb, td = int(trng.integers(1, 4)), int(trng.integers(1, 3))
+                tr = mav_search.write_trace(tree, tb, td)
                 write(out / "trace", bytes([i]) + tr.text.encode())
+                # the same trace in the full child form (selector bit 0x80, as fuzz_trace.c reads it)
+                full = mav_search.write_trace(tree, tb, td, form="full")
+                write(out / "trace", bytes([i | 0x80]) + full.text.encode())
     from mavgame.model.config import MAVConfig
     from mavgame.model.export import expected_shapes, export_model
     import tempfile

@@ -261,3 +261,71 @@ def test_chess_stockfish_traces_parse_back_into_the_tree():
                 assert {e[0]: e[2] for e in node.top} == want
     finally:
         getattr(ann, "close", lambda: None)()
+
+
+# ---- the full child form: each child repeats %prev_state and %prev_action -------------------------
+
+def test_full_form_round_trip_every_game(c4_tree):
+    """Every game (chess at breadth 3 depth 2): the full form reads back with every check true, each
+    child's input lines are its parent's %state and the move of its name, exactly as MAV writes them."""
+    trees = [(c4_tree, "connect_four")]
+    for game in ("chess", "hex", "gardner", "chess960", "tictactoe"):
+        trees.append((build_search_tree(_core.State(game), random_annotate(2), 2, 3), game))
+    for tree, game in trees:
+        for b, d in ((1, 1), (2, 1), (3, 2)):
+            short, full = write_trace(tree, b, d), write_trace(tree, b, d, form="full")
+            assert full.prompt == short.prompt and (full.value, full.choice) == (short.value, short.choice)
+            res = parse_trace(full.text, tree.root, choice=full.choice, form="full")
+            assert res.errors == [] and all(all_true(res).values()), (game, b, d, res.errors)
+            assert res.paths() == expected_paths(tree, b, d)
+            assert [n.prev_agrees for n in res.nodes] == [None] + [True] * (len(res.nodes) - 1)
+            lines = full.text.splitlines()
+            state_line = {0: lines[2]}  # the root's: the prompt's
+            for i, node in enumerate(res.nodes[1:], 1):
+                k = node.line - 1  # the node's "Evaluation for node" line, 0-based
+                assert lines[k + 1] == "[%prev_state " + state_line[node.parent][len("[%state "):]
+                assert lines[k + 2] == f"[%prev_action {node.move}]"
+                assert lines[k + 3].startswith("[%state ")
+                state_line[i] = lines[k + 3]
+            lines = full.target.splitlines()
+            # removing the repeated lines gives the short form
+            assert "\n".join(x for x in lines if not x.startswith(("[%prev_state", "[%prev_action"))) + "\n" == \
+                short.target
+            # a text read in the other form is defective (never an exception)
+            assert not parse_trace(full.text, tree.root, form="short").ok
+            assert not parse_trace(short.text, tree.root, form="full").ok
+    with pytest.raises(ValueError, match="'long'"):
+        write_trace(c4_tree, 2, 1, form="long")
+    with pytest.raises(ValueError, match="'long'"):
+        parse_trace("", c4_tree.root, form="long")
+
+
+def test_full_form_disagreements_are_reported(c4_tree):
+    tr = write_trace(c4_tree, 2, 1, form="full")
+    res = parse_trace(tr.text, c4_tree.root, choice=tr.choice, form="full")
+    a, b = res.nodes[1], res.nodes[2]
+    # the first child names the second child's move as its action
+    bad = tr.text.replace(f"[%prev_action {a.move}]", f"[%prev_action {b.move}]", 1)
+    r = parse_trace(bad, c4_tree.root, choice=tr.choice, form="full")
+    assert not r.ok and r.complete and r.shape_ok and r.final_minimax
+    assert [n.prev_agrees for n in r.nodes] == [None, False, True]
+    assert any("%prev_action" in e and f"'{b.move}'" in e for e in r.errors), r.errors
+    # the second child repeats the first child's state as its previous state
+    i = bad.index("[%prev_state ", bad.index(f"Evaluation for node: <root {b.move}>"))
+    j = bad.index("]", i)
+    bad2 = tr.text[:i] + f"[%prev_state {a.state_text}" + tr.text[j:]
+    r = parse_trace(bad2, c4_tree.root, choice=tr.choice, form="full")
+    assert not r.ok and [n.prev_agrees for n in r.nodes] == [None, True, False]
+    assert any("%prev_state is not its parent's %state" in e for e in r.errors), r.errors
+    # garbage and cuts in the full form: never an exception
+    for cut in range(0, len(tr.text), 37):
+        r = parse_trace(tr.text[:cut], c4_tree.root, choice=tr.choice, form="full")
+        assert not r.complete
+    rng = np.random.default_rng(3)
+    raw = bytearray(tr.text.encode())
+    for _ in range(200):
+        m = bytearray(raw)
+        for p in rng.integers(0, len(m), 4):
+            m[p] = int(rng.integers(0, 256))
+        parse_trace(bytes(m), c4_tree.root, form="full")
+    assert not parse_trace(bytes(range(256)) * 4, game="connect_four", form="full").ok

@@ -283,3 +283,96 @@ def test_child_state_errors_name_what_a_wrong_child_state_is(c4_sets):
     res = [parse_trace(x, t.root) for x, t in zip(texts["2x1"], trees)]
     again = child_state_errors(res, [t.root for t in trees])
     assert all(again[k] == cs[k] for k in CHILD_STATE_KINDS + ("other_mean_diff_chars", "other_mover_right"))
+
+
+# ---- the full child form of traces (--trace-form full) ---------------------------------------------
+
+def test_trace_encoder_writes_the_chosen_form(c4_sets):
+    store = PositionStore(c4_sets / "trees" / "train")
+    recs = [store.record(i) for i in range(min(4, len(store)))]
+    short = TraceEncoder("connect_four", [(2, 1)], 2000)
+    full = TraceEncoder("connect_four", [(2, 1)], 2000, form="full")
+    tok = full.tokenizer()
+    for (a, _), (b, mask), rec in zip(short(recs, 0), full(recs, 0), recs):
+        want = write_trace(record_tree("connect_four", rec), 2, 1, "full")
+        assert tok.decode(b[1:-1]) == want.text and tok.decode(b[mask.astype(bool)][:-1]) == want.target
+        assert "[%prev_state " not in tok.decode(a) and len(b) > len(a)
+    with pytest.raises(ValueError, match="'long'"):
+        TraceEncoder("connect_four", [(2, 1)], 2000, form="long")
+
+
+def test_model_trace_form_from_metadata(tmp_path):
+    """The exported model's ``trace_form`` (info) picks the form; a model without it is short; another value is
+    refused, naming it."""
+    from mavgame import mav
+    from mavgame.model.config import MAVConfig
+    from mavgame.model.export import expected_shapes, export_model
+    from mavgame.model.inference import MAVModel
+    tok = mav.Tokenizer(2)
+    cfg = MAVConfig(vocab_size=tok.size, d_model=8, n_layers=1, n_heads=2, n_kv_heads=1, d_ff=16, max_seq_len=64)
+    rng = np.random.default_rng(0)
+    w = {k: rng.normal(0, 0.3, size=sh).astype(np.float32) for k, sh in expected_shapes(cfg).items()}
+    for form, want in ((None, "short"), ("full", "full"), ("short", "short")):
+        path = tmp_path / f"m_{form}.safetensors"
+        info = {"game": "connect_four", **({"trace_form": form} if form else {})}
+        export_model(path, w, cfg, "2", info=info)
+        assert MAVModel.load(path, backend="numpy").trace_form == want
+    path = tmp_path / "bad.safetensors"
+    export_model(path, w, cfg, "2", info={"game": "connect_four", "trace_form": "long"})
+    with pytest.raises(ValueError, match="unknown trace_form 'long'"):
+        MAVModel.load(path, backend="numpy")
+
+
+def test_mav_is_agent_and_evaluation_use_the_models_form(c4_sets):
+    from mavgame.model.mav_is import MAVISAgent, evaluate_trace_records
+    recs = list(PositionStore(c4_sets / "trees" / "train"))[:3]
+    trees = [record_tree("connect_four", r) for r in recs]
+    full = _FakeModel({tr.prompt: tr.target for tr in (write_trace(t, 2, 1, "full") for t in trees)})
+    full.trace_form = "full"
+    agent = make_agent("mav_is:breadth=2,depth=1")
+    assert isinstance(agent, MAVISAgent) and agent.form == "short"  # the shipped model has no trace_form
+    agent.model = full  # the form of the model
+    assert agent.form == "full"
+    agent.setup("connect_four", seed=0)
+    for t in trees:
+        assert t.root.parse_move(agent.act(t.root)) in write_trace(t, 2, 1).choice
+        assert agent.last.ok and all(n.prev_agrees for n in agent.last.nodes[1:])
+    assert agent.stats["from_trace"] == len(trees)
+    rep = evaluate_trace_records(full, "connect_four", recs, [(2, 1)])
+    assert rep["form"] == "full" and rep["2x1"]["parsed_ok"] == 1.0 and rep["2x1"]["states_correct"] == 1.0
+    assert rep["2x1"]["prev_agrees"] == 1.0
+    # read in the short form (an old model's), the same texts are defective but still play their move
+    rep = evaluate_trace_records(full, "connect_four", recs, [(2, 1)], form="short")
+    assert rep["form"] == "short" and rep["2x1"]["parsed_ok"] == 0.0
+    short = _FakeModel({tr.prompt: tr.target for tr in (write_trace(t, 2, 1) for t in trees)})
+    assert evaluate_trace_records(short, "connect_four", recs, [(2, 1)])["2x1"]["parsed_ok"] == 1.0
+    with pytest.raises(ValueError, match="'long'"):
+        make_agent("mav_is:breadth=2,depth=1,form=long")
+    forced = make_agent("mav_is:breadth=2,depth=1,form=full")
+    forced.model = short  # a form given to the agent wins over the model's
+    assert forced.form == "full"
+
+
+def test_trainer_writes_full_traces_and_records_the_form(c4_sets, tmp_path, torch_or_skip):
+    from mavgame.model.inference import MAVModel
+    from mavgame.model.train import TrainConfig, Trainer
+    v1_path = tmp_path / "v1.safetensors"
+    _tiny_v1_model(v1_path)
+    cfg = TrainConfig(data=str(c4_sets / "pos"), out=str(tmp_path / "run"), steps=1, batch_size=4, lr=1e-3,
+                      warmup=0, max_seq_len=512, search_data=str(c4_sets / "trees"), search_fraction=0.5,
+                      search_shapes="2x1", trace_form="full", init_from=str(v1_path), eval_every=100,
+                      checkpoint_every=100, gen_eval_positions=0, progress=False, threads=1)
+    tr = Trainer(cfg)
+    batch = tr._loader().dataset.make_batch(0)
+    from mavgame import mav
+    tok = mav.Tokenizer(2)
+    texts = [tok.decode([int(i) for i in row if i != tok.pad_id]) for row in batch["tokens"]]
+    traces = [t for t in texts if "Minimax breadth=" in t]
+    assert traces and all("[%prev_state " in t and "[%prev_action " in t for t in traces)
+    tr.run()
+    m = MAVModel.load(tr.export(str(tmp_path / "full.safetensors")), backend="numpy")
+    assert m.trace_form == "full" and m.info["train_config"]["trace_form"] == "full"
+    with pytest.raises(ValueError, match="trace_form"):
+        Trainer(TrainConfig(**{**cfg.__dict__, "trace_form": "short"}))  # resuming with another form
+    with pytest.raises(ValueError, match="trace_form must be"):
+        TrainConfig(**{**cfg.__dict__, "out": str(tmp_path / "x"), "trace_form": "long"}).validate()

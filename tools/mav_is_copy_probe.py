@@ -13,7 +13,10 @@ transition examples:
 trains: its source is the prompt's %state line, three lines up past a variable-length %top_all)
 
 The ``*_prev_action`` rows probe the same traces with ``[%prev_action m]`` inserted above each child's
-%state (the move where the transition form has it), a format no model here was trained on.
+%state (the move where the transition form has it), a format no model here was trained on. The ``*_full``
+rows probe the full child form (``write_trace(..., form="full")``: each child repeats ``[%prev_state ...]``
+and ``[%prev_action m]`` above its %state, as MAV's transition form writes them); their source line is the
+child's own %prev_state, two lines up, as in a MAV transition example.
 
 - ``field_acc``: argmax accuracy on the board fields; ``landing_acc``: on the field that changes (the new
   stone); ``line_exact``: every field of the line right;
@@ -140,7 +143,8 @@ def main() -> int:
     store = PositionStore(args.trees)
     nfields = None
     res = {"mav_transition": [], "mav_after_best": [], "trace_child1": [], "trace_child2": [],
-           "trace_child1_prev_action": [], "trace_child2_prev_action": []}
+           "trace_child1_prev_action": [], "trace_child2_prev_action": [], "trace_child1_full": [],
+           "trace_child2_full": []}
     for r in list(PositionStore(args.mav))[:args.n]:
         st = _core.State(store.game, r["state"], 0, 0)
         if r.get("prev_state") is None or st.is_terminal():
@@ -176,6 +180,12 @@ def main() -> int:
         got = probe(model, tok, "\n".join(lines), src, nfields)
         res["trace_child1_prev_action"] += got[:1]
         res["trace_child2_prev_action"] += got[1:2]
+        # the full child form: the source is the child's own %prev_state line, two lines up
+        full = write_trace(record_tree(store.game, r), 2, 1, form="full")
+        got = probe(model, tok, full.text, lambda ls, j: j - 2 if j >= 2 and ls[j].startswith("[%state") and
+                    ls[j - 2].startswith("[%prev_state") else None, nfields)
+        res["trace_child1_full"] += got[:1]
+        res["trace_child2_full"] += got[1:2]
     copy = None
     kinds = {}
     print("| | field_acc | landing_acc | line_exact | copy_mass | src_offset | argmax_offset | n |")

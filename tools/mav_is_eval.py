@@ -5,6 +5,10 @@
     python tools/mav_is_eval.py runs/c4-is-v2/model.safetensors --trees runs/c4trees/val --shapes 2x1,3x1 \\
         --n 150 --show 2 --json runs/c4-is-v2/heldout.json
 
+A model trained with ``--trace-form full`` is prompted and parsed in the full child form (``--form``
+overrides), with two more groups of rows: ``child %prev lines right`` and ``child blocks`` (what the
+repeated ``%prev_state`` lines are, and whether each ``%state`` follows from its own block's inputs).
+
 The same numbers as ``search_heldout`` of ``mavgame train`` (the first ``--n`` validation trees, greedy
 decoding), for a model file rather than the end of a run.
 """
@@ -25,13 +29,17 @@ from mavgame.model.store import PositionStore  # noqa: E402
 def raw_child_states(texts, roots) -> dict:
     """Every child's written ``[%state ...]`` line, valid or not, against the MAV text of its true state and of
     the root: the share of the true length, the mean differing characters (same length only), and the mean
-    count of non-'.' characters (stones, in Connect Four) written minus true."""
+    count of non-'.' characters (stones, in Connect Four) written minus true. In the full child form the
+    ``[%state`` line follows the node's ``[%prev_state``/``[%prev_action`` lines."""
     from mavgame import mav
     same, d_true, d_root, stones = [], [], [], []
     for text, root in zip(texts, roots):
         lines = text.splitlines()
         for j, ln in enumerate(lines[:-1]):
-            if not ln.startswith("Evaluation for node: <root ") or not lines[j + 1].startswith("[%state "):
+            k = j + 1
+            while k < len(lines) - 1 and lines[k].startswith("[%prev_"):
+                k += 1
+            if not ln.startswith("Evaluation for node: <root ") or not lines[k].startswith("[%state "):
                 continue
             st = root.copy()
             try:
@@ -39,7 +47,7 @@ def raw_child_states(texts, roots) -> dict:
                     st.push_str(m)
             except Exception:  # an illegal move in the node's name: no true state
                 continue
-            got, want, r = lines[j + 1][8:-1], mav.state_text(st), mav.state_text(root)
+            got, want, r = lines[k][8:-1], mav.state_text(st), mav.state_text(root)
             same.append(len(got) == len(want))
             if len(got) == len(want):
                 d_true.append(sum(a != b for a, b in zip(got, want)))
@@ -48,6 +56,28 @@ def raw_child_states(texts, roots) -> dict:
     f = (lambda x: round(float(sum(x) / len(x)), 3) if x else float("nan"))
     return {"children": len(same), "true_length": f(same), "diff_chars_true": f(d_true),
             "diff_chars_root": f(d_root), "extra_stones": f(stones)}
+
+
+def full_child_blocks(texts, game: str) -> dict:
+    """Full child form: of every child block the model wrote (``[%prev_state]``, ``[%prev_action]``,
+    ``[%state]``), how many %prev_state lines are a valid state, how many are the root's (the prompt's)
+    board, and how many %state lines are the block's own %prev_state after its own %prev_action (the
+    transition step, checked by mavgame.mav.parse against the block's input lines)."""
+    from mavgame import mav
+    hdr = f"<mav game={game}> %prev_state %prev_action %state %top_all %best_action </mav>\n"
+    n = valid = root_copy = step = 0
+    for text in texts:
+        lines = text.splitlines()
+        root = lines[2][len("[%state "):] if len(lines) > 2 else ""
+        for j, ln in enumerate(lines[:-3]):
+            if not ln.startswith("Evaluation for node: <root ") or not lines[j + 1].startswith("[%prev_state "):
+                continue
+            n += 1
+            root_copy += lines[j + 1][len("[%prev_state "):] == root
+            r = mav.parse(game, hdr + "\n".join(lines[j + 1:j + 4]) + "\n")
+            valid += bool(r.prev.valid)
+            step += bool(r.cur.correct)
+    return {"blocks": n, "prev_state_valid": valid, "prev_state_is_root": root_copy, "state_is_own_step": step}
 
 
 def after_state_probe(model, store, n: int, batch_size: int) -> dict:
@@ -86,6 +116,8 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--show", type=int, default=0, help="print this many traces of each shape beside the truth")
     ap.add_argument("--json", default="", help="write the report here")
+    ap.add_argument("--form", choices=["short", "full"], default=None,
+                    help="child form of the traces (default: the model's trace_form, short for an old model)")
     ap.add_argument("--after", default="", help="also: a MAV position set (val split) whose first --n positions "
                     "are asked '%%state %%top_all %%best_action %%state' (the state after the best action, which "
                     "--p-after trains): its accuracy and the transition form's next-state accuracy")
@@ -95,7 +127,10 @@ def main() -> int:
     recs = list(store)[:args.n]
     shapes = parse_shapes(args.shapes) if args.shapes else []  # "": only the --after probe
     texts: dict = {}
-    rep = evaluate_trace_records(model, store.game, recs, shapes, batch_size=args.batch_size, texts=texts)
+    rep = evaluate_trace_records(model, store.game, recs, shapes, batch_size=args.batch_size, texts=texts,
+                                 form=args.form)
+    form = rep.get("form", args.form or model.trace_form)
+    print(f"child form: {form}")
     keys = [f"{b}x{d}" for b, d in shapes if f"{b}x{d}" in rep]
     for k in keys:
         b, d = (int(x) for x in k.split("x"))
@@ -107,10 +142,17 @@ def main() -> int:
     print("| --- |" + " --- |" * len(keys))
     for k in TRACE_METRICS:
         print(f"| {k} | " + " | ".join(f"{rep[s][k]:.3f}" for s in keys) + " |")
+    if form == "full":
+        print("| child %prev lines right | " + " | ".join(f"{rep[s]['prev_agrees']:.3f}" for s in keys) + " |")
     print("| mean tokens (true) | " + " | ".join(f"{rep[s]['mean_tokens']:.0f} ({rep[s]['true_mean_tokens']:.0f})"
                                                 for s in keys) + " |")
     for k in CHILD_STATE_KINDS + ("nodes", "other_mean_diff_chars", "other_mover_right"):
         print(f"| child states: {k} | " + " | ".join(f"{rep[s]['child_states'][k]:.3g}" for s in keys) + " |")
+    if form == "full":
+        for k in keys:
+            rep[k]["full_child_blocks"] = full_child_blocks(texts[k], store.game)
+        for k in ("blocks", "prev_state_valid", "prev_state_is_root", "state_is_own_step"):
+            print(f"| child blocks: {k} | " + " | ".join(str(rep[s]["full_child_blocks"][k]) for s in keys) + " |")
     for k in ("children", "true_length", "diff_chars_true", "diff_chars_root", "extra_stones"):
         print(f"| child %state lines: {k} | " + " | ".join(f"{rep[s]['raw_child_states'][k]:.3g}" for s in keys)
               + " |")
@@ -118,8 +160,8 @@ def main() -> int:
         b, d = (int(x) for x in s.split("x"))
         for i in range(min(args.show, len(texts[s]))):
             tree = record_tree(store.game, recs[i])
-            truth = write_trace(tree, b, d)
-            res = parse_trace(texts[s][i], tree.root, choice=truth.choice)
+            truth = write_trace(tree, b, d, form)
+            res = parse_trace(texts[s][i], tree.root, choice=truth.choice, form=form)
             print(f"\n=== {s} tree {i}: model (left) | truth (right); issues: {res.errors[:3]}")
             got, want = texts[s][i].splitlines(), truth.text.splitlines()
             for j in range(max(len(got), len(want))):

@@ -104,15 +104,30 @@ static PyObject *choice_tuple(const mg_trace_choice *c)
     return acts ? Py_BuildValue("(iN)", c->value, acts) : NULL;
 }
 
-/* mav_trace_write(state, tree, breadth, depth, part="all") -> (text, prompt length, (value, [root actions]))
- * with tree = SearchTree.packed() */
+/* The child form of a trace by name ("short" or "full"); -1 with a ValueError. */
+static int trace_form_arg(const char *form)
+{
+    if (strcmp(form, "short") == 0)
+        return MG_TRACE_FORM_SHORT;
+    if (strcmp(form, "full") == 0)
+        return MG_TRACE_FORM_FULL;
+    PyErr_Format(PyExc_ValueError, "trace form must be 'short' or 'full', not '%s'", form);
+    return -1;
+}
+
+/* mav_trace_write(state, tree, breadth, depth, part="all", form="short") -> (text, prompt length,
+ * (value, [root actions])) with tree = SearchTree.packed() */
 static PyObject *py_trace_write(PyObject *Py_UNUSED(m), PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"state", "tree", "breadth", "depth", "part", NULL};
+    static char *kwlist[] = {"state", "tree", "breadth", "depth", "part", "form", NULL};
     PyObject *so, *nodes;
     int breadth, depth;
-    const char *part = "all";
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOii|s:mav_trace_write", kwlist, &so, &nodes, &breadth, &depth, &part))
+    const char *part = "all", *form_name = "short";
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOii|ss:mav_trace_write", kwlist, &so, &nodes, &breadth, &depth, &part,
+                                     &form_name))
+        return NULL;
+    int form = trace_form_arg(form_name);
+    if (form < 0)
         return NULL;
     mg_py_state *s = mg_py_state_arg(so, "state");
     if (!s)
@@ -139,7 +154,7 @@ static PyObject *py_trace_write(PyObject *Py_UNUSED(m), PyObject *args, PyObject
     long n;
     size_t prompt_len = 0;
     Py_BEGIN_ALLOW_THREADS
-    n = mg_trace_write(s->game, s->state, t.nodes, t.n, breadth, depth, parts, buf, TRACE_BUF, &choice, err,
+    n = mg_trace_write(s->game, s->state, t.nodes, t.n, breadth, depth, form, parts, buf, TRACE_BUF, &choice, err,
                        sizeof err);
     if (n >= 0 && (parts & MG_MAV_PART_PROMPT)) {
         /* the prompt is the preamble, the header and the state line */
@@ -195,20 +210,25 @@ static PyObject *node_tuple(const mg_trace_result *r, const mg_trace_node *nd)
         Py_XDECREF(dec);
         return NULL;
     }
-    return Py_BuildValue("(iiNiiNNNNiNNsNNNNiiNN)", nd->parent, nd->depth, ustr(nd->move), (int)nd->action, nd->line,
+    return Py_BuildValue("(iiNiiNNNNiNNsNNNNiiNNN)", nd->parent, nd->depth, ustr(nd->move), (int)nd->action, nd->line,
                          PyBool_FromLong(nd->has_true), PyBool_FromLong(nd->state_valid), tri(nd->state_correct),
                          ustr(nd->state_valid ? nd->state_text : ""), nd->n_legal, PyBool_FromLong(nd->true_terminal),
                          PyBool_FromLong(nd->terminal), nd->terminal ? mg_result_string(nd->outcome) : "", top,
                          PyBool_FromLong(nd->mav_ok), kids, ustr(nd->best), nd->selected_bucket, nd->value, dec,
-                         PyBool_FromLong(nd->consistent));
+                         PyBool_FromLong(nd->consistent), tri(nd->prev_agrees));
 }
 
-/* mav_trace_parse(game, text, true_state=None, choice=None) -> tuple (see mavgame.mav.TraceResult) */
+/* mav_trace_parse(game, text, true_state=None, choice=None, form="short") -> tuple (see
+ * mavgame.mav.TraceResult) */
 static PyObject *py_trace_parse(PyObject *Py_UNUSED(m), PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"game", "text", "true_state", "choice", NULL};
+    static char *kwlist[] = {"game", "text", "true_state", "choice", "form", NULL};
     PyObject *go, *to, *ro = Py_None, *co = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|OO:mav_trace_parse", kwlist, &go, &to, &ro, &co))
+    const char *form_name = "short";
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|OOs:mav_trace_parse", kwlist, &go, &to, &ro, &co, &form_name))
+        return NULL;
+    int form = trace_form_arg(form_name);
+    if (form < 0)
         return NULL;
     const mg_game *g = NULL;
     mg_config cfg = {0, 0};
@@ -274,7 +294,7 @@ static PyObject *py_trace_parse(PyObject *Py_UNUSED(m), PyObject *args, PyObject
     mg_trace_result *r = PyMem_Malloc(sizeof *r);
     if (!r)
         return PyErr_NoMemory();
-    mg_trace_parse(g, &cfg, text, (size_t)n, ref, cp, r);
+    mg_trace_parse(g, &cfg, form, text, (size_t)n, ref, cp, r);
     PyObject *issues = PyList_New(0);
     for (int i = 0; issues && i < r->n_issues && i < MG_TRACE_MAX_ISSUES; i++) {
         PyObject *x = Py_BuildValue("(iiN)", r->issues[i].line, r->issues[i].col, ustr(r->issues[i].msg));

@@ -36,7 +36,7 @@ static void put_value(mg_sbuf *b, int bucket)
 typedef struct wctx {
     const mg_game *g;
     const mg_trace_tree_node *nodes;
-    int n_nodes, breadth, depth;
+    int n_nodes, breadth, depth, form;
     mg_sbuf b;
     mg_mav_spec root_spec, child_spec;
     char *err;
@@ -67,8 +67,16 @@ static int write_node(wctx *c, int idx, const void *st, const void *prev, int32_
     mg_sb_putc(&c->b, '\n');
     char *dst = c->b.p + c->b.len;
     size_t room = c->b.cap > c->b.len ? c->b.cap - c->b.len : 0;
-    long w = mg_mav_write(g, prev ? &c->child_spec : &c->root_spec, &in, MG_MAV_PART_TARGET, dst, room, c->err,
-                          c->errlen);
+    int full = prev && c->form == MG_TRACE_FORM_FULL;
+    long w = mg_mav_write(g, prev ? &c->child_spec : &c->root_spec, &in, full ? MG_MAV_PART_ALL : MG_MAV_PART_TARGET,
+                          dst, room, c->err, c->errlen);
+    if (w > 0 && full) {
+        /* the full form: the transition form's input lines, without its header line */
+        const char *nl = memchr(dst, '\n', (size_t)w);
+        size_t h = nl ? (size_t)(nl - dst) + 1 : 0;
+        memmove(dst, dst + h, (size_t)w - h + 1);
+        w -= (long)h;
+    }
     if (w < 0) {
         if (strstr(c->err, "too small")) {
             c->b.over = 1;
@@ -183,7 +191,7 @@ static int write_node(wctx *c, int idx, const void *st, const void *prev, int32_
 }
 
 long mg_trace_write(const mg_game *g, const void *root, const mg_trace_tree_node *nodes, int n_nodes, int breadth,
-                    int depth, int parts, char *buf, size_t buflen, mg_trace_choice *choice, char *err,
+                    int depth, int form, int parts, char *buf, size_t buflen, mg_trace_choice *choice, char *err,
                     size_t errlen)
 {
     wctx c;
@@ -193,12 +201,17 @@ long mg_trace_write(const mg_game *g, const void *root, const mg_trace_tree_node
     c.n_nodes = n_nodes;
     c.breadth = breadth;
     c.depth = depth;
+    c.form = form;
     c.err = err;
     c.errlen = errlen;
     mg_sb_init(&c.b, buf, buflen);
     if (breadth < 1 || breadth > MG_TRACE_MAX_BREADTH || depth < 1 || depth > MG_TRACE_MAX_DEPTH) {
         mg_errf(err, errlen, "a search trace needs breadth 1..%d and depth 1..%d, got breadth=%d depth=%d",
                 MG_TRACE_MAX_BREADTH, MG_TRACE_MAX_DEPTH, breadth, depth);
+        return -1;
+    }
+    if (form != MG_TRACE_FORM_SHORT && form != MG_TRACE_FORM_FULL) {
+        mg_errf(err, errlen, "unknown trace child form %d (0 short, 1 full)", form);
         return -1;
     }
     if (!root || !nodes || n_nodes < 1 || nodes[0].parent != -1) {
@@ -393,6 +406,11 @@ static void parse_mav_lines(pctx *c, mg_trace_node *nd, const void *st, const vo
             w = (long)need;
         }
         synth_lines = 2;
+    } else if (r->form == MG_TRACE_FORM_FULL) {
+        /* the node writes its own %prev_state and %prev_action: only the header is synthesised */
+        size_t hl = mg_mav_header(g, &c->child_spec, r->scratch_text, cap);
+        w = (long)hl;
+        synth_lines = 1;
     } else if (st && prev) {
         mg_mav_input in = {st, prev, a, 0, NULL, NULL, -1, NULL, 0};
         w = mg_mav_write(g, &c->child_spec, &in, MG_MAV_PART_PROMPT, r->scratch_text, cap, err, sizeof err);
@@ -462,6 +480,19 @@ static void parse_mav_lines(pctx *c, mg_trace_node *nd, const void *st, const vo
     /* without a true state the parse derived its reference from the node's own state */
     if (!root && !st && !cur->valid)
         nd->n_legal = 0;
+    if (!root && r->form == MG_TRACE_FORM_FULL) {
+        /* the repeated inputs must be the parent's %state and the last move of the name */
+        const mg_trace_node *pn = &r->nodes[nd->parent];
+        const mg_mav_slot *pv = &m->slot[MG_MAV_SLOT_PREV];
+        int st_ok = pv->valid && pn->state_valid && strcmp(pv->text, pn->state_text) == 0;
+        int mv_ok = strcmp(m->prev_action, nd->move) == 0;
+        nd->prev_agrees = st_ok && mv_ok;
+        if (!st_ok)
+            issue(r, first_line, 1, "node %d: its %%prev_state is not its parent's %%state", (int)(nd - r->nodes));
+        if (!mv_ok)
+            issue(r, first_line, 1, "node %d: its %%prev_action '%.40s' is not the move '%s' of its name",
+                  (int)(nd - r->nodes), m->prev_action, nd->move);
+    }
 }
 
 /* Parse node `idx` and its subtree: "Evaluation for node: <path>", its MAV lines, then an
@@ -586,6 +617,7 @@ static void parse_node(pctx *c, int idx, const void *st, const void *prev, int32
         cn->depth = depth + 1;
         cn->value = cn->selected_bucket = -1;
         cn->state_correct = -1;
+        cn->prev_agrees = r->form == MG_TRACE_FORM_FULL ? 0 : -1;
         memcpy(cn->move, mv[j], sizeof cn->move);
         nd = &r->nodes[idx];
         nd->child[nd->n_children++] = ci;
@@ -668,11 +700,12 @@ static void parse_node(pctx *c, int idx, const void *st, const void *prev, int32
     nd->value = nd->selected_bucket;
 }
 
-void mg_trace_parse(const mg_game *g, const mg_config *cfg, const char *text, size_t len, const void *root,
-                    const mg_trace_choice *choice, mg_trace_result *out)
+void mg_trace_parse(const mg_game *g, const mg_config *cfg, int form, const char *text, size_t len,
+                    const void *root, const mg_trace_choice *choice, mg_trace_result *out)
 {
     mg_trace_result *r = out;
     r->game = g;
+    r->form = form == MG_TRACE_FORM_FULL ? MG_TRACE_FORM_FULL : MG_TRACE_FORM_SHORT;
     r->cfg = cfg ? *cfg : (mg_config){0, 0};
     r->ok = 1;
     r->breadth = r->depth = 0;
@@ -750,6 +783,7 @@ void mg_trace_parse(const mg_game *g, const mg_config *cfg, const char *text, si
     rn->parent = -1;
     rn->action = -1;
     rn->value = rn->selected_bucket = -1;
+    rn->prev_agrees = -1;
     rn->has_true = rst != NULL;
     r->n_nodes = 1;
     parse_node(&c, 0, rst, NULL, -1, MG_TRACE_ROOT);

@@ -53,6 +53,12 @@ extern "C" {
 /* The MAV command list of every node evaluation (the root: plain form, others: transition form). */
 #define MG_TRACE_ROOT_COMMANDS "%state %top_all %best_action"
 #define MG_TRACE_CHILD_COMMANDS "%prev_state %prev_action %state %top_all %best_action"
+/* How a child's evaluation is written (docs/format.md, section 10):
+ *   short: only the transition form's outputs (%state, %top_all, %best_action); the previous
+ *          state and the action are the parent's %state line and the last move of the name;
+ *   full:  the transition form's input lines too ([%prev_state <parent's state>] and
+ *          [%prev_action <move>], as mg_mav_write writes them) before its outputs. */
+enum mg_trace_form { MG_TRACE_FORM_SHORT = 0, MG_TRACE_FORM_FULL = 1 };
 /* The keywords of a trace (one copy: the writer, the parser and the phrase tokens of MAV
  * vocabulary v2, format/tokenizer.c, use these). */
 #define MG_TRACE_PREAMBLE "Minimax breadth="
@@ -88,12 +94,13 @@ typedef struct mg_trace_choice {
     int32_t actions[MG_TRACE_MAX_BREADTH];
 } mg_trace_choice;
 
-/* Write the trace of breadth B and depth D of the tree rooted at `root` (the root's state):
+/* Write the trace of breadth B and depth D of the tree rooted at `root` (the root's state) in
+ * child form `form` (enum mg_trace_form):
  * the prompt, the target or both (MG_MAV_PART_*) into buf, NUL-terminated.  Every node that
  * the trace expands must have its top min(B, legal) children in the tree.  Returns the length,
  * or -1 with a message in err.  `choice` (may be NULL) receives the minimax choice. */
 long mg_trace_write(const mg_game *g, const void *root, const mg_trace_tree_node *nodes, int n_nodes, int breadth,
-                    int depth, int parts, char *buf, size_t buflen, mg_trace_choice *choice, char *err,
+                    int depth, int form, int parts, char *buf, size_t buflen, mg_trace_choice *choice, char *err,
                     size_t errlen);
 
 /* ---- parser ------------------------------------------------------------------------------- */
@@ -132,12 +139,16 @@ typedef struct mg_trace_node {
     int value;                           /* the node's value for its mover: selected bucket, or the
                                             terminal bucket; -1 unknown */
     int consistent;                      /* its decision agrees with its own lines and children */
+    int prev_agrees;                     /* full form, non-root: its %prev_state is the parent's %state
+                                            and its %prev_action the last move of its name (0/1);
+                                            -1 in the short form and at the root */
 } mg_trace_node;
 
 typedef struct mg_trace_result {
     const mg_game *game;
     mg_config cfg;
     int ok;                       /* no format issues anywhere */
+    int form;                     /* enum mg_trace_form the text was read in */
     int breadth, depth;           /* from the preamble (0 if unreadable) */
     int complete;                 /* the text reached its `Playing` line */
     int n_nodes;
@@ -161,11 +172,13 @@ typedef struct mg_trace_result {
     char scratch_text[16384];
 } mg_trace_result;
 
-/* Parse a whole trace text (prompt and model output, `len` bytes, any bytes) of game `g`.
+/* Parse a whole trace text (prompt and model output, `len` bytes, any bytes) of game `g`,
+ * written in child form `form` (enum mg_trace_form; in the full form a %prev_state or
+ * %prev_action that disagrees with the parent's %state or the node's name is an issue).
  * `root` (may be NULL) is the true root state, else the prompt's %state is taken; `choice`
  * (may be NULL) the true tree's minimax choice.  Never fails: problems are issues and metrics. */
-void mg_trace_parse(const mg_game *g, const mg_config *cfg, const char *text, size_t len, const void *root,
-                    const mg_trace_choice *choice, mg_trace_result *out);
+void mg_trace_parse(const mg_game *g, const mg_config *cfg, int form, const char *text, size_t len,
+                    const void *root, const mg_trace_choice *choice, mg_trace_result *out);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,7 @@ this module holds the typed Python side:
 
     >>> tree = build_search_tree(state, make_annotator("connect_four"), depth=3, breadth=5)
     >>> trace = write_trace(tree, breadth=3, depth=2)       # prompt, target, minimax choice
+    >>> full = write_trace(tree, 3, 2, form="full")          # children repeat %prev_state/%prev_action
     >>> res = parse_trace(trace.prompt + model_output, true_state=state, choice=trace.choice)
     >>> res.shape_ok, res.final_move, res.final_minimax
 
@@ -22,9 +23,12 @@ import numpy as np
 from .. import _core
 
 __all__ = ["SearchTree", "Trace", "TraceNode", "TraceResult", "build_search_tree", "write_trace", "trace_prompt",
-           "parse_trace", "reference_order", "MAX_BREADTH", "MAX_DEPTH", "TRACE_METRICS"]
+           "parse_trace", "reference_order", "MAX_BREADTH", "MAX_DEPTH", "TRACE_METRICS", "TRACE_FORMS"]
 
 MAX_BREADTH = 8
+# how a child's evaluation is written: "short" (the transition form's outputs only) or "full" (its
+# %prev_state and %prev_action input lines too); docs/format.md, section 10
+TRACE_FORMS = ("short", "full")
 MAX_DEPTH = 4
 # the per-trace checks aggregated by trace_metrics (the issue's list)
 TRACE_METRICS = ("parsed_ok", "shape_ok", "moves_legal", "states_correct", "values_consistent",
@@ -118,9 +122,10 @@ class Trace(NamedTuple):
         return self.prompt + self.target
 
 
-def write_trace(tree: SearchTree, breadth: int, depth: int) -> Trace:
-    """The trace of ``breadth`` and ``depth`` (at most the tree's) cut out of an annotated tree."""
-    text, n, (value, choice) = _core.mav_trace_write(tree.root, tree.packed(), breadth, depth)
+def write_trace(tree: SearchTree, breadth: int, depth: int, form: str = "short") -> Trace:
+    """The trace of ``breadth`` and ``depth`` (at most the tree's) cut out of an annotated tree, each child
+    written in ``form`` ("short" or "full", TRACE_FORMS)."""
+    text, n, (value, choice) = _core.mav_trace_write(tree.root, tree.packed(), breadth, depth, "all", form)
     return Trace(text[:n], text[n:], value, choice)
 
 
@@ -153,6 +158,7 @@ class TraceNode(NamedTuple):
     value: int                  # bucket for the node's mover, -1 unknown
     decision: List[Tuple[str, int]]  # the decision's (child move, bucket) list
     consistent: bool
+    prev_agrees: Optional[bool] = None  # full form: its %prev_state/%prev_action repeat the parent and name
 
 
 @dataclass
@@ -192,17 +198,19 @@ class TraceResult:
         return out
 
 
-def parse_trace(text, true_state=None, game: Optional[str] = None, choice: Optional[Sequence[int]] = None
-                ) -> TraceResult:
+def parse_trace(text, true_state=None, game: Optional[str] = None, choice: Optional[Sequence[int]] = None,
+                form: str = "short") -> TraceResult:
     """Parse a whole trace (prompt + model output); never raises on bad text.
 
     ``true_state`` is the root (else the prompt's %state is trusted); ``choice`` the root actions a minimax
-    over the true tree may play (``Trace.choice``), for ``final_minimax``."""
+    over the true tree may play (``Trace.choice``), for ``final_minimax``; ``form`` the child form the
+    trace was written in (in "full", a repeated %prev_state/%prev_action that disagrees with the parent's
+    %state or the node's name is an issue; ValueError for an unknown form)."""
     if game is None:
         if true_state is None:
             raise ValueError("parse_trace needs the game or the true state")
         game = true_state.game
-    t = _core.mav_trace_parse(game, text, true_state, None if choice is None else list(choice))
+    t = _core.mav_trace_parse(game, text, true_state, None if choice is None else list(choice), form)
     *head, issues, nodes = t
     return TraceResult(*head, issues=list(issues), nodes=[TraceNode(*n) for n in nodes])
 

@@ -77,6 +77,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--search-shapes", default="2x1,3x1,4x1", metavar="BxD,...",
                    help="trace shapes (breadth x depth) drawn per example; one that does not fit --max-seq-len "
                         "falls back to a smaller one")
+    s.add_argument("--trace-form", choices=["short", "full"], default="short",
+                   help="how a trace example writes a child's evaluation: short (its %%state, %%top_all, "
+                        "%%best_action) or full (also %%prev_state and %%prev_action, MAV's transition form); "
+                        "recorded in the exported model, which the mav_is agent and the trace evaluation read")
     s.add_argument("--init-from", default=None, metavar="MODEL",
                    help="start from this exported model (fine-tuning; --max-seq-len may extend its context)")
     s.add_argument("--vocab-version", type=int, choices=[0, 1, 2], default=0,
@@ -354,7 +358,8 @@ def run(args: argparse.Namespace) -> int:
                       progress=not args.no_progress, export_dtype=args.export_dtype,
                       encoder_options=encoder_options,
                       search_data=args.search_data or "", search_fraction=args.search_fraction,
-                      search_shapes=args.search_shapes, init_from=args.init_from or "",
+                      search_shapes=args.search_shapes, trace_form=args.trace_form,
+                      init_from=args.init_from or "",
                       vocab_version=args.vocab_version)
     from .inference import trainer_metrics
     try:
@@ -394,7 +399,8 @@ def run(args: argparse.Namespace) -> int:
             tr.model.eval()
             recs = list(PositionStore(val))[:args.final_eval_positions]
             report["search_heldout"] = evaluate_trace_records(MAVModel.from_module(tr.model, tr.game), tr.game,
-                                                              recs, parse_shapes(args.search_shapes))
+                                                              recs, parse_shapes(args.search_shapes),
+                                                              form=cfg.trace_form)
     path = tr.export(args.export, info={"metrics": report, "command": " ".join(sys.argv)})
     report["exported"] = str(path)
     print(json.dumps(report, sort_keys=True))

@@ -588,6 +588,10 @@ class MAVModel:
         if cfg.vocab_size != tok.size:
             raise ValueError(f"model vocabulary size {cfg.vocab_size} != tokenizer size {tok.size}")
         self.game = self.info.get("game")
+        # the child form of the search traces it was trained on (MAV-IS); a model without the field: short
+        self.trace_form = self.info.get("trace_form") or "short"
+        if self.trace_form not in ("short", "full"):
+            raise ValueError(f"{where}: unknown trace_form {self.trace_form!r} in its metadata (short or full)")
         self.decoding = "grouped"
         self._move_tokens: Dict[str, List[int]] = {}
         self._colon = tok.token_to_id(":")

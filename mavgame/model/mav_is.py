@@ -2,8 +2,9 @@
 
 - :class:`MAVISAgent` prompts the model for a minimax trace of breadth B and depth D
   (:mod:`mavgame.mav.search_trace`), parses it against the true position and plays the move it chose
-  (``Playing m!``). When the trace is unusable (cut off, malformed, its final move illegal) it falls back
-  to searchless MAV on the same model (:class:`MAVGreedyAgent`); ``stats`` counts both.
+  (``Playing m!``), in the child form the model was trained with (``MAVModel.trace_form``). When the trace is
+  unusable (cut off, malformed, its final move illegal) it falls back to searchless MAV on the same model
+  (:class:`MAVGreedyAgent`); ``stats`` counts both.
 - :func:`evaluate_trace_records` generates traces for held-out search trees and reports the issue's checks
   per shape (tree-shape accuracy as in the paper, legality, states, the model's own minimax arithmetic, the
   final move against the minimax choice of the true tree) and the average prompt + response tokens.
@@ -17,7 +18,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..play.agents import Agent, AgentError, register_agent
-from ..mav.search_trace import parse_trace, trace_metrics, trace_prompt, write_trace
+from ..mav.search_trace import TRACE_FORMS, parse_trace, trace_metrics, trace_prompt, write_trace
 from .agents import MAVGreedyAgent, get_model
 from .inference import MAVModel
 
@@ -37,13 +38,17 @@ def generate_traces(model: MAVModel, states: Sequence[Any], breadth: int, depth:
 
 
 class MAVISAgent(Agent):
-    """Plays the move of the model's own minimax trace (see the module docstring)."""
+    """Plays the move of the model's own minimax trace (see the module docstring). ``form`` (None: the
+    model's ``trace_form``) is the child form the trace is parsed in."""
 
     def __init__(self, model=None, *, breadth: int = 2, depth: int = 1, backend: str = "auto",
-                 seed: Optional[int] = None, name: Optional[str] = None):
+                 seed: Optional[int] = None, name: Optional[str] = None, form: Optional[str] = None):
         if not (1 <= breadth <= 8 and 1 <= depth <= 4):
             raise ValueError(f"mav_is needs breadth 1..8 and depth 1..4, got breadth={breadth} depth={depth}")
         self.model = get_model(model, backend)
+        if form is not None and form not in TRACE_FORMS:
+            raise ValueError(f"mav_is: trace form must be one of {TRACE_FORMS}, not {form!r}")
+        self._form = form
         self.breadth, self.depth = int(breadth), int(depth)
         self.name = name or f"mav-is-b{breadth}d{depth}"
         self.fallback = MAVGreedyAgent(self.model, seed=seed, name=self.name + "-fallback")
@@ -51,6 +56,11 @@ class MAVISAgent(Agent):
         self.games = (game,) if game else None
         self.stats = {"moves": 0, "from_trace": 0, "fallback": 0, "shape_ok": 0, "tokens": 0}
         self.last: Optional[Any] = None  # the last TraceResult
+
+    @property
+    def form(self) -> str:
+        """The child form traces are parsed in: the one given, else the model's (short for an old model)."""
+        return self._form or getattr(self.model, "trace_form", "short")
 
     def setup(self, game, *, seed=None, player=None):
         self.check_game(game)
@@ -60,7 +70,7 @@ class MAVISAgent(Agent):
         if state.is_terminal():
             raise AgentError(f"{self.name}: asked to move in a finished game {state.text()!r}")
         (prompt, out), = generate_traces(self.model, [state], self.breadth, self.depth)
-        res = parse_trace(prompt + out.text, state)
+        res = parse_trace(prompt + out.text, state, form=self.form)
         self.last = res
         self.stats["moves"] += 1
         self.stats["tokens"] += len(out.ids)
@@ -150,12 +160,18 @@ def child_state_errors(results: Sequence[Any], roots: Sequence[Any]) -> Dict[str
 
 def evaluate_trace_records(model: MAVModel, game: str, records: Sequence[Dict[str, Any]],
                            shapes: Sequence[Tuple[int, int]], batch_size: int = 32, board_size: int = 0,
-                           texts: Optional[Dict[str, List[str]]] = None) -> Dict[str, Any]:
+                           texts: Optional[Dict[str, List[str]]] = None, form: Optional[str] = None
+                           ) -> Dict[str, Any]:
     """Per shape "BxD" and over all: the fractions of TRACE_METRICS, the number of traces, the mean
     prompt + response tokens and ``child_states`` (:func:`child_state_errors`), on tree records
     (mavgame.model.search_data) cut to each shape. ``texts``, when given, receives each shape's generated
-    traces (prompt + output)."""
+    traces (prompt + output). ``form``: the child form the true traces are written and the model's parsed
+    in (None: the model's ``trace_form``, short for a model without one); ``report["form"]`` names it, and in
+    the full form each shape's ``prev_agrees`` is the share of child nodes whose repeated inputs are right."""
     from .search_data import record_tree
+    form = form or getattr(model, "trace_form", "short")
+    if form not in TRACE_FORMS:
+        raise ValueError(f"trace form must be one of {TRACE_FORMS}, not {form!r}")
     tok = model.tokenizer
     trees = [record_tree(game, r, board_size) for r in records]
     report: Dict[str, Any] = {}
@@ -164,11 +180,15 @@ def evaluate_trace_records(model: MAVModel, game: str, records: Sequence[Dict[st
         fits = [t for t in trees if t.breadth >= b and t.depth >= d]
         if not fits:
             continue
-        traces = [write_trace(t, b, d) for t in fits]
+        traces = [write_trace(t, b, d, form) for t in fits]
         gens = generate_traces(model, [t.root for t in fits], b, d, batch_size)
-        res = [parse_trace(p + o.text, t.root, choice=tr.choice) for t, tr, (p, o) in zip(fits, traces, gens)]
+        res = [parse_trace(p + o.text, t.root, choice=tr.choice, form=form)
+               for t, tr, (p, o) in zip(fits, traces, gens)]
         m = trace_metrics(res)
         m["child_states"] = child_state_errors(res, [t.root for t in fits])
+        if form == "full":  # the share of child nodes whose repeated %prev_state/%prev_action are right
+            agree = [n.prev_agrees for r in res for n in r.nodes[1:]]
+            m["prev_agrees"] = float(np.mean(agree)) if agree else float("nan")
         if texts is not None:
             texts[f"{b}x{d}"] = [p + o.text for p, o in gens]
         m["mean_tokens"] = float(np.mean([len(tok.encode(p)) + len(o.ids) for p, o in gens]))
@@ -177,12 +197,13 @@ def evaluate_trace_records(model: MAVModel, game: str, records: Sequence[Dict[st
         everything += res
     if everything:
         report["all"] = trace_metrics(everything)
+        report["form"] = form
     return report
 
 
 def _make_mav_is(model: Optional[str] = None, breadth: int = 2, depth: int = 1, backend: str = "auto",
-                 **kw) -> MAVISAgent:
-    return MAVISAgent(model, breadth=int(breadth), depth=int(depth), backend=backend, **kw)
+                 form: Optional[str] = None, **kw) -> MAVISAgent:
+    return MAVISAgent(model, breadth=int(breadth), depth=int(depth), backend=backend, form=form, **kw)
 
 
 register_agent("mav_is", _make_mav_is)

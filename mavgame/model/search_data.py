@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..annotators import make_annotator
-from ..mav.search_trace import MAX_BREADTH, MAX_DEPTH, SearchTree, build_search_tree, write_trace
+from ..mav.search_trace import MAX_BREADTH, MAX_DEPTH, TRACE_FORMS, SearchTree, build_search_tree, write_trace
 from .dataset import LazyTokenizer
 from .records import MANIFEST, _new_state
 from .store import PositionStore, PositionWriter
@@ -152,11 +152,15 @@ class TraceEncoder(LazyTokenizer):
 
     Each example draws a (breadth, depth) from ``shapes`` with a generator seeded by (seed, position in the
     batch); when the trace does not fit ``max_tokens`` the next smaller shapes are tried (smallest last), and
-    an example that fits in no shape is a ValueError naming the root."""
+    an example that fits in no shape is a ValueError naming the root. ``form`` is the child form of the traces
+    ("short" or "full", mavgame.mav.search_trace.TRACE_FORMS)."""
 
     def __init__(self, game: str, shapes: Sequence[Tuple[int, int]], max_tokens: int, board_size: int = 0,
-                 vocab_version: int = 2):
+                 vocab_version: int = 2, form: str = "short"):
+        if form not in TRACE_FORMS:
+            raise ValueError(f"trace form must be one of {TRACE_FORMS}, not {form!r}")
         self.game, self.shapes, self.max_tokens, self.board_size = game, list(shapes), int(max_tokens), board_size
+        self.form = form
         self.vocab_version = int(vocab_version)
         self._tok = None
 
@@ -168,7 +172,7 @@ class TraceEncoder(LazyTokenizer):
         tries = [self.shapes[first]] + [s for s in reversed(by_size) if s[0] ** s[1] < self.shapes[first][0] **
                                          self.shapes[first][1]]
         for b, d in tries:
-            tr = write_trace(tree, b, d)
+            tr = write_trace(tree, b, d, self.form)
             p, t = tok.encode(tr.prompt), tok.encode(tr.target)
             n = len(p) + len(t) + 2
             if n <= self.max_tokens:

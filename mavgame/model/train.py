@@ -77,6 +77,7 @@ class TrainConfig:
     search_data: str = ""          # directory of search trees (mavgame.model.search_data); "" for MAV only
     search_fraction: float = 0.4   # share of trace examples (the paper: 40%)
     search_shapes: str = "2x1,3x1,4x1"  # (breadth x depth) drawn per trace example
+    trace_form: str = "short"      # child form of trace examples (mavgame.mav.search_trace.TRACE_FORMS)
     init_from: str = ""            # exported model (.safetensors) to start from; "" for a fresh model
     # MAV vocabulary (mavgame.mav.Tokenizer): 1, 2 (v1 + the search-trace keywords as tokens), or 0: 2 with
     # search_data, else 1 (a resumed run keeps the version it started with); a v1 init_from model is extended
@@ -92,6 +93,8 @@ class TrainConfig:
             raise ValueError(f"TrainConfig.precision must be auto, fp32, bf16 or fp16, got {self.precision!r}")
         if self.preset not in PRESETS:
             raise ValueError(f"unknown model preset {self.preset!r} (have {', '.join(PRESETS)})")
+        if self.trace_form not in ("short", "full"):
+            raise ValueError(f"TrainConfig.trace_form must be 'short' or 'full', got {self.trace_form!r}")
         if self.vocab_version not in (0, 1, 2):
             raise ValueError(f"TrainConfig.vocab_version must be 0 (auto), 1 or 2, got {self.vocab_version!r}")
 
@@ -100,7 +103,7 @@ class TrainConfig:
 # (Threads, workers, device, evaluation, logging and checkpoint cadence do not change the recipe.)
 RECIPE_FIELDS = ("steps", "batch_size", "grad_accum", "lr", "min_lr_ratio", "warmup", "weight_decay", "beta1",
                  "beta2", "grad_clip", "seed", "precision", "preset", "model", "max_seq_len", "encoder_options",
-                 "search_fraction", "search_shapes", "init_from", "vocab_version")
+                 "search_fraction", "search_shapes", "trace_form", "init_from", "vocab_version")
 
 
 def extend_vocabulary(weights: Dict[str, np.ndarray], cfg: MAVConfig, old_tok, new_tok
@@ -315,7 +318,8 @@ class Trainer:
             if len(val):
                 self.val_store = MixedStore(self.val_store, val, cfg.search_fraction)
         max_len = cfg.max_seq_len or int(cfg.model.get("max_seq_len", 0)) or 512
-        return MixtureEncoder(encoder, TraceEncoder(self.game, shapes, max_len + 1, vocab_version=cfg.vocab_version))
+        return MixtureEncoder(encoder, TraceEncoder(self.game, shapes, max_len + 1, vocab_version=cfg.vocab_version,
+                                                    form=cfg.trace_form))
 
     def _pick_vocab(self, cfg: TrainConfig) -> int:
         """The run's MAV vocabulary version: the configured one, else the checkpoint's, else 2 with search data
@@ -431,6 +435,8 @@ class Trainer:
         path = Path(path) if path else self.out / EXPORT
         meta = {"game": self.game, "steps": self.step, "tokens_seen": self.tokens_seen,
                 "train_config": dataclasses.asdict(self.cfg)}
+        if self.cfg.search_data:
+            meta["trace_form"] = self.cfg.trace_form  # the form the mav_is agent prompts and parses in
         if self.tok.get("vocab_fingerprint"):
             meta["vocab_fingerprint"] = self.tok["vocab_fingerprint"]
         meta.update(info or {})
