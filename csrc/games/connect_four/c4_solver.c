@@ -406,14 +406,21 @@ static int solve_position(search *sr, uint64_t cur, uint64_t mask, int n, int we
     return weak ? (v > 0) - (v < 0) : v;
 }
 
-int mg_c4_solve(mg_c4_solver *sv, const mg_c4_state *s, const mg_c4_limits *limits, mg_c4_solution *out)
+/* The start of every solve: the search's state and an empty solution (no best column, no scores). */
+static void solution_start(search *sr, mg_c4_solver *sv, const mg_c4_limits *limits, const mg_c4_state *s,
+                           mg_c4_solution *out)
 {
-    search sr;
-    search_start(&sr, sv, limits, s);
+    search_start(sr, sv, limits, s);
     memset(out, 0, sizeof *out);
     out->best_col = -1;
     for (int c = 0; c < MG_C4_WIDTH; c++)
         out->move_score[c] = MG_C4_NO_SCORE;
+}
+
+int mg_c4_solve(mg_c4_solver *sv, const mg_c4_state *s, const mg_c4_limits *limits, mg_c4_solution *out)
+{
+    search sr;
+    solution_start(&sr, sv, limits, s, out);
     int score = solve_position(&sr, s->cur, s->mask, (int)s->nmoves, limits && limits->weak);
     out->nodes = sr.nodes;
     out->complete = !sr.aborted;
@@ -425,12 +432,8 @@ int mg_c4_solve_moves(mg_c4_solver *sv, const mg_c4_state *s, const mg_c4_limits
                       mg_c4_solution *out)
 {
     search sr;
-    search_start(&sr, sv, limits, s);
+    solution_start(&sr, sv, limits, s, out);
     int weak = limits && limits->weak;
-    memset(out, 0, sizeof *out);
-    out->best_col = -1;
-    for (int c = 0; c < MG_C4_WIDTH; c++)
-        out->move_score[c] = MG_C4_NO_SCORE;
     int n = (int)s->nmoves;
     int best = MG_C4_NO_SCORE;
     int over = mg_c4_has_four(s->cur ^ s->mask) || n >= MG_C4_CELLS;
@@ -464,11 +467,7 @@ int mg_c4_solve_moves_wdl(mg_c4_solver *sv, const mg_c4_state *s, const mg_c4_li
                           mg_c4_solution *out)
 {
     search sr;
-    search_start(&sr, sv, limits, s);
-    memset(out, 0, sizeof *out);
-    out->best_col = -1;
-    for (int c = 0; c < MG_C4_WIDTH; c++)
-        out->move_score[c] = MG_C4_NO_SCORE;
+    solution_start(&sr, sv, limits, s, out);
     int n = (int)s->nmoves;
     uint64_t opp = s->cur ^ s->mask;
     if (mg_c4_has_four(opp) || n >= MG_C4_CELLS) {
