@@ -167,20 +167,11 @@ def test_cached_generation_is_the_same_for_a_pool(tmp_path, monkeypatch, method)
 # --- the weak=1 annotator: win/draw/loss columns by weak solves, perfect play's best move ------------------
 
 def random_c4_positions(stones, count, seed):
-    """`count` random non-terminal Connect Four positions with `stones` stones (uniformly random moves)."""
+    """`count` distinct random non-terminal Connect Four positions with `stones` stones (uniformly random
+    moves: mavgame.play.openings.random_openings)."""
     from mavgame.games.connect_four import ConnectFour
-    rng = np.random.default_rng(seed)
-    out = []
-    while len(out) < count:
-        b = ConnectFour()
-        for _ in range(stones):
-            if b.is_terminal():
-                break
-            moves = b.legal_moves()
-            b.push(moves[int(rng.integers(len(moves)))])
-        if b.ply == stones and not b.is_terminal():
-            out.append(b)
-    return out
+    from mavgame.play.openings import random_openings
+    return [ConnectFour(moves="".join(o.moves)) for o in random_openings("connect_four", stones, count, seed=seed)]
 
 
 def assert_weak_annotator_agrees(positions):
