@@ -320,8 +320,8 @@ def run_overhead(n: int = 200, reps: int = 7):
 def run_annotate(count: int, stones, tt_log2: int, seed: int, out: dict) -> bool:
     """The annotator's all-column solves (module docstring): exact against weak=1 against plain weak."""
     from mavgame.games.connect_four import central_best
+    from mavgame.play.openings import random_openings
     sv = _core.C4Solver(tt_log2)
-    rng = random.Random(seed)
     ways = {"exact": {}, "weak=1": {"weak": True, "exact_best": True}, "weak only": {"weak": True}}
     ok = True
     print(f"annotator solves, {count} random positions per stone count, table emptied before each solve, "
@@ -329,15 +329,7 @@ def run_annotate(count: int, stones, tt_log2: int, seed: int, out: dict) -> bool
     print(f"{'stones':>6} {'exact mean':>11} {'weak=1 mean':>12} {'weak only':>10} {'exact/weak=1':>13} "
           f"{'median ratio':>13} {'won/drawn/lost':>15}")
     for n in stones:
-        boards = []
-        while len(boards) < count:
-            b = ConnectFour()
-            for _ in range(n):
-                if b.is_terminal():
-                    break
-                b.push(rng.choice(b.legal_moves()))
-            if b.ply == n and not b.is_terminal():
-                boards.append(b)
+        boards = [ConnectFour(moves="".join(o.moves)) for o in random_openings("connect_four", n, count, seed=seed + n)]
         secs = {w: [] for w in ways}
         kinds = [0, 0, 0]
         for i, b in enumerate(boards):
