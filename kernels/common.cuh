@@ -10,11 +10,13 @@
 #include <cuda_runtime.h>
 #include <math.h>
 #define MGK_SHARED(T, name, n) __shared__ T name[n]
+#define MGK_SHARED16(T, name, n) __shared__ __align__(16) T name[n] /* 16-byte aligned: vector loads */
 #define MGK_LAUNCH(kernel, grid, block, smem, ...) kernel<<<grid, block, smem>>>(__VA_ARGS__)
 #define MGK_ON_GPU 1
 #else
 #include "harness/cuda_cpu.h"
 #define MGK_SHARED(T, name, n) T *name = mgk::shared_alloc<T>(n)
+#define MGK_SHARED16(T, name, n) MGK_SHARED(T, name, n)
 #define MGK_LAUNCH(kernel, grid, block, smem, ...) mgk::launch(grid, block, smem, [&] { kernel(__VA_ARGS__); })
 #define MGK_ON_GPU 0
 #endif

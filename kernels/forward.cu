@@ -64,6 +64,7 @@ struct mgk_engine {
      * positions below alias_len are written again. */
     int *alias_src, *alias_len;        /* [max_batch] */
     long shared_passes;                /* decode passes that read shared prefixes once (the driver checks it) */
+    int sm_count;                      /* the device's multiprocessors (the matmul variant: mgk_matmul_pick) */
 };
 
 /* offsets (in rows_cap + 1 units) of the arrays in ints */
@@ -159,6 +160,8 @@ extern "C" int mgk_engine_create(mgk_engine **out, const mg_model *m, int max_ba
         return MGK_ERR_ARG;
     }
     g->c = *c;
+    if (cudaDeviceGetAttribute(&g->sm_count, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess || g->sm_count < 1)
+        g->sm_count = 1;
     g->max_batch = max_batch;
     g->rows_cap = rows_cap;
     g->kvd = c->n_kv_heads * c->head_dim;
@@ -248,6 +251,12 @@ extern "C" int mgk_engine_create(mgk_engine **out, const mg_model *m, int max_ba
 
 /* slot s's positions from p on are about to be written: the prefixes they belonged to are no
  * longer shared (s's own, and those of the slots that read theirs from s) */
+/* y (+)= x @ W with the matmul kernel that suits the shape on this device (mgk_matmul_pick) */
+static int matmul(const mgk_engine *g, float *y, const float *x, const float *w, int n, int in, int out, int acc)
+{
+    return mgk_matmul(mgk_matmul_pick(n, out, g->sm_count), y, x, w, n, in, out, acc);
+}
+
 static void alias_drop(mgk_engine *g, int s, int p)
 {
     if (g->alias_len[s] > p)
@@ -259,12 +268,14 @@ static void alias_drop(mgk_engine *g, int s, int p)
 
 /* A decode step's rows grouped by the shared prefix their slots read (alias_src, alias_len), into
  * h's ROW_G_* arrays (mgk_prefix_groups' layout); the number of groups (0: none shares). */
-static int decode_groups(mgk_engine *g, int n, const int32_t *slot, const int32_t *pos, int *h, int R1, int *max_prefix)
+static int decode_groups(mgk_engine *g, int n, const int32_t *slot, const int32_t *pos, int *h, int R1, int *max_prefix,
+                         int *max_rows)
 {
     int *of_row = h + ROW_G_OF_ROW * R1, *start = h + ROW_G_START * R1, *rows = h + ROW_G_ROWS * R1;
     int *gslot = h + ROW_G_SLOT * R1, *glen = h + ROW_G_LEN * R1;
     int G = 0;
     *max_prefix = 0;
+    *max_rows = 0;
     for (int r = 0; r < n; r++) {
         int s = slot[r], len = g->alias_len[s], k = -1;
         of_row[r] = -1;
@@ -291,6 +302,7 @@ static int decode_groups(mgk_engine *g, int n, const int32_t *slot, const int32_
         for (int r = 0; r < n; r++)
             if (of_row[r] == k)
                 rows[at++] = r;
+        *max_rows = at - start[k] > *max_rows ? at - start[k] : *max_rows;
     }
     start[G] = at;
     return G;
@@ -345,9 +357,9 @@ extern "C" int mgk_forward(mgk_engine *g, int n, const int32_t *tok, const int32
         if (logit[r] >= 0)
             h[ROW_SRC * R1 + logit[r] - lo] = r;
     bool decode = max_rows == 1 && n <= g->max_batch; /* one row per sequence */
-    int n_groups = 0, max_prefix = 0;
+    int n_groups = 0, max_prefix = 0, max_group_rows = 0;
     if (decode)
-        n_groups = decode_groups(g, n, slot, pos, h, R1, &max_prefix);
+        n_groups = decode_groups(g, n, slot, pos, h, R1, &max_prefix, &max_group_rows);
     g->shared_passes += n_groups > 0;
     if (cudaMemcpy(g->ints, h, (size_t)R1 * ROW_N * sizeof(int), cudaMemcpyHostToDevice) != cudaSuccess)
         return MGK_ERR_LAUNCH;
@@ -357,7 +369,7 @@ extern "C" int mgk_forward(mgk_engine *g, int n, const int32_t *tok, const int32
     const int *d_spos0 = g->ints + ROW_SEQ_POS0 * R1;
     mgk_prefix_groups pg = {g->ints + ROW_G_OF_ROW * R1, g->ints + ROW_G_START * R1, g->ints + ROW_G_ROWS * R1,
                             g->ints + ROW_G_SLOT * R1,   g->ints + ROW_G_LEN * R1,   n_groups,
-                            max_prefix};
+                            max_prefix,                  max_group_rows};
 
     MGK_LAUNCH(embed_kernel, dim3(n), dim3(128), 0, g->x, g->embed, g->pos_embed, g->line_embed, d_tok, d_pos, d_line, d);
     TRY(mgk_status());
@@ -366,9 +378,9 @@ extern "C" int mgk_forward(mgk_engine *g, int n, const int32_t *tok, const int32
         float *kc = g->kc + (size_t)l * g->max_batch * g->slot_floats, *vc = g->vc + (size_t)l * g->max_batch * g->slot_floats;
         /* attention block */
         TRY(mgk_rmsnorm(2, g->h, g->x, W->attn_norm, n, d, eps));
-        TRY(mgk_matmul(2, g->q, g->h, W->wq, n, d, qd, 0));
-        TRY(mgk_matmul(2, g->k, g->h, W->wk, n, d, kvd, 0));
-        TRY(mgk_matmul(2, g->v, g->h, W->wv, n, d, kvd, 0));
+        TRY(matmul(g, g->q, g->h, W->wq, n, d, qd, 0));
+        TRY(matmul(g, g->k, g->h, W->wk, n, d, kvd, 0));
+        TRY(matmul(g, g->v, g->h, W->wv, n, d, kvd, 0));
         TRY(mgk_rope(1, g->q, d_pos, g->rope_cos, g->rope_sin, n, H, hd));
         TRY(mgk_rope(1, g->k, d_pos, g->rope_cos, g->rope_sin, n, KV, hd));
         MGK_LAUNCH(kv_store_kernel, dim3(n), dim3(128), 0, kc, vc, g->k, g->v, d_slot, d_pos, S, kvd);
@@ -380,20 +392,20 @@ extern "C" int mgk_forward(mgk_engine *g, int n, const int32_t *tok, const int32
             TRY(mgk_attention_decode(g->att, g->q, kc, vc, d_slot, d_pos, n, S, H, KV, hd, max_len, 0, g->work));
         else
             TRY(mgk_attention_prefill(1, g->att, g->q, kc, vc, d_start, d_sslot, d_spos0, n_seq, max_rows, S, H, KV, hd));
-        TRY(mgk_matmul(2, g->x, g->att, W->wo, n, qd, d, 1));
+        TRY(matmul(g, g->x, g->att, W->wo, n, qd, d, 1));
         /* MLP block */
         TRY(mgk_rmsnorm(2, g->h, g->x, W->mlp_norm, n, d, eps));
-        TRY(mgk_matmul(2, g->g, g->h, W->gate, n, d, ff, 0));
-        TRY(mgk_matmul(2, g->u, g->h, W->up, n, d, ff, 0));
+        TRY(matmul(g, g->g, g->h, W->gate, n, d, ff, 0));
+        TRY(matmul(g, g->u, g->h, W->up, n, d, ff, 0));
         TRY(mgk_glu(1, g->g, g->u, (long)n * ff, c->geglu));
-        TRY(mgk_matmul(2, g->x, g->g, W->down, n, ff, d, 1));
+        TRY(matmul(g, g->x, g->g, W->down, n, ff, d, 1));
     }
     if (lo >= 0) { /* logits of the rows that want them, at their logit rows lo..hi */
         int k = hi - lo + 1;
         MGK_LAUNCH(gather_kernel, dim3(k), dim3(128), 0, g->h, g->x, d_src, d);
         TRY(mgk_status());
         TRY(mgk_rmsnorm(2, g->hl + (size_t)lo * d, g->h, g->norm, k, d, eps));
-        TRY(mgk_matmul(2, g->logits + (size_t)lo * V, g->hl + (size_t)lo * d, g->out, k, d, V, 0));
+        TRY(matmul(g, g->logits + (size_t)lo * V, g->hl + (size_t)lo * d, g->out, k, d, V, 0));
     }
     return MGK_OK;
 }

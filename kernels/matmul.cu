@@ -10,6 +10,15 @@
  *      x and W read from global memory once per tile instead of 32 times.  The x tile is stored
  *      with a padded row (33) so that the column-wise reads of the inner loop hit distinct banks;
  *      a W tile row is two whole 16-column panels, so its loads are contiguous 64-byte runs.
+ *   3: register tiling: 64x128 output tiles per block of 256 threads, each thread 4 rows x 8 columns
+ *      (two groups of 4 columns 64 apart) in 32 registers, k in steps of 16 through shared memory.
+ *      Per k step a thread reads 4 x values and 8 W values from shared memory (three 16-byte loads on
+ *      a GPU) for 32 multiply-adds, where kernel 2 reads 5 values for 4.  The x tile is stored
+ *      transposed ([k][row], rows padded to 68 so that its transposing stores spread over the banks
+ *      and its rows stay 16-byte aligned); a W tile is 8 whole panels, each k row of a panel a
+ *      contiguous 64-byte run, loaded by consecutive threads.  The forward pass uses it where its
+ *      tiles reach 40% of the multiprocessors (mgk_matmul_pick), kernel 2 otherwise (decode steps of
+ *      few rows, narrow outputs: 64x128 tiles would leave most of the GPU idle).
  */
 #include "common.cuh"
 #include "model/matmul.h"
@@ -69,6 +78,70 @@ __global__ void matmul_kernel2(float *y, const float *x, const float *w, int n, 
     }
 }
 
+#define BM3 64  /* kernel 3: rows of a tile */
+#define BN3 128 /* columns of a tile: 8 panels */
+#define BK3 16  /* k step */
+#define XS3 (BM3 + 4) /* padded row of the transposed x tile */
+
+/* four consecutive floats of shared memory (16-byte aligned) into registers: one vector load on a GPU */
+__device__ __forceinline__ void ld4(const float *p, float *v)
+{
+#if MGK_ON_GPU
+    float4 t = *reinterpret_cast<const float4 *>(p);
+    v[0] = t.x, v[1] = t.y, v[2] = t.z, v[3] = t.w;
+#else
+    v[0] = p[0], v[1] = p[1], v[2] = p[2], v[3] = p[3];
+#endif
+}
+
+__global__ void matmul_kernel3(float *y, const float *x, const float *w, int n, int in, int out, int acc)
+{
+    MGK_SHARED16(float, xs, BK3 * XS3); /* [k][row], padded */
+    MGK_SHARED16(float, ws, BK3 * BN3); /* [k][col] */
+    int tid = threadIdx.x, tx = tid % 16, ty = tid / 16; /* column group, row group */
+    int r0 = blockIdx.y * BM3, c0 = blockIdx.x * BN3;
+    int panels = (out + 15) / 16;
+    float s[4][8];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 8; j++)
+            s[i][j] = 0.0f;
+    int xr = tid / 4, xk = (tid % 4) * 4; /* the x tile element this thread loads: row, first k */
+    for (int k0 = 0; k0 < in; k0 += BK3) {
+        for (int q = 0; q < 4; q++) {
+            int r = r0 + xr, k = k0 + xk + q;
+            xs[(xk + q) * XS3 + xr] = r < n && k < in ? x[(long)r * in + k] : 0.0f;
+        }
+        for (int q = 0; q < 8; q++) { /* panel q of the tile: 16 k rows x 16 floats, contiguous in W */
+            int e = tid, kk = e / 16, jj = e % 16;
+            int pnl = c0 / 16 + q, k = k0 + kk;
+            ws[kk * BN3 + q * 16 + jj] = pnl < panels && k < in ? w[(long)pnl * in * 16 + (long)k * 16 + jj] : 0.0f;
+        }
+        __syncthreads();
+        for (int k = 0; k < BK3; k++) {
+            float a[4], b[8];
+            ld4(xs + k * XS3 + ty * 4, a);
+            ld4(ws + k * BN3 + tx * 4, b);
+            ld4(ws + k * BN3 + 64 + tx * 4, b + 4);
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 8; j++)
+                    s[i][j] += a[i] * b[j];
+        }
+        __syncthreads();
+    }
+    for (int i = 0; i < 4; i++) {
+        int r = r0 + ty * 4 + i;
+        if (r >= n)
+            break;
+        for (int j = 0; j < 8; j++) {
+            int c = c0 + (j < 4 ? tx * 4 + j : 64 + tx * 4 + j - 4);
+            if (c < out) {
+                float *yp = y + (long)r * out + c;
+                *yp = acc ? *yp + s[i][j] : s[i][j];
+            }
+        }
+    }
+}
+
 extern "C" int mgk_matmul(int variant, float *y, const float *x, const float *w, int n, int in, int out,
                           int accumulate)
 {
@@ -81,9 +154,21 @@ extern "C" int mgk_matmul(int variant, float *y, const float *x, const float *w,
     else if (variant == 2)
         MGK_LAUNCH(matmul_kernel2, dim3((out + T2 - 1) / T2, (n + T2 - 1) / T2), dim3(256), 0, y, x, w, n, in, out,
                    accumulate);
+    else if (variant == 3)
+        MGK_LAUNCH(matmul_kernel3, dim3((out + BN3 - 1) / BN3, (n + BM3 - 1) / BM3), dim3(256), 0, y, x, w, n, in,
+                   out, accumulate);
     else
         return MGK_ERR_ARG;
     return mgk_status();
+}
+
+/* Kernel 3 once its tiles reach 40% of the multiprocessors.  Measured on an H100 (132 multiprocessors,
+ * 2026-11-27, docs/kernels.md): 44 tiles (16 x 5632) 211 us against kernel 2's 146, 16 tiles (64 x 2048)
+ * 176 against 78; 64 tiles (256 x 2048) 176 against 212, 128 tiles (512 x 2048) 198 against 415. */
+extern "C" int mgk_matmul_pick(int n, int out, int sm_count)
+{
+    long tiles3 = (long)((n + BM3 - 1) / BM3) * ((out + BN3 - 1) / BN3);
+    return 5 * tiles3 >= 2 * (long)sm_count ? 3 : 2;
 }
 
 #ifdef MGK_MAIN
@@ -95,9 +180,11 @@ int main(int argc, char **argv)
     int fails = 0;
     /* n, in, out: edges (1), non-multiples of the tile and the panel, and a random one */
     std::vector<std::vector<int>> shapes = {{1, 1, 1},     {1, 5, 17},    {3, 33, 31}, {33, 64, 48},
-                                            {40, 70, 100}, {64, 128, 96}, {1 + rng.below(70), 1 + rng.below(150), 1 + rng.below(150)}};
+                                            {40, 70, 100}, {64, 128, 96}, {65, 130, 129}, {130, 17, 260},
+                                            {1 + rng.below(70), 1 + rng.below(150), 1 + rng.below(150)}};
     if (drv::bench_arg(argc, argv))
-        shapes.insert(shapes.end(), {{64, 2048, 2048}, {512, 2048, 2048}, {512, 2048, 5632}});
+        shapes.insert(shapes.end(), {{1, 2048, 2048}, {16, 2048, 5632}, {64, 2048, 2048}, {256, 2048, 2048},
+                                     {512, 2048, 2048}, {512, 2048, 5632}});
     for (auto &s : shapes)
         for (int acc = 0; acc <= 1; acc++) {
             int n = s[0], in = s[1], out = s[2];
@@ -109,7 +196,7 @@ int main(int argc, char **argv)
             auto y0 = drv::randv(rng, (size_t)n * out), ref = y0;
             mg_matmul_portable(ref.data(), x.data(), w.data(), n, in, out, 0, out, acc);
             float *dx = drv::to_dev(x), *dw = drv::to_dev(w), *dy = drv::dev_alloc<float>(y0.size());
-            for (int v = 1; v <= 2; v++) {
+            for (int v = 1; v <= 3; v++) {
                 char what[96];
                 std::snprintf(what, sizeof what, "matmul%d n=%d in=%d out=%d acc=%d", v, n, in, out, acc);
                 cudaMemcpy(dy, y0.data(), y0.size() * sizeof(float), cudaMemcpyHostToDevice);

@@ -35,8 +35,13 @@ int mgk_rope(int variant, float *v, const int *pos, const float *cos, const floa
 int mgk_glu(int variant, float *g, const float *u, long n, int geglu);
 
 /* y[n][out] (+)= x[n][in] @ W, W packed in 16-column panels as the engine stores it
- * (matmul.h; mg_matmul_portable). Variants 1 (one thread per output) and 2 (shared-memory tiles). */
+ * (matmul.h; mg_matmul_portable). Variants 1 (one thread per output), 2 (32x32 shared-memory tiles)
+ * and 3 (64x128 tiles, 4x8 outputs per thread in registers). */
 int mgk_matmul(int variant, float *y, const float *x, const float *w, int n, int in, int out, int accumulate);
+
+/* The variant the forward pass uses for an n x out product on a GPU of sm_count multiprocessors: 3
+ * when its 64x128 tiles reach 40% of the multiprocessors, else 2 (more, smaller blocks). */
+int mgk_matmul_pick(int n, int out, int sm_count);
 
 /* Attention of query rows over a KV cache laid out like the engine's, one layer:
  * kc/vc[slots][S][KV * hd]; query row r of q[rows][H * hd] belongs to cache slot slot[r] at
@@ -63,11 +68,12 @@ long mgk_attention_decode_work(int rows, int H, int hd, int max_len, int n_split
  *   rows[start[n_groups]]   in at most one group, consistent with group_of_row)
  *   prefix_slot[n_groups], prefix_len[n_groups]   0 <= prefix_len[g] <= pos[r] for every row r of g
  *                                                  (the row's own token is always in its own slot)
- * max_prefix_len: the largest prefix_len (< max_len; 0 allowed).  The arrays are device memory, the
- * struct itself is passed by value to the kernels. */
+ * max_prefix_len: the largest prefix_len (< max_len; 0 allowed); max_group_rows: the most rows of a
+ * group (0: not known, taken as all the rows; it sizes the launch).  The arrays are device memory,
+ * the struct itself is passed by value to the kernels. */
 typedef struct mgk_prefix_groups {
     const int *group_of_row, *start, *rows, *prefix_slot, *prefix_len;
-    int n_groups, max_prefix_len;
+    int n_groups, max_prefix_len, max_group_rows;
 } mgk_prefix_groups;
 int mgk_attention_decode_shared(float *out, const float *q, const float *kc, const float *vc, const int *slot,
                                 const int *pos, int rows, int S, int H, int KV, int hd, int max_len,

@@ -96,6 +96,7 @@ def _read_partial(path: Path, min_ply: int, max_ply: int) -> Dict[int, int]:
     return {int(e >> np.uint64(8)): int(e & np.uint64(0xFF)) - 64 for e in v}
 
 
+FLUSH_SECONDS = 2.0  # the longest a solved position waits in memory before it is appended
 SHARD_BLOCK = 64  # consecutive positions (depth-first order) a shard takes at a time: they share subtrees
 
 
@@ -153,25 +154,30 @@ def build_book(ply: int, out: str, *, root: str = "", tt_log2: int = 24, progres
                 from .._progress import tqdm
                 bar = tqdm(total=len(todo), desc=f"book ply {p}", unit="pos", dynamic_ncols=True)
             buf = bytearray()
-            for i, (k, s) in enumerate(todo):
-                score, _, _, complete = sv.solve(s, moves=False)
-                if not complete:
-                    raise RuntimeError(f"book: the solve of {s.history()} did not complete")
-                done[k] = int(score)
-                buf += struct.pack("<Q", k << 8 | (int(score) + 64))
-                if len(buf) >= 8 * 256 or i == len(todo) - 1:
-                    f.write(buf)
-                    f.flush()
-                    buf.clear()
-                if bar is not None:
-                    bar.update(1)
-                if max_seconds is not None and time.time() - t_start > max_seconds:
-                    f.write(buf)
-                    f.flush()
+            t_flush = time.time()
+            try:
+                for i, (k, s) in enumerate(todo):
+                    score, _, _, complete = sv.solve(s, moves=False)
+                    if not complete:
+                        raise RuntimeError(f"book: the solve of {s.history()} did not complete")
+                    done[k] = int(score)
+                    buf += struct.pack("<Q", k << 8 | (int(score) + 64))
+                    # written every 256 entries or 2 s, so that a killed build loses at most that much
+                    if len(buf) >= 8 * 256 or i == len(todo) - 1 or time.time() - t_flush > FLUSH_SECONDS:
+                        f.write(buf)
+                        f.flush()
+                        buf.clear()
+                        t_flush = time.time()
                     if bar is not None:
-                        bar.close()
-                    stats["per_ply"][p] = {"solved": i + 1, "seconds": time.time() - t0}
-                    return stats
+                        bar.update(1)
+                    if max_seconds is not None and time.time() - t_start > max_seconds:
+                        if bar is not None:
+                            bar.close()
+                        stats["per_ply"][p] = {"solved": i + 1, "seconds": time.time() - t0}
+                        return stats
+            finally:  # Ctrl-C or an error: keep what is solved (a kill loses at most FLUSH_SECONDS)
+                f.write(buf)
+                f.flush()
             if bar is not None:
                 bar.close()
                 bar = None
