@@ -27,12 +27,14 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
 
 import mavgame  # noqa: E402
 from mavgame import _core, mav  # noqa: E402
 from mavgame.model.inference import MAVModel, generate_ids, shipped_model_path, vocab_fingerprint  # noqa: E402
+from inference import prompts_of_random_games  # noqa: E402  (bench/inference.py: the same prompts)
 
 RANDOM = {"medium": dict(d_model=512, n_layers=8, n_heads=8, n_kv_heads=2, d_ff=1408),
           "large": dict(d_model=1024, n_layers=16, n_heads=16, n_kv_heads=4, d_ff=2816)}
@@ -53,20 +55,6 @@ def random_model(path, spec, seed=0):
     export_model(path, w, cfg, str(tok.version), info={"game": "connect_four", "vocab_fingerprint":
                                                         vocab_fingerprint(tok)})
     return cfg
-
-
-def prompts_of_random_games(n, seed=0):
-    rng = np.random.default_rng(seed)
-    out = []
-    while len(out) < n:
-        s = mavgame.State("connect_four")
-        for _ in range(int(rng.integers(2, 18))):
-            if s.is_terminal():
-                break
-            s.push(str(rng.choice(s.legal_moves())))
-        if not s.is_terminal():
-            out.append(mav.prompt(s))
-    return out
 
 
 def sync():
