@@ -6,6 +6,7 @@
     python bench/c4_solver.py --generate --count 1000 --seed 1   # rebuild bench/data/connect_four/*.txt
     python bench/c4_solver.py --quick --pons ~/connect4/c4solver   # same run against Pons' solver
     python bench/c4_solver.py --annotate 8 --stones 9,10,11,12   # the annotator's solves: exact vs weak=1
+    python bench/c4_solver.py --book-effect 8 --stones 0,1,2,4,6,8,9,10,12,14   # the opening book's effect
 
 Position sets (bench/data/connect_four/<set>.txt, one "moves score" line each, moves in the
 column convention "4453") follow the categories of the well-known public Connect Four solver
@@ -357,6 +358,53 @@ def run_annotate(count: int, stones, tt_log2: int, seed: int, out: dict) -> bool
     return ok
 
 
+def run_book_effect(count: int, stones, tt_log2: int, seed: int, no_book_from: int, out: dict) -> bool:
+    """The annotator's all-column solves (exact, and weak=1) with the shipped opening book against none, on
+    `count` random positions per stone count (the empty board for 0 stones), cold table; without the book
+    only from `no_book_from` stones (earlier positions take minutes each without it)."""
+    from mavgame.games import c4_book
+    from mavgame.play.openings import random_openings
+    data = c4_book.shipped_book()
+    if data is None:
+        print("no opening book shipped (mavgame/data/c4_book.bin): nothing to compare")
+        return True
+    lo, hi, n_entries = _core.c4_book_info(data)
+    with_book, bare = _core.C4Solver(tt_log2), _core.C4Solver(tt_log2)
+    with_book.set_book(data)
+    print(f"opening book: plies {lo}..{hi}, {n_entries:,} positions, {len(data):,} bytes; {count} random positions "
+          f"per stone count, every column solved, table (2^{tt_log2}) emptied before each solve, thread CPU time")
+    print(f"{'stones':>6} {'book exact':>11} {'book weak=1':>12} {'no book exact':>14} {'speed-up':>9} {'max (book)':>11}")
+    ok = True
+    for n in stones:
+        distinct = 7 ** n  # fewer positions than that at 0-1 stones
+        boards = [ConnectFour()] if n == 0 else [ConnectFour(moves="".join(o.moves)) for o in
+                                                 random_openings("connect_four", n, min(count, distinct), seed=seed + n)]
+        secs = {"book": [], "weak": [], "bare": []}
+        for b in boards:
+            runs = [("book", with_book, {}), ("weak", with_book, {"weak": True, "exact_best": True})]
+            if n >= no_book_from:
+                runs.append(("bare", bare, {}))
+            res = {}
+            for key, sv, kw in runs:
+                sv.clear()
+                c = time.thread_time()
+                res[key] = b.solve(solver=sv, **kw)
+                secs[key].append(time.thread_time() - c)
+            if "bare" in res and (res["bare"].move_scores != res["book"].move_scores
+                                  or res["bare"].score != res["book"].score):
+                ok = False
+                print(f"  MISMATCH {b.text()}: book {res['book']}, no book {res['bare']}")
+        mean = {k: statistics.fmean(v) if v else None for k, v in secs.items()}
+        row = {"stones": n, "positions": len(boards), "book_exact_s": mean["book"], "book_weak1_s": mean["weak"],
+               "no_book_exact_s": mean["bare"], "book_exact_max_s": max(secs["book"])}
+        out.setdefault("book_effect", []).append(row)
+        bare_s = fmt_time(mean["bare"]) if mean["bare"] is not None else "-"
+        speed = f"{mean['bare'] / mean['book']:.0f}x" if mean["bare"] is not None else "-"
+        print(f"{n:>6} {fmt_time(mean['book']):>11} {fmt_time(mean['weak']):>12} {bare_s:>14} {speed:>9} "
+              f"{fmt_time(row['book_exact_max_s']):>11}", flush=True)
+    return ok
+
+
 def run_empty(mode: str, tt_log2: int) -> bool:
     sv = _core.C4Solver(tt_log2)
     b = ConnectFour()
@@ -400,7 +448,11 @@ def main(argv=None) -> int:
     ap.add_argument("--annotate", type=int, default=0, metavar="N",
                     help="instead of the sets: the annotator's solves (exact, weak=1, weak only) on N random "
                          "positions per stone count")
-    ap.add_argument("--stones", default="8,9,10,11,12,13,14", help="stone counts for --annotate")
+    ap.add_argument("--stones", default="8,9,10,11,12,13,14", help="stone counts for --annotate and --book-effect")
+    ap.add_argument("--book-effect", type=int, default=0, metavar="N",
+                    help="N random positions per stone count solved with the shipped opening book and without")
+    ap.add_argument("--no-book-from", type=int, default=8,
+                    help="with --book-effect: solve without the book only from this many stones on")
     args = ap.parse_args(argv)
     if args.quick:
         args.sets, args.limit, args.empty = "end_easy,middle_easy,middle_medium", args.limit or 100, "none"
@@ -414,7 +466,7 @@ def main(argv=None) -> int:
         generate(names, args.count, args.seed, args.tt_log2, args.max_minutes)
         return 0
     out = {}
-    if args.annotate:
+    if args.annotate or args.book_effect:
         try:
             stones = [int(x) for x in args.stones.split(",") if x]
         except ValueError:
@@ -422,7 +474,10 @@ def main(argv=None) -> int:
         bad = [x for x in stones if not 0 <= x <= 41]
         if bad:
             ap.error(f"--stones: {bad[0]} is not a stone count of an unfinished game (0..41)")
-        ok = run_annotate(args.annotate, stones, args.tt_log2, args.seed, out)
+        if args.book_effect:
+            ok = run_book_effect(args.book_effect, stones, args.tt_log2, args.seed, args.no_book_from, out)
+        else:
+            ok = run_annotate(args.annotate, stones, args.tt_log2, args.seed, out)
         if args.json:
             import json
             Path(args.json).write_text(json.dumps(out, indent=1) + "\n")

@@ -12,6 +12,7 @@ import pytest
 
 from conftest import scaled
 from mavgame import _core
+from mavgame.games import c4_book
 from mavgame.games.connect_four import START_TEXT, ConnectFour, moves_to_end, solver
 
 
@@ -300,11 +301,16 @@ def test_solver_api_and_budget():
     assert s == max(arr[~np.isnan(arr)])
     r = full.solve()
     assert r.best_moves() == [str(c + 1) for c in range(7) if arr[c] == s]
-    # budgets: a hard early position stops with complete False
-    r = ConnectFour("44").solve(max_nodes=20000)
+    # budgets: a hard early position stops with complete False (a solver without the opening book: with
+    # the shipped one, every position of up to 7 stones is answered at once)
+    bare = _core.C4Solver(20)
+    r = ConnectFour("44").solve(max_nodes=20000, solver=bare)
     assert not r.complete and r.score is None and 20000 <= r.nodes < 20100 and r.outcome() is None
-    r = ConnectFour("4").solve(max_seconds=0.05)
+    r = ConnectFour("4").solve(max_seconds=0.05, solver=bare)
     assert not r.complete
+    if c4_book.SHIPPED.exists():
+        r = ConnectFour("44").solve(max_nodes=20000)
+        assert r.complete and r.nodes < 100 and r.score == max(r.move_scores.values()) and len(r.move_scores) == 7
     # terminal positions
     assert ConnectFour("1122334").solve().score == -((44 - 7) // 2)
     with pytest.raises(TypeError, match="connect_four"):
