@@ -329,3 +329,35 @@ def test_full_form_disagreements_are_reported(c4_tree):
             m[p] = int(rng.integers(0, 256))
         parse_trace(bytes(m), c4_tree.root, form="full")
     assert not parse_trace(bytes(range(256)) * 4, game="connect_four", form="full").ok
+
+
+def _issues_are_whole(r):
+    """Every kept issue was written: a line number, a message (a hole in the list read unwritten memory)."""
+    assert len(r.issues) == min(r.n_issues, 16)
+    for line, col, msg in r.issues:
+        assert msg and msg.isprintable() and 0 <= line < 10_000 and 0 <= col < 100_000, (line, col, msg)
+
+
+def test_issue_lists_have_no_holes(c4_tree):
+    """A node whose MAV answer has more than two issues (here: a child's board with impossible counts, then its
+    %prev_action unreadable, its %state and its listed values off) adds one line counting the rest; the count
+    of the trace's issues never runs ahead of the list (it did: the third entry was unwritten memory)."""
+    tr = write_trace(c4_tree, 2, 1, form="full")
+    res = parse_trace(tr.text, c4_tree.root, choice=tr.choice, form="full")
+    child = res.nodes[1]
+    i = tr.text.index("[%prev_state ", tr.text.index(f"Evaluation for node: <root {child.move}>"))
+    j = tr.text.index("]", i)
+    board = "x" * 42   # 42 stones of one side: impossible counts
+    bad = tr.text[:i] + f"[%prev_state x {board}" + tr.text[j:]
+    bad = bad.replace("[%top_all ", "[%top_all 9:<ctrl99> ", 2)
+    r = parse_trace(bad, c4_tree.root, choice=tr.choice, form="full")
+    assert r.n_issues >= 3 and any("more issue(s) in its MAV lines" in e for e in r.errors), r.errors
+    _issues_are_whole(r)
+    rng = np.random.default_rng(5)
+    raw = bytearray(tr.text.encode())
+    for form in ("full", "short"):
+        for _ in range(300):
+            m = bytearray(raw)
+            for p in rng.integers(0, len(m), int(rng.integers(1, 12))):
+                m[p] = int(rng.integers(32, 127))
+            _issues_are_whole(parse_trace(bytes(m), c4_tree.root, form=form))

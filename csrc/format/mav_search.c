@@ -449,8 +449,8 @@ static void parse_mav_lines(pctx *c, mg_trace_node *nd, const void *st, const vo
                                                  : m->issues[i].line;
         issue(r, ln, m->issues[i].col, "%s", m->issues[i].msg);
     }
-    if (m->n_issues > 2) /* counted, not kept */
-        r->n_issues += m->n_issues - 2;
+    if (m->n_issues > 2) /* one line for the rest: bumping the count here would leave unwritten entries in the list */
+        issue(r, first_line, 1, "node %d: %d more issue(s) in its MAV lines", (int)(nd - r->nodes), m->n_issues - 2);
     const mg_mav_slot *cur = &m->slot[MG_MAV_SLOT_CUR];
     nd->state_valid = cur->valid;
     nd->state_correct = root ? (st != NULL) : (st ? cur->correct == 1 : -1);

@@ -165,7 +165,8 @@ typedef struct mg_trace_result {
     int expand_consistent;        /* every node expanded the best-valued moves of its own %top_all */
     int final_legal;
     int final_minimax;            /* the final move is a minimax choice of the true tree */
-    int n_issues;
+    int n_issues;                 /* issue lines found; the first MG_TRACE_MAX_ISSUES are in issues[], in order
+                                   * (a node's MAV answer gives at most three: its first two and a count) */
     mg_mav_issue issues[MG_TRACE_MAX_ISSUES];
     /* scratch space of the parser (one node's MAV text and its parse) */
     mg_mav_result scratch;
