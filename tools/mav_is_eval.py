@@ -8,6 +8,8 @@
 A model trained with ``--trace-form full`` is prompted and parsed in the full child form (``--form``
 overrides), with two more groups of rows: ``child %prev lines right`` and ``child blocks`` (what the
 repeated ``%prev_state`` lines are, and whether each ``%state`` follows from its own block's inputs).
+The ``children finished`` rows count the child nodes that declare the game over (``[%top_all invalid : ...]``)
+against the ones that are finished, by whether the child's board is right.
 
 The same numbers as ``search_heldout`` of ``mavgame train`` (the first ``--n`` validation trees, greedy
 decoding), for a model file rather than the end of a run.
@@ -56,6 +58,25 @@ def raw_child_states(texts, roots) -> dict:
     f = (lambda x: round(float(sum(x) / len(x)), 3) if x else float("nan"))
     return {"children": len(same), "true_length": f(same), "diff_chars_true": f(d_true),
             "diff_chars_root": f(d_root), "extra_stones": f(stones)}
+
+
+def finished_claims(texts, trees, b: int, d: int, form: str) -> dict:
+    """Child nodes (below the root) that declare their game finished, against the truth: claimed and
+    finished, claimed and not finished (board right / wrong), not claimed and finished."""
+    out = {"children": 0, "finished": 0, "claimed_finished": 0, "claimed_not_finished_board_right": 0,
+           "claimed_not_finished_board_wrong": 0, "finished_not_claimed": 0}
+    for text, tree in zip(texts, trees):
+        truth = write_trace(tree, b, d, form)
+        for n in parse_trace(text, tree.root, choice=truth.choice, form=form).nodes[1:]:
+            out["children"] += 1
+            out["finished"] += bool(n.true_terminal)
+            if n.terminal and n.true_terminal:
+                out["claimed_finished"] += 1
+            elif n.terminal:
+                out["claimed_not_finished_board_" + ("right" if n.state_correct == 1 else "wrong")] += 1
+            elif n.true_terminal:
+                out["finished_not_claimed"] += 1
+    return out
 
 
 def full_child_blocks(texts, game: str) -> dict:
@@ -153,6 +174,14 @@ def main() -> int:
             rep[k]["full_child_blocks"] = full_child_blocks(texts[k], store.game)
         for k in ("blocks", "prev_state_valid", "prev_state_is_root", "state_is_own_step"):
             print(f"| child blocks: {k} | " + " | ".join(str(rep[s]["full_child_blocks"][k]) for s in keys) + " |")
+    for k in keys:
+        b, d = (int(x) for x in k.split("x"))
+        trees = [record_tree(store.game, r) for r in recs
+                 if r.get("tree_breadth", 0) >= b and r.get("tree_depth", 0) >= d]
+        rep[k]["finished_claims"] = finished_claims(texts[k], trees, b, d, form)
+    for k in ("children", "finished", "claimed_finished", "claimed_not_finished_board_right",
+              "claimed_not_finished_board_wrong", "finished_not_claimed"):
+        print(f"| children finished: {k} | " + " | ".join(str(rep[s]["finished_claims"][k]) for s in keys) + " |")
     for k in ("children", "true_length", "diff_chars_true", "diff_chars_root", "extra_stones"):
         print(f"| child %state lines: {k} | " + " | ".join(f"{rep[s]['raw_child_states'][k]:.3g}" for s in keys)
               + " |")
