@@ -249,14 +249,14 @@ extern "C" int mgk_engine_create(mgk_engine **out, const mg_model *m, int max_ba
 
 /* ---- the forward pass ---------------------------------------------------------------------- */
 
-/* slot s's positions from p on are about to be written: the prefixes they belonged to are no
- * longer shared (s's own, and those of the slots that read theirs from s) */
 /* y (+)= x @ W with the matmul kernel that suits the shape on this device (mgk_matmul_pick) */
 static int matmul(const mgk_engine *g, float *y, const float *x, const float *w, int n, int in, int out, int acc)
 {
     return mgk_matmul(mgk_matmul_pick(n, out, g->sm_count), y, x, w, n, in, out, acc);
 }
 
+/* slot s's positions from p on are about to be written: the prefixes they belonged to are no
+ * longer shared (s's own, and those of the slots that read theirs from s) */
 static void alias_drop(mgk_engine *g, int s, int p)
 {
     if (g->alias_len[s] > p)

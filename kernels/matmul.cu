@@ -105,16 +105,16 @@ __global__ void matmul_kernel3(float *y, const float *x, const float *w, int n, 
     for (int i = 0; i < 4; i++)
         for (int j = 0; j < 8; j++)
             s[i][j] = 0.0f;
-    int xr = tid / 4, xk = (tid % 4) * 4; /* the x tile element this thread loads: row, first k */
+    int xr = tid / 4, xk = (tid % 4) * 4; /* the x tile elements this thread loads: row, first k */
+    int wk = tid / 16, wj = tid % 16;     /* and of each W panel: k row, column */
     for (int k0 = 0; k0 < in; k0 += BK3) {
         for (int q = 0; q < 4; q++) {
             int r = r0 + xr, k = k0 + xk + q;
             xs[(xk + q) * XS3 + xr] = r < n && k < in ? x[(long)r * in + k] : 0.0f;
         }
         for (int q = 0; q < 8; q++) { /* panel q of the tile: 16 k rows x 16 floats, contiguous in W */
-            int e = tid, kk = e / 16, jj = e % 16;
-            int pnl = c0 / 16 + q, k = k0 + kk;
-            ws[kk * BN3 + q * 16 + jj] = pnl < panels && k < in ? w[(long)pnl * in * 16 + (long)k * 16 + jj] : 0.0f;
+            int pnl = c0 / 16 + q, k = k0 + wk;
+            ws[wk * BN3 + q * 16 + wj] = pnl < panels && k < in ? w[(long)pnl * in * 16 + (long)k * 16 + wj] : 0.0f;
         }
         __syncthreads();
         for (int k = 0; k < BK3; k++) {
@@ -163,7 +163,7 @@ extern "C" int mgk_matmul(int variant, float *y, const float *x, const float *w,
 }
 
 /* Kernel 3 once its tiles reach 40% of the multiprocessors.  Measured on an H100 (132 multiprocessors,
- * 2026-11-27, docs/kernels.md): 44 tiles (16 x 5632) 211 us against kernel 2's 146, 16 tiles (64 x 2048)
+ * 2026-11-27, docs/benchmarks.md): 44 tiles (16 x 5632) 211 us against kernel 2's 146, 16 tiles (64 x 2048)
  * 176 against 78; 64 tiles (256 x 2048) 176 against 212, 128 tiles (512 x 2048) 198 against 415. */
 extern "C" int mgk_matmul_pick(int n, int out, int sm_count)
 {
