@@ -28,7 +28,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 TIME = re.compile(r"^time (\S+) (.*): ([0-9.]+) us$")
-FAILED = []   # drivers whose checks failed on the GPU
 
 
 def device_or_reason():
@@ -48,7 +47,7 @@ def device_or_reason():
     return None
 
 
-def build_drivers(out: Path):
+def build_drivers(out: Path, only=()):
     """Every kernel file's driver, built with nvcc (in parallel; ``MAVGAME_CUDA_ARCH`` adds architecture
     flags, as in setup.py).  forward.cu's (the engine's CUDA forward pass against the CPU engine, on small
     models: checks only, nothing timed) links every other kernel file and the engine's C sources built with
@@ -64,14 +63,18 @@ def build_drivers(out: Path):
     def run(cmd):
         subprocess.run(cmd, check=True)
 
-    drivers = [cu for cu in cus if "#ifdef MGK_MAIN" in cu.read_text() and cu.stem != "device"]
+    drivers = [cu for cu in cus if "#ifdef MGK_MAIN" in cu.read_text() and cu.stem != "device"
+               and (not only or cu.stem in only)]
     fwd_objs, jobs = [], []
+    forward = any(cu.stem == "forward" for cu in drivers)
     for c in refs + [str(model / n) for n in ("engine.c", "generate.c", "prefix_cache.c", "threadpool.c")]:
-        obj = out / (Path(c).stem + ".o")
-        jobs.append(["gcc", "-std=c11", "-O2", "-D_POSIX_C_SOURCE=200809L", "-DMG_WITH_CUDA", "-c", c, "-o", str(obj)])
-        fwd_objs.append(str(obj))
+        if forward:
+            obj = out / (Path(c).stem + ".o")
+            jobs.append(["gcc", "-std=c11", "-O2", "-D_POSIX_C_SOURCE=200809L", "-DMG_WITH_CUDA", "-c", c, "-o",
+                         str(obj)])
+            fwd_objs.append(str(obj))
     for other in cus:  # the kernels forward.cu calls, without their drivers
-        if other.stem != "forward":
+        if forward and other.stem != "forward":
             obj = out / (other.stem + "-cu.o")
             jobs.append([*nvcc, "-c", str(other), "-o", str(obj)])
             fwd_objs.append(str(obj))
@@ -80,21 +83,22 @@ def build_drivers(out: Path):
             jobs.append([*nvcc, "-DMGK_MAIN", str(cu), *refs, "-o", str(out / cu.stem)])
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         list(pool.map(run, jobs))
-    if any(cu.stem == "forward" for cu in drivers):
+    if forward:
         run([*nvcc, "-DMGK_MAIN", str(ROOT / "kernels" / "forward.cu"), *fwd_objs, "-lpthread", "-o",
              str(out / "forward")])
     return [out / cu.stem for cu in drivers]
 
 
 def run_driver(exe: Path):
+    """(timings, whether every check passed); a failure is printed and the other drivers go on."""
     res = subprocess.run([str(exe), "--bench"], capture_output=True, text=True, timeout=600)
-    if res.returncode != 0 or "ALL CHECKS PASSED" not in res.stdout:   # reported, and the other drivers go on
+    ok = res.returncode == 0 and "ALL CHECKS PASSED" in res.stdout
+    if not ok:
         bad = [line for line in res.stdout.splitlines() if "FAIL" in line or "mismatch" in line or "failed" in line]
         print(f"{exe.name}: THE CHECKS FAILED ON THE GPU (rc {res.returncode}):\n" + "\n".join(bad[:40])
               + f"\n{res.stdout[-1500:]}{res.stderr[-1500:]}")
-        FAILED.append(exe.name)
     return {(m.group(1), m.group(2)): float(m.group(3))
-            for m in (TIME.match(line) for line in res.stdout.splitlines()) if m}
+            for m in (TIME.match(line) for line in res.stdout.splitlines()) if m}, ok
 
 
 def fields(spec: str):
@@ -171,13 +175,14 @@ def main():
         return 0
     import torch
     print(f"device: {torch.cuda.get_device_name(0)}; torch {torch.__version__}")
-    exes = build_drivers(ROOT / "build" / "kernels-gpu")
-    if args.only:
-        exes = [e for e in exes if e.name in args.only.split(",")]
-    ours, theirs, peers = {}, {}, {}
+    exes = build_drivers(ROOT / "build" / "kernels-gpu", [x for x in args.only.split(",") if x])
+    ours, theirs, peers, failed = {}, {}, {}, set()
     for _ in range(args.reps):
         for exe in exes:
-            for key, us in run_driver(exe).items():
+            times, ok = run_driver(exe)
+            if not ok:
+                failed.add(exe.name)
+            for key, us in times.items():
                 ours.setdefault(key, []).append(us)
         for key in ours:
             if key not in peers:
@@ -192,8 +197,8 @@ def main():
         note = peers[key][1]
         ratio = f"{t / o:.2f}x" if t else "-"
         print(f"{key[0]:<20} {key[1]:<60} {o:>9.2f} {t if t else float('nan'):>9.2f} {ratio:>10}  {note}")
-    if FAILED:
-        print(f"checks FAILED on the GPU: {', '.join(sorted(set(FAILED)))}")
+    if failed:
+        print(f"checks FAILED on the GPU: {', '.join(sorted(failed))}")
         return 1
     print("every driver's checks passed on the GPU")
     return 0
