@@ -95,7 +95,7 @@ def main():
         return 0
     print(f"device: {torch.cuda.get_device_name(0)}; torch {torch.__version__}; cpu threads {args.cpu_threads}")
     batches = [int(b) for b in args.batches.split(",")]
-    prompts = prompts_of_random_games(max(batches) * 2 if max(batches) > 1 else 8)
+    prompts = prompts_of_random_games(max(max(batches), 64))
     results = {"device": torch.cuda.get_device_name(0), "generation": [], "mcts": []}
     tmp = tempfile.mkdtemp()
     for name in args.models.split(","):
@@ -112,7 +112,7 @@ def main():
         ids = [ref_model.encode_prompt(p) for p in prompts]
         group = sorted(ref_model.move_tokens("connect_four"))
         nparams = ref_model.cfg.num_parameters()
-        subsets = {b: ids[:max(8, b)] if b == 1 else ids[:max(b, 64)] for b in batches}
+        subsets = {b: ids[:8] if b == 1 else ids[:max(b, 64)] for b in batches}   # batch 1: 8 prompts, else >= 64
         for m in models.values():   # warm-up: module load, handles, first allocations
             run_gen(m, ids[:4], 4, 4, group)
         times = {(k, b): [] for k in models for b in batches}
