@@ -31,7 +31,7 @@ def test_logits_match_the_cpu_engine(tmp_path, variant, shape):
     """Single prompts of 1 to 300 tokens: the prefill kernels over one and several query tiles."""
     kw = dict(d_model=32, d_ff=48) if shape == "small" else dict(d_model=256, d_ff=704)
     kw.update(VARIANTS[variant])
-    path, _, cfg = make_model(tmp_path, max_seq_len=320, **kw)
+    path, _, _ = make_model(tmp_path, max_seq_len=320, **kw)
     cpu, gpu = engines(path)
     assert gpu.device == "cuda" and gpu.kernel == "cuda"
     for p in random_prompts(3, 5, lo=1, hi=3) + random_prompts(3, 6, lo=15, hi=40) + random_prompts(2, 7, 200, 300):

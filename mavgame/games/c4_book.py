@@ -162,8 +162,9 @@ def build_book(ply: int, out: str, *, root: str = "", tt_log2: int = 24, progres
                         raise RuntimeError(f"book: the solve of {s.history()} did not complete")
                     done[k] = int(score)
                     buf += struct.pack("<Q", k << 8 | (int(score) + 64))
-                    # written every 256 entries or 2 s, so that a killed build loses at most that much
-                    if len(buf) >= 8 * 256 or i == len(todo) - 1 or time.time() - t_flush > FLUSH_SECONDS:
+                    # written every 256 entries or 2 s, so that a killed build loses at most that much (the
+                    # rest, at the end or on an exception, by the finally below)
+                    if len(buf) >= 8 * 256 or time.time() - t_flush > FLUSH_SECONDS:
                         f.write(buf)
                         f.flush()
                         buf.clear()
