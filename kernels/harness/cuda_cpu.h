@@ -21,7 +21,9 @@
  *  - a __syncthreads that some thread of the block never reaches (it returned) aborts with a
  *    message instead of hanging; so do a shared-memory overflow, a block of more than 1024
  *    threads, and a warp operation whose mask is not the warp's active lanes;
- *  - a shuffle that reads an inactive lane (past the end of a partial last warp) returns poison.
+ *  - a shuffle that reads an inactive lane (past the end of a partial last warp) returns poison;
+ *  - a lane waiting at a barrier yields now and then before it checks for returned lanes, so that
+ *    the others overtake it (a barrier that completed while it slept is not a divergence).
  * The seed of the shuffling comes from MGK_SEED (environment), default 1.
  */
 #ifndef MGK_CUDA_CPU_H
@@ -63,6 +65,14 @@ namespace mgk {
     std::abort();
 }
 
+/* a yield of the calling thread every few calls (a per-thread counter: no shared state) */
+inline void yield_sometimes()
+{
+    static thread_local unsigned k = 0;
+    if (++k % 3u == 0)
+        std::this_thread::yield();
+}
+
 /* A reusable barrier of n threads; `exited` counts the threads of the block that returned, so a
  * barrier nobody else can complete is reported instead of hanging. */
 struct Barrier {
@@ -80,8 +90,11 @@ struct Barrier {
             gen.notify_all();
             return;
         }
+        yield_sometimes(); /* widens the window below, where a lane that arrived first is overtaken */
+        /* a lane counted in `exited` has returned; but if the barrier completed meanwhile (gen moved on),
+         * the exits are lanes that passed it with this one and finished the kernel: not a divergence */
         int e = exited.load();
-        if (e > 0 && c + e == n)
+        if (e > 0 && c + e == n && gen.load() == g)
             fail(what);
         while (gen.load() == g)
             gen.wait(g);

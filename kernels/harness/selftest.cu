@@ -5,6 +5,11 @@
  *   ./selftest nobarrier the same reduction with its __syncthreads removed: the harness must make
  *                        it give a wrong result (prints WRONG, exit 3)
  *   ./selftest diverge   a __syncthreads that half the block skips: the harness aborts
+ *   ./selftest shfldiverge  a shuffle that half the warp skips (it returns): the harness aborts
+ *   ./selftest exits     many blocks whose lanes shuffle once and return at once: a lane still
+ *                        inside the shuffle's barrier when the others have returned is not a
+ *                        divergence (the harness once aborted on it, about once in a few thousand
+ *                        warps); exit 0
  * Plain C++ on the harness only (the directory is not compiled by setup.py).
  */
 #include "../common.cuh"
@@ -54,6 +59,23 @@ __global__ void diverge(float *out)
     out[threadIdx.x] = 1.0f;
 }
 
+__global__ void shfl_diverge(int *out)
+{
+    if (threadIdx.x % 32 < 16)
+        out[threadIdx.x] = __shfl_xor_sync(MGK_FULL_MASK, (int)threadIdx.x, 1);
+}
+
+/* a shuffle, a barrier, a shuffle (lanes 16-31 keep their own value: it doubles), then every thread
+ * returns: lanes overtake each other at the end */
+__global__ void shuffle_then_return(int *out)
+{
+    int lane = threadIdx.x % 32;
+    int v = __shfl_xor_sync(MGK_FULL_MASK, lane, 1);
+    __syncthreads();
+    v += __shfl_down_sync(MGK_FULL_MASK, v, 16);
+    out[blockIdx.x * blockDim.x + threadIdx.x] = v;
+}
+
 int main(int argc, char **argv)
 {
     std::string mode = argc > 1 ? argv[1] : "ok";
@@ -67,6 +89,25 @@ int main(int argc, char **argv)
         MGK_LAUNCH(diverge, dim3(1), dim3(64), 0, o.data());
         std::printf("diverge: not caught\n");
         return 0;
+    }
+    if (mode == "shfldiverge") {
+        std::vector<int> o(64);
+        MGK_LAUNCH(shfl_diverge, dim3(4), dim3(64), 0, o.data());
+        std::printf("shfldiverge: not caught\n");
+        return 0;
+    }
+    if (mode == "exits") {
+        const int blocks = 3000, threads = 64;
+        std::vector<int> o((size_t)blocks * threads);
+        MGK_LAUNCH(shuffle_then_return, dim3(blocks), dim3(threads), 0, o.data());
+        bool ok = true;
+        for (int b = 0; b < blocks; b++)
+            for (int t = 0; t < threads; t++) {
+                int lane = t % 32, x = lane ^ 1;
+                ok &= o[(size_t)b * threads + t] == (lane < 16 ? x + ((lane + 16) ^ 1) : 2 * x);
+            }
+        std::printf(ok ? "exits ok\n" : "exits WRONG\n");
+        return ok ? 0 : 1;
     }
     bool nob = mode == "nobarrier";
     if (nob)
