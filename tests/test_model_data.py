@@ -369,3 +369,38 @@ def test_a_game_ended_by_repetition_is_not_recorded_as_finished():
     assert len(recs) == 8 and all(r["values"] for r in recs)   # positions 0..7; the 9th is the third repetition
     for r in recs:
         assert not _new_state("gardner", 0, r["state"]).is_terminal()
+
+
+def test_finished_positions_repeat_k_times_per_epoch(tmp_path):
+    """--finished-repeat K: every finished position (result not "*") K times in each epoch, the others once,
+    the same stream for any number of workers, and a plain order when K is 1."""
+    _torch()
+    from mavgame.model.data import ExampleOrder, MAVDataset
+    from mavgame.model.dataset import finished_repeats
+    with PositionWriter(tmp_path, "tictactoe", shard_size=17, val_fraction=0.0) as w:
+        for i in range(60):
+            r = rec(i)
+            if i % 7 == 0:  # finished: no values, a result
+                r.update(values={}, best=None, result="1-0" if i % 2 else "1/2-1/2")
+            w.add(r)
+    store = PositionStore(tmp_path / "train")
+    fin = {i for i in range(len(store)) if store.record(i)["result"] != "*"}
+    assert len(fin) == 9
+    assert finished_repeats(store, 1) is None
+    reps = finished_repeats(store, 4)
+    assert [int(reps[i]) for i in range(60)] == [4 if i in fin else 1 for i in range(60)]
+    n = 60 + 3 * len(fin)
+    assert ExampleOrder(60, 3, reps).n == n
+    ds = MAVDataset(store, encoder, batch_size=3, seed=3, num_batches=2 * n // 3, repeats=reps)  # 2 epochs
+    assert n % 3 == 0 and ds.batches_per_epoch() == n / 3
+    runs = [collect(ds, wk) for wk in (0, 2)]
+    assert runs[0] == runs[1]
+    idx = [i for b in runs[0] for i in b[1]]
+    for e in range(2):
+        ep = idx[e * n:(e + 1) * n]
+        assert all(ep.count(i) == (4 if i in fin else 1) for i in range(60))
+    assert idx[:n] != idx[n:]
+    with pytest.raises(ValueError, match="one count >= 1 for each of the 60 records"):
+        ExampleOrder(60, 3, np.ones(59, dtype=np.int64))
+    with pytest.raises(ValueError, match=">= 1"):
+        finished_repeats(store, 0)

@@ -56,6 +56,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--generate-only", action="store_true", help="stop after writing the position set")
 
     x = p.add_argument_group("training examples (mavgame.mav.ExampleBuilder's randomisation)")
+    x.add_argument("--finished-repeat", type=int, default=1, metavar="K",
+                   help="every finished position (a four in a row, a mate, a full board: its record's result is "
+                        "not '*') occurs K times per epoch instead of once; they are a few %% of the positions "
+                        "and the only examples of recognising a finished game (default 1)")
     x.add_argument("--p-after", type=float, default=None,
                    help=f"probability that an example also has the state after the best action (the paper's "
                         f"Figure 1 shows it; its commands are randomly present). Default: {PAPER_P_AFTER} for a "
@@ -233,6 +237,7 @@ def check_arguments(args: argparse.Namespace) -> None:
         if not os.access(f, os.R_OK):
             raise _fail(f"--pgn {f}: not readable")
     at_least("--pgn-every", 1)
+    at_least("--finished-repeat", 1)
     at_least("--pgn-skip", 0)
     at_least("--games", 0, what=" (0: use the position set already in --data)")
     number("--epsilon", 0.0, 1.0)
@@ -359,7 +364,7 @@ def run(args: argparse.Namespace) -> int:
                       encoder_options=encoder_options,
                       search_data=args.search_data or "", search_fraction=args.search_fraction,
                       search_shapes=args.search_shapes, trace_form=args.trace_form,
-                      init_from=args.init_from or "",
+                      init_from=args.init_from or "", finished_repeat=args.finished_repeat,
                       vocab_version=args.vocab_version)
     from .inference import trainer_metrics
     try:

@@ -37,19 +37,43 @@ def epoch_permutation(n: int, seed: int, epoch: int) -> np.ndarray:
 
 
 class ExampleOrder:
-    """Maps global stream positions to (epoch, record index); caches one epoch's permutation."""
+    """Maps global stream positions to (epoch, record index); caches one epoch's permutation.
 
-    def __init__(self, n: int, seed: int):
+    ``repeats`` (optional, one int >= 1 per record): how many times each record occurs in every epoch (an
+    epoch is then the permutation of ``np.repeat(arange(n), repeats)``; without it each record occurs once)."""
+
+    def __init__(self, n: int, seed: int, repeats: Optional[np.ndarray] = None):
         if n <= 0:
             raise ValueError("an empty position set has no examples")
-        self.n, self.seed = n, seed
+        self.seed = seed
+        self._items: Optional[np.ndarray] = None
+        if repeats is not None:
+            repeats = np.asarray(repeats)
+            if repeats.shape != (n,) or (repeats < 1).any():
+                raise ValueError(f"repeats must hold one count >= 1 for each of the {n} records, got shape "
+                                 f"{repeats.shape} with minimum {repeats.min() if repeats.size else None}")
+            if (repeats > 1).any():
+                self._items = np.repeat(np.arange(n, dtype=np.int64), repeats)
+        self.n = n if self._items is None else len(self._items)
         self._epoch, self._perm = -1, None
 
     def __call__(self, pos: int) -> Tuple[int, int]:
         e, k = divmod(int(pos), self.n)
         if e != self._epoch:
             self._epoch, self._perm = e, epoch_permutation(self.n, self.seed, e)
-        return e, int(self._perm[k])
+        i = int(self._perm[k])
+        return e, i if self._items is None else int(self._items[i])
+
+
+def finished_repeats(store: PositionStore, repeat: int) -> Optional[np.ndarray]:
+    """Per-record repeat counts that give every finished position (a record whose ``result`` is not "*")
+    ``repeat`` occurrences per epoch and every other position one; None when ``repeat`` is 1."""
+    if repeat < 1:
+        raise ValueError(f"the finished-position repeat must be >= 1, got {repeat}")
+    if repeat == 1:
+        return None
+    return np.array([repeat if store.record(i).get("result", "*") != "*" else 1 for i in range(len(store))],
+                    dtype=np.int64)
 
 
 def batch_seed(seed: int, batch_index: int) -> int:
@@ -143,6 +167,7 @@ def mav_encoder(game: str, vocab_version: int = 1, **options) -> Tuple[MAVEncode
 class MAVDataset(IterableDataset):
     """Streams batches ``{"tokens": LongTensor[B, T], "mask": uint8 Tensor[B, T], "index": LongTensor[B],
     "epoch": LongTensor[B], "batch": int}`` (use ``DataLoader(ds, batch_size=None, num_workers=W)``).
+    ``repeats``: per-record occurrences per epoch (see :class:`ExampleOrder`, :func:`finished_repeats`).
 
     ``encoder(records, seed)`` turns a list of records into (token ids, loss mask) pairs; mask 1 marks a
     target token. ``start_batch`` resumes the stream; ``num_batches`` bounds it (None: endless, epoch after
@@ -151,7 +176,7 @@ class MAVDataset(IterableDataset):
 
     def __init__(self, store: PositionStore, encoder: Encoder, batch_size: int, seed: int = 0,
                  start_batch: int = 0, num_batches: Optional[int] = None, pad_id: int = 0, max_len: int = 1 << 30,
-                 rank: int = 0, world_size: int = 1):
+                 rank: int = 0, world_size: int = 1, repeats: Optional[np.ndarray] = None):
         _require_torch()
         if batch_size <= 0:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
@@ -162,13 +187,15 @@ class MAVDataset(IterableDataset):
         self.start_batch, self.num_batches = start_batch, num_batches
         self.pad_id, self.max_len = pad_id, max_len
         self.rank, self.world_size = rank, world_size
+        self.repeats = repeats
+        ExampleOrder(len(store), seed, repeats)  # checks repeats
 
     def batches_per_epoch(self) -> float:
-        return len(self.store) / self.batch_size
+        return ExampleOrder(len(self.store), self.seed, self.repeats).n / self.batch_size
 
     def make_batch(self, j: int, order: Optional[ExampleOrder] = None) -> Dict[str, Any]:
         """Batch number j of the stream (also usable without a DataLoader)."""
-        order = order or ExampleOrder(len(self.store), self.seed)
+        order = order or ExampleOrder(len(self.store), self.seed, self.repeats)
         pos = range(j * self.batch_size, (j + 1) * self.batch_size)
         where = [order(p) for p in pos]
         recs = [self.store.record(i) for _, i in where]
@@ -186,12 +213,12 @@ class MAVDataset(IterableDataset):
         stride = nw * self.world_size
         first = self.start_batch + self.rank * nw + wid
         end = None if self.num_batches is None else self.start_batch + self.num_batches
-        order = ExampleOrder(len(self.store), self.seed)
+        order = ExampleOrder(len(self.store), self.seed, self.repeats)
         j = first
         while end is None or j < end:
             yield self.make_batch(j, order)
             j += stride
 
 
-__all__ = ["epoch_permutation", "ExampleOrder", "batch_seed", "Encoder", "pad_batch", "LazyTokenizer",
+__all__ = ["epoch_permutation", "ExampleOrder", "finished_repeats", "batch_seed", "Encoder", "pad_batch", "LazyTokenizer",
            "MAVEncoder", "mav_encoder", "MAVDataset"]

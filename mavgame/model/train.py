@@ -31,7 +31,7 @@ import torch.nn.functional as F
 
 from .config import PRESETS as _PRESETS
 from .config import MAVConfig
-from .dataset import MAVDataset, batch_seed, pad_batch
+from .dataset import MAVDataset, batch_seed, finished_repeats, pad_batch
 from .store import PositionStore
 from .transformer import MAVTransformer
 
@@ -79,6 +79,7 @@ class TrainConfig:
     search_shapes: str = "2x1,3x1,4x1"  # (breadth x depth) drawn per trace example
     trace_form: str = "short"      # child form of trace examples (mavgame.mav.search_trace.TRACE_FORMS)
     init_from: str = ""            # exported model (.safetensors) to start from; "" for a fresh model
+    finished_repeat: int = 1       # every finished position (result != "*") this many times per epoch
     # MAV vocabulary (mavgame.mav.Tokenizer): 1, 2 (v1 + the search-trace keywords as tokens), or 0: 2 with
     # search_data, else 1 (a resumed run keeps the version it started with); a v1 init_from model is extended
     vocab_version: int = 0
@@ -95,6 +96,8 @@ class TrainConfig:
             raise ValueError(f"unknown model preset {self.preset!r} (have {', '.join(PRESETS)})")
         if self.trace_form not in ("short", "full"):
             raise ValueError(f"TrainConfig.trace_form must be 'short' or 'full', got {self.trace_form!r}")
+        if self.finished_repeat < 1:
+            raise ValueError(f"TrainConfig.finished_repeat must be >= 1, got {self.finished_repeat}")
         if self.vocab_version not in (0, 1, 2):
             raise ValueError(f"TrainConfig.vocab_version must be 0 (auto), 1 or 2, got {self.vocab_version!r}")
 
@@ -103,7 +106,7 @@ class TrainConfig:
 # (Threads, workers, device, evaluation, logging and checkpoint cadence do not change the recipe.)
 RECIPE_FIELDS = ("steps", "batch_size", "grad_accum", "lr", "min_lr_ratio", "warmup", "weight_decay", "beta1",
                  "beta2", "grad_clip", "seed", "precision", "preset", "model", "max_seq_len", "encoder_options",
-                 "search_fraction", "search_shapes", "trace_form", "init_from", "vocab_version")
+                 "search_fraction", "search_shapes", "trace_form", "init_from", "vocab_version", "finished_repeat")
 
 
 def extend_vocabulary(weights: Dict[str, np.ndarray], cfg: MAVConfig, old_tok, new_tok
@@ -373,7 +376,8 @@ class Trainer:
         remaining = (cfg.steps - self.step) * cfg.grad_accum
         ds = MAVDataset(self.train_store, self.encoder, cfg.batch_size, seed=cfg.seed,
                         start_batch=self.step * cfg.grad_accum, num_batches=max(0, remaining),
-                        pad_id=int(self.tok["pad_id"]), max_len=self.model_cfg.max_seq_len + 1)
+                        pad_id=int(self.tok["pad_id"]), max_len=self.model_cfg.max_seq_len + 1,
+                        repeats=finished_repeats(self.train_store, cfg.finished_repeat))
         kw = dict(batch_size=None, num_workers=cfg.workers)
         if cfg.workers:
             kw.update(prefetch_factor=4, persistent_workers=False)
