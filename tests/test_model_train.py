@@ -367,3 +367,62 @@ def test_cuda_mixed_precision_trains_and_resumes_exactly(tmp_path, precision):
     resumed, _ = train(_toy_cfg(tmp_path / "data", tmp_path / "b", **kw), _toy_encoder, TOY_TOK, export=False)
     a, b = whole.model.state_dict(), resumed.model.state_dict()
     assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_outcome_weight_marks_the_finished_or_not_token(tmp_path):
+    """--outcome-weight W: in every example exactly one target token carries mask value W, the first answer
+    token after %top_N (or %best_action): 'invalid' in a finished position, a move otherwise; the loss is
+    the weighted token mean; the command line passes it as an encoder option only when it is not 1."""
+    import argparse
+    import torch
+    from mavgame.model.command import add_arguments, example_options
+    from mavgame.model.dataset import mav_encoder
+    from mavgame.model.train import masked_loss
+    from mavgame.model.config import MAVConfig
+    from mavgame.model.transformer import MAVTransformer
+    fin = mavgame.ConnectFour.from_moves("1212121")          # x has four in column 1
+    assert fin.is_terminal()
+    live = mavgame.ConnectFour.from_moves("4455")
+    recs = [{"state": fin.text(), "values": {}, "best": None, "result": "1-0", "ply": 7},
+            {"state": live.text(), "values": {str(m): 0.5 for m in live.legal_moves()}, "best": "4", "result": "*",
+             "ply": 4}]
+    enc, info = mav_encoder("connect_four", outcome_weight=9, p_top_all=0.5, p_best=0.5)
+    plain, _ = mav_encoder("connect_four", p_top_all=0.5, p_best=0.5)
+    tok = enc.tokenizer()
+    moves = {str(c) for c in range(1, 8)}
+    for seed in range(30):
+        ex, ex1 = enc(recs * 3, seed), plain(recs * 3, seed)
+        for i, ((t, m), (t1, m1)) in enumerate(zip(ex, ex1)):
+            assert np.array_equal(t, t1) and np.array_equal(m.clip(max=1), m1)   # the same example
+            heavy = np.flatnonzero(m == 9)
+            assert len(heavy) == 1 and set(np.unique(m)) <= {0, 1, 9}
+            word = tok.id_to_token(int(t[heavy[0]]))
+            assert word == "invalid" if i % 2 == 0 else word in moves, (i, word)
+    with pytest.raises(ValueError, match="outcome_weight"):
+        mav_encoder("connect_four", outcome_weight=0)
+    # the weighted loss is the weighted mean of the per-token losses
+    torch.manual_seed(0)
+    cfg = MAVConfig(vocab_size=info["vocab_size"], d_model=16, n_layers=1, n_heads=2, n_kv_heads=1, d_ff=32,
+                    max_seq_len=256)
+    model = MAVTransformer(cfg)
+    (t, m), = enc(recs[:1], 0)
+    toks = torch.tensor(np.asarray(t, np.int64))[None]
+    mask = torch.tensor(m)[None]
+    with torch.no_grad():
+        loss, n, _ = masked_loss(model, toks, mask)
+        logits = model(toks[:, :-1])[0]
+        plain_loss, n1, _ = masked_loss(model, toks, mask.clamp(max=1))
+    ce = torch.nn.functional.cross_entropy(logits, toks[0, 1:], reduction="none")
+    w = mask[0, 1:].float()
+    assert n == int(w.sum()) and abs(float(loss) - float((ce * w).sum() / w.sum())) < 1e-5
+    assert n1 == int((w > 0).sum()) and abs(float(plain_loss) - float(ce[w > 0].mean())) < 1e-5
+    # the command line
+    p = argparse.ArgumentParser()
+    add_arguments(p)
+    assert "outcome_weight" not in example_options(p.parse_args(["--data", str(tmp_path), "--p-after", "0"]))
+    assert example_options(p.parse_args(["--data", str(tmp_path), "--p-after", "0", "--outcome-weight", "8"])) \
+        == {"outcome_weight": 8}
+    with pytest.raises(SystemExit, match="--outcome-weight 0"):
+        example_options(p.parse_args(["--data", str(tmp_path), "--outcome-weight", "0"]))
+    with pytest.raises(SystemExit, match="use --outcome-weight"):
+        example_options(p.parse_args(["--data", str(tmp_path), "--example-option", "outcome_weight=3"]))

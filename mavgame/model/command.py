@@ -60,6 +60,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="every finished position (a four in a row, a mate, a full board: its record's result is "
                         "not '*') occurs K times per epoch instead of once; they are a few %% of the positions "
                         "and the only examples of recognising a finished game (default 1)")
+    x.add_argument("--outcome-weight", type=int, default=1, metavar="W",
+                   help="loss weight of the answer token that says whether the game is finished ('invalid' in a "
+                        "finished position, a move otherwise; 1..255, default 1: every token alike)")
     x.add_argument("--p-after", type=float, default=None,
                    help=f"probability that an example also has the state after the best action (the paper's "
                         f"Figure 1 shows it; its commands are randomly present). Default: {PAPER_P_AFTER} for a "
@@ -159,13 +162,21 @@ def example_options(args: argparse.Namespace, saved: Optional[Dict[str, Any]] = 
         p_after = PAPER_P_AFTER if saved is None else saved.get("p_after", 0.0)
     if p_after:
         opts["p_after"] = p_after
-    for k in ("seed", "tokenizer"):
+    for k in ("seed", "tokenizer", "outcome_weight"):
         if k in opts:
-            raise SystemExit(f"mavgame train: --example-option {k} is not an example option")
+            raise SystemExit(f"mavgame train: --example-option {k} is not an example option"
+                             + (" (use --outcome-weight)" if k == "outcome_weight" else ""))
     try:
         ExampleBuilder(**opts)
     except (TypeError, ValueError) as e:
         raise SystemExit(f"mavgame train: bad example option in {opts}: {e}") from None
+    ow = getattr(args, "outcome_weight", 1)
+    if ow is None:
+        ow = 1
+    if not 1 <= ow <= 255:
+        raise SystemExit(f"mavgame: --outcome-weight {ow}: must be in [1, 255]")
+    if ow > 1:  # only when used, so that runs without it keep their recipe
+        opts["outcome_weight"] = ow
     return opts
 
 

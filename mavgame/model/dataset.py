@@ -122,7 +122,9 @@ class MAVEncoder(LazyTokenizer):
 
     Each batch gets a fresh builder seeded with the batch seed, so an example depends only on
     (seed, batch index, record). ``options`` are ExampleBuilder's randomisation probabilities
-    (p_transition, p_top_all, k_slack, p_best, p_after, p_shuffle, ...). Picklable (DataLoader workers).
+    (p_transition, p_top_all, k_slack, p_best, p_after, p_shuffle, ...), plus ``outcome_weight`` W (default
+    1): the loss weight, as the mask value W, of the token that says whether the game is finished (see
+    :meth:`outcome_token`). Picklable (DataLoader workers).
     """
 
     def __init__(self, game: str, vocab_version: int = 1, **options):
@@ -131,6 +133,9 @@ class MAVEncoder(LazyTokenizer):
         self.options = dict(options)
         self._tok = None
         self.board_size = int(self.options.pop("board_size", 0))
+        self.outcome_weight = int(self.options.pop("outcome_weight", 1))
+        if not 1 <= self.outcome_weight <= 255:
+            raise ValueError(f"outcome_weight must be an integer in 1..255, got {self.outcome_weight}")
 
     def items(self, records: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
         out = []
@@ -149,8 +154,30 @@ class MAVEncoder(LazyTokenizer):
         from ..mav import ExampleBuilder
         b = ExampleBuilder(seed=int(seed), tokenizer=self.tokenizer(), **self.options)
         batch = b.build(self.items(records))
-        return [(batch.tokens[i, :n], batch.loss_mask[i, :n].astype(np.uint8))
-                for i, n in enumerate(batch.lengths.tolist())]
+        out = [(batch.tokens[i, :n], batch.loss_mask[i, :n].astype(np.uint8))
+               for i, n in enumerate(batch.lengths.tolist())]
+        if self.outcome_weight > 1:
+            for toks, mask in out:
+                k = self.outcome_token(toks, mask)
+                if k >= 0:
+                    mask[k] = self.outcome_weight
+        return out
+
+    def outcome_token(self, toks: np.ndarray, mask: np.ndarray) -> int:
+        """Index of the answer token that says whether the game is finished: the first target token after
+        the first target ``%top_N`` / ``%top_all`` (or, without one, ``%best_action``) and its space, which is ``invalid``
+        in a finished position and a move otherwise; -1 if the example has none."""
+        tok = self.tokenizer()
+        space = tok.token_to_id(" ")
+        for names in (("%top_", "%top_all"), ("%best_action",)):
+            ids = [tok.token_to_id(n) for n in names]
+            at = np.flatnonzero(np.isin(toks, ids) & (mask > 0))
+            if len(at):
+                k = int(at[0]) + 1
+                while k < len(toks) and toks[k] != space:
+                    k += 1
+                return k + 1 if k + 1 < len(toks) and mask[k + 1] else -1
+        return -1
 
 
 def mav_encoder(game: str, vocab_version: int = 1, **options) -> Tuple[MAVEncoder, Dict[str, Any]]:

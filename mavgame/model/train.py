@@ -162,13 +162,16 @@ def lr_at(step: int, cfg: TrainConfig) -> float:
 
 
 def masked_loss(model: MAVTransformer, tokens: torch.Tensor, mask: torch.Tensor):
-    """Mean cross-entropy over target tokens (mask[t] = 1: token t is predicted from tokens < t).
+    """Mean cross-entropy over target tokens (mask[t] > 0: token t is predicted from tokens < t), each
+    weighted by its mask value (1 for every token unless an encoder weights some, e.g. outcome_weight).
 
     Only the hidden states in front of target tokens go through the output layer. Returns
-    (loss, number of target tokens, number predicted correctly by argmax).
+    (loss, total weight: the number of target tokens when every weight is 1, number predicted correctly by
+    argmax).
     """
     hidden = model(tokens[:, :-1], return_hidden=True)
-    sel = mask[:, 1:].bool()
+    w = mask[:, 1:]
+    sel = w.bool()
     h = hidden[sel]
     targets = tokens[:, 1:][sel]
     n = int(targets.numel())
@@ -176,9 +179,12 @@ def masked_loss(model: MAVTransformer, tokens: torch.Tensor, mask: torch.Tensor)
         zero = hidden.sum() * 0.0
         return zero, 0, 0
     logits = model.logits(h).float()
-    loss = F.cross_entropy(logits, targets)
     correct = int((logits.argmax(-1) == targets).sum())
-    return loss, n, correct
+    if int(w.max()) <= 1:
+        return F.cross_entropy(logits, targets), n, correct
+    ww = w[sel].float()
+    total = float(ww.sum())
+    return (F.cross_entropy(logits, targets, reduction="none") * ww).sum() / total, int(total), correct
 
 
 def pick_device(name: str) -> torch.device:
@@ -408,8 +414,8 @@ class Trainer:
             ex = self.encoder(recs, batch_seed(cfg.seed + 7919, j))
             toks, mask = pad_batch(ex, int(self.tok["pad_id"]), self.model_cfg.max_seq_len + 1)
             with self._autocast():
-                loss, n, c = masked_loss(self.model, torch.from_numpy(toks).to(self.device),
-                                         torch.from_numpy(mask).to(self.device))
+                loss, n, c = masked_loss(self.model, torch.from_numpy(toks).to(self.device),  # unweighted
+                                         torch.from_numpy(mask).clamp(max=1).to(self.device))
             tot_loss += float(loss) * n
             tot_n += n
             tot_c += c
