@@ -129,3 +129,29 @@ def test_item_forms_and_errors():
         mav.ExampleBuilder(k_slack=-1)
     padded = b.build([(s, vals)], max_len=2000)
     assert padded.tokens.shape == (1, 2000)
+
+
+def test_k_of_a_finished_position_gives_nothing_away_with_k_terminal_prev():
+    """A finished position has no legal moves, so by default its %top_k asks for k <= k_slack, a hint a small
+    model learns instead of the board (docs/model.md, "Finished games"); with k_terminal_prev its k is drawn
+    from the previous position's range, as a live position with that many moves would draw it."""
+    import collections
+    import re
+    fin = _core.State("connect_four")
+    for m in "1212121":            # x has four in column 1; the previous position had 7 legal moves
+        fin.push(m)
+    assert fin.is_terminal()
+    live = _core.State("connect_four")
+    for m in "121212":
+        live.push(m)
+    ann = {m: 0.5 for m in live.legal_moves()}
+    assert len(ann) == 7
+
+    def ks(item, **opts):
+        texts = mav.ExampleBuilder(seed=5, p_top_all=0.0, **opts).build([item] * 3000, return_text=True).texts
+        return collections.Counter(int(re.search(r"%top_(\d+)", p).group(1)) for p, _ in texts)
+    old, new, lv = ks((fin, None)), ks((fin, None), k_terminal_prev=True), ks((live, ann), k_terminal_prev=True)
+    assert set(old) == {1, 2, 3, 4}                            # 0 legal moves + k_slack 4
+    assert set(new) == set(lv) == set(range(1, 12))            # 7 + 4, as the live position
+    assert all(abs(new[k] - lv[k]) < 120 for k in lv)          # about 273 each
+    assert ks((live, ann)) == lv                               # live positions are unchanged

@@ -24,15 +24,16 @@ static void exb_dealloc(py_exb *self)
 static int exb_init(py_exb *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"tokenizer", "seed", "p_transition", "p_top", "p_top_all", "k_slack", "p_best",
-                             "p_after", "p_shuffle", "p_state_only", "p_fen_only", "add_bos", "add_eos", NULL};
+                             "p_after", "p_shuffle", "p_state_only", "p_fen_only", "add_bos", "add_eos",
+                             "k_terminal_prev", NULL};
     PyObject *to;
     unsigned long long seed = 0;
     mg_mav_example_opts o;
     mg_mav_example_opts_default(&o);
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|Kdddidddddpp:MavExampleBuilder", kwlist, &mg_py_tok_type, &to,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|Kdddidddddppp:MavExampleBuilder", kwlist, &mg_py_tok_type, &to,
                                      &seed, &o.p_transition, &o.p_top, &o.p_top_all, &o.k_slack, &o.p_best,
                                      &o.p_after, &o.p_shuffle, &o.p_state_only, &o.p_fen_only, &o.add_bos,
-                                     &o.add_eos))
+                                     &o.add_eos, &o.k_terminal_prev))
         return -1;
     char err[MG_ERRLEN];
     if (mg_mav_example_opts_check(&o, err, sizeof err) != MG_OK) {
@@ -214,7 +215,8 @@ static PyTypeObject py_exb_type = {
     .tp_dealloc = (destructor)exb_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "MavExampleBuilder(tokenizer, seed=0, p_transition=0.5, p_top=1, p_top_all=0.25, k_slack=4, p_best=1,\n"
-              "                  p_after=0, p_shuffle=1, p_state_only=1/3, p_fen_only=1/3, add_bos=True, add_eos=True)",
+              "                  p_after=0, p_shuffle=1, p_state_only=1/3, p_fen_only=1/3, add_bos=True, add_eos=True,\n"
+              "                  k_terminal_prev=False)",
     .tp_methods = exb_methods,
     .tp_init = (initproc)exb_init,
     .tp_new = PyType_GenericNew,

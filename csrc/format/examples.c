@@ -16,6 +16,7 @@ void mg_mav_example_opts_default(mg_mav_example_opts *o)
     o->p_fen_only = 1.0 / 3.0;
     o->add_bos = 1;
     o->add_eos = 1;
+    o->k_terminal_prev = 0;
 }
 
 int mg_mav_example_opts_check(const mg_mav_example_opts *o, char *err, size_t errlen)
@@ -37,6 +38,10 @@ int mg_mav_example_opts_check(const mg_mav_example_opts *o, char *err, size_t er
     }
     if (o->k_slack < 0 || o->k_slack > 1000) {
         mg_errf(err, errlen, "k_slack must be in 0..1000, got %d", o->k_slack);
+        return MG_ERR;
+    }
+    if (o->k_terminal_prev != 0 && o->k_terminal_prev != 1) {
+        mg_errf(err, errlen, "k_terminal_prev must be 0 or 1, got %d", o->k_terminal_prev);
         return MG_ERR;
     }
     return MG_OK;
@@ -122,8 +127,10 @@ long mg_mav_example_build(const mg_tokenizer *t, const mg_game *g, const mg_mav_
     int terminal = g->outcome(in->state, NULL) != MG_ONGOING;
     int32_t legal[MG_MAX_MOVES];
     int n_legal = terminal ? 0 : g->legal_actions(in->state, legal);
+    /* the %top_k range of a terminal state: its own (none) or, with k_terminal_prev, the previous state's */
+    int n_range = terminal && o->k_terminal_prev && in->prev ? g->legal_actions(in->prev, legal) : n_legal;
     mg_mav_spec spec;
-    if (mg_mav_example_spec(g, o, rng, n_legal, in->n, in->prev != NULL, terminal, &spec, err, errlen) != MG_OK)
+    if (mg_mav_example_spec(g, o, rng, n_range, in->n, in->prev != NULL, terminal, &spec, err, errlen) != MG_OK)
         return -1;
     mg_mav_input w = *in;
     w.order = NULL;

@@ -29,7 +29,10 @@ class ExampleBuilder:
     previous state is known, %top_all with ``p_top_all`` else %top_k with k uniform in
     1..n_legal + k_slack (so k can exceed the number of legal moves), for the chess family %state only /
     %fen only / both in random order, %best_action with ``p_best`` (then the state after it with
-    ``p_after``), and a shuffled %top order with ``p_shuffle``. Items:
+    ``p_after``), and a shuffled %top order with ``p_shuffle``. A terminal state has no legal moves, so its
+    k is at most ``k_slack``, a hint that the game is over which a small model learns instead of looking at
+    the board (docs/model.md, "Finished games"); ``k_terminal_prev`` draws it from the previous state's
+    range instead (when the previous state is known). Items:
 
     - ``(state, annotation)``: the previous state, if needed, is the state's last pushed move;
     - ``(state, annotation, prev_state, prev_action)``;
@@ -42,14 +45,15 @@ class ExampleBuilder:
     def __init__(self, seed: int = 0, tokenizer: Optional[Tokenizer] = None, *, p_transition: float = 0.5,
                  p_top: float = 1.0, p_top_all: float = 0.25, k_slack: int = 4, p_best: float = 1.0,
                  p_after: float = 0.0, p_shuffle: float = 1.0, p_state_only: float = 1 / 3,
-                 p_fen_only: float = 1 / 3, add_bos: bool = True, add_eos: bool = True, use_history: bool = True):
+                 p_fen_only: float = 1 / 3, add_bos: bool = True, add_eos: bool = True, use_history: bool = True,
+                 k_terminal_prev: bool = False):
         self.tokenizer = tokenizer or _default_tokenizer()
         if not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ValueError(f"seed must be a non-negative int, got {seed!r}")
         self.use_history = bool(use_history)
         self._b = _core.MavExampleBuilder(self.tokenizer._tok, int(seed) & (2**64 - 1), p_transition, p_top,
                                           p_top_all, int(k_slack), p_best, p_after, p_shuffle, p_state_only,
-                                          p_fen_only, bool(add_bos), bool(add_eos))
+                                          p_fen_only, bool(add_bos), bool(add_eos), bool(k_terminal_prev))
 
     def _item(self, i: int, it) -> tuple:
         prev_state = prev_action = None
