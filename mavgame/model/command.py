@@ -59,10 +59,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     x.add_argument("--finished-repeat", type=int, default=1, metavar="K",
                    help="every finished position (a four in a row, a mate, a full board: its record's result is "
                         "not '*') occurs K times per epoch instead of once; they are a few %% of the positions "
-                        "and the only examples of recognising a finished game (default 1)")
+                        "and the only examples of recognising a finished game")
     x.add_argument("--outcome-weight", type=int, default=1, metavar="W",
                    help="loss weight of the answer token that says whether the game is finished ('invalid' in a "
-                        "finished position, a move otherwise; 1..255, default 1: every token alike)")
+                        "finished position, a move otherwise; 1..255; 1: every token alike)")
     x.add_argument("--p-after", type=float, default=None,
                    help=f"probability that an example also has the state after the best action (the paper's "
                         f"Figure 1 shows it; its commands are randomly present). Default: {PAPER_P_AFTER} for a "

@@ -165,8 +165,8 @@ class MAVEncoder(LazyTokenizer):
 
     def outcome_token(self, toks: np.ndarray, mask: np.ndarray) -> int:
         """Index of the answer token that says whether the game is finished: the first target token after
-        the first target ``%top_N`` / ``%top_all`` (or, without one, ``%best_action``) and its space, which is ``invalid``
-        in a finished position and a move otherwise; -1 if the example has none."""
+        the first target ``%top_N`` / ``%top_all`` (or, without one, ``%best_action``) and its space, which
+        is ``invalid`` in a finished position and a move otherwise; -1 if the example has none."""
         tok = self.tokenizer()
         space = tok.token_to_id(" ")
         for names in (("%top_", "%top_all"), ("%best_action",)):
@@ -215,10 +215,10 @@ class MAVDataset(IterableDataset):
         self.pad_id, self.max_len = pad_id, max_len
         self.rank, self.world_size = rank, world_size
         self.repeats = repeats
-        ExampleOrder(len(store), seed, repeats)  # checks repeats
+        self.examples_per_epoch = ExampleOrder(len(store), seed, repeats).n  # (also checks repeats)
 
     def batches_per_epoch(self) -> float:
-        return ExampleOrder(len(self.store), self.seed, self.repeats).n / self.batch_size
+        return self.examples_per_epoch / self.batch_size
 
     def make_batch(self, j: int, order: Optional[ExampleOrder] = None) -> Dict[str, Any]:
         """Batch number j of the stream (also usable without a DataLoader)."""
@@ -247,5 +247,5 @@ class MAVDataset(IterableDataset):
             j += stride
 
 
-__all__ = ["epoch_permutation", "ExampleOrder", "finished_repeats", "batch_seed", "Encoder", "pad_batch", "LazyTokenizer",
-           "MAVEncoder", "mav_encoder", "MAVDataset"]
+__all__ = ["epoch_permutation", "ExampleOrder", "finished_repeats", "batch_seed", "Encoder", "pad_batch",
+           "LazyTokenizer", "MAVEncoder", "mav_encoder", "MAVDataset"]
