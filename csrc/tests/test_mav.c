@@ -852,6 +852,11 @@ static void test_examples(void)
     mg_mav_example_opts o;
     mg_mav_example_opts_default(&o);
     MG_CHECK(mg_mav_example_opts_check(&o, err, sizeof err) == MG_OK);
+    o.k_terminal_prev = 2; /* a flag: 0 or 1 */
+    MG_CHECK(mg_mav_example_opts_check(&o, err, sizeof err) == MG_ERR && strstr(err, "k_terminal_prev"));
+    o.k_terminal_prev = 1;
+    MG_CHECK(mg_mav_example_opts_check(&o, err, sizeof err) == MG_OK);
+    o.k_terminal_prev = 0;
     o.p_after = 0.2;
     static int32_t ids1[8192], ids2[8192];
     static uint8_t m1[8192], m2[8192];
