@@ -61,17 +61,14 @@ def main() -> None:
     def probs(rs, p_top_all):
         enc, _ = mav_encoder("connect_four", p_transition=0.0, p_after=0.0, p_top_all=p_top_all)
         tok = enc.tokenizer()
-        inv, space = tok.token_to_id("invalid"), tok.token_to_id(" ")
-        heads = {tok.token_to_id("%top_"), tok.token_to_id("%top_all")}
+        inv, top_k = tok.token_to_id("invalid"), tok.token_to_id("%top_")
         out = []
         with torch.no_grad():
             for r, (ids, mask) in zip(rs, enc(rs, a.seed)):
-                k = next(i for i in range(len(ids)) if mask[i] and int(ids[i]) in heads)
-                j = k + 1
-                while int(ids[j]) != space:
-                    j += 1
-                kk = "".join(tok.id_to_token(int(t)) for t in ids[k + 1:j]) or "all"
-                z = model(torch.tensor([[int(t) for t in ids[:j + 1]]]))[0, -1].float()
+                d = enc.outcome_token(ids, mask)  # ids[d - 1] is the space after %top_all / %top_k
+                head = max(i for i in range(d) if mask[i] and int(ids[i]) in (top_k, tok.token_to_id("%top_all")))
+                kk = "".join(tok.id_to_token(int(t)) for t in ids[head + 1:d - 1]) or "all"
+                z = model(torch.tensor([[int(t) for t in ids[:d]]]))[0, -1].float()
                 out.append((torch.softmax(z, -1)[inv].item(), kk, r))
         return out
 
