@@ -170,9 +170,7 @@ def example_options(args: argparse.Namespace, saved: Optional[Dict[str, Any]] = 
         ExampleBuilder(**opts)
     except (TypeError, ValueError) as e:
         raise SystemExit(f"mavgame train: bad example option in {opts}: {e}") from None
-    ow = getattr(args, "outcome_weight", 1)
-    if ow is None:
-        ow = 1
+    ow = args.outcome_weight
     if not 1 <= ow <= 255:
         raise SystemExit(f"mavgame: --outcome-weight {ow}: must be in [1, 255]")
     if ow > 1:  # only when used, so that runs without it keep their recipe
