@@ -63,6 +63,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     x.add_argument("--outcome-weight", type=int, default=1, metavar="W",
                    help="loss weight of the answer token that says whether the game is finished ('invalid' in a "
                         "finished position, a move otherwise; 1..255; 1: every token alike)")
+    x.add_argument("--mirror", type=float, default=0.0, metavar="P",
+                   help="probability that a training position is replaced by its mirror image (Connect Four: "
+                        "columns reversed, the annotation carries over exactly; 0: never, as the paper)")
     x.add_argument("--p-after", type=float, default=None,
                    help=f"probability that an example also has the state after the best action (the paper's "
                         f"Figure 1 shows it; its commands are randomly present). Default: {PAPER_P_AFTER} for a "
@@ -162,10 +165,10 @@ def example_options(args: argparse.Namespace, saved: Optional[Dict[str, Any]] = 
         p_after = PAPER_P_AFTER if saved is None else saved.get("p_after", 0.0)
     if p_after:
         opts["p_after"] = p_after
-    for k in ("seed", "tokenizer", "outcome_weight"):
+    for k, use in (("seed", ""), ("tokenizer", ""), ("outcome_weight", " (use --outcome-weight)"),
+                   ("p_mirror", " (use --mirror)")):
         if k in opts:
-            raise SystemExit(f"mavgame train: --example-option {k} is not an example option"
-                             + (" (use --outcome-weight)" if k == "outcome_weight" else ""))
+            raise SystemExit(f"mavgame train: --example-option {k} is not an example option{use}")
     try:
         ExampleBuilder(**opts)
     except (TypeError, ValueError) as e:
@@ -175,6 +178,11 @@ def example_options(args: argparse.Namespace, saved: Optional[Dict[str, Any]] = 
         raise SystemExit(f"mavgame: --outcome-weight {ow}: must be in [1, 255]")
     if ow > 1:  # only when used, so that runs without it keep their recipe
         opts["outcome_weight"] = ow
+    pm = args.mirror
+    if not 0.0 <= pm <= 1.0:
+        raise SystemExit(f"mavgame: --mirror {pm}: must be in [0, 1]")
+    if pm > 0.0:  # only when used, as outcome_weight
+        opts["p_mirror"] = pm
     return opts
 
 

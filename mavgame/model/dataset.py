@@ -124,7 +124,9 @@ class MAVEncoder(LazyTokenizer):
     (seed, batch index, record). ``options`` are ExampleBuilder's randomisation probabilities
     (p_transition, p_top_all, k_slack, p_best, p_after, p_shuffle, ...), plus ``outcome_weight`` W (default
     1): the loss weight, as the mask value W, of the token that says whether the game is finished (see
-    :meth:`outcome_token`). Picklable (DataLoader workers).
+    :meth:`outcome_token`), and ``p_mirror`` (default 0): the probability that a record is replaced by its
+    mirror image before the example is built (:mod:`mavgame.model.symmetry`; Connect Four). Picklable
+    (DataLoader workers).
     """
 
     def __init__(self, game: str, vocab_version: int = 1, **options):
@@ -136,6 +138,14 @@ class MAVEncoder(LazyTokenizer):
         self.outcome_weight = int(self.options.pop("outcome_weight", 1))
         if not 1 <= self.outcome_weight <= 255:
             raise ValueError(f"outcome_weight must be an integer in 1..255, got {self.outcome_weight}")
+        self.p_mirror = float(self.options.pop("p_mirror", 0.0))
+        if not 0.0 <= self.p_mirror <= 1.0:
+            raise ValueError(f"p_mirror must be in [0, 1], got {self.p_mirror}")
+        if self.p_mirror > 0.0:
+            from .symmetry import mirror_games
+            if game not in mirror_games():
+                raise ValueError(f"p_mirror: no mirror symmetry for game {game!r} (available: "
+                                 f"{', '.join(mirror_games())})")
 
     def items(self, records: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
         out = []
@@ -153,6 +163,9 @@ class MAVEncoder(LazyTokenizer):
     def __call__(self, records: Sequence[Dict[str, Any]], seed: int) -> List[Tuple[np.ndarray, np.ndarray]]:
         from ..mav import ExampleBuilder
         b = ExampleBuilder(seed=int(seed), tokenizer=self.tokenizer(), **self.options)
+        if self.p_mirror > 0.0:
+            from .symmetry import mirror_records
+            records = mirror_records(self.game, records, self.p_mirror, seed)
         batch = b.build(self.items(records))
         out = [(batch.tokens[i, :n], batch.loss_mask[i, :n].astype(np.uint8))
                for i, n in enumerate(batch.lengths.tolist())]

@@ -1,0 +1,103 @@
+"""Mirror augmentation of training records (mavgame.model.symmetry, MAVEncoder's p_mirror, --mirror)."""
+import argparse
+
+import numpy as np
+import pytest
+
+import mavgame
+from mavgame.annotators import make_annotator
+from mavgame.model.symmetry import mirror_games, mirror_record, mirror_records
+
+
+def _mirror_moves(moves: str) -> str:
+    return "".join(str(8 - int(c)) for c in moves)
+
+
+def _record(moves: str, annotate) -> dict:
+    st = mavgame.ConnectFour.from_moves(moves)
+    prev = mavgame.ConnectFour.from_moves(moves[:-1])
+    rec = {"state": st.text(), "prev_state": prev.text(), "prev_action": moves[-1], "ply": len(moves),
+           "result": st.result() if st.is_terminal() else "*"}
+    if st.is_terminal():
+        rec.update(values={}, best=None)
+    else:
+        vals, best = annotate(st)
+        rec.update(values={str(m): v for m, v in vals.items()}, best=str(best))
+    return rec
+
+
+@pytest.mark.parametrize("moves", ["4", "43", "4453", "1234567", "3344556", "44444422", "1212121",
+                                   "7654321776655", "2233441"])
+def test_mirror_is_the_annotation_of_the_mirror_position(moves):
+    """The mirrored record of a solver-annotated position is the solver's annotation of the mirror position:
+    the same state text, the same value for every move, a best move of the best value; the previous state and
+    move mirrored too; finished games stay finished with the same result; mirroring twice is the identity."""
+    annotate = make_annotator("connect_four", {"max_nodes": 0, "exact_plies": 14})
+    rec = _record(moves, annotate)
+    mir = mirror_record("connect_four", rec)
+    want = _record(_mirror_moves(moves), annotate)
+    assert mir["state"] == want["state"] and mir["prev_state"] == want["prev_state"]
+    assert mir["prev_action"] == want["prev_action"] and mir["result"] == want["result"]
+    assert mir["values"] == want["values"]
+    if want["best"] is None:
+        assert mir["best"] is None
+    else:
+        assert mir["values"][mir["best"]] == max(want["values"].values())
+        assert mir["best"] in (want["best"], str(8 - int(want["best"])))     # equally central ties
+    assert mirror_record("connect_four", mir) == rec
+    assert rec == _record(moves, annotate)                                    # not changed in place
+
+
+def test_mirror_records_seeded_and_probability():
+    recs = [{"state": mavgame.ConnectFour.from_moves(m).text(), "values": {}, "best": None, "result": "*"}
+            for m in ("1", "12", "123", "1234", "2", "22")] * 20
+    a = mirror_records("connect_four", recs, 0.5, seed=7)
+    assert a == mirror_records("connect_four", recs, 0.5, seed=7)
+    assert a != mirror_records("connect_four", recs, 0.5, seed=8)
+    flipped = sum(x != r for x, r in zip(a, recs))
+    assert 30 <= flipped <= 90                     # about half of 120 (none of these is symmetric)
+    assert mirror_records("connect_four", recs, 0.0, seed=7) == recs
+    assert mirror_records("connect_four", recs, 1.0, seed=7) == [mirror_record("connect_four", r) for r in recs]
+    with pytest.raises(ValueError, match="1.5"):
+        mirror_records("connect_four", recs, 1.5, seed=0)
+
+
+def test_mirror_refuses_other_games_and_bad_notation():
+    assert mirror_games() == ["connect_four"]
+    with pytest.raises(ValueError, match="'hex'"):
+        mirror_record("hex", {"state": "x"})
+    with pytest.raises(ValueError, match="'garbage'"):
+        mirror_record("connect_four", {"state": "garbage"})
+    good = {"state": mavgame.ConnectFour().text(), "values": {"8": 0.5}, "best": None}
+    with pytest.raises(ValueError, match="'8'"):
+        mirror_record("connect_four", good)
+
+
+def test_encoder_mirror_builds_the_mirrored_examples(tmp_path):
+    """p_mirror=1 gives exactly the examples of the mirrored records (same builder seed); other games are
+    refused; the command line passes --mirror only when it is used and refuses values outside [0, 1]."""
+    pytest.importorskip("torch")
+    from mavgame.model.command import add_arguments, example_options
+    from mavgame.model.dataset import mav_encoder
+    annotate = make_annotator("connect_four", {"max_nodes": 0, "exact_plies": 14})
+    recs = [_record(m, annotate) for m in ("43", "4453", "1212121", "336")]
+    enc, _ = mav_encoder("connect_four", p_mirror=1.0, p_top_all=0.5)
+    plain, _ = mav_encoder("connect_four", p_top_all=0.5)
+    mirrored = [mirror_record("connect_four", r) for r in recs]
+    for seed in range(10):
+        got, want, orig = enc(recs, seed), plain(mirrored, seed), plain(recs, seed)
+        assert all(np.array_equal(t, u) and np.array_equal(m, n) for (t, m), (u, n) in zip(got, want))
+        assert any(not np.array_equal(t, u) for (t, _), (u, _) in zip(got, orig))
+    with pytest.raises(ValueError, match="'hex'"):
+        mav_encoder("hex", p_mirror=0.5)
+    with pytest.raises(ValueError, match="p_mirror"):
+        mav_encoder("connect_four", p_mirror=-0.1)
+    p = argparse.ArgumentParser()
+    add_arguments(p)
+    assert "p_mirror" not in example_options(p.parse_args(["--data", str(tmp_path), "--p-after", "0"]))
+    assert example_options(p.parse_args(["--data", str(tmp_path), "--p-after", "0", "--mirror", "0.5"])) \
+        == {"p_mirror": 0.5}
+    with pytest.raises(SystemExit, match="--mirror 2"):
+        example_options(p.parse_args(["--data", str(tmp_path), "--mirror", "2"]))
+    with pytest.raises(SystemExit, match="use --mirror"):
+        example_options(p.parse_args(["--data", str(tmp_path), "--example-option", "p_mirror=1"]))
