@@ -33,6 +33,15 @@ def test_fresh_positions_clear_the_bars(model, tmp_path):
     assert m["best_action_legal"] >= 0.97
     assert m["top_all_precision"] >= 0.97 and m["top_all_recall"] >= 0.97
     assert m["next_state_accuracy"] >= 0.97
+    # per phase (connect_four: opening / middle / end by plies): the positions split, the rates recombine
+    ph = m["by_phase"]
+    assert set(ph) <= {"opening", "middle", "end"} and len(ph) >= 2
+    assert sum(p["positions"] for p in ph.values()) == len(recs)
+    for p in ph.values():
+        assert 0.0 <= p["best_action_optimal"] <= 1.0 and p["next_state_accuracy"] >= 0.9
+    lo = min(p["best_action_optimal"] for p in ph.values())
+    hi = max(p["best_action_optimal"] for p in ph.values())
+    assert lo - 1e-12 <= m["best_action_optimal"] <= hi + 1e-12
 
 
 def test_greedy_agent_plays_whole_games(model):

@@ -782,7 +782,8 @@ def evaluate_records(model: MAVModel, game: str, records: Sequence[Dict[str, Any
     recall / f1, next_state_accuracy, outcome_accuracy, parsed_ok_rate) plus value quality against the
     annotation: ``best_action_optimal`` (the %best_action has the annotation's best value) and
     ``value_mae_mean`` / ``value_mae_max`` (mean absolute error of mean / max scored values of the legal
-    moves listed).
+    moves listed). Where the records have plies and the game has phases (``GameInfo.phases``),
+    ``by_phase`` holds the same rates for each phase's positions (with ``positions``, their count).
     """
     from .. import _core, mav
     prompts, states, recs = [], [], []
@@ -799,25 +800,40 @@ def evaluate_records(model: MAVModel, game: str, records: Sequence[Dict[str, Any
     outs = model.generate(prompts, max_new_tokens=max_new_tokens, batch_size=batch_size)
     texts = [p + o.text for p, o in zip(prompts, outs)]
     m = mav.metrics(game, texts, states)
-    opt_n = opt_ok = 0
-    err = {"mean": [], "max": []}
-    for st, r, t, o in zip(states, recs, texts, outs):
-        vals = r.get("values") or {}
-        if not vals:
-            continue
-        pr = mav.parse(game, t, true_state=st)
-        if pr.best_present and pr.best in vals:
-            opt_n += 1
-            opt_ok += int(vals[pr.best] >= max(vals.values()) - 1e-9)
-        elif pr.best_present:
-            opt_n += 1
-        for scoring in ("mean", "max"):
-            for mv, v in o.values(scoring).items():
-                if mv in vals:
-                    err[scoring].append(abs(v - vals[mv]))
-    m["best_action_optimal"] = opt_ok / opt_n if opt_n else float("nan")
-    m["value_mae_mean"] = float(np.mean(err["mean"])) if err["mean"] else float("nan")
-    m["value_mae_max"] = float(np.mean(err["max"])) if err["max"] else float("nan")
+    parsed = [mav.parse(game, t, true_state=st) if r.get("values") else None
+              for st, r, t in zip(states, recs, texts)]
+
+    def value_metrics(idx: Sequence[int]) -> Dict[str, float]:
+        opt_n = opt_ok = 0
+        err: Dict[str, List[float]] = {"mean": [], "max": []}
+        for i in idx:
+            vals, pr = recs[i].get("values") or {}, parsed[i]
+            if pr is None:
+                continue
+            if pr.best_present:
+                opt_n += 1
+                opt_ok += int(pr.best in vals and vals[pr.best] >= max(vals.values()) - 1e-9)
+            for scoring in ("mean", "max"):
+                for mv, v in outs[i].values(scoring).items():
+                    if mv in vals:
+                        err[scoring].append(abs(v - vals[mv]))
+        return {"best_action_optimal": opt_ok / opt_n if opt_n else float("nan"),
+                "value_mae_mean": float(np.mean(err["mean"])) if err["mean"] else float("nan"),
+                "value_mae_max": float(np.mean(err["max"])) if err["max"] else float("nan")}
+
+    m.update(value_metrics(range(len(recs))))
+    from ..games import registry
+    phases = registry.get(game).phases if game in registry.names() else ()
+    if phases and all("ply" in r for r in records):
+        m["by_phase"] = {}
+        for name, lo, hi in phases:
+            idx = [i for i, r in enumerate(recs) if lo <= int(r["ply"]) <= hi]
+            if not idx:
+                continue
+            pm = mav.metrics(game, [texts[i] for i in idx], [states[i] for i in idx])
+            pm.update(value_metrics(idx))
+            pm["positions"] = sum(1 for r in records if lo <= int(r["ply"]) <= hi)
+            m["by_phase"][name] = pm
     m["positions"] = len(records)
     m["prompts"] = len(prompts)
     return m

@@ -1,0 +1,63 @@
+"""The paper's metrics of a MAV model on annotated positions, overall and per game phase (issue 13's bars).
+
+    python tools/mav_eval.py MODEL --data c4data-full/val [--n 2000] [--json out.json]
+
+Every position is asked in the plain form and, with its predecessor, in the transition form
+(`mavgame.model.inference.evaluate_records`, grouped greedy decoding). Printed per phase (the game's
+`GameInfo.phases`): prompts, best move optimal (by the annotation), value error, legal best action,
+`%top_all` precision / recall, next state, and the finished-game rows: finished prompts recognised and live
+prompts claimed finished.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("model", help="an exported .safetensors MAV model")
+    ap.add_argument("--data", required=True, help="a position set folder (a split such as DIR/val)")
+    ap.add_argument("--n", type=int, default=0, help="first N positions (0: all)")
+    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--json", default=None, help="also write the metrics here")
+    args = ap.parse_args(argv)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from mavgame.model.inference import MAVModel, evaluate_records
+    from mavgame.model.store import PositionStore
+    model = MAVModel.load(args.model)
+    store = PositionStore(args.data)
+    recs = [store.record(i) for i in range(len(store) if args.n <= 0 else min(args.n, len(store)))]
+    m = evaluate_records(model, model.game, recs, batch_size=args.batch_size)
+
+    def finished_prompts(rs):
+        return sum((1 + (r.get("prev_state") is not None)) for r in rs if r.get("result", "*") != "*")
+
+    rows = [("all", m, recs)]
+    for name, pm in (m.get("by_phase") or {}).items():
+        lo, hi = next((a, b) for n, a, b in _phases(model.game) if n == name)
+        rows.append((name, pm, [r for r in recs if lo <= int(r["ply"]) <= hi]))
+    cols = ("phase", "prompts", "optimal", "mae mean", "legal best", "top prec", "top rec", "next state",
+            "finished recognised", "live claimed finished")
+    print(" | ".join(cols))
+    for name, pm, rs in rows:
+        fin = finished_prompts(rs)
+        claimed = pm["outcome_total"] - fin
+        print(" | ".join([name, str(pm["examples"]), f"{pm['best_action_optimal']:.3f}", f"{pm['value_mae_mean']:.3f}",
+                          f"{pm['best_action_legal']:.3f}", f"{pm['top_all_precision']:.3f}",
+                          f"{pm['top_all_recall']:.3f}", f"{pm['next_state_accuracy']:.3f}",
+                          f"{pm['outcome_correct']}/{fin}", f"{claimed}/{pm['examples'] - fin}"]))
+    if args.json:
+        Path(args.json).write_text(json.dumps(m, sort_keys=True, indent=1))
+    return 0
+
+
+def _phases(game):
+    from mavgame.games import registry
+    return registry.get(game).phases
+
+
+if __name__ == "__main__":
+    sys.exit(main())
