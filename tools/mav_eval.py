@@ -1,6 +1,6 @@
 """The paper's metrics of a MAV model on annotated positions, overall and per game phase (issue 13's bars).
 
-    python tools/mav_eval.py MODEL --data c4data-full/val [--n 2000] [--json out.json]
+    python tools/mav_eval.py MODEL --data c4data-full/val [--n 2000] [--exclude DIR ...] [--json out.json]
 
 Every position is asked in the plain form and, with its predecessor, in the transition form
 (`mavgame.model.inference.evaluate_records`, grouped greedy decoding). Printed per phase (the game's
@@ -20,7 +20,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("model", help="an exported .safetensors MAV model")
     ap.add_argument("--data", required=True, help="a position set folder (a split such as DIR/val)")
-    ap.add_argument("--n", type=int, default=0, help="first N positions (0: all)")
+    ap.add_argument("--exclude", action="append", default=[], metavar="DIR",
+                    help="leave out positions that also occur in this position set (repeatable; as the trainer's "
+                         "out-of-distribution report leaves out the training and validation positions)")
+    ap.add_argument("--n", type=int, default=0, help="first N positions, after --exclude (0: all)")
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--json", default=None, help="also write the metrics here")
     args = ap.parse_args(argv)
@@ -29,7 +32,9 @@ def main(argv=None) -> int:
     from mavgame.model.store import PositionStore
     model = MAVModel.load(args.model)
     store = PositionStore(args.data)
-    recs = [store.record(i) for i in range(len(store) if args.n <= 0 else min(args.n, len(store)))]
+    seen = {r["state"] for d in args.exclude for r in PositionStore(d)}
+    recs = [r for r in store if r["state"] not in seen]
+    recs = recs[:args.n] if args.n > 0 else recs
     m = evaluate_records(model, model.game, recs, batch_size=args.batch_size)
 
     def finished_prompts(rs):
