@@ -95,8 +95,8 @@ def test_encoder_mirror_builds_the_mirrored_examples(tmp_path):
     p = argparse.ArgumentParser()
     add_arguments(p)
     assert "p_mirror" not in example_options(p.parse_args(["--data", str(tmp_path), "--p-after", "0"]))
-    assert example_options(p.parse_args(["--data", str(tmp_path), "--p-after", "0", "--mirror", "0.5"])) \
-        == {"p_mirror": 0.5}
+    assert example_options(p.parse_args(["--data", str(tmp_path), "--p-after", "0", "--mirror", "0.5",
+                                         "--example-option", "k_terminal_prev=0"])) == {"p_mirror": 0.5}
     with pytest.raises(SystemExit, match="--mirror 2"):
         example_options(p.parse_args(["--data", str(tmp_path), "--mirror", "2"]))
     with pytest.raises(SystemExit, match="use --mirror"):

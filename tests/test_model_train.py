@@ -269,12 +269,13 @@ def test_p_after_default_is_the_papers_for_new_runs_only(tmp_path):
     def opts(argv, saved=None):
         return example_options(p.parse_args(["--data", str(tmp_path), *argv]), saved)
     assert PAPER_P_AFTER > 0
-    assert opts([]) == {"p_after": PAPER_P_AFTER}
+    ktp = {"k_terminal_prev": 1}                                     # new runs: see the test below
+    assert opts([]) == {"p_after": PAPER_P_AFTER, **ktp}
     assert opts([], saved={}) == {}                                   # an old run resumes unchanged
     assert opts([], saved={"p_after": 0.3, "p_top_all": 0.8}) == {"p_after": 0.3}
-    assert opts(["--p-after", "0"]) == {}
+    assert opts(["--p-after", "0"]) == ktp
     assert opts(["--p-after", "0.2"], saved={}) == {"p_after": 0.2}  # the trainer then refuses the other recipe
-    assert opts(["--example-option", "p_after=0.1"]) == {"p_after": 0.1}
+    assert opts(["--example-option", "p_after=0.1"]) == {"p_after": 0.1, **ktp}
     assert saved_train_config(tmp_path) is None
     # the builder does draw the state after the best action at that rate
     s = mavgame.ConnectFour.from_moves("4455")
@@ -282,6 +283,37 @@ def test_p_after_default_is_the_papers_for_new_runs_only(tmp_path):
                                                                   return_text=True).texts
     n = sum("%best_action %state </mav>" in prompt for prompt, _ in texts)
     assert 60 < n < 140, n
+
+
+def test_k_terminal_prev_is_on_for_new_runs_only(tmp_path):
+    """A new run draws a finished position's %top_k range from its predecessor's (k_terminal_prev, issue 13),
+    unless --example-option k_terminal_prev=0; a resumed run keeps what it started with (absent: off), so the
+    recipes of older runs, which never recorded it, resume unchanged."""
+    import argparse
+    from mavgame.model.command import NEW_RUN_K_TERMINAL_PREV, add_arguments, example_options
+    p = argparse.ArgumentParser()
+    add_arguments(p)
+
+    def opts(argv, saved=None):
+        return example_options(p.parse_args(["--data", str(tmp_path), "--p-after", "0", *argv]), saved)
+    assert NEW_RUN_K_TERMINAL_PREV == 1
+    assert opts([]) == {"k_terminal_prev": 1}
+    assert opts(["--example-option", "k_terminal_prev=0"]) == {}
+    assert opts([], saved={}) == {} and opts([], saved={"p_top_all": 0.8}) == {}
+    assert opts([], saved={"k_terminal_prev": 1}) == {"k_terminal_prev": 1}
+    assert opts(["--example-option", "k_terminal_prev=1"], saved={}) == {"k_terminal_prev": 1}  # then refused
+    # what it changes: a finished position's k ranges over its predecessor's moves, not 1..k_slack
+    fin = mavgame.ConnectFour.from_moves("1212121")
+    prev = mavgame.ConnectFour.from_moves("121212")
+    def ks(options):
+        out = set()
+        for seed in range(40):
+            b = mav.ExampleBuilder(seed=seed, p_top_all=0.0, p_transition=1.0, **options)
+            item = {"state": fin, "annotation": None, "prev_state": prev, "prev_action": "1"}
+            for prompt, _ in b.build([item] * 5, return_text=True).texts:
+                out.add(int(prompt.split("%top_")[1].split()[0]))
+        return out
+    assert max(ks(opts([]))) > 4 and max(ks(opts(["--example-option", "k_terminal_prev=0"]))) <= 4
 
 
 def test_train_command_line(tmp_path, capsys):
@@ -308,7 +340,7 @@ def test_train_command_line(tmp_path, capsys):
     model = MAVModel.load(report["exported"])
     assert model.game == "tictactoe" and model.info["metrics"]["heldout"]["positions"] == 4
     # no --p-after: a new run has the paper's state after the best action (issue 13)
-    assert model.info["train_config"]["encoder_options"] == {"p_after": 0.5, "p_top_all": 0.8}
+    assert model.info["train_config"]["encoder_options"] == {"p_after": 0.5, "p_top_all": 0.8, "k_terminal_prev": 1}
     # resuming with another p_after is another recipe: refused, naming it
     with pytest.raises(SystemExit, match="encoder_options"):
         main(["train", "--data", str(tmp_path / "d"), "--out", str(tmp_path / "run"), "--preset", "tiny",
@@ -420,8 +452,8 @@ def test_outcome_weight_marks_the_finished_or_not_token(tmp_path):
     p = argparse.ArgumentParser()
     add_arguments(p)
     assert "outcome_weight" not in example_options(p.parse_args(["--data", str(tmp_path), "--p-after", "0"]))
-    assert example_options(p.parse_args(["--data", str(tmp_path), "--p-after", "0", "--outcome-weight", "8"])) \
-        == {"outcome_weight": 8}
+    assert example_options(p.parse_args(["--data", str(tmp_path), "--p-after", "0", "--outcome-weight", "8",
+                                         "--example-option", "k_terminal_prev=0"])) == {"outcome_weight": 8}
     with pytest.raises(SystemExit, match="--outcome-weight 0"):
         example_options(p.parse_args(["--data", str(tmp_path), "--outcome-weight", "0"]))
     with pytest.raises(SystemExit, match="use --outcome-weight"):

@@ -18,6 +18,10 @@ from typing import Any, Dict, Optional
 #: ``--p-after`` of a new run: the paper's Figure 1 has the state after the best action and says such
 #: commands are randomly present (it gives no rate; present in half of the examples here).
 PAPER_P_AFTER = 0.5
+# A finished position's %top_k range drawn as its predecessor's (ExampleBuilder's k_terminal_prev): on for new
+# runs since 2026-11-27, when a model trained with it shipped; without it a model can read "game over" from the
+# header's k instead of the board (docs/model.md, "Finished games").
+NEW_RUN_K_TERMINAL_PREV = 1
 
 
 def _kv(text: str):
@@ -72,7 +76,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         f"new run; a resumed run keeps the value it started with (0 for runs made before this "
                         f"default); 0: never, as the shipped Connect Four model was trained")
     x.add_argument("--example-option", type=_kv, action="append", default=[], metavar="KEY=VALUE",
-                   help="any other ExampleBuilder option, e.g. p_top_all=0.5 (repeatable)")
+                   help="any other ExampleBuilder option, e.g. p_top_all=0.5 (repeatable); a new run has "
+                        "k_terminal_prev=1 unless given k_terminal_prev=0 (a resumed run keeps its own)")
     s = p.add_argument_group("internal search (MAV-IS): search trees mixed into the MAV data (docs/model.md)")
     s.add_argument("--search-data", default=None, metavar="DIR",
                    help="directory of annotated search trees (generated from the positions of --data with "
@@ -155,7 +160,8 @@ def example_options(args: argparse.Namespace, saved: Optional[Dict[str, Any]] = 
 
     Without ``--p-after`` (None): ``saved`` (the encoder options of the run being resumed, or None for a
     new run) decides: a resumed run keeps its ``p_after`` (absent: 0), a new one gets
-    :data:`PAPER_P_AFTER`."""
+    :data:`PAPER_P_AFTER`. ``k_terminal_prev`` likewise: a new run gets :data:`NEW_RUN_K_TERMINAL_PREV` unless
+    ``--example-option k_terminal_prev=0``, a resumed run keeps its own (absent: 0)."""
     from ..mav import ExampleBuilder
     opts: Dict[str, Any] = dict(args.example_option)
     if "p_after" in opts and args.p_after is not None:
@@ -165,6 +171,10 @@ def example_options(args: argparse.Namespace, saved: Optional[Dict[str, Any]] = 
         p_after = PAPER_P_AFTER if saved is None else saved.get("p_after", 0.0)
     if p_after:
         opts["p_after"] = p_after
+    if "k_terminal_prev" not in opts:
+        opts["k_terminal_prev"] = NEW_RUN_K_TERMINAL_PREV if saved is None else saved.get("k_terminal_prev", 0)
+    if opts["k_terminal_prev"] in (0, False):   # the builder's default: not recorded, as before the option
+        del opts["k_terminal_prev"]
     for k, use in (("seed", ""), ("tokenizer", ""), ("outcome_weight", " (use --outcome-weight)"),
                    ("p_mirror", " (use --mirror)")):
         if k in opts:
