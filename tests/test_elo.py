@@ -193,5 +193,8 @@ def test_anchor_on_a_named_agent_is_reported():
     plain = fit_elo(NAMES, W, D, prior_draws=0, anchor=("a", 0.0))
     assert "a = 0, no prior (plain maximum likelihood)" in plain.table()
     assert calibrate(r, {"c": 2000}).origin == ("b", 0.0)
+    pytest.importorskip("matplotlib")                       # the plot's axis names the origin too
+    assert r.plot().get_xlabel() == "Elo (b = 0), 95% CI"
+    assert mean0.plot().get_xlabel() == "Elo (mean 0), 95% CI"
     with pytest.raises(ValueError, match="'zz' is not one of the agents"):
         fit_elo(NAMES, W, D, anchor=("zz", 0.0))

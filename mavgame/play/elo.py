@@ -75,9 +75,14 @@ class EloResult:
     # How the internal scale was fixed: None (mean 0) or (agent, rating) of fit_elo's ``anchor``.
     origin: Optional[Tuple[str, float]] = None
 
+    @property
+    def zero(self) -> str:
+        """What fixes the scale, in words: 'mean 0' or 'AGENT = RATING'."""
+        return "mean 0" if self.origin is None else f"{self.origin[0]} = {self.origin[1]:g}"
+
     def describe(self) -> str:
         """How the ratings were made: the origin of the scale and the prior (as the table's footer says)."""
-        zero = "mean 0" if self.origin is None else f"{self.origin[0]} = {self.origin[1]:g}"
+        zero = self.zero
         prior = (f"{self.prior_draws:g} virtual draw(s) per pair" if self.prior_draws
                  else "no prior (plain maximum likelihood)")
         return f"Elo: maximum likelihood, draws as half wins, {zero}, {prior}"
@@ -200,7 +205,7 @@ class EloResult:
         ax.scatter(v, y, c=colors, zorder=3)
         ax.set_yticks(y)
         ax.set_yticklabels([self.names[i] for i in order])
-        ax.set_xlabel(("external Elo" if use_ext else "Elo (mean 0)") + f", {int(round(self.level * 100))}% CI")
+        ax.set_xlabel(("external Elo" if use_ext else f"Elo ({self.zero})") + f", {int(round(self.level * 100))}% CI")
         if title:
             ax.set_title(title)
         ax.grid(axis="x", alpha=0.3)
