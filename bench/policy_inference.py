@@ -4,6 +4,8 @@ on the same weights, policy evaluations (positions) per second at batch 1 and ba
     python bench/policy_inference.py                 # the shipped 32 x 3 network and the report's 256 x 3
     python bench/policy_inference.py --quick         # the shipped network only, fewer rounds
     python bench/policy_inference.py --model P.pt    # another trained network (or an exported file)
+    python bench/policy_inference.py --threads 2     # both sides on 2 threads (PolicyNet(threads=2) against
+                                                     # torch.set_num_threads(2)), ratio by wall clock, batch 64 too
 
 Both sides compute the masked policy (logits, softmax over the legal moves) of the same planes of positions
 from random games, one thread (torch.set_num_threads(1)); calls interleaved (bench/_timing.py), medians of the
@@ -48,13 +50,16 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="the shipped (or --model) network only, 5 rounds")
     ap.add_argument("--rounds", type=int, default=0, help="interleaved rounds (default 9, 5 with --quick)")
     ap.add_argument("--min-seconds", type=float, default=0.05, help="each timed call repeats to at least this")
+    ap.add_argument("--threads", type=int, default=1, help="threads on both sides (ratio by wall clock when > 1)")
     args = ap.parse_args()
+    if args.threads < 1:
+        ap.error(f"--threads must be >= 1, got {args.threads}")
     try:
         import torch
     except ImportError:
         print("torch is not installed: nothing to compare the native engine with")
         return 0
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads)
     from mavgame.model.policy import PolicyConfig, PolicyModel, PolicyNet
     from mavgame.model.policy_export import policy_file_bytes
     from mavgame.play.policy_agents import SHIPPED_POLICY
@@ -68,13 +73,19 @@ def main() -> int:
         torch.manual_seed(0)
         nets.append(("report-sized 256x3 (random)", PolicyModel(PolicyNet(PolicyConfig(channels=256, blocks=3)))))
     planes_all, mask_all = positions(64)
-    print(f"one thread; {rounds} interleaved rounds; medians of thread CPU time (wall clock in brackets)")
+    wall = args.threads > 1
+    batches = (1, 16, 64) if wall else (1, 16)
+    if wall:
+        print(f"{args.threads} threads a side; {rounds} interleaved rounds; medians of the wall clock "
+              f"(the calling thread's CPU time in brackets); ratio by wall clock")
+    else:
+        print(f"one thread; {rounds} interleaved rounds; medians of thread CPU time (wall clock in brackets)")
     print(f"{'network':30s} {'batch':>5s} {'torch pos/s':>22s} {'native pos/s':>22s} {'native/torch':>12s} "
           f"{'max |dp|':>9s}")
     for name, model in nets:
         nat = _core.PolicyNet(policy_file_bytes(model.net.state_dict(), dataclasses.asdict(model.net.config),
-                                                dtype="float32"))
-        for batch in (1, 16):
+                                                dtype="float32"), threads=args.threads)
+        for batch in batches:
             planes, mask = planes_all[:batch].copy(), mask_all[:batch].copy()
             diff = float(np.abs(nat.policy(planes, mask) - model.policy(planes, mask)).max())
             reps = {}
@@ -96,6 +107,8 @@ def main() -> int:
             res = interleaved({"torch": block(model.policy, reps["torch"]),
                                "native": block(nat.policy, reps["native"])}, rounds)
             rate = {s: (batch * reps[s] / res[s][1], batch * reps[s] / res[s][0]) for s in res}
+            if wall:  # the headline figure is the wall clock's
+                rate = {s: (r[1], r[0]) for s, r in rate.items()}
             print(f"{name:30s} {batch:5d} {fmt_rate(rate['torch'][0]):>12s} [{fmt_rate(rate['torch'][1], ''):>7s}] "
                   f"{fmt_rate(rate['native'][0]):>12s} [{fmt_rate(rate['native'][1], ''):>7s}] "
                   f"{rate['native'][0] / rate['torch'][0]:11.2f}x {diff:9.1e}")

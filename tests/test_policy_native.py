@@ -119,6 +119,41 @@ def test_policy_is_a_masked_softmax_and_batches_are_chunked():
     assert big.logits(np.zeros((0, 41, 8, 8), np.float32)).shape == (0, 1968)
 
 
+def test_threads_split_the_batch_without_changing_a_bit():
+    """threads=T cuts each chunk into T slices run on a pool: the logits are those of one thread, bit for bit
+    (the per-position arithmetic does not depend on the batch), for batches smaller and larger than T, across
+    max_batch chunks, and inside the guided search."""
+    sd, cfg = _random_net(20, 2, "pool", seed=7)   # 20 channels: vector tails in the transforms
+    data = policy_file_bytes(sd, cfg, dtype="float32")
+    one = _core.PolicyNet(data)
+    states = _states(13, seed=8)
+    planes, mask = _core.policy_planes(states), _core.policy_legal_mask(states)
+    want = one.logits(planes)
+    for threads, max_batch in ((2, 64), (3, 64), (4, 5), (16, 64)):
+        nat = _core.PolicyNet(data, max_batch=max_batch, threads=threads)
+        assert nat.threads == threads
+        np.testing.assert_array_equal(nat.logits(planes), want)
+        np.testing.assert_array_equal(nat.logits(planes[:1]), want[:1])
+        np.testing.assert_array_equal(nat.policy(planes, mask), one.policy(planes, mask))
+    shipped1, shipped2 = _core.PolicyNet(str(SHIPPED_POLICY)), _core.PolicyNet(str(SHIPPED_POLICY), threads=2)
+    st = _states(1, seed=4)[0]
+    a = _core.guided_alphabeta(st, shipped1, threshold=0.01, max_depth=5, batch=8)
+    b = _core.guided_alphabeta(st, shipped2, threshold=0.01, max_depth=5, batch=8)
+    assert (a.best_move, a.score, a.pv, a.nodes) == (b.best_move, b.score, b.pv, b.nodes)
+    assert isinstance(load_policy("shipped", threads=2), _core.PolicyNet) and load_policy("shipped", threads=2).threads == 2
+    from mavgame.play.agents import make_agent
+    for spec in ("guided_ab:policy=shipped,threshold=0.01,depth=4,threads=2",
+                 "policy_rollouts:policy=shipped,games=1,max_plies=4,seed=1,threads=2"):
+        agent = make_agent(spec)
+        assert agent.policy.threads == 2, spec
+        agent.setup("chess", seed=1)
+        assert st.is_legal(agent.act(st)), spec
+    with pytest.raises(ValueError, match="threads must be in \\[1, 256\\], got 0"):
+        _core.PolicyNet(data, threads=0)
+    with pytest.raises(Exception, match="policy threads must be >= 1, got 0"):
+        load_policy("shipped", threads=0)
+
+
 def test_sample_draws_from_the_masked_policy():
     sd, cfg = _random_net(8, 1, "pool", seed=3)
     nat = _core.PolicyNet(policy_file_bytes(sd, cfg, dtype="float32"))

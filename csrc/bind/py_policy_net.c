@@ -2,18 +2,23 @@
  * py_policy_net.c - Python binding of the native chess policy network (csrc/model/policy_net.h):
  * mavgame._core.PolicyNet.  mavgame/model/policy_native.py builds on it.
  *
- *   PolicyNet(source, *, max_batch=64, simd=True)   source: the path of an exported file
- *       (mavgame-policy safetensors) or its bytes; ValueError naming the bad field, tensor or shape
+ *   PolicyNet(source, *, max_batch=64, simd=True, threads=1)   source: the path of an exported file
+ *       (mavgame-policy safetensors) or its bytes; ValueError naming the bad field, tensor or shape;
+ *       threads: a batch is split over that many threads (a pool of csrc/model/threadpool.h, each
+ *       thread with its own scratch); every position's logits are bitwise those of threads=1
  *   .logits(planes) -> float32 (n, 1968)            planes float32 (n, 41, 8, 8)
  *   .policy(planes, mask) -> float32 (n, 1968)      softmax over the legal moves (mask bool (n, 1968)),
  *                                                  0 for the others: the callable guided_alphabeta and
  *                                                  the agents take (also PolicyNet(...)(planes, mask))
  *   .sample(planes, mask, u) -> int64 (n,)         one move index a row drawn from that policy with the
  *                                                  uniform numbers u (n,) in [0, 1) (-1: no legal move)
- *   .channels, .blocks, .head, .n_params, .file_dtype, .kernel, .max_batch, .calls, .positions
+ *   .channels, .blocks, .head, .n_params, .file_dtype, .kernel, .max_batch, .threads, .calls, .positions
  *
- * Batches larger than max_batch run in chunks of max_batch through one scratch buffer made at
- * construction: no allocation per call besides the result arrays.  The forward pass runs with the
+ * Batches larger than max_batch run in chunks of max_batch through scratch buffers made at
+ * construction (one a thread): no allocation per call besides the result arrays.  With threads > 1
+ * a chunk of n positions is cut into min(threads, n) slices of consecutive positions, one forward
+ * pass each; the network's per-position arithmetic does not depend on the batch (matmul.h keeps
+ * each output's summation order), so the slicing changes no bit of the result.  The forward pass runs with the
  * GIL released under the object's lock (one forward pass at a time per object).
  * guided_alphabeta(state, net) recognises a PolicyNet (mg_py_policy_net_ab) and calls the forward
  * pass from the search directly, without the GIL or any Python object per call.
@@ -31,6 +36,7 @@
 #include "../games/chess/chess_alphabeta.h"
 #include "../model/policy_net.h"
 #include "../model/safetensors.h"
+#include "../model/threadpool.h"
 
 _Static_assert(MG_PNET_PLANES == MG_POLICY_PLANES && MG_PNET_MOVES == MG_POLICY_MOVES,
                "policy_net.h and chess_policy.h disagree on the network's shape");
@@ -40,7 +46,10 @@ typedef struct py_policy_net {
     mg_policy_net net;
     int loaded;
     int max_batch;
-    float *scratch;  /* mg_policy_net_scratch_floats(net, max_batch) */
+    int threads;           /* threads a forward pass (1: the caller alone) */
+    mg_pool *pool;         /* NULL when threads == 1 */
+    size_t scratch_each;   /* mg_policy_net_scratch_floats(net, max_batch) */
+    float *scratch;        /* [threads][scratch_each] */
     float *planes;   /* [max_batch][41 * 64]: the search adapter's inputs */
     float *logits;   /* [max_batch][1968] */
     PyThread_type_lock lock;
@@ -53,6 +62,8 @@ static void pnet_dealloc(py_policy_net *self)
 {
     if (self->loaded)
         mg_policy_net_free(&self->net);
+    if (self->pool)
+        mg_pool_free(self->pool);
     PyMem_RawFree(self->scratch);
     PyMem_RawFree(self->planes);
     PyMem_RawFree(self->logits);
@@ -63,10 +74,10 @@ static void pnet_dealloc(py_policy_net *self)
 
 static int pnet_init(py_policy_net *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"source", "max_batch", "simd", NULL};
+    static char *kwlist[] = {"source", "max_batch", "simd", "threads", NULL};
     PyObject *src;
-    int max_batch = 64, simd = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$ip:PolicyNet", kwlist, &src, &max_batch, &simd))
+    int max_batch = 64, simd = 1, threads = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$ipi:PolicyNet", kwlist, &src, &max_batch, &simd, &threads))
         return -1;
     if (self->loaded) {
         PyErr_SetString(PyExc_RuntimeError, "PolicyNet is already initialised");
@@ -74,6 +85,10 @@ static int pnet_init(py_policy_net *self, PyObject *args, PyObject *kwds)
     }
     if (max_batch < 1 || max_batch > 4096) {
         PyErr_Format(PyExc_ValueError, "max_batch must be in [1, 4096], got %d", max_batch);
+        return -1;
+    }
+    if (threads < 1 || threads > MG_POOL_MAX_THREADS) {
+        PyErr_Format(PyExc_ValueError, "threads must be in [1, %d], got %d", MG_POOL_MAX_THREADS, threads);
         return -1;
     }
     char err[MG_ERRLEN + 1024];
@@ -102,7 +117,16 @@ static int pnet_init(py_policy_net *self, PyObject *args, PyObject *kwds)
     }
     self->loaded = 1;
     self->max_batch = max_batch;
-    self->scratch = PyMem_RawMalloc(mg_policy_net_scratch_floats(&self->net, max_batch) * sizeof(float));
+    self->threads = threads;
+    if (threads > 1) {
+        self->pool = mg_pool_create(threads, err, sizeof err);
+        if (!self->pool) {
+            PyErr_Format(PyExc_RuntimeError, "PolicyNet: cannot start %d threads: %s", threads, err);
+            return -1;
+        }
+    }
+    self->scratch_each = mg_policy_net_scratch_floats(&self->net, max_batch);
+    self->scratch = PyMem_RawMalloc((size_t)threads * self->scratch_each * sizeof(float));
     self->planes = PyMem_RawMalloc((size_t)max_batch * MG_POLICY_INPUT_SIZE * sizeof(float));
     self->logits = PyMem_RawMalloc((size_t)max_batch * MG_POLICY_MOVES * sizeof(float));
     self->lock = PyThread_allocate_lock();
@@ -121,13 +145,41 @@ static int pnet_init(py_policy_net *self, PyObject *args, PyObject *kwds)
         }                                                                          \
     } while (0)
 
+/* One chunk (n <= max_batch positions) cut into slices of `per` positions, one task a slice. */
+typedef struct {
+    py_policy_net *self;
+    const float *planes;
+    float *logits;
+    int n, per;
+} slice_job;
+
+static void slice_task(void *ctx, int task, int thread)
+{
+    const slice_job *j = ctx;
+    int s = task * j->per, k = j->n - s < j->per ? j->n - s : j->per;
+    mg_policy_net_forward(&j->self->net, j->planes + (size_t)s * MG_POLICY_INPUT_SIZE, k,
+                          j->logits + (size_t)s * MG_POLICY_MOVES,
+                          j->self->scratch + (size_t)thread * j->self->scratch_each);
+}
+
+/* logits[n][1968] of planes[n][41 * 64], n <= max_batch, on the object's threads; caller holds the lock. */
+static void forward_chunk(py_policy_net *self, const float *planes, int n, float *logits)
+{
+    if (!self->pool || n < 2) {
+        mg_policy_net_forward(&self->net, planes, n, logits, self->scratch);
+        return;
+    }
+    int parts = n < self->threads ? n : self->threads;
+    slice_job j = {self, planes, logits, n, (n + parts - 1) / parts};
+    mg_pool_run(self->pool, slice_task, &j, (n + j.per - 1) / j.per);
+}
+
 /* logits[n][1968] of planes[n][41 * 64] in chunks of max_batch; caller holds the lock. */
 static void forward_locked(py_policy_net *self, const float *planes, Py_ssize_t n, float *logits)
 {
     for (Py_ssize_t s = 0; s < n; s += self->max_batch) {
         int k = (int)(n - s < self->max_batch ? n - s : self->max_batch);
-        mg_policy_net_forward(&self->net, planes + (size_t)s * MG_POLICY_INPUT_SIZE, k,
-                              logits + (size_t)s * MG_POLICY_MOVES, self->scratch);
+        forward_chunk(self, planes + (size_t)s * MG_POLICY_INPUT_SIZE, k, logits + (size_t)s * MG_POLICY_MOVES);
     }
     self->calls++;
     self->positions += (unsigned long long)n;
@@ -297,7 +349,7 @@ static int ab_policy(void *ctx, const mg_ab_query *q, int n, float *out)
             mg_policy_planes(st->board, q[s + i].prev1, q[s + i].prev2, st->stm, st->fullmove,
                              self->planes + (size_t)i * MG_POLICY_INPUT_SIZE);
         }
-        mg_policy_net_forward(&self->net, self->planes, k, self->logits, self->scratch);
+        forward_chunk(self, self->planes, k, self->logits);
         for (int i = 0; i < k; i++) {
             int32_t acts[MG_CHESS_MAX_MOVES];
             int16_t idx[MG_CHESS_MAX_MOVES];
@@ -382,6 +434,12 @@ static PyObject *get_max_batch(py_policy_net *self, void *Py_UNUSED(c))
     return PyLong_FromLong(self->max_batch);
 }
 
+static PyObject *get_threads(py_policy_net *self, void *Py_UNUSED(c))
+{
+    GETTER_CHECK(self);
+    return PyLong_FromLong(self->threads);
+}
+
 static PyObject *get_calls(py_policy_net *self, void *Py_UNUSED(c))
 {
     return PyLong_FromUnsignedLongLong(self->calls);
@@ -411,6 +469,7 @@ static PyGetSetDef pnet_getset[] = {
     {"file_dtype", (getter)get_file_dtype, NULL, "Weight dtype in the file (F32, F16, BF16).", NULL},
     {"kernel", (getter)get_kernel, NULL, "The matmul kernel in use ('avx2-fma' or 'portable').", NULL},
     {"max_batch", (getter)get_max_batch, NULL, "Positions a forward pass (larger batches run in chunks).", NULL},
+    {"threads", (getter)get_threads, NULL, "Threads a forward pass (a batch is split over them).", NULL},
     {"calls", (getter)get_calls, NULL, "Calls so far (logits, policy, and the guided search's batches).", NULL},
     {"positions", (getter)get_positions, NULL, "Positions evaluated so far.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
@@ -421,7 +480,7 @@ static PyTypeObject py_policy_net_type = {
     .tp_basicsize = sizeof(py_policy_net),
     .tp_dealloc = (destructor)pnet_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "PolicyNet(source, *, max_batch=64, simd=True): the chess policy network of docs/policy.md in C, "
+    .tp_doc = "PolicyNet(source, *, max_batch=64, simd=True, threads=1): the chess policy network of docs/policy.md in C, "
               "from an exported file (a path or its bytes). Calling it is .policy(planes, mask).",
     .tp_methods = pnet_methods,
     .tp_getset = pnet_getset,

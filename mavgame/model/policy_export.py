@@ -118,16 +118,17 @@ def read_policy_file(path: PathLike) -> Tuple[Dict[str, Any], Dict[str, np.ndarr
     return cfg, {k: v.astype(np.float32) for k, v in tensors.items()}
 
 
-def load_native_policy(path: PathLike, *, max_batch: int = 64) -> "_core.PolicyNet":
+def load_native_policy(path: PathLike, *, max_batch: int = 64, threads: int = 1) -> "_core.PolicyNet":
     """The native network of a policy file: an exported file directly (no PyTorch), a ``policy.pt`` converted
-    in memory (float32; needs PyTorch)."""
+    in memory (float32; needs PyTorch). ``threads``: a batch is split over that many threads (the same
+    logits bit for bit)."""
     if not Path(path).exists():
         raise FileNotFoundError(f"no policy model at {path}")
     if not is_torch_file(path):  # the native reader says what is wrong with anything else
-        return _core.PolicyNet(str(path), max_batch=max_batch)
+        return _core.PolicyNet(str(path), max_batch=max_batch, threads=threads)
     try:
         sd, cfg = _torch_source(path)
     except ImportError as e:
         raise ImportError(f"{path} is a PyTorch policy.pt: reading it needs PyTorch ({e}); export it once with "
                           f"`mavgame policy export` for the native engine") from None
-    return _core.PolicyNet(policy_file_bytes(sd, cfg, dtype="float32"), max_batch=max_batch)
+    return _core.PolicyNet(policy_file_bytes(sd, cfg, dtype="float32"), max_batch=max_batch, threads=threads)

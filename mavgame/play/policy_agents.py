@@ -9,13 +9,13 @@ spec                    agent
 ``guided_ab``           "AB with prob": probability-threshold alpha-beta guided by a policy (C):
                         ``policy`` (a policy file, ``shipped``, ``uniform``, or ``mav`` for a MAV model's
                         values), ``threshold`` (0.001), ``depth`` (max depth, 8), ``batch`` (32),
-                        ``movetime`` ms, ``nodes``, ``backend``; ``mav_model``, ``temperature`` for
-                        ``policy=mav``
+                        ``movetime`` ms, ``nodes``, ``backend``, ``threads`` (1: threads a network
+                        batch); ``mav_model``, ``temperature`` for ``policy=mav``
 ``policy``              the policy network alone: picks between its two best moves by their
                         probabilities (``top``, 2); ``policy``, ``seed``, ``backend``
 ``policy_rollouts``     "MCTS" of the report: ``games`` games a legal move (3) played by the
                         policy, the move with the most wins (draws break ties); ``policy``,
-                        ``max_plies`` (200), ``seed``, ``backend``
+                        ``max_plies`` (200), ``seed``, ``backend``, ``threads``
 ======================  =====================================================================
 
 A policy is a callable ``policy(planes, mask) -> (n, 1968)`` over the move index
@@ -50,27 +50,30 @@ SHIPPED_POLICY = Path(__file__).resolve().parents[1] / "data" / "policy_chess.sa
 BACKENDS = ("native", "torch")
 
 
-def load_policy(policy: Any = "uniform", backend: str = "native") -> PolicyFn:
+def load_policy(policy: Any = "uniform", backend: str = "native", threads: int = 1) -> PolicyFn:
     """A policy callable from ``"uniform"``, ``"shipped"`` (the small network trained here and shipped in
     the package, docs/policy.md), a policy file, or a callable (returned as is).
 
     ``backend="native"`` (the default): the network runs in C (``mavgame._core.PolicyNet``, no PyTorch for an
     exported file such as the shipped one; a ``policy.pt`` is converted in memory, which needs PyTorch);
-    ``"torch"``: :class:`mavgame.model.policy.PolicyModel` (needs PyTorch; reads both kinds of file). A file is
-    loaded once per path and backend."""
+    ``"torch"``: :class:`mavgame.model.policy.PolicyModel` (needs PyTorch; reads both kinds of file). ``threads``
+    (native): a batch is split over that many threads (the same probabilities bit for bit; PyTorch uses its own
+    thread setting). A file is loaded once per path, backend and thread count."""
     if callable(policy):
         return policy
     if policy in (None, "uniform"):
         return uniform_policy
     if backend not in BACKENDS:
         raise AgentError(f"policy backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if int(threads) < 1:
+        raise AgentError(f"policy threads must be >= 1, got {threads}")
     path = str(SHIPPED_POLICY) if policy == "shipped" else str(policy)
-    key = (path, backend)
+    key = (path, backend, int(threads) if backend == "native" else 1)
     if key not in _POLICIES:
         if backend == "native":
             from ..model.policy_export import load_native_policy
             try:
-                _POLICIES[key] = load_native_policy(path)
+                _POLICIES[key] = load_native_policy(path, threads=int(threads))
             except ImportError as e:
                 raise AgentError(f"policy {path!r}: {e}") from None
         else:
@@ -147,9 +150,9 @@ class GuidedAlphaBetaAgent(Agent):
 
     def __init__(self, policy: Any = "uniform", *, threshold: float = 0.001, depth: int = 8, batch: int = 32,
                  movetime: Optional[float] = None, nodes: int = 0, mav_model: Optional[str] = None,
-                 temperature: float = 0.05, backend: str = "native", name: Optional[str] = None):
+                 temperature: float = 0.05, backend: str = "native", threads: int = 1, name: Optional[str] = None):
         self.policy = (mav_policy(mav_model, temperature=temperature) if policy == "mav"
-                       else load_policy(policy, backend))
+                       else load_policy(policy, backend, threads))
         self.fens = bool(getattr(self.policy, "wants_fens", False))
         self.threshold, self.depth, self.batch = float(threshold), int(depth), int(batch)
         self.max_seconds, self.nodes = _seconds(movetime), int(nodes)
@@ -221,10 +224,10 @@ class PolicyRolloutAgent(Agent):
     games = CHESS
 
     def __init__(self, policy: Any = "uniform", *, games: int = 3, max_plies: int = 200, seed: Optional[int] = None,
-                 backend: str = "native", name: Optional[str] = None):
+                 backend: str = "native", threads: int = 1, name: Optional[str] = None):
         if int(games) < 1 or int(max_plies) < 1:
             raise ValueError(f"games and max_plies must be >= 1, got {games}, {max_plies}")
-        self.policy = load_policy(policy, backend)
+        self.policy = load_policy(policy, backend, threads)
         self.n, self.max_plies = int(games), int(max_plies)
         self._seed = seed
         self._rng = np.random.default_rng(seed)
