@@ -142,3 +142,49 @@ def test_policy_command(pgn_file, tmp_path, capsys):
     rc = main(["policy", "accuracy", "--model", str(out / "policy.pt"), "--pgn", str(pgn_file)])
     assert rc == 0
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["games"] == 6
+
+
+def test_training_resumes_to_the_same_network(pgn_file, tmp_path):
+    """A run stopped and continued from its state file draws the same batches as an uninterrupted one: the
+    same losses and the same weights, bit for bit (one thread)."""
+    train, _, _ = P.load_pgn_positions([pgn_file], skip_moves=10, val_fraction=0.0)
+    torch.manual_seed(3)
+    whole = P.PolicyNet(TINY)
+    init = {k: v.clone() for k, v in whole.state_dict().items()}
+    want = P.train_policy(whole, train, steps=12, batch=16, lr=3e-3, seed=5)
+    ck = tmp_path / "state.pt"
+    first = P.PolicyNet(TINY)
+    first.load_state_dict(init)
+    part = P.train_policy(first, train, steps=5, batch=16, lr=3e-3, seed=5, checkpoint=ck)
+    assert len(part) == 5 and ck.exists()
+    again = P.PolicyNet(TINY)   # other weights: the state file's replace them
+    got = P.train_policy(again, train, steps=12, batch=16, lr=3e-3, seed=5, checkpoint=ck)
+    assert got == want
+    for k, v in whole.state_dict().items():
+        assert torch.equal(v, again.state_dict()[k]), k
+    ck.write_bytes(b"garbage")
+    with pytest.raises(ValueError, match="state.pt: cannot resume the policy training"):
+        P.train_policy(P.PolicyNet(TINY), train, steps=14, batch=16, checkpoint=ck)
+
+
+def test_policy_command_init_and_resume(pgn_file, tmp_path, capsys):
+    """--init starts from the shipped network (its shape, its held-out accuracy reported beside the new one);
+    --max-seconds stops and the same command continues; --fresh starts over."""
+    from mavgame.cli import main
+    from mavgame.play.policy_agents import SHIPPED_POLICY
+    out = tmp_path / "run"
+    cmd = ["policy", "train", "--pgn", str(pgn_file), "--out", str(out), "--steps", "6", "--batch", "8",
+           "--init", str(SHIPPED_POLICY), "--val-fraction", "0.34", "--no-progress", "--checkpoint-every", "2",
+           "--log-every", "2", "--max-seconds", "1e-9"]
+    assert main(cmd) == 0
+    assert "stopped at step 1 of 6" in capsys.readouterr().out
+    assert (out / "train_state.pt").exists() and not (out / "policy.pt").exists()
+    assert main(cmd[:-2]) == 0
+    text = capsys.readouterr().out
+    assert "(the --init network:" in text
+    m = json.loads((out / "metrics.json").read_text())
+    assert m["config"]["channels"] == 32 and m["init"] == str(SHIPPED_POLICY) and 0 <= m["init_val_accuracy"] <= 1
+    log = [json.loads(x) for x in (out / "train_log.jsonl").read_text().splitlines()]
+    assert [x["step"] for x in log] == [2, 4, 6] and all(x["loss"] > 0 for x in log)
+    assert main(cmd[:-2] + ["--fresh", "--steps", "2"]) == 0
+    assert json.loads((out / "metrics.json").read_text())["steps"] == 2

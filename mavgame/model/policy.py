@@ -229,23 +229,54 @@ def move_matching_accuracy(net: PolicyNet, data: PolicyData, *, batch: int = 512
 
 
 def train_policy(net: PolicyNet, train: PolicyData, *, steps: int, batch: int = 100, lr: float = 1e-3, seed: int = 0,
-                 device="cpu", progress: bool = False, log_every: int = 0) -> List[float]:
+                 device="cpu", progress: bool = False, log_every: int = 0, checkpoint: Optional[Path] = None,
+                 checkpoint_every: int = 500, max_seconds: float = 0.0, log_path: Optional[Path] = None) -> List[float]:
     """Adam (``lr``, 1e-3 in the report) on batches of ``batch`` positions drawn at random (100 in the
-    report) for ``steps`` steps; returns the loss of every step."""
+    report) for ``steps`` steps; returns the loss of every step (those of a resumed run included).
+
+    ``checkpoint``: a file that holds the run's state (network, optimiser, random states, losses), written
+    every ``checkpoint_every`` steps and at the end; if it exists the run continues from it (the same
+    batches as an uninterrupted run, so the same network: a resumed run must use the same data and seed).
+    ``max_seconds`` > 0 stops cleanly after that long (state written). ``log_path``: one JSON line every
+    ``log_every`` steps (step, mean loss of those steps) for the training curve."""
     if len(train) == 0:
         raise ValueError("no training positions (are all games shorter than the skipped moves?)")
     if steps < 1 or batch < 1:
         raise ValueError(f"steps and batch must be >= 1, got {steps}, {batch}")
+    import time
+
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     net.to(device).train()
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     losses: List[float] = []
-    it = range(steps)
+    start = 0
+    if checkpoint is not None and Path(checkpoint).exists():
+        try:
+            st = torch.load(str(checkpoint), map_location=device, weights_only=False)
+            net.load_state_dict(st["net"])
+            opt.load_state_dict(st["opt"])
+        except Exception as e:  # noqa: BLE001 - a damaged or foreign file
+            raise ValueError(f"{checkpoint}: cannot resume the policy training from it: {e}") from None
+        rng.bit_generator.state = st["rng"]
+        torch.set_rng_state(st["torch_rng"])
+        losses, start = list(st["losses"]), int(st["step"])
+
+    def save(step: int) -> None:
+        if checkpoint is None:
+            return
+        tmp = Path(str(checkpoint) + ".tmp")
+        torch.save({"net": net.state_dict(), "opt": opt.state_dict(), "rng": rng.bit_generator.state,
+                    "torch_rng": torch.get_rng_state(), "losses": losses, "step": step}, str(tmp))
+        tmp.replace(checkpoint)
+
+    t0 = time.monotonic()
+    it = range(start, steps)
     bar = None
     if progress:
         from .._progress import tqdm
-        it = bar = tqdm(it, desc="policy training", unit="step")
+        it = bar = tqdm(it, desc="policy training", unit="step", initial=start, total=steps)
+    step = start
     for step in it:
         x, m, y = _batch(train, rng.integers(0, len(train), size=batch), device)
         loss = policy_loss(net(x), m, y)
@@ -253,10 +284,22 @@ def train_policy(net: PolicyNet, train: PolicyData, *, steps: int, batch: int = 
         loss.backward()
         opt.step()
         losses.append(loss.item())
-        if bar is not None and (step % 10 == 0 or step == steps - 1):
+        done = step + 1
+        if bar is not None and (step % 10 == 0 or done == steps):
             bar.set_postfix(loss=f"{np.mean(losses[-50:]):.4f}")
-        if log_every and (step + 1) % log_every == 0 and bar is None:
-            print(f"step {step + 1}: loss {np.mean(losses[-log_every:]):.5f}")
+        if log_every and done % log_every == 0:
+            if log_path is not None:
+                with open(log_path, "a") as f:
+                    f.write(json.dumps({"step": done, "loss": float(np.mean(losses[-log_every:]))}) + "\n")
+            elif bar is None:
+                print(f"step {done}: loss {np.mean(losses[-log_every:]):.5f}")
+        if checkpoint is not None and checkpoint_every and done % checkpoint_every == 0 and done < steps:
+            save(done)
+        if max_seconds and time.monotonic() - t0 >= max_seconds and done < steps:
+            save(done)
+            break
+    else:
+        save(steps)
     net.eval()
     return losses
 
@@ -321,19 +364,39 @@ class PolicyModel:
 
 def train_from_pgn(pgn: Sequence[str], out, *, steps: int = 1000, batch: int = 100, lr: float = 1e-3,
                    skip_moves: int = 10, val_fraction: float = 0.1, max_games: int = 0, config: Optional[PolicyConfig] = None,
-                   seed: int = 0, device="cpu", progress: bool = True) -> Dict:
-    """Read the PGN, train a fresh network, save OUT/policy.pt and OUT/metrics.json; returns the metrics."""
+                   seed: int = 0, device="cpu", progress: bool = True, init: Optional[str] = None,
+                   checkpoint_every: int = 500, max_seconds: float = 0.0, fresh: bool = False,
+                   log_every: int = 100) -> Dict:
+    """Read the PGN, train a network, save OUT/policy.pt and OUT/metrics.json; returns the metrics.
+
+    ``init``: start from that network (a policy.pt or an exported file, such as the shipped one; its shape
+    replaces ``config``) instead of a fresh one. Resumable: the state is kept in OUT/train_state.pt (every
+    ``checkpoint_every`` steps) and the same call continues it (``fresh``: start over); with ``max_seconds``
+    it stops cleanly after that long and returns ``{"stopped_at": step}`` without the final files.
+    OUT/train_log.jsonl: the mean loss every ``log_every`` steps."""
     train, val, info = load_pgn_positions(pgn, skip_moves=skip_moves, val_fraction=val_fraction, max_games=max_games,
                                           seed=seed, progress=progress)
-    net = PolicyNet(config)
-    losses = train_policy(net, train, steps=steps, batch=batch, lr=lr, seed=seed, device=device, progress=progress)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    state, log = out / "train_state.pt", out / "train_log.jsonl"
+    if fresh:
+        for f in (state, log):
+            f.unlink(missing_ok=True)
+    elif not state.exists():
+        log.unlink(missing_ok=True)
+    net = PolicyModel.load(init).net if init else PolicyNet(config)
+    losses = train_policy(net, train, steps=steps, batch=batch, lr=lr, seed=seed, device=device, progress=progress,
+                          checkpoint=state, checkpoint_every=checkpoint_every, max_seconds=max_seconds,
+                          log_every=log_every, log_path=log)
+    if len(losses) < steps:
+        return dict(info, stopped_at=len(losses), steps=steps)
     k = max(1, min(50, len(losses) // 5))
-    metrics = dict(info, steps=steps, batch=batch, lr=lr, config=dataclasses.asdict(net.config),
+    metrics = dict(info, steps=steps, batch=batch, lr=lr, config=dataclasses.asdict(net.config), init=init,
                    first_loss=float(np.mean(losses[:k])), last_loss=float(np.mean(losses[-k:])),
                    train_accuracy=move_matching_accuracy(net, train, device=device),
                    val_accuracy=move_matching_accuracy(net, val, device=device))
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    if init:
+        metrics["init_val_accuracy"] = move_matching_accuracy(PolicyModel.load(init).net, val, device=device)
     PolicyModel(net, device).save(out / "policy.pt")
     with open(out / "metrics.json", "w") as f:
         json.dump({k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in metrics.items()}, f, indent=1)

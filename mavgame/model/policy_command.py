@@ -14,7 +14,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
                         description="Train a policy network on the moves of PGN games (first moves skipped, "
                         "BCE over the legal moves, Adam), save OUT/policy.pt and OUT/metrics.json and print "
-                        "the move-matching accuracy on held-out games.")
+                        "the move-matching accuracy on held-out games. Resumable: the same command run again "
+                        "continues OUT/train_state.pt.")
     tr.add_argument("--pgn", action="append", required=True, metavar="FILE", help="PGN file (repeatable)")
     tr.add_argument("--out", required=True, help="output directory")
     tr.add_argument("--steps", type=int, default=1000, help="optimiser steps (150,000 in the report)")
@@ -29,6 +30,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     tr.add_argument("--seed", type=int, default=0)
     tr.add_argument("--device", default="cpu", help="torch device")
     tr.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    tr.add_argument("--init", default=None, help="start from this network (policy.pt or exported file, e.g. "
+                    "mavgame/data/policy_chess.safetensors; its shape replaces --channels/--blocks/--head)")
+    tr.add_argument("--checkpoint-every", type=int, default=500, help="steps between states in OUT/train_state.pt")
+    tr.add_argument("--max-seconds", type=float, default=0.0, help="stop cleanly after this long (0: no limit); "
+                    "the same command continues")
+    tr.add_argument("--fresh", action="store_true", help="start over instead of resuming OUT/train_state.pt")
+    tr.add_argument("--log-every", type=int, default=100, help="steps a line of OUT/train_log.jsonl (mean loss)")
     tr.add_argument("--no-progress", action="store_true", help="no progress bars")
     ac = sub.add_parser("accuracy", help="move-matching accuracy of a trained policy on PGN games",
                         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -90,11 +98,18 @@ def run(args: argparse.Namespace) -> int:
         cfg = P.PolicyConfig(channels=args.channels, blocks=args.blocks, head=args.head)
         m = P.train_from_pgn(args.pgn, args.out, steps=args.steps, batch=args.batch, lr=args.lr,
                              skip_moves=args.skip_moves, val_fraction=args.val_fraction, max_games=args.max_games,
-                             config=cfg, seed=args.seed, device=args.device, progress=not args.no_progress)
+                             config=cfg, seed=args.seed, device=args.device, progress=not args.no_progress,
+                             init=args.init, checkpoint_every=args.checkpoint_every, max_seconds=args.max_seconds,
+                             fresh=args.fresh, log_every=args.log_every)
+        if "stopped_at" in m:
+            print(f"stopped at step {m['stopped_at']} of {m['steps']} (--max-seconds); run the same command to "
+                  f"continue {args.out}/train_state.pt")
+            return 0
         print(f"games {m['games']} ({m['val_games']} held out), positions {m['train_positions']} train / "
               f"{m['val_positions']} held out")
         print(f"loss {m['first_loss']:.5f} -> {m['last_loss']:.5f}; move-matching accuracy: train "
-              f"{m['train_accuracy']:.3f}, held out {m['val_accuracy']:.3f}")
+              f"{m['train_accuracy']:.3f}, held out {m['val_accuracy']:.3f}"
+              + (f" (the --init network: {m['init_val_accuracy']:.3f})" if m.get("init") else ""))
         print(f"wrote {args.out}/policy.pt and {args.out}/metrics.json")
         return 0
     if args.policy_command == "rl":
