@@ -10,7 +10,7 @@ Agents (the report's names):
   Ours          policy:policy=MODEL              the network alone, one of its two best moves
   AB            alphabeta:depth=4                the baseline alpha-beta (piece values + piece-square tables)
   AB_prob       guided_ab:policy=MODEL,...       "AB with prob": threshold 0.001, max depth 8
-                                                 (--guided-movetime caps a move)
+                                                 (--guided-movetime / --guided-nodes cap a move)
   MCTS_k        policy_rollouts:policy=MODEL,games=k   k games a legal move (--rollout-plies: a rollout
                                                  still running counts as a draw)
   Uniform       policy:policy=uniform,top=218    a uniformly random legal move: what "better than uniform" means
@@ -47,6 +47,8 @@ def main() -> int:
                     help="shipped openings for each MCTS k pairing: one number, or one per --rollouts entry")
     ap.add_argument("--rollout-plies", type=int, default=200, help="a rollout still running counts as a draw")
     ap.add_argument("--guided-movetime", type=float, default=0, help="ms a move for AB with prob (0: no cap)")
+    ap.add_argument("--guided-nodes", type=int, default=0,
+                    help="nodes a move for AB with prob (0: no cap); unlike --guided-movetime the same on any machine")
     ap.add_argument("--guided-batch", type=int, default=32)
     ap.add_argument("--depth", type=int, default=4, help="the baseline's depth")
     ap.add_argument("--max-plies", type=int, default=300, help="a game still running is a draw")
@@ -64,6 +66,8 @@ def main() -> int:
     guided = f"guided_ab:policy={m},threshold=0.001,depth=8,batch={args.guided_batch}"
     if args.guided_movetime:
         guided += f",movetime={args.guided_movetime:g}"
+    if args.guided_nodes:
+        guided += f",nodes={args.guided_nodes}"
     agents = {"Ours": f"policy:policy={m}", "AB": f"alphabeta:depth={args.depth}", "AB_prob": guided,
               "Uniform": "policy:policy=uniform,top=218"}
     ks = [int(k) for k in args.rollouts.split(",") if k.strip()]
