@@ -1,0 +1,34 @@
+"""bench/mav_is_league.py end to end on a tiny league: the Elo table anchored at basic MCTS, the token cost of
+each agent (MAV-IS shapes measured, MAV-MCTS as simulations x a MAV call), the plot, and a bad shape refused.
+The shipped MAV stands in for a MAV-IS model (its traces are unusable, so mav_is falls back to MAV)."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mavgame.model.inference import shipped_model_path
+
+BENCH = Path(__file__).resolve().parents[1] / "bench" / "mav_is_league.py"
+
+
+def test_mav_is_league_runs_and_reports_token_costs(tmp_path):
+    model = str(shipped_model_path("connect_four"))
+    out = tmp_path / "lg"
+    r = subprocess.run([sys.executable, str(BENCH), "--model", model, "--out", str(out), "--shapes", "1x1",
+                        "--mcts", "2", "--openings", "4", "--matchups", "12", "--token-positions", "3",
+                        "--no-perfect", "--no-progress"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    res = json.loads((out / "results.json").read_text())
+    rows = {row["agent"]: row for row in res["rows"]}
+    assert set(rows) == {"mcts-100", "mav", "mav-is-1x1", "mav-mcts-2"}
+    assert rows["mcts-100"]["elo"] == pytest.approx(0.0, abs=1e-6)
+    assert rows["mav"]["tokens"] > 20
+    assert rows["mav-mcts-2"]["tokens"] == pytest.approx(2 * rows["mav"]["tokens"])
+    is_row = rows["mav-is-1x1"]
+    assert is_row["tokens"] > rows["mav"]["tokens"] and 0 <= is_row["shape_ok"] <= 1 and 0 <= is_row["final_legal"] <= 1
+    assert res["games"] == 24 and (out / "elo_tokens.png").stat().st_size > 1000
+    bad = subprocess.run([sys.executable, str(BENCH), "--model", model, "--out", str(out), "--shapes", "2y1"],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode != 0 and "'2y1' is not BREADTHxDEPTH" in bad.stderr
