@@ -170,6 +170,17 @@ def test_rl_run_is_resumable_and_updates_the_network(pgn_file, tmp_path, capsys)
     assert second["resumed"] and second["step"] == 3 and second["games"] == 6
     log = [json.loads(line) for line in (out / "rl_log.jsonl").read_text().splitlines()]
     assert [r["step"] for r in log] == [1, 2, 3]
+    for r in log:   # per colour (the report's figures 6 and 7): games alternate colours, 2 a step here
+        assert r["vs_opponent_white"][1] + r["vs_opponent_black"][1] == 2
+        assert r["vs_opponent_white"][0] + r["vs_opponent_black"][0] == pytest.approx(2 * r["vs_opponent_score"])
+    import subprocess
+    import sys
+    from pathlib import Path
+    tool = Path(__file__).resolve().parents[1] / "tools" / "policy_rl_plot.py"
+    pr = subprocess.run([sys.executable, str(tool), str(out), "--window", "2"], capture_output=True, text=True,
+                        timeout=120)
+    assert pr.returncode == 0, pr.stderr
+    assert len(pr.stdout.splitlines()) == 1 + 3 + 1 and (out / "rl_curves.png").stat().st_size > 1000
     a = P.PolicyModel.load(init / "policy.pt").net.state_dict()
     b = P.PolicyModel.load(out / "policy.pt").net.state_dict()
     assert any(not torch.equal(a[k], b[k]) for k in a)

@@ -430,10 +430,12 @@ def run_rl(pgn: Sequence[str], out, *, init: Optional[str] = None, config: Optio
             loss = rl_update(net, opt, planes, masks, moves, rewards, batch=s.batch, rng=rng, device=device)
             replaced = 0
             scores = []
+            by_color: Dict[str, List[float]] = {"white": [], "black": []}
             for g in games:
                 if g.vs_opponent:
                     sc = g.score(g.learner_colors[0])
                     scores.append(sc)
+                    by_color["white" if g.learner_colors[0] == 0 else "black"].append(sc)
                     counters["opponent_games"] += 1
                     if rule.record(sc):
                         opp.load_state_dict(net.state_dict())
@@ -445,6 +447,8 @@ def run_rl(pgn: Sequence[str], out, *, init: Optional[str] = None, config: Optio
             counters["seconds"] += time.perf_counter() - t0
             rec = {"step": counters["step"], "games": counters["games"], "loss": None if np.isnan(loss) else loss,
                    "positions": int(len(moves)), "vs_opponent_score": float(np.mean(scores)) if scores else None,
+                   "vs_opponent_white": [sum(by_color["white"]), len(by_color["white"])],
+                   "vs_opponent_black": [sum(by_color["black"]), len(by_color["black"])],
                    "block_played": rule.played, "block_points": rule.points, "replaced": replaced,
                    "opponents_replaced": rule.replaced, "aborted": sum(g.aborted for g in games),
                    "mean_plies": float(np.mean([g.state.ply - g.start_ply for g in games])),
