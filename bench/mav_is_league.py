@@ -114,18 +114,20 @@ def plot(rows, path: Path, title: str) -> None:
         x = [r["tokens"] for r in pts]
         y = [r["elo"] for r in pts]
         err = [[r["elo"] - r["low"] for r in pts], [r["high"] - r["elo"] for r in pts]]
-        ax.errorbar(x, y, yerr=err, marker=marker, color=color, capsize=3, linestyle="-" if len(pts) > 1 else "",
+        ax.errorbar(x, y, yerr=err, marker=marker, color=color, capsize=3, linestyle="-" if kind == "mav-mcts" else "",
                     label={"mav-is": "MAV-IS (breadth x depth)", "mav-mcts": "MAV-MCTS (simulations)",
                            "mav": "MAV (searchless)"}[kind])
         for r in pts:
-            ax.annotate(r["agent"].replace("mav-is-", "").replace("mav-mcts-", ""), (r["tokens"], r["elo"]),
-                        textcoords="offset points", xytext=(4, 4), fontsize=8)
+            label = r["agent"].replace("mav-is-", "").replace("mav-mcts-", "")
+            if "final_legal" in r:   # the share of moves that came from a usable trace (the rest: MAV)
+                label += f" ({100 * r['final_legal']:.0f}% traces used)"
+            ax.annotate(label, (r["tokens"], r["elo"]), textcoords="offset points", xytext=(4, 4), fontsize=7)
+    ax.set_xscale("log")
     for r in rows:
         if r["agent"] in ("mcts-100", "perfect"):
             ax.axhline(r["elo"], color="grey", linestyle=":", linewidth=1)
-            ax.annotate(r["agent"], (ax.get_xlim()[0], r["elo"]), textcoords="offset points", xytext=(2, 2),
-                        fontsize=8, color="grey")
-    ax.set_xscale("log")
+            ax.text(0.01, r["elo"], r["agent"], transform=ax.get_yaxis_transform(), fontsize=8, color="grey",
+                    va="bottom")
     ax.set_xlabel("prompt + response tokens a move (MAV-MCTS: simulations x a MAV call)")
     ax.set_ylabel("Elo (basic MCTS, 100 simulations = 0)")
     ax.set_title(title, fontsize=10)
