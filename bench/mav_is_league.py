@@ -105,9 +105,8 @@ def plot(rows, path: Path, title: str) -> None:
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for kind, marker, color in (("mav-is", "o", "C0"), ("mav-mcts", "s", "C1"), ("mav", "D", "C2")):
-        pts = [r for r in rows if r.get("tokens") and (r["agent"].startswith(kind + "-") or r["agent"] == kind)]
-        if kind == "mav":
-            pts = [r for r in rows if r["agent"] == "mav"]
+        pts = [r for r in rows if r.get("tokens")
+               and (r["agent"] == kind if kind == "mav" else r["agent"].startswith(kind + "-"))]
         if not pts:
             continue
         pts.sort(key=lambda r: r["tokens"])

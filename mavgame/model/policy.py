@@ -23,6 +23,7 @@ import dataclasses
 import json
 import math
 import random
+import time
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -243,8 +244,6 @@ def train_policy(net: PolicyNet, train: PolicyData, *, steps: int, batch: int = 
         raise ValueError("no training positions (are all games shorter than the skipped moves?)")
     if steps < 1 or batch < 1:
         raise ValueError(f"steps and batch must be >= 1, got {steps}, {batch}")
-    import time
-
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     net.to(device).train()
@@ -276,7 +275,6 @@ def train_policy(net: PolicyNet, train: PolicyData, *, steps: int, batch: int = 
     if progress:
         from .._progress import tqdm
         it = bar = tqdm(it, desc="policy training", unit="step", initial=start, total=steps)
-    step = start
     for step in it:
         x, m, y = _batch(train, rng.integers(0, len(train), size=batch), device)
         loss = policy_loss(net(x), m, y)
