@@ -34,26 +34,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import mavgame  # noqa: E402
 from mavgame import mav  # noqa: E402
+from mavgame.model import search_data  # noqa: E402
+from mavgame.model.agents import PLAIN  # noqa: E402
 from mavgame.play.league import League  # noqa: E402
 from mavgame.play.openings import random_openings  # noqa: E402
 
-PLAIN = "%state %top_all %best_action"
-
 
 def parse_shapes(text: str):
-    out = []
-    for item in text.split(","):
-        item = item.strip()
-        if not item:
-            continue
-        try:
-            b, d = (int(x) for x in item.lower().split("x"))
-        except ValueError:
-            raise SystemExit(f"--shapes: {item!r} is not BREADTHxDEPTH (e.g. 2x1)") from None
-        if not (1 <= b <= 8 and 1 <= d <= 4):
-            raise SystemExit(f"--shapes: {item!r}: breadth 1..8 and depth 1..4")
-        out.append((b, d))
-    return out
+    """--shapes through the training's own parser (mavgame.model.search_data.parse_shapes); '' for none."""
+    if not text.strip():
+        return []
+    try:
+        return search_data.parse_shapes(text)
+    except ValueError as e:
+        raise SystemExit(f"--shapes: {e}") from None
 
 
 def sample_positions(games, n: int, seed: int):
@@ -68,9 +62,9 @@ def sample_positions(games, n: int, seed: int):
         if not moves:
             continue
         k = int(rng.integers(len(moves)))
-        st = mavgame.State(g.game)
+        st = mavgame.State(g.game, g.start, g.board_size, g.flags)
         for m in moves[:k]:
-            st.push(st.string_to_action(m) if isinstance(m, str) else int(m))
+            st.push(m)
         if not st.is_terminal():
             out.append(st)
     return out

@@ -31,4 +31,4 @@ def test_mav_is_league_runs_and_reports_token_costs(tmp_path):
     assert res["games"] == 24 and (out / "elo_tokens.png").stat().st_size > 1000
     bad = subprocess.run([sys.executable, str(BENCH), "--model", model, "--out", str(out), "--shapes", "2y1"],
                          capture_output=True, text=True, timeout=120)
-    assert bad.returncode != 0 and "'2y1' is not BREADTHxDEPTH" in bad.stderr
+    assert bad.returncode != 0 and "search shape '2y1': expected BREADTHxDEPTH" in bad.stderr
