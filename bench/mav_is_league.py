@@ -3,7 +3,7 @@
 in one league with the searchless MAV, MAV-MCTS at several budgets, the basic MCTS (anchored at 0, as the
 paper's Table 1) and the perfect player (Connect Four).
 
-    python bench/mav_is_league.py --model runs/c4-is-v2-full-1400-ktp/model.safetensors --out runs/mav_is_league
+    python bench/mav_is_league.py --out runs/mav_is_league          # the shipped MAV-IS (mavgame/data)
     python bench/mav_is_league.py --model M --shapes 1x1,2x1,3x1,4x1,2x2 --mcts 50,200 --openings 40 --matchups 120
 
 Agents (names in the tables):
@@ -36,6 +36,7 @@ import mavgame  # noqa: E402
 from mavgame import mav  # noqa: E402
 from mavgame.model import search_data  # noqa: E402
 from mavgame.model.agents import PLAIN  # noqa: E402
+from mavgame.model.inference import shipped_model_path  # noqa: E402
 from mavgame.play.league import League  # noqa: E402
 from mavgame.play.openings import random_openings  # noqa: E402
 
@@ -132,7 +133,8 @@ def plot(rows, path: Path, title: str) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--model", required=True, help="the MAV-IS model (exported .safetensors)")
+    ap.add_argument("--model", default=None,
+                    help="the MAV-IS model (exported .safetensors; default: the shipped Connect Four MAV-IS)")
     ap.add_argument("--mav-model", default=None, help="model of the searchless MAV and MAV-MCTS (default: --model)")
     ap.add_argument("--out", default="mav_is_league", help="folder for the store, results.json and the plot")
     ap.add_argument("--shapes", default="1x1,2x1,3x1,4x1,2x2", help="MAV-IS budgets, BREADTHxDEPTH, comma-separated")
@@ -146,6 +148,8 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args()
+    if args.model is None:
+        args.model = str(shipped_model_path("connect_four", "mav_is"))
     shapes = parse_shapes(args.shapes)
     sims = [int(x) for x in args.mcts.split(",") if x.strip()]
     mav_model = args.mav_model or args.model

@@ -1,6 +1,6 @@
 """bench/mav_is_league.py end to end on a tiny league: the Elo table anchored at basic MCTS, the token cost of
-each agent (MAV-IS shapes measured, MAV-MCTS as simulations x a MAV call), the plot, and a bad shape refused.
-The shipped MAV stands in for a MAV-IS model (its traces are unusable, so mav_is falls back to MAV)."""
+each agent (MAV-IS shapes measured, MAV-MCTS as simulations x a MAV call), the plot, and a bad shape refused,
+with the shipped MAV-IS (the default --model)."""
 import json
 import subprocess
 import sys
@@ -14,9 +14,8 @@ BENCH = Path(__file__).resolve().parents[1] / "bench" / "mav_is_league.py"
 
 
 def test_mav_is_league_runs_and_reports_token_costs(tmp_path):
-    model = str(shipped_model_path("connect_four"))
     out = tmp_path / "lg"
-    r = subprocess.run([sys.executable, str(BENCH), "--model", model, "--out", str(out), "--shapes", "1x1",
+    r = subprocess.run([sys.executable, str(BENCH), "--out", str(out), "--shapes", "1x1",
                         "--mcts", "2", "--openings", "4", "--matchups", "12", "--token-positions", "3",
                         "--no-perfect", "--no-progress"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
@@ -28,7 +27,8 @@ def test_mav_is_league_runs_and_reports_token_costs(tmp_path):
     assert rows["mav-mcts-2"]["tokens"] == pytest.approx(2 * rows["mav"]["tokens"])
     is_row = rows["mav-is-1x1"]
     assert is_row["tokens"] > rows["mav"]["tokens"] and 0 <= is_row["shape_ok"] <= 1 and 0 <= is_row["final_legal"] <= 1
+    assert res["args"]["model"] == str(shipped_model_path("connect_four", "mav_is")) and res["form"] == "full"
     assert res["games"] == 24 and (out / "elo_tokens.png").stat().st_size > 1000
-    bad = subprocess.run([sys.executable, str(BENCH), "--model", model, "--out", str(out), "--shapes", "2y1"],
+    bad = subprocess.run([sys.executable, str(BENCH), "--out", str(out), "--shapes", "2y1"],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode != 0 and "search shape '2y1': expected BREADTHxDEPTH" in bad.stderr

@@ -236,8 +236,9 @@ def test_mav_is_agent_plays_the_traced_move_and_falls_back(c4_sets):
 
 @pytest.mark.slow
 def test_mav_is_agent_falls_back_on_an_unusable_trace(c4_sets):
-    # the shipped MAV (512 tokens of context, never trained on traces) cannot write a usable trace
-    agent = make_agent("mav_is:breadth=2,depth=1")
+    # the shipped MAV (never trained on traces; not the shipped MAV-IS) cannot write a usable trace
+    from mavgame.model.inference import shipped_model_path
+    agent = make_agent(f"mav_is:breadth=2,depth=1,model={shipped_model_path('connect_four')}")
     agent.setup("connect_four", seed=0)
     root = record_tree("connect_four", PositionStore(c4_sets / "trees" / "train").record(0)).root
     mv = agent.act(root)
@@ -329,8 +330,9 @@ def test_mav_is_agent_and_evaluation_use_the_models_form(c4_sets):
     trees = [record_tree("connect_four", r) for r in recs]
     full = _FakeModel({tr.prompt: tr.target for tr in (write_trace(t, 2, 1, "full") for t in trees)})
     full.trace_form = "full"
-    agent = make_agent("mav_is:breadth=2,depth=1")
-    assert isinstance(agent, MAVISAgent) and agent.form == "short"  # the shipped model has no trace_form
+    from mavgame.model.inference import shipped_model_path
+    agent = make_agent(f"mav_is:breadth=2,depth=1,model={shipped_model_path('connect_four')}")
+    assert isinstance(agent, MAVISAgent) and agent.form == "short"  # the shipped MAV has no trace_form
     agent.model = full  # the form of the model
     assert agent.form == "full"
     agent.setup("connect_four", seed=0)

@@ -760,11 +760,20 @@ def game_of_prompt(prompt: str) -> str:
     return _core.mav_header_game(head)
 
 
-def shipped_model_path(game: str = "connect_four") -> Path:
-    """Path of the model shipped with mavgame for `game` (FileNotFoundError if there is none)."""
-    p = Path(__file__).resolve().parent.parent / "data" / f"mav_{game}.safetensors"
+#: kinds of shipped model: the MAV (``mav_GAME.safetensors``) and the internal-search fine-tune of it
+#: (``mav_is_GAME.safetensors``, which also answers MAV prompts)
+SHIPPED_KINDS = ("mav", "mav_is")
+
+
+def shipped_model_path(game: str = "connect_four", kind: str = "mav") -> Path:
+    """Path of the model of `kind` (SHIPPED_KINDS) shipped with mavgame for `game` (FileNotFoundError if
+    there is none)."""
+    if kind not in SHIPPED_KINDS:
+        raise ValueError(f"shipped model kind must be one of {SHIPPED_KINDS}, not {kind!r}")
+    p = Path(__file__).resolve().parent.parent / "data" / f"{kind}_{game}.safetensors"
     if not p.exists():
-        raise FileNotFoundError(f"no MAV model for {game!r} shipped with this mavgame (looked for {p})")
+        label = "MAV" if kind == "mav" else "MAV-IS"
+        raise FileNotFoundError(f"no {label} model for {game!r} shipped with this mavgame (looked for {p})")
     return p
 
 

@@ -9,7 +9,8 @@
   per shape (tree-shape accuracy as in the paper, legality, states, the model's own minimax arithmetic, the
   final move against the minimax choice of the true tree) and the average prompt + response tokens.
 
-Importing this module registers the agent kind ``mav_is`` (``mav_is:breadth=3,depth=1``, ``model=PATH``).
+Importing this module registers the agent kind ``mav_is`` (``mav_is:breadth=3,depth=1``, ``model=PATH``; without
+``model`` the shipped Connect Four MAV-IS).
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import numpy as np
 from ..play.agents import Agent, AgentError, register_agent
 from ..mav.search_trace import TRACE_FORMS, parse_trace, trace_metrics, trace_prompt, write_trace
 from .agents import MAVGreedyAgent, get_model
-from .inference import MAVModel
+from .inference import MAVModel, shipped_model_path
 
 __all__ = ["MAVISAgent", "generate_traces", "evaluate_trace_records", "child_state_errors", "CHILD_STATE_KINDS"]
 
@@ -38,14 +39,15 @@ def generate_traces(model: MAVModel, states: Sequence[Any], breadth: int, depth:
 
 
 class MAVISAgent(Agent):
-    """Plays the move of the model's own minimax trace (see the module docstring). ``form`` (None: the
-    model's ``trace_form``) is the child form the trace is parsed in."""
+    """Plays the move of the model's own minimax trace (see the module docstring). ``model``: a MAVModel or
+    a path; None: the Connect Four MAV-IS shipped in ``mavgame/data`` (``mav_is_connect_four.safetensors``).
+    ``form`` (None: the model's ``trace_form``) is the child form the trace is parsed in."""
 
     def __init__(self, model=None, *, breadth: int = 2, depth: int = 1, backend: str = "auto",
                  seed: Optional[int] = None, name: Optional[str] = None, form: Optional[str] = None):
         if not (1 <= breadth <= 8 and 1 <= depth <= 4):
             raise ValueError(f"mav_is needs breadth 1..8 and depth 1..4, got breadth={breadth} depth={depth}")
-        self.model = get_model(model, backend)
+        self.model = get_model(shipped_model_path("connect_four", "mav_is") if model is None else model, backend)
         if form is not None and form not in TRACE_FORMS:
             raise ValueError(f"mav_is: trace form must be one of {TRACE_FORMS}, not {form!r}")
         self._form = form
