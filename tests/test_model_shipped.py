@@ -46,19 +46,12 @@ def test_fresh_positions_clear_the_bars(model, tmp_path):
 
 def test_greedy_agent_plays_whole_games(model):
     from mavgame.play.agents import RandomAgent
+    from mavgame.play.game_loop import play_game
     from mavgame.model.agents import MAVGreedyAgent
     mav_agent = MAVGreedyAgent(model, seed=0)
     rnd = RandomAgent(seed=1)
-    wins = 0
-    for g in range(2):
-        s = mavgame.State("connect_four")
-        players = (mav_agent, rnd) if g == 0 else (rnd, mav_agent)
-        for p in players:
-            p.setup("connect_four", seed=g)
-        while not s.is_terminal():
-            s.push(players[s.to_move].act(s))
-        res = s.outcome()[0]
-        wins += int(res == (1 if g == 0 else 2))
+    wins = (play_game(mav_agent, rnd, "connect_four", seed=0).result == "1-0") + \
+        (play_game(rnd, mav_agent, "connect_four", seed=1).result == "0-1")
     assert mav_agent.stats["moves"] > 0
     assert mav_agent.stats["random_fallback"] <= mav_agent.stats["moves"] // 10
     assert wins >= 1

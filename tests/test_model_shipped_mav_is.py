@@ -61,18 +61,12 @@ def test_traces_have_the_asked_shape_on_fresh_positions(model, breadth, depth):
 
 def test_default_agent_plays_whole_games_from_its_traces(model):
     from mavgame.play.agents import RandomAgent, make_agent
+    from mavgame.play.game_loop import play_game
     agent = make_agent("mav_is:breadth=2,depth=1")
     assert agent.model.trace_form == "full" and agent.form == "full"
     rnd = RandomAgent(seed=3)
-    wins = 0
-    for g in range(2):
-        s = mavgame.State("connect_four")
-        players = (agent, rnd) if g == 0 else (rnd, agent)
-        for p in players:
-            p.setup("connect_four", seed=g)
-        while not s.is_terminal():
-            s.push(players[s.to_move].act(s))
-        wins += int(s.outcome()[0] == (1 if g == 0 else 2))
+    wins = (play_game(agent, rnd, "connect_four", seed=0).result == "1-0") + \
+        (play_game(rnd, agent, "connect_four", seed=1).result == "0-1")
     st = agent.stats
     assert st["moves"] == st["from_trace"] + st["fallback"] and st["moves"] >= 4
     assert st["from_trace"] >= 0.75 * st["moves"], st
