@@ -8,6 +8,7 @@ from mavgame import _core
 from mavgame.play.agents import make_agent
 from mavgame.mav.search_trace import build_search_tree, parse_trace, write_trace
 from mavgame.model.data import PositionStore, PositionWriter, make_annotator
+from mavgame.model.inference import shipped_model_path
 from mavgame.model.search_data import (MixedStore, MixtureEncoder, TraceEncoder, generate_search_trees,
                                        parse_shapes, record_tree, tree_record)
 
@@ -103,7 +104,6 @@ def torch_or_skip():
 def test_fine_tune_starts_from_the_exported_model_with_a_longer_context(c4_sets, tmp_path, torch_or_skip):
     torch = torch_or_skip
     from mavgame.model.export import load_exported
-    from mavgame.model.inference import shipped_model_path
     from mavgame.model.train import TrainConfig, Trainer
     shipped = str(shipped_model_path())
     cfg = TrainConfig(data=str(c4_sets / "pos"), out=str(tmp_path / "run"), steps=2, batch_size=4, lr=1e-4,
@@ -237,7 +237,6 @@ def test_mav_is_agent_plays_the_traced_move_and_falls_back(c4_sets):
 @pytest.mark.slow
 def test_mav_is_agent_falls_back_on_an_unusable_trace(c4_sets):
     # the shipped MAV (never trained on traces; not the shipped MAV-IS) cannot write a usable trace
-    from mavgame.model.inference import shipped_model_path
     agent = make_agent(f"mav_is:breadth=2,depth=1,model={shipped_model_path('connect_four')}")
     agent.setup("connect_four", seed=0)
     root = record_tree("connect_four", PositionStore(c4_sets / "trees" / "train").record(0)).root
@@ -330,7 +329,6 @@ def test_mav_is_agent_and_evaluation_use_the_models_form(c4_sets):
     trees = [record_tree("connect_four", r) for r in recs]
     full = _FakeModel({tr.prompt: tr.target for tr in (write_trace(t, 2, 1, "full") for t in trees)})
     full.trace_form = "full"
-    from mavgame.model.inference import shipped_model_path
     agent = make_agent(f"mav_is:breadth=2,depth=1,model={shipped_model_path('connect_four')}")
     assert isinstance(agent, MAVISAgent) and agent.form == "short"  # the shipped MAV has no trace_form
     agent.model = full  # the form of the model
