@@ -46,7 +46,7 @@ def raw_child_states(texts, roots) -> dict:
             st = root.copy()
             try:
                 for m in ln[len("Evaluation for node: <root "):].rstrip(">").split():
-                    st.push_str(m)
+                    st.push(m)
             except Exception:  # an illegal move in the node's name: no true state
                 continue
             got, want, r = lines[k][8:-1], mav.state_text(st), mav.state_text(root)
