@@ -1,4 +1,5 @@
-"""tools/c4_play_positions.py: positions of stored games, solver-annotated, with the generated data's split."""
+"""tools/c4_play_positions.py (positions of stored games, solver-annotated, with the generated data's split) and
+tools/c4_blunders.py (an agent's mistakes in stored games, by the solver)."""
 import importlib.util
 import json
 from pathlib import Path
@@ -12,8 +13,8 @@ from mavgame.play.league import match
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _tool():
-    spec = importlib.util.spec_from_file_location("c4_play_positions", REPO / "tools" / "c4_play_positions.py")
+def _tool(name="c4_play_positions"):
+    spec = importlib.util.spec_from_file_location(name, REPO / "tools" / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -62,3 +63,28 @@ def test_positions_of_stored_games_are_annotated_and_split(tmp_path, capsys):
 def test_bad_store_is_named(tmp_path):
     with pytest.raises(SystemExit):
         _tool().main([str(tmp_path / "nope.sqlite"), "--out", str(tmp_path / "d")])
+
+
+def test_blunders_match_the_solver(tmp_path, capsys):
+    store = tmp_path / "games.sqlite"
+    match("uct:sims=20", "random", "connect_four", 2, path=str(store), progress=False, seed=7)
+    tool = _tool("c4_blunders")
+    res = tool.mistakes(str(store), "random")
+    # recount by hand: a move is a mistake when another legal move has a better win / draw / loss value
+    import sqlite3
+    moves = mistakes = 0
+    for first, second, opening, played in sqlite3.connect(store).execute(
+            "select first, second, opening_moves, moves from games"):
+        st = ConnectFour()
+        for m in json.loads(opening) + json.loads(played):
+            if (first if st.ply % 2 == 0 else second) == "random" and st.ply >= len(json.loads(opening)):
+                sc = st.solve(weak=True).move_scores
+                moves += 1
+                mistakes += sc[m] < max(sc.values())
+            st.push(m)
+    assert (res["moves"], res["mistakes"]) == (moves, mistakes) and moves > 0
+    assert sum(c for c, _ in res["by_phase"].values()) == moves
+    assert sum(k for _, k in res["by_phase"].values()) == mistakes
+    assert res.get("missed immediate win", 0) + res.get("immediate loss allowed", 0) + res.get("deeper", 0) == mistakes
+    with pytest.raises(SystemExit):
+        tool.main([str(store), "nobody"])
