@@ -1,0 +1,59 @@
+#!/bin/bash
+# One round of training a Connect Four MAV on positions from its own play (docs/model.md, "Positions from real
+# play"; the sixth run of the shipped model):
+#
+#   tools/c4_real_play.sh MODEL32 OUT [EXPORT]
+#
+# MODEL32: the float32 model to start from (tools/export_checkpoint.py RUN MODEL32); OUT: the round's folder.
+# 1. games of the searchless MAV of MODEL32 against basic MCTS at 100 simulations (2,000 games, 1,000 random
+#    4-ply openings, seed 21) and 400 (1,000 games, seed 22): OUT/games/*.sqlite;
+# 2. every distinct position of them, solver-annotated (2M nodes a position, over it left out): OUT/play-data;
+# 3. the empty-board data (DATA, default runs/c4exp-data) plus those positions listed twice: OUT/mix-data
+#    (manifests and links to the shards);
+# 4. 4,000 steps of 32 on it from MODEL32: OUT/train, exported to EXPORT (default OUT/train/model.safetensors).
+# Every step resumes when run again: the match stores continue, finished data sets are kept, training
+# continues from its checkpoint.
+set -euo pipefail
+M=$1
+OUT=$2
+EXPORT=${3:-$OUT/train/model.safetensors}
+DATA=${DATA:-runs/c4exp-data}
+[ -f "$M" ] || { echo "c4_real_play.sh: no model file $M" >&2; exit 2; }
+mkdir -p "$OUT/games"
+[ "${M%.safetensors}" != "$M" ] || { echo "c4_real_play.sh: $M is not a .safetensors file" >&2; exit 2; }
+OMP_NUM_THREADS=1 python -m mavgame match "mav=mav:model=$M" mcts-100=uct:sims=100 --game connect_four \
+  --openings random:4:1000 --seed 21 --workers 2 --no-progress --out "$OUT/games/mav-mcts100.sqlite" | tail -n 3
+OMP_NUM_THREADS=1 python -m mavgame match "mav=mav:model=$M" mcts-400=uct:sims=400 --game connect_four \
+  --openings random:4:500 --seed 22 --workers 2 --no-progress --out "$OUT/games/mav-mcts400.sqlite" | tail -n 3
+if [ ! -f "$OUT/play-data/train/manifest.json" ]; then
+  rm -rf "$OUT/play-data"
+  python tools/c4_play_positions.py "$OUT/games/mav-mcts100.sqlite" "$OUT/games/mav-mcts400.sqlite" \
+    --out "$OUT/play-data" --max-nodes 2000000 --workers 2 --val-fraction 0.01
+fi
+python - "$DATA" "$OUT/play-data" "$OUT/mix-data" <<'PY'
+import json, os, sys
+from pathlib import Path
+data, play, out = sys.argv[1:]
+for split, play_times in (("train", 2), ("val", 1)):
+    d = Path(out) / split
+    d.mkdir(parents=True, exist_ok=True)
+    shards, n = [], 0
+    for src, times in ((data, 1), (play, play_times)):
+        man = json.load(open(f"{src}/{split}/manifest.json"))
+        for _ in range(times):
+            for sh in man["shards"]:
+                link = d / f"shard-{len(shards):05d}.jsonl"
+                if link.is_symlink() or link.exists():
+                    link.unlink()
+                link.symlink_to(os.path.realpath(f"{src}/{split}/{sh['file']}"))
+                shards.append({"file": link.name, "records": sh["records"]})
+                n += sh["records"]
+    json.dump({"format": "mavgame-positions-1", "game": "connect_four", "split": split, "shards": shards,
+               "records": n, "info": {"note": f"{data} + {play} x{play_times}"}},
+              open(d / "manifest.json", "w"), indent=1)
+PY
+python -m mavgame train --data "$OUT/mix-data" --out "$OUT/train" --preset small --line-pos 64 --steps 4000 \
+  --batch-size 32 --lr 5e-4 --warmup 100 --seed 4 --threads 2 --workers 0 --p-after 0 --eval-every 2000 \
+  --gen-eval-positions 128 --checkpoint-every 250 --init-from "$M" \
+  --finished-repeat 2 --outcome-weight 8 --example-option k_terminal_prev=1 --mirror 0.5 \
+  --final-eval-positions 2000 --ood-games 200 --no-progress --export "$EXPORT" --export-dtype float16
