@@ -22,6 +22,10 @@ CHILD = textwrap.dedent(r"""
     from mavgame import Chess, ConnectFour, Hex, MCTS, _core
     from mavgame.search.mcts import playout_uct
 
+    # a process started in the background by a shell without job control inherits SIGINT ignored, and Python
+    # then installs no KeyboardInterrupt handler: install it, so that the test does not depend on its parent
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
     def interrupted(fn):
         t = threading.Timer(0.3, signal.pthread_kill, (threading.main_thread().ident, signal.SIGINT))
         t0 = time.perf_counter()
