@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sqlite3
 import sys
 from collections import Counter
 from pathlib import Path
 
 from mavgame.games.connect_four import ConnectFour
+from mavgame.play.store import ResultStore, StoreError
 
 PHASES = ((14, "opening"), (28, "middle"), (99, "end"))
 
@@ -36,19 +36,24 @@ def mistakes(store: str, agent: str) -> dict:
     """{"moves", "mistakes", by kind, by value change, by phase: [moves, mistakes]} of ``agent``'s moves."""
     out: Counter = Counter()
     phases = {name: [0, 0] for _, name in PHASES}
-    con = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
     try:
-        rows = list(con.execute("select first, second, opening_moves, moves from games "
-                                "where game = 'connect_four' order by key"))
+        rs = ResultStore(store, create=False)
+    except StoreError as e:
+        raise SystemExit(f"c4_blunders.py: {e}") from None
+    try:
+        games, refused = rs.games("connect_four")
     finally:
-        con.close()
-    for first, second, opening, moves in rows:
+        rs.close()
+    if refused:
+        raise SystemExit(refused[0])
+    for g in sorted(games, key=lambda r: r.key):
+        first, second = g.first, g.second
         if agent not in (first, second):
             continue
         st = ConnectFour()
-        for m in json.loads(opening):
+        for m in g.opening_moves:
             st.push(m)
-        for m in json.loads(moves):
+        for m in g.moves:
             if (first if st.ply % 2 == 0 else second) == agent:
                 scores = st.solve(weak=True).move_scores
                 best, got = max(scores.values()), scores[m]

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
-import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -23,32 +22,44 @@ from pathlib import Path
 from mavgame.annotators.connect_four import connect_four_annotator
 from mavgame.games.connect_four import ConnectFour
 from mavgame.model.store import PositionWriter
+from mavgame.play.store import ResultStore, StoreError
+
+
+def stored_games(path: str):
+    """The Connect Four games of a results store, checked by :class:`mavgame.play.store.ResultStore`, in key
+    order; SystemExit naming the file when it is not a store or holds refused rows."""
+    try:
+        st = ResultStore(path, create=False)
+    except StoreError as e:
+        raise SystemExit(f"c4_play_positions.py: {e}") from None
+    try:
+        recs, refused = st.games("connect_four")
+    finally:
+        st.close()
+    if refused:
+        raise SystemExit(refused[0])
+    return sorted(recs, key=lambda r: r.key)
 
 
 def positions(stores):
     """(record without annotation, ConnectFour) for each distinct position of the stores' games."""
     seen = set()
     for path in stores:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            rows = con.execute("select opening_moves, moves from games where game = 'connect_four' order by key")
-            for opening, moves in rows:
-                st, prev = ConnectFour(), None
-                for m in json.loads(opening):
-                    prev = (st.text(), m)
-                    st.push(m)
-                for m in json.loads(moves) + [None]:
-                    text = st.text()
-                    if text not in seen:
-                        seen.add(text)
-                        yield {"state": text, "prev_state": prev[0] if prev else None,
-                               "prev_action": prev[1] if prev else None, "ply": st.ply}, st.copy()
-                    if m is None or st.is_terminal():
-                        break
-                    prev = (text, m)
-                    st.push(m)
-        finally:
-            con.close()
+        for g in stored_games(path):
+            st, prev = ConnectFour(), None
+            for m in g.opening_moves:
+                prev = (st.text(), m)
+                st.push(m)
+            for m in g.moves + [None]:
+                text = st.text()
+                if text not in seen:
+                    seen.add(text)
+                    yield {"state": text, "prev_state": prev[0] if prev else None,
+                           "prev_action": prev[1] if prev else None, "ply": st.ply}, st.copy()
+                if m is None or st.is_terminal():
+                    break
+                prev = (text, m)
+                st.push(m)
 
 
 _ANNOTATE = None
@@ -72,7 +83,8 @@ def main(argv=None) -> int:
                     help="share of positions held out, by the state's hash (the generated data's: 0.01)")
     ap.add_argument("--min-ply", type=int, default=0, help="leave out positions with fewer stones")
     ap.add_argument("--max-nodes", type=int, default=0,
-                    help="solver nodes per position (0: no limit); a position over it is left out")
+                    help="solver nodes per position (0: no limit); a position over it is left out (which ones "
+                         "depends on what the solver's table holds, so on the order a process meets them)")
     ap.add_argument("--workers", type=int, default=2, help="solver processes (default: 2; 1: in this process)")
     args = ap.parse_args(argv)
     for s in args.stores:

@@ -33,13 +33,14 @@ fi
 python - "$DATA" "$OUT/play-data" "$OUT/mix-data" <<'PY'
 import json, os, sys
 from pathlib import Path
+from mavgame.model.records import DATA_FORMAT, MANIFEST
 data, play, out = sys.argv[1:]
 for split, play_times in (("train", 2), ("val", 1)):
     d = Path(out) / split
     d.mkdir(parents=True, exist_ok=True)
     shards, n = [], 0
     for src, times in ((data, 1), (play, play_times)):
-        man = json.load(open(f"{src}/{split}/manifest.json"))
+        man = json.load(open(f"{src}/{split}/{MANIFEST}"))
         for _ in range(times):
             for sh in man["shards"]:
                 link = d / f"shard-{len(shards):05d}.jsonl"
@@ -48,9 +49,9 @@ for split, play_times in (("train", 2), ("val", 1)):
                 link.symlink_to(os.path.realpath(f"{src}/{split}/{sh['file']}"))
                 shards.append({"file": link.name, "records": sh["records"]})
                 n += sh["records"]
-    json.dump({"format": "mavgame-positions-1", "game": "connect_four", "split": split, "shards": shards,
+    json.dump({"format": DATA_FORMAT, "game": "connect_four", "split": split, "shards": shards,
                "records": n, "info": {"note": f"{data} + {play} x{play_times}"}},
-              open(d / "manifest.json", "w"), indent=1)
+              open(d / MANIFEST, "w"), indent=1)
 PY
 python -m mavgame train --data "$OUT/mix-data" --out "$OUT/train" --preset small --line-pos 64 --steps 4000 \
   --batch-size 32 --lr 5e-4 --warmup 100 --seed 4 --threads 2 --workers 0 --p-after 0 --eval-every 2000 \
