@@ -1,0 +1,89 @@
+"""Grow an exported MAV model deeper and/or wider without changing what it computes, to fine-tune it further.
+
+    python tools/grow_model.py runs/c4-play1/model32.safetensors runs/grown8.safetensors --layers 8
+    python tools/grow_model.py IN OUT --d-ff 768
+
+Depth (`--layers N`, N >= the model's layers): new block k is a copy of old block floor(k * L / N); the first
+copy of each old block keeps all its weights, every further copy has its attention output (`attn.wo`) and MLP
+output (`mlp.down`) set to zero, so that it adds nothing to the residual stream: the grown model gives the same
+logits as the old one, and training then has the extra blocks to use (their gradients are not zero, since the
+copied inputs are live). Width (`--d-ff F`): the MLP's new hidden units get small random gate/up rows and zero
+`mlp.down` columns, again adding nothing at first. The output is a float32 model file of the same vocabulary
+and metadata, ready for `mavgame train --init-from OUT`.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Dict, Tuple
+
+import numpy as np
+
+
+def grow(weights: Dict[str, np.ndarray], cfg, layers: int = 0, d_ff: int = 0,
+         seed: int = 0) -> Tuple[Dict[str, np.ndarray], object]:
+    """(weights, config) of the grown model; ``layers`` / ``d_ff`` 0 keep the model's own."""
+    from mavgame.model.config import MAVConfig
+    L, F = cfg.n_layers, cfg.d_ff
+    N = layers or L
+    G = d_ff or F
+    if N < L:
+        raise ValueError(f"--layers {N}: the model has {L} layers; growing cannot remove any")
+    if G < F:
+        raise ValueError(f"--d-ff {G}: the model's MLP has {F} hidden units; growing cannot remove any")
+    rng = np.random.default_rng(seed)
+    out = {k: v.copy() for k, v in weights.items() if not k.startswith("blocks.")}
+    seen = set()
+    for k in range(N):
+        i = k * L // N
+        first = i not in seen
+        seen.add(i)
+        for name, a in weights.items():
+            pre = f"blocks.{i}."
+            if not name.startswith(pre):
+                continue
+            field = name[len(pre):]
+            a = a.copy()
+            if not first and field in ("attn.wo.weight", "mlp.down.weight"):
+                a[...] = 0.0
+            if G > F:
+                if field in ("mlp.gate.weight", "mlp.up.weight"):
+                    std = float(a.std()) or 0.02
+                    a = np.concatenate([a, rng.normal(0.0, std, (G - F, a.shape[1])).astype(np.float32)], 0)
+                elif field == "mlp.down.weight":
+                    a = np.concatenate([a, np.zeros((a.shape[0], G - F), np.float32)], 1)
+            out[f"blocks.{k}.{field}"] = np.ascontiguousarray(a, dtype=np.float32)
+    return out, MAVConfig.from_dict({**cfg.to_dict(), "n_layers": N, "d_ff": G})
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("model", help="an exported MAV model (.safetensors)")
+    ap.add_argument("out", help="the grown model to write (.safetensors, float32)")
+    ap.add_argument("--layers", type=int, default=0, help="blocks of the grown model (default: the model's)")
+    ap.add_argument("--d-ff", type=int, default=0, help="MLP hidden units of the grown model (default: the model's)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the new MLP units' random rows")
+    args = ap.parse_args(argv)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from mavgame.model.export import export_model, load_exported
+    if not args.layers and not args.d_ff:
+        raise SystemExit("grow_model: nothing to grow (give --layers and/or --d-ff)")
+    try:
+        weights, cfg, vocab, info = load_exported(args.model)
+        new, ncfg = grow(weights, cfg, args.layers, args.d_ff, args.seed)
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"grow_model: {e}") from None
+    info = dict(info, grown_from=str(args.model), grown_layers=f"{cfg.n_layers}->{ncfg.n_layers}",
+                grown_d_ff=f"{cfg.d_ff}->{ncfg.d_ff}")
+    export_model(args.out, new, ncfg, vocab, info=info, dtype="float32")
+    n0 = sum(a.size for a in weights.values())
+    n1 = sum(a.size for a in new.values())
+    print(json.dumps({"out": args.out, "layers": [cfg.n_layers, ncfg.n_layers], "d_ff": [cfg.d_ff, ncfg.d_ff],
+                      "params": [int(n0), int(n1)]}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
