@@ -136,6 +136,8 @@ def main() -> int:
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--show", type=int, default=0, help="print this many traces of each shape beside the truth")
+    ap.add_argument("--show-failed", type=int, default=0,
+                    help="also print this many traces of each shape that the parser reports issues in")
     ap.add_argument("--json", default="", help="write the report here")
     ap.add_argument("--form", choices=["short", "full"], default=None,
                     help="child form of the traces (default: the model's trace_form, short for an old model)")
@@ -187,10 +189,20 @@ def main() -> int:
               + " |")
     for s in keys:
         b, d = (int(x) for x in s.split("x"))
-        for i in range(min(args.show, len(texts[s]))):
-            tree = record_tree(store.game, recs[i])
+        trees = [r for r in recs if r.get("tree_breadth", 0) >= b and r.get("tree_depth", 0) >= d]
+        shown = failed = 0
+        for i in range(len(texts[s])):
+            if shown >= args.show and failed >= args.show_failed:
+                break
+            tree = record_tree(store.game, trees[i])
             truth = write_trace(tree, b, d, form)
             res = parse_trace(texts[s][i], tree.root, choice=truth.choice, form=form)
+            if shown < args.show:
+                shown += 1
+            elif res.errors and failed < args.show_failed:
+                failed += 1
+            else:
+                continue
             print(f"\n=== {s} tree {i}: model (left) | truth (right); issues: {res.errors[:3]}")
             got, want = texts[s][i].splitlines(), truth.text.splitlines()
             for j in range(max(len(got), len(want))):

@@ -1,0 +1,90 @@
+"""Merge position sets (or search-tree sets) into one set by manifest, without copying their shards.
+
+    python tools/merge_position_sets.py runs/c4trees-all runs/c4trees-d2 runs/c4trees-d2b runs/c4trees-d2c
+    python tools/merge_position_sets.py runs/mix runs/c4exp-data runs/c4play-data:2 --val-from runs/c4play-data
+
+Each SRC is a folder with train/ and val/ splits (`mavgame train --generate-only` output, tools/
+c4_play_positions.py output); `SRC:K` lists its training shards K times (a weight in the stream). OUT/train
+and OUT/val get a manifest and symlinks to the sources' shards; every source's val split is merged unless
+--val-from names the ones to take it from. The sources must be sets of one game and one data format.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import List, Optional, Tuple
+
+
+def parse_source(text: str) -> Tuple[str, int]:
+    path, sep, times = text.rpartition(":")
+    if sep and times.isdigit() and path:
+        if int(times) < 1:
+            raise ValueError(f"{text}: the repeat count must be at least 1")
+        return path, int(times)
+    return text, 1
+
+
+def merge(out: str, sources: List[Tuple[str, int]], val_from: Optional[List[str]] = None) -> dict:
+    """Write OUT/{train,val}/manifest.json with links to the sources' shards; returns the record counts."""
+    from mavgame.model.records import DATA_FORMAT, MANIFEST
+    counts = {}
+    game = None
+    for split in ("train", "val"):
+        d = Path(out) / split
+        d.mkdir(parents=True, exist_ok=True)
+        for old in d.glob("shard-*.jsonl"):
+            if old.is_symlink():
+                old.unlink()
+        shards, n, notes = [], 0, []
+        for src, times in sources:
+            if split == "val":
+                if val_from is not None and src not in val_from:
+                    continue
+                times = 1
+            mpath = Path(src) / split / MANIFEST
+            if not mpath.is_file():
+                if split == "val":
+                    continue
+                raise ValueError(f"{src}: no {split}/{MANIFEST} (not a position set)")
+            man = json.loads(mpath.read_text())
+            if man.get("format") != DATA_FORMAT:
+                raise ValueError(f"{src}: data format {man.get('format')!r}, not {DATA_FORMAT!r}")
+            if game is None:
+                game = man.get("game")
+            elif man.get("game") != game:
+                raise ValueError(f"{src}: game {man.get('game')!r} differs from {game!r}")
+            for _ in range(times):
+                for sh in man["shards"]:
+                    link = d / f"shard-{len(shards):05d}.jsonl"
+                    link.symlink_to(os.path.realpath(Path(src) / split / sh["file"]))
+                    shards.append({"file": link.name, "records": sh["records"]})
+                    n += sh["records"]
+            notes.append(f"{src}" + (f" x{times}" if times > 1 else ""))
+        json.dump({"format": DATA_FORMAT, "game": game, "split": split, "shards": shards, "records": n,
+                   "info": {"note": " + ".join(notes)}}, open(d / MANIFEST, "w"), indent=1)
+        counts[split] = n
+    return counts
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("out", help="the merged set's folder")
+    ap.add_argument("sources", nargs="+", help="position sets, SRC or SRC:K (training shards K times)")
+    ap.add_argument("--val-from", action="append", default=None, metavar="SRC",
+                    help="take the val split only from these sources (repeatable; default: all)")
+    args = ap.parse_args(argv)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    try:
+        sources = [parse_source(s) for s in args.sources]
+        counts = merge(args.out, sources, args.val_from)
+    except (OSError, ValueError, json.JSONDecodeError) as e:
+        raise SystemExit(f"merge_position_sets: {e}") from None
+    print(json.dumps({"out": args.out, **counts}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
