@@ -17,7 +17,9 @@ from collections import Counter
 from pathlib import Path
 
 from mavgame.games.connect_four import ConnectFour
-from mavgame.play.store import ResultStore, StoreError
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from c4_play_positions import stored_games  # noqa: E402  (the same checked reading of a results store)
 
 PHASES = ((14, "opening"), (28, "middle"), (99, "end"))
 
@@ -36,17 +38,7 @@ def mistakes(store: str, agent: str) -> dict:
     """{"moves", "mistakes", by kind, by value change, by phase: [moves, mistakes]} of ``agent``'s moves."""
     out: Counter = Counter()
     phases = {name: [0, 0] for _, name in PHASES}
-    try:
-        rs = ResultStore(store, create=False)
-    except StoreError as e:
-        raise SystemExit(f"c4_blunders.py: {e}") from None
-    try:
-        games, refused = rs.games("connect_four")
-    finally:
-        rs.close()
-    if refused:
-        raise SystemExit(refused[0])
-    for g in sorted(games, key=lambda r: r.key):
+    for g in stored_games(store, "c4_blunders.py"):
         first, second = g.first, g.second
         if agent not in (first, second):
             continue

@@ -25,13 +25,13 @@ from mavgame.model.store import PositionWriter
 from mavgame.play.store import ResultStore, StoreError
 
 
-def stored_games(path: str):
+def stored_games(path: str, tool: str = "c4_play_positions.py"):
     """The Connect Four games of a results store, checked by :class:`mavgame.play.store.ResultStore`, in key
-    order; SystemExit naming the file when it is not a store or holds refused rows."""
+    order; SystemExit naming ``tool`` and the file when it is not a store or holds refused rows."""
     try:
         st = ResultStore(path, create=False)
     except StoreError as e:
-        raise SystemExit(f"c4_play_positions.py: {e}") from None
+        raise SystemExit(f"{tool}: {e}") from None
     try:
         recs, refused = st.games("connect_four")
     finally:

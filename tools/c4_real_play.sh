@@ -30,29 +30,7 @@ if [ ! -f "$OUT/play-data/train/manifest.json" ]; then
   python tools/c4_play_positions.py "$OUT/games/mav-mcts100.sqlite" "$OUT/games/mav-mcts400.sqlite" \
     --out "$OUT/play-data" --max-nodes 2000000 --workers 2 --val-fraction 0.01
 fi
-python - "$DATA" "$OUT/play-data" "$OUT/mix-data" <<'PY'
-import json, os, sys
-from pathlib import Path
-from mavgame.model.records import DATA_FORMAT, MANIFEST
-data, play, out = sys.argv[1:]
-for split, play_times in (("train", 2), ("val", 1)):
-    d = Path(out) / split
-    d.mkdir(parents=True, exist_ok=True)
-    shards, n = [], 0
-    for src, times in ((data, 1), (play, play_times)):
-        man = json.load(open(f"{src}/{split}/{MANIFEST}"))
-        for _ in range(times):
-            for sh in man["shards"]:
-                link = d / f"shard-{len(shards):05d}.jsonl"
-                if link.is_symlink() or link.exists():
-                    link.unlink()
-                link.symlink_to(os.path.realpath(f"{src}/{split}/{sh['file']}"))
-                shards.append({"file": link.name, "records": sh["records"]})
-                n += sh["records"]
-    json.dump({"format": DATA_FORMAT, "game": "connect_four", "split": split, "shards": shards,
-               "records": n, "info": {"note": f"{data} + {play} x{play_times}"}},
-              open(d / MANIFEST, "w"), indent=1)
-PY
+python tools/merge_position_sets.py "$OUT/mix-data" "$DATA" "$OUT/play-data:2"
 python -m mavgame train --data "$OUT/mix-data" --out "$OUT/train" --preset small --line-pos 64 --steps 4000 \
   --batch-size 32 --lr 5e-4 --warmup 100 --seed 4 --threads 2 --workers 0 --p-after 0 --eval-every 2000 \
   --gen-eval-positions 128 --checkpoint-every 250 --init-from "$M" \
