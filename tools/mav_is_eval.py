@@ -176,11 +176,12 @@ def main() -> int:
             rep[k]["full_child_blocks"] = full_child_blocks(texts[k], store.game)
         for k in ("blocks", "prev_state_valid", "prev_state_is_root", "state_is_own_step"):
             print(f"| child blocks: {k} | " + " | ".join(str(rep[s]["full_child_blocks"][k]) for s in keys) + " |")
+    shape_trees = {}  # the trees each shape's traces were asked for (those deep and broad enough), in order
     for k in keys:
         b, d = (int(x) for x in k.split("x"))
-        trees = [record_tree(store.game, r) for r in recs
-                 if r.get("tree_breadth", 0) >= b and r.get("tree_depth", 0) >= d]
-        rep[k]["finished_claims"] = finished_claims(texts[k], trees, b, d, form)
+        shape_trees[k] = [record_tree(store.game, r) for r in recs
+                          if r.get("tree_breadth", 0) >= b and r.get("tree_depth", 0) >= d]
+        rep[k]["finished_claims"] = finished_claims(texts[k], shape_trees[k], b, d, form)
     for k in ("children", "finished", "claimed_finished", "claimed_not_finished_board_right",
               "claimed_not_finished_board_wrong", "finished_not_claimed"):
         print(f"| children finished: {k} | " + " | ".join(str(rep[s]["finished_claims"][k]) for s in keys) + " |")
@@ -189,12 +190,11 @@ def main() -> int:
               + " |")
     for s in keys:
         b, d = (int(x) for x in s.split("x"))
-        trees = [r for r in recs if r.get("tree_breadth", 0) >= b and r.get("tree_depth", 0) >= d]
         shown = failed = 0
         for i in range(len(texts[s])):
             if shown >= args.show and failed >= args.show_failed:
                 break
-            tree = record_tree(store.game, trees[i])
+            tree = shape_trees[s][i]
             truth = write_trace(tree, b, d, form)
             res = parse_trace(texts[s][i], tree.root, choice=truth.choice, form=form)
             if shown < args.show:
