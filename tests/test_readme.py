@@ -1,17 +1,14 @@
 """The README's Python examples run as written and say what they print (issue 21: the model example showed a
-position the shipped model gets wrong, without comment).  Slow (about 45 s: the solver and the searches of
-the examples); notebooks/model.ipynb checks the same claims in the default run."""
+position the shipped model gets wrong, without comment).  About a second since the solver has its book;
+notebooks/model.ipynb checks the same claims."""
 import contextlib
 import io
 import re
 from pathlib import Path
 
-import pytest
-
 from fake_uci import REPO
 
 
-@pytest.mark.slow
 def test_readme_python_examples_run_and_hold():
     text = (Path(REPO) / "README.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", text, re.S)
@@ -27,4 +24,7 @@ def test_readme_python_examples_run_and_hold():
     assert ns["c4"].action_to_str(int(ns["agent"].act(ns["c4"]))) in ("3", "7")
     # and the claim about the searchless agent in the text below the example
     from mavgame.model.agents import MAVGreedyAgent
-    assert MAVGreedyAgent(ns["model"]).act(ns["c4"]) == "5"
+    (pr, mo), = ns["model"].analyse([ns["c4"]])
+    vals = mo.values("mean")
+    assert pr.best == "3" and max(vals.values()) - vals["3"] < 0.02  # named best, its value tied with the top
+    assert MAVGreedyAgent(ns["model"]).act(ns["c4"]) == "3"
