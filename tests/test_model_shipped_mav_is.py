@@ -37,7 +37,8 @@ def test_metadata(model):
     assert model.game == "connect_four" and model.trace_form == "full"
     assert model.cfg.max_seq_len >= 1400  # a 2x2 trace in the full form is about 1,100 tokens
     assert model.cfg.num_parameters() < 5_000_000
-    assert "--search-shapes 1x1,2x1,3x1,4x1,2x2" in model.info["command"]
+    shapes = model.info["command"].split("--search-shapes ", 1)[1].split()[0]
+    assert set(shapes.split(",")) == {"1x1", "2x1", "3x1", "4x1", "2x2"}, shapes  # the league's shapes, all trained
     held = model.info["metrics"]["heldout"]
     assert held["best_action_legal"] >= 0.99 and held["next_state_accuracy"] >= 0.99
     with pytest.raises(ValueError, match="'policy'"):
