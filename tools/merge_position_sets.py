@@ -63,8 +63,8 @@ def merge(out: str, sources: List[Tuple[str, int]], val_from: Optional[List[str]
                     shards.append({"file": link.name, "records": sh["records"]})
                     n += sh["records"]
             notes.append(f"{src}" + (f" x{times}" if times > 1 else ""))
-        json.dump({"format": DATA_FORMAT, "game": game, "split": split, "shards": shards, "records": n,
-                   "info": {"note": " + ".join(notes)}}, open(d / MANIFEST, "w"), indent=1)
+        (d / MANIFEST).write_text(json.dumps({"format": DATA_FORMAT, "game": game, "split": split, "shards": shards,
+                                              "records": n, "info": {"note": " + ".join(notes)}}, indent=1))
         counts[split] = n
     return counts
 
