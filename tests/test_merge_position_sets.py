@@ -38,13 +38,31 @@ def test_merge_repeats_and_val(tmp_path):
     a = make_set(tmp_path, "a", 3, 2)
     b = make_set(tmp_path, "b", 2, 1)
     counts = mps.merge(str(tmp_path / "m"), [(a, 1), (b, 2)])
-    assert counts == {"train": 7, "val": 3}
+    assert counts == {"train": 7, "val": 3, "dropped": 0}
     assert lines(tmp_path / "m" / "train") == [f"a-train-{i}" for i in range(3)] + [f"b-train-{i}" for i in range(2)] * 2
     assert sorted(lines(tmp_path / "m" / "val")) == ["a-val-0", "a-val-1", "b-val-0"]
     counts = mps.merge(str(tmp_path / "m"), [(a, 1), (b, 1)], val_from=[b])   # again: old links replaced
-    assert counts == {"train": 5, "val": 1}
+    assert counts == {"train": 5, "val": 1, "dropped": 0}
     assert lines(tmp_path / "m" / "val") == ["b-val-0"]
     assert PositionStore(tmp_path / "m" / "train").game == "connect_four"
+
+
+def test_training_records_in_val_dropped(tmp_path):
+    """Sets drawn from one pool: a position in b's val split is left out of a's training shards."""
+    a = make_set(tmp_path, "a", 4, 0)
+    b = make_set(tmp_path, "b", 0, 2)
+    shard = tmp_path / "a" / "train" / "shard-00000.jsonl"
+    recs = [json.loads(x) for x in shard.read_text().splitlines()]
+    recs[1]["state"] = recs[3]["state"] = "b-val-1"
+    shard.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    counts = mps.merge(str(tmp_path / "m"), [(a, 2), (b, 1)], val_from=[b])
+    assert counts == {"train": 4, "val": 2, "dropped": 4}
+    assert lines(tmp_path / "m" / "train") == ["a-train-0", "a-train-2"] * 2
+    assert not (tmp_path / "m" / "train" / "shard-00000.jsonl").is_symlink()
+    assert len(shard.read_text().splitlines()) == 4          # the source is untouched
+    counts = mps.merge(str(tmp_path / "m"), [(a, 1), (b, 1)], val_from=[b], drop_val_overlap=False)
+    assert counts == {"train": 4, "val": 2, "dropped": 0}
+    assert "b-val-1" in lines(tmp_path / "m" / "train")
 
 
 def test_parse_source():

@@ -7,6 +7,9 @@ Each SRC is a folder with train/ and val/ splits (`mavgame train --generate-only
 c4_play_positions.py output); `SRC:K` lists its training shards K times (a weight in the stream). OUT/train
 and OUT/val get a manifest and symlinks to the sources' shards; every source's val split is merged unless
 --val-from names the ones to take it from. The sources must be sets of one game and one data format.
+A training record whose position ("state") is also in the merged val split is dropped (its shard is written
+filtered instead of linked), so that sets drawn from one pool with different seeds keep the val split held
+out; --keep-val-overlap links the training shards as they are.
 """
 from __future__ import annotations
 
@@ -27,17 +30,40 @@ def parse_source(text: str) -> Tuple[str, int]:
     return text, 1
 
 
-def merge(out: str, sources: List[Tuple[str, int]], val_from: Optional[List[str]] = None) -> dict:
-    """Write OUT/{train,val}/manifest.json with links to the sources' shards; returns the record counts."""
+def _states(path: Path) -> set:
+    with open(path) as f:
+        return {json.loads(line)["state"] for line in f if line.strip()}
+
+
+def _filtered_copy(src: Path, dst: Path, drop: set) -> Tuple[int, int]:
+    """Copy the shard SRC to DST without the records whose state is in DROP; (kept, dropped)."""
+    kept = dropped = 0
+    with open(src) as f, open(dst, "w") as g:
+        for line in f:
+            if not line.strip():
+                continue
+            if json.loads(line)["state"] in drop:
+                dropped += 1
+            else:
+                g.write(line if line.endswith("\n") else line + "\n")
+                kept += 1
+    return kept, dropped
+
+
+def merge(out: str, sources: List[Tuple[str, int]], val_from: Optional[List[str]] = None,
+          drop_val_overlap: bool = True) -> dict:
+    """Write OUT/{train,val}/manifest.json with links to the sources' shards; returns the record counts
+    (and ``dropped``: training records whose position is in the val split, left out unless
+    ``drop_val_overlap`` is false)."""
     from mavgame.model.records import DATA_FORMAT, MANIFEST
-    counts = {}
+    counts = {"dropped": 0}
     game = None
-    for split in ("train", "val"):
+    val_states: set = set()
+    for split in ("val", "train"):
         d = Path(out) / split
         d.mkdir(parents=True, exist_ok=True)
         for old in d.glob("shard-*.jsonl"):
-            if old.is_symlink():
-                old.unlink()
+            old.unlink()
         shards, n, notes = [], 0, []
         for src, times in sources:
             if split == "val":
@@ -59,9 +85,17 @@ def merge(out: str, sources: List[Tuple[str, int]], val_from: Optional[List[str]
             for _ in range(times):
                 for sh in man["shards"]:
                     link = d / f"shard-{len(shards):05d}.jsonl"
-                    link.symlink_to(os.path.realpath(Path(src) / split / sh["file"]))
-                    shards.append({"file": link.name, "records": sh["records"]})
-                    n += sh["records"]
+                    real = Path(os.path.realpath(Path(src) / split / sh["file"]))
+                    records = sh["records"]
+                    if split == "val" and drop_val_overlap:
+                        val_states |= _states(real)
+                    if split == "train" and val_states and not _states(real).isdisjoint(val_states):
+                        records, dropped = _filtered_copy(real, link, val_states)
+                        counts["dropped"] += dropped
+                    else:
+                        link.symlink_to(real)
+                    shards.append({"file": link.name, "records": records})
+                    n += records
             notes.append(f"{src}" + (f" x{times}" if times > 1 else ""))
         (d / MANIFEST).write_text(json.dumps({"format": DATA_FORMAT, "game": game, "split": split, "shards": shards,
                                               "records": n, "info": {"note": " + ".join(notes)}}, indent=1))
@@ -75,11 +109,13 @@ def main(argv=None) -> int:
     ap.add_argument("sources", nargs="+", help="position sets, SRC or SRC:K (training shards K times)")
     ap.add_argument("--val-from", action="append", default=None, metavar="SRC",
                     help="take the val split only from these sources (repeatable; default: all)")
+    ap.add_argument("--keep-val-overlap", action="store_true",
+                    help="keep training records whose position is also in the val split")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     try:
         sources = [parse_source(s) for s in args.sources]
-        counts = merge(args.out, sources, args.val_from)
+        counts = merge(args.out, sources, args.val_from, not args.keep_val_overlap)
     except (OSError, ValueError, json.JSONDecodeError) as e:
         raise SystemExit(f"merge_position_sets: {e}") from None
     print(json.dumps({"out": args.out, **counts}))
