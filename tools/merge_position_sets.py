@@ -59,7 +59,7 @@ def merge(out: str, sources: List[Tuple[str, int]], val_from: Optional[List[str]
     counts = {"dropped": 0}
     game = None
     val_states: set = set()
-    filtered: dict = {}     # a training shard written without its val positions -> (that copy, its records)
+    filtered: dict = {}     # training shard -> (what its links point at: itself or its filtered copy, records)
     for split in ("val", "train"):
         d = Path(out) / split
         d.mkdir(parents=True, exist_ok=True)
@@ -90,19 +90,16 @@ def merge(out: str, sources: List[Tuple[str, int]], val_from: Optional[List[str]
                     records = sh["records"]
                     if split == "val" and drop_val_overlap:
                         val_states |= _states(real)
-                    if split == "train" and val_states and real not in filtered:
-                        kept, dropped = _filtered_copy(real, link, val_states)
-                        if dropped:     # a repeat of this shard links to this filtered copy
-                            filtered[real] = (link.resolve(), kept)
-                            counts["dropped"] += dropped
-                            records = kept
-                        else:
-                            link.unlink()
-                            link.symlink_to(real)
-                    elif real in filtered:
+                    if split == "train" and val_states:
+                        if real not in filtered:    # read each shard once; its repeats link to the result
+                            kept, dropped = _filtered_copy(real, link, val_states)
+                            if not dropped:
+                                link.unlink()
+                            filtered[real] = (link.resolve() if dropped else real, kept)
                         target, records = filtered[real]
                         counts["dropped"] += sh["records"] - records
-                        link.symlink_to(target)
+                        if not link.exists():
+                            link.symlink_to(target)
                     else:
                         link.symlink_to(real)
                     shards.append({"file": link.name, "records": records})
