@@ -234,6 +234,96 @@ def test_mav_is_agent_plays_the_traced_move_and_falls_back(c4_sets):
         make_agent("mav_is:breadth=0")
 
 
+def _one_hot_output(target, override=None):
+    """A generation of ``target`` whose every value token's distribution is one-hot on the written bucket;
+    ``override(k, ids, probs)`` may edit the rows of the k-th node's evaluation."""
+    from mavgame.mav import Tokenizer
+    from mavgame.model.inference import value_entries
+    tok = Tokenizer(2)
+    ids = tok.encode(target).tolist()
+    bucket = {int(t): k for k, t in enumerate(tok.bucket_ids)}
+    steps = [i for i, t in enumerate(ids) if t in bucket]
+    probs = np.zeros((len(steps), len(bucket)), np.float32)
+    probs[np.arange(len(steps)), [bucket[ids[i]] for i in steps]] = 1.0
+    if override is not None:
+        ev = tok.token_to_id("Evaluation for node: ")
+        starts = [i for i, t in enumerate(ids) if t == ev] + [len(ids)]
+        for k in range(len(starts) - 1):
+            rows = [j for j, i in enumerate(steps) if starts[k] <= i < starts[k + 1]]
+            override(k, rows, probs)
+    return SimpleNamespace(text=target, ids=ids, finished=True, value_entries=value_entries(tok, ids, steps, probs))
+
+
+def test_trace_values_reproduce_the_written_minimax(c4_sets):
+    # on true traces with one-hot distributions, the value rules give the trace's own minimax: every node's
+    # value is its written bucket's midpoint, and the chosen move is one of the tree's minimax choices
+    from mavgame.mav import Tokenizer
+    from mavgame.model.inference import bucket_midpoints
+    from mavgame.model.mav_is import trace_node_values, trace_value_choice
+    nl = Tokenizer(2).token_to_id("\n")
+    mid = bucket_midpoints()
+    checked = 0
+    for r in list(PositionStore(c4_sets / "trees" / "train"))[:6]:
+        t = record_tree("connect_four", r)
+        for b, d in ((2, 1), (3, 1), (2, 2), (3, 2)):
+            tr = write_trace(t, b, d)
+            res = parse_trace(tr.prompt + tr.target, t.root, choice=tr.choice)
+            assert res.shape_ok and res.final_legal
+            out = _one_hot_output(tr.target)
+            for scoring in ("mean", "max"):
+                vals = trace_node_values(res, out, tr.prompt, nl, scoring)
+                for n, v in zip(res.nodes, vals):
+                    if not n.terminal:
+                        # a bucket's midpoint, or (above a finished child, valued exactly) inside its bucket
+                        assert n.value >= 0 and min(int(v * len(mid)), len(mid) - 1) == n.value, (n, v)
+                assert trace_value_choice(res, out, tr.prompt, nl, scoring) in tr.choice
+                checked += 1
+    assert checked == 48
+    with pytest.raises(ValueError, match="'median'"):
+        trace_node_values(res, out, tr.prompt, nl, "median")
+
+
+def test_mav_is_agent_decides_from_value_distributions(c4_sets):
+    # a 2x1 trace whose written values choose child 1; its distributions say child 1's mover wins (a loss
+    # for the root's mover) and child 2's mover loses: decide=mean plays child 2, decide=trace child 1
+    from mavgame.model.mav_is import MAVISAgent
+    for r in PositionStore(c4_sets / "trees" / "train"):
+        t = record_tree("connect_four", r)
+        tr = write_trace(t, 2, 1)
+        res = parse_trace(tr.prompt + tr.target, t.root, choice=tr.choice)
+        kids = res.nodes[0].children
+        if len(kids) == 2 and not any(res.nodes[c].terminal for c in kids) and res.final_action == res.nodes[kids[0]].action:
+            break
+    else:
+        pytest.skip("no 2x1 trace with two live children choosing its first")
+
+    def skew(k, rows, probs):
+        if k in (1, 2):        # child 1: its mover certainly wins; child 2: certainly loses
+            probs[rows] = 0.0
+            probs[rows, 63 if k == 1 else 0] = 1.0
+            probs[rows[:1], 63 if k == 1 else 0] = 0.5   # a spread distribution on its first entry
+            probs[rows[:1], 31] = 0.5
+
+    out = _one_hot_output(tr.target, skew)
+
+    class _Model(_FakeModel):
+        def generate(self, prompts, batch_size=32, max_new_tokens=0):
+            return [out for _ in prompts]
+
+    for decide, want in (("trace", kids[0]), ("mean", kids[1]), ("max", kids[1])):
+        agent = make_agent(f"mav_is:breadth=2,depth=1,decide={decide}")
+        assert isinstance(agent, MAVISAgent) and agent.decide == decide
+        agent.model = _Model({})
+        agent.model.trace_form = "short"
+        agent.setup("connect_four", seed=1)
+        mv = agent.act(t.root)
+        got = t.root.parse_move(mv) if isinstance(mv, str) else mv
+        assert got == res.nodes[want].action, (decide, mv)
+        assert agent.stats["overruled"] == (decide != "trace") and agent.stats["from_trace"] == 1
+    with pytest.raises(ValueError, match="decide must be one of"):
+        make_agent("mav_is:decide=vote")
+
+
 @pytest.mark.slow
 def test_mav_is_agent_falls_back_on_an_unusable_trace(c4_sets):
     # the shipped MAV (never trained on traces; not the shipped MAV-IS) cannot write a usable trace

@@ -530,12 +530,15 @@ def vocab_fingerprint(tokenizer) -> str:
 class MAVOutput:
     """One generated MAV output: ``text`` (the output lines), its token ids, ``finished`` (ended with
     <eos>), and ``value_dists``: {move: 64-way bucket distribution} for every ``move:<ctrlN>`` entry the
-    model wrote (first occurrence of a move)."""
+    model wrote (first occurrence of a move). ``value_entries`` lists every such entry in the order written,
+    repeats included, as (index in ``ids`` of the move's token, move, distribution): a search trace writes one
+    ``%top_all`` line per node, and the entries' positions say which node each belongs to."""
 
     text: str
     ids: List[int]
     finished: bool
     value_dists: Dict[str, np.ndarray] = field(default_factory=dict)
+    value_entries: List[Tuple[int, str, np.ndarray]] = field(default_factory=list)
 
     def values(self, scoring: str = "mean") -> Dict[str, float]:
         """{move: win probability} by mean scoring (expectation) or max scoring (the mode's midpoint)."""
@@ -598,8 +601,7 @@ class MAVModel:
         self._space, self._open, self._close = tok.token_to_id(" "), tok.token_to_id("["), tok.token_to_id("]")
         self._newline = tok.token_to_id("\n")
         self._top_ids = {tok.token_to_id("%top_all"), tok.token_to_id("%top_")}
-        self._tok_ids = (self._colon, self._space, self._open, self._close, self._newline, tok.token_to_id("%top_all"),
-                         tok.token_to_id("%top_"), int(tok.bucket_ids[0]), len(tok.bucket_ids))
+        self._tok_ids = _top_tok_ids(tok)
 
     def __getstate__(self):
         d = dict(self.__dict__)
@@ -722,24 +724,15 @@ class MAVModel:
                                 bucket_ids=bucket_ids, group_ids=group)
             for g in gens:
                 ids = g.ids[:-1] if g.finished else g.ids
-                outs.append(MAVOutput(tok.decode(ids), list(ids), g.finished, self._value_dists(g, ids)))
+                entries = self._value_entries(g, ids)
+                dists: Dict[str, np.ndarray] = {}
+                for _at, move, p in entries:
+                    dists.setdefault(move, p)
+                outs.append(MAVOutput(tok.decode(ids), list(ids), g.finished, dists, entries))
         return outs
 
-    def _value_dists(self, g: "Generation", ids: List[int]) -> Dict[str, np.ndarray]:
-        """{move: bucket distribution} of the well-formed ``move:<ctrlN>`` entries of %top lines (first
-        occurrence of a move), as mavgame.mav.parse reads them: `` move:<ctrlN>`` followed by a space, ``]`` or
-        the end of the output, on a line that starts with ``[%top_all`` or ``[%top_k`` (the C reader
-        csrc/format/mav_tokens.c, shared with the native MCTS evaluator)."""
-        from .. import _core
-        steps = [s for s in g.value_steps if s < len(ids)]
-        if not steps:
-            return {}
-        tok = self.tokenizer
-        dists: Dict[str, np.ndarray] = {}
-        for k, at in enumerate(_core.mav_value_moves(ids, steps, self._tok_ids).tolist()):
-            if at >= 0:
-                dists.setdefault(tok.decode([ids[at]]), g.value_probs[k])
-        return dists
+    def _value_entries(self, g: "Generation", ids: List[int]) -> List[Tuple[int, str, np.ndarray]]:
+        return value_entries(self.tokenizer, ids, g.value_steps, g.value_probs, self._tok_ids)
 
     def analyse(self, states: Sequence[Any], commands: str = "%state %top_all %best_action",
                 batch_size: int = 64) -> List[Tuple[Any, MAVOutput]]:
@@ -748,6 +741,31 @@ class MAVModel:
         prompts = [mav.prompt(s, commands) for s in states]
         outs = self.generate(prompts, batch_size=batch_size)
         return [(mav.parse(s.game, p + o.text, true_state=s), o) for s, p, o in zip(states, prompts, outs)]
+
+
+def _top_tok_ids(tok) -> Tuple[int, ...]:
+    """The token ids the C reader of value entries needs (mg_mav_tok_ids)."""
+    return (tok.token_to_id(":"), tok.token_to_id(" "), tok.token_to_id("["), tok.token_to_id("]"),
+            tok.token_to_id("\n"), tok.token_to_id("%top_all"), tok.token_to_id("%top_"), int(tok.bucket_ids[0]),
+            len(tok.bucket_ids))
+
+
+def value_entries(tokenizer, ids: Sequence[int], value_steps: Sequence[int], value_probs: np.ndarray,
+                  tok_ids: Optional[Tuple[int, ...]] = None) -> List[Tuple[int, str, np.ndarray]]:
+    """(index of the move token, move, bucket distribution) of every well-formed ``move:<ctrlN>`` entry of
+    the %top lines in ``ids``, in order, as mavgame.mav.parse reads them: `` move:<ctrlN>`` followed by a
+    space, ``]`` or the end of the output, on a line that starts with ``[%top_all`` or ``[%top_k`` (the C
+    reader csrc/format/mav_tokens.c, shared with the native MCTS evaluator). ``value_steps``: the indices in
+    ``ids`` of the generated bucket tokens, ``value_probs`` their distributions (rows); steps past ``ids`` are
+    ignored."""
+    from .. import _core
+    ids = list(ids)
+    keep = [k for k, s in enumerate(value_steps) if s < len(ids)]
+    if not keep:
+        return []
+    steps = [value_steps[k] for k in keep]
+    moves = _core.mav_value_moves(ids, steps, tok_ids or _top_tok_ids(tokenizer)).tolist()
+    return [(at, tokenizer.decode([ids[at]]), value_probs[keep[j]]) for j, at in enumerate(moves) if at >= 0]
 
 
 def game_of_prompt(prompt: str) -> str:

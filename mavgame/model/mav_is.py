@@ -4,7 +4,11 @@
   (:mod:`mavgame.mav.search_trace`), parses it against the true position and plays the move it chose
   (``Playing m!``), in the child form the model was trained with (``MAVModel.trace_form``). When the trace is
   unusable (cut off, malformed, its final move illegal) it falls back to searchless MAV on the same model
-  (:class:`MAVGreedyAgent`); ``stats`` counts both.
+  (:class:`MAVGreedyAgent`); ``stats`` counts both. ``decide="trace"`` (the paper's rule, the default) plays
+  the trace's ``Playing m!``; ``decide="mean"`` / ``"max"`` play the minimax choice over the same trace's
+  leaves, each leaf valued by its ``%top_all`` distributions read as mean or max scoring
+  (:func:`trace_value_choice`): the written trace carries one greedy bucket token per value, the model's
+  distribution behind it says more.
 - :func:`evaluate_trace_records` generates traces for held-out search trees and reports the issue's checks
   per shape (tree-shape accuracy as in the paper, legality, states, the model's own minimax arithmetic, the
   final move against the minimax choice of the true tree) and the average prompt + response tokens.
@@ -23,7 +27,12 @@ from ..mav.search_trace import TRACE_FORMS, parse_trace, trace_metrics, trace_pr
 from .agents import MAVGreedyAgent, get_model
 from .inference import MAVModel, shipped_model_path
 
-__all__ = ["MAVISAgent", "generate_traces", "evaluate_trace_records", "child_state_errors", "CHILD_STATE_KINDS"]
+__all__ = ["MAVISAgent", "generate_traces", "evaluate_trace_records", "child_state_errors", "CHILD_STATE_KINDS",
+           "trace_node_values", "trace_value_choice", "DECISION_RULES"]
+
+#: how the agent picks its move from a trace: the trace's own ``Playing m!`` (the paper), or minimax over the
+#: leaves' value distributions by mean or max scoring (trace_value_choice)
+DECISION_RULES = ("trace", "mean", "max")
 
 #: what a child node's written %state is, checked in this order (child_state_errors)
 CHILD_STATE_KINDS = ("right", "invalid", "parent_copy", "previous_copy", "parent_other_move", "previous_plus_move",
@@ -38,15 +47,76 @@ def generate_traces(model: MAVModel, states: Sequence[Any], breadth: int, depth:
     return list(zip(prompts, outs))
 
 
+def trace_node_values(res: Any, out: Any, prompt: str, newline_id: int, scoring: str = "mean"
+                      ) -> List[Optional[float]]:
+    """The value of every node of a parsed trace (``res.nodes``) for that node's mover, from the model's
+    own distributions: a finished node (as the trace declares it) 0.5 for a draw, else 0 (its mover has
+    lost); a node with evaluated children the best of 1 - the child's value; a leaf the best of its
+    ``%top_all`` values scored by ``scoring`` ("mean": the expectation over the bucket midpoints; "max": the
+    mode's midpoint); None where nothing was written. ``out`` is the generation (its ``value_entries`` and
+    ``ids``), ``prompt`` the text it continued; an entry belongs to the node whose evaluation line is the
+    last one at or before the entry's line."""
+    from .inference import max_value, mean_value
+    if scoring not in ("mean", "max"):
+        raise ValueError(f"scoring must be 'mean' or 'max', not {scoring!r}")
+    score = mean_value if scoring == "mean" else max_value
+    nodes = res.nodes
+    own: List[List[float]] = [[] for _ in nodes]
+    if nodes and out.value_entries:
+        starts = np.array([n.line for n in nodes])
+        order = np.argsort(starts, kind="stable")
+        newlines = np.cumsum(np.asarray(out.ids) == newline_id)
+        base = prompt.count("\n") + 1
+        for at, _move, p in out.value_entries:
+            line = base + (int(newlines[at - 1]) if at > 0 else 0)
+            k = int(np.searchsorted(starts[order], line, side="right")) - 1
+            if k >= 0:
+                own[int(order[k])].append(float(score(p)))
+    vals: List[Optional[float]] = [None] * len(nodes)
+    for i in sorted(range(len(nodes)), key=lambda j: -nodes[j].depth):   # children before parents
+        n = nodes[i]
+        if n.terminal:
+            vals[i] = 0.5 if n.outcome == "1/2-1/2" else 0.0
+            continue
+        kids = [1.0 - vals[c] for c in n.children if vals[c] is not None]
+        if kids:
+            vals[i] = max(kids)
+        elif own[i]:
+            vals[i] = max(own[i])
+    return vals
+
+
+def trace_value_choice(res: Any, out: Any, prompt: str, newline_id: int, scoring: str = "mean"
+                       ) -> Optional[int]:
+    """The root action of the minimax choice over :func:`trace_node_values` (the first in expansion order
+    on ties), among the root's children whose move is legal; None when no such child has a value."""
+    vals = trace_node_values(res, out, prompt, newline_id, scoring)
+    if not res.nodes:
+        return None
+    best, best_v = None, -1.0
+    for c in res.nodes[0].children:
+        n = res.nodes[c]
+        if n.action >= 0 and vals[c] is not None and 1.0 - vals[c] > best_v:
+            best, best_v = n.action, 1.0 - vals[c]
+    return best
+
+
 class MAVISAgent(Agent):
     """Plays the move of the model's own minimax trace (see the module docstring). ``model``: a MAVModel or
     a path; None: the Connect Four MAV-IS shipped in ``mavgame/data`` (``mav_is_connect_four.safetensors``).
-    ``form`` (None: the model's ``trace_form``) is the child form the trace is parsed in."""
+    ``form`` (None: the model's ``trace_form``) is the child form the trace is parsed in. ``decide``
+    (:data:`DECISION_RULES`): "trace" plays the trace's ``Playing m!`` (the paper); "mean" / "max" the minimax
+    choice over the trace's leaves scored from the model's value distributions (:func:`trace_value_choice`),
+    on the same usable traces (a trace the rule cannot decide from plays its own final move)."""
 
     def __init__(self, model=None, *, breadth: int = 2, depth: int = 1, backend: str = "auto",
-                 seed: Optional[int] = None, name: Optional[str] = None, form: Optional[str] = None):
+                 seed: Optional[int] = None, name: Optional[str] = None, form: Optional[str] = None,
+                 decide: str = "trace"):
         if not (1 <= breadth <= 8 and 1 <= depth <= 4):
             raise ValueError(f"mav_is needs breadth 1..8 and depth 1..4, got breadth={breadth} depth={depth}")
+        if decide not in DECISION_RULES:
+            raise ValueError(f"mav_is: decide must be one of {DECISION_RULES}, not {decide!r}")
+        self.decide = decide
         self.model = get_model(shipped_model_path("connect_four", "mav_is") if model is None else model, backend)
         if form is not None and form not in TRACE_FORMS:
             raise ValueError(f"mav_is: trace form must be one of {TRACE_FORMS}, not {form!r}")
@@ -56,7 +126,7 @@ class MAVISAgent(Agent):
         self.fallback = MAVGreedyAgent(self.model, seed=seed, name=self.name + "-fallback")
         game = self.model.game
         self.games = (game,) if game else None
-        self.stats = {"moves": 0, "from_trace": 0, "fallback": 0, "shape_ok": 0, "tokens": 0}
+        self.stats = {"moves": 0, "from_trace": 0, "fallback": 0, "shape_ok": 0, "tokens": 0, "overruled": 0}
         self.last: Optional[Any] = None  # the last TraceResult
 
     @property
@@ -79,6 +149,11 @@ class MAVISAgent(Agent):
         self.stats["shape_ok"] += int(res.shape_ok)
         if res.final_legal:
             self.stats["from_trace"] += 1
+            if self.decide != "trace":
+                a = trace_value_choice(res, out, prompt, self.model.tokenizer.token_to_id("\n"), self.decide)
+                if a is not None and a != res.final_action:
+                    self.stats["overruled"] += 1
+                    return int(a)
             return res.final_move
         self.stats["fallback"] += 1
         return self.fallback.act(state)
@@ -204,8 +279,9 @@ def evaluate_trace_records(model: MAVModel, game: str, records: Sequence[Dict[st
 
 
 def _make_mav_is(model: Optional[str] = None, breadth: int = 2, depth: int = 1, backend: str = "auto",
-                 form: Optional[str] = None, **kw) -> MAVISAgent:
-    return MAVISAgent(model, breadth=int(breadth), depth=int(depth), backend=backend, form=form, **kw)
+                 form: Optional[str] = None, decide: str = "trace", **kw) -> MAVISAgent:
+    return MAVISAgent(model, breadth=int(breadth), depth=int(depth), backend=backend, form=form, decide=decide,
+                      **kw)
 
 
 register_agent("mav_is", _make_mav_is)
