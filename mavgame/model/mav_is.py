@@ -65,11 +65,12 @@ def trace_node_values(res: Any, out: Any, prompt: str, newline_id: int, scoring:
     if nodes and out.value_entries:
         starts = np.array([n.line for n in nodes])
         order = np.argsort(starts, kind="stable")
+        sorted_starts = starts[order]
         newlines = np.cumsum(np.asarray(out.ids) == newline_id)
         base = prompt.count("\n") + 1
         for at, _move, p in out.value_entries:
             line = base + (int(newlines[at - 1]) if at > 0 else 0)
-            k = int(np.searchsorted(starts[order], line, side="right")) - 1
+            k = int(np.searchsorted(sorted_starts, line, side="right")) - 1
             if k >= 0:
                 own[int(order[k])].append(float(score(p)))
     vals: List[Optional[float]] = [None] * len(nodes)
