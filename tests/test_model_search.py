@@ -228,8 +228,10 @@ def test_mav_is_agent_plays_the_traced_move_and_falls_back(c4_sets):
         assert t.root.parse_move(mv) in write_trace(t, 3, 2).choice
     assert agent.stats["from_trace"] == len(trees) and agent.stats["fallback"] == 0
     assert agent.stats["shape_ok"] == len(trees)
-    rep = evaluate_trace_records(_FakeModel(traces), "connect_four", recs, [(2, 1), (3, 2)])
+    fake = _FakeModel(traces)
+    rep = evaluate_trace_records(fake, "connect_four", recs, [(2, 1), (3, 2), (2, 1), (3, 2)])  # repeats: once
     assert rep["2x1"]["shape_ok"] == 1.0 and rep["3x2"]["final_minimax"] == 1.0 and rep["all"]["traces"] == 8
+    assert fake.calls == 8
     with pytest.raises(ValueError, match="breadth 1..8"):
         make_agent("mav_is:breadth=0")
 

@@ -252,6 +252,8 @@ def evaluate_trace_records(model: MAVModel, game: str, records: Sequence[Dict[st
         raise ValueError(f"trace form must be one of {TRACE_FORMS}, not {form!r}")
     tok = model.tokenizer
     trees = [record_tree(game, r, board_size) for r in records]
+    # a mixture's shape list repeats shapes to weight them (--search-shapes 4x1,4x1,...): each is evaluated once
+    shapes = list(dict.fromkeys((int(b), int(d)) for b, d in shapes))
     report: Dict[str, Any] = {}
     everything = []
     for b, d in shapes:
