@@ -597,10 +597,6 @@ class MAVModel:
             raise ValueError(f"{where}: unknown trace_form {self.trace_form!r} in its metadata (short or full)")
         self.decoding = "grouped"
         self._move_tokens: Dict[str, List[int]] = {}
-        self._colon = tok.token_to_id(":")
-        self._space, self._open, self._close = tok.token_to_id(" "), tok.token_to_id("["), tok.token_to_id("]")
-        self._newline = tok.token_to_id("\n")
-        self._top_ids = {tok.token_to_id("%top_all"), tok.token_to_id("%top_")}
         self._tok_ids = _top_tok_ids(tok)
 
     def __getstate__(self):
