@@ -519,6 +519,13 @@ def max_value(p: np.ndarray) -> np.ndarray:
 
 # ---- MAV models on text ----------------------------------------------------------------------------------
 
+def value_scorer(scoring: str):
+    """:func:`mean_value` for ``"mean"``, :func:`max_value` for ``"max"`` (ValueError naming anything else)."""
+    if scoring not in ("mean", "max"):
+        raise ValueError(f"scoring must be 'mean' or 'max', not {scoring!r}")
+    return mean_value if scoring == "mean" else max_value
+
+
 def vocab_fingerprint(tokenizer) -> str:
     """A short hash of the vocabulary's token texts (detects a vocabulary changed under the same version)."""
     import hashlib
@@ -542,9 +549,7 @@ class MAVOutput:
 
     def values(self, scoring: str = "mean") -> Dict[str, float]:
         """{move: win probability} by mean scoring (expectation) or max scoring (the mode's midpoint)."""
-        if scoring not in ("mean", "max"):
-            raise ValueError(f"scoring must be 'mean' or 'max', not {scoring!r}")
-        f = mean_value if scoring == "mean" else max_value
+        f = value_scorer(scoring)
         return {m: float(f(p)) for m, p in self.value_dists.items()}
 
 
@@ -720,15 +725,12 @@ class MAVModel:
                                 bucket_ids=bucket_ids, group_ids=group)
             for g in gens:
                 ids = g.ids[:-1] if g.finished else g.ids
-                entries = self._value_entries(g, ids)
+                entries = value_entries(tok, ids, g.value_steps, g.value_probs, self._tok_ids)
                 dists: Dict[str, np.ndarray] = {}
                 for _at, move, p in entries:
                     dists.setdefault(move, p)
                 outs.append(MAVOutput(tok.decode(ids), list(ids), g.finished, dists, entries))
         return outs
-
-    def _value_entries(self, g: "Generation", ids: List[int]) -> List[Tuple[int, str, np.ndarray]]:
-        return value_entries(self.tokenizer, ids, g.value_steps, g.value_probs, self._tok_ids)
 
     def analyse(self, states: Sequence[Any], commands: str = "%state %top_all %best_action",
                 batch_size: int = 64) -> List[Tuple[Any, MAVOutput]]:

@@ -56,10 +56,8 @@ def trace_node_values(res: Any, out: Any, prompt: str, newline_id: int, scoring:
     mode's midpoint); None where nothing was written. ``out`` is the generation (its ``value_entries`` and
     ``ids``), ``prompt`` the text it continued; an entry belongs to the node whose evaluation line is the
     last one at or before the entry's line."""
-    from .inference import max_value, mean_value
-    if scoring not in ("mean", "max"):
-        raise ValueError(f"scoring must be 'mean' or 'max', not {scoring!r}")
-    score = mean_value if scoring == "mean" else max_value
+    from .inference import value_scorer
+    score = value_scorer(scoring)
     nodes = res.nodes
     own: List[List[float]] = [[] for _ in nodes]
     if nodes and out.value_entries:
