@@ -25,7 +25,7 @@ import numpy as np
 from ..play.agents import Agent, AgentError, register_agent
 from ..mav.search_trace import TRACE_FORMS, parse_trace, trace_metrics, trace_prompt, write_trace
 from .agents import MAVGreedyAgent, get_model
-from .inference import MAVModel, shipped_model_path
+from .inference import MAVModel, shipped_model_path, value_scorer
 
 __all__ = ["MAVISAgent", "generate_traces", "evaluate_trace_records", "child_state_errors", "CHILD_STATE_KINDS",
            "trace_node_values", "trace_value_choice", "DECISION_RULES"]
@@ -56,7 +56,6 @@ def trace_node_values(res: Any, out: Any, prompt: str, newline_id: int, scoring:
     mode's midpoint); None where nothing was written. ``out`` is the generation (its ``value_entries`` and
     ``ids``), ``prompt`` the text it continued; an entry belongs to the node whose evaluation line is the
     last one at or before the entry's line."""
-    from .inference import value_scorer
     score = value_scorer(scoring)
     nodes = res.nodes
     own: List[List[float]] = [[] for _ in nodes]
