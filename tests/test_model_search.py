@@ -468,3 +468,64 @@ def test_trainer_writes_full_traces_and_records_the_form(c4_sets, tmp_path, torc
         Trainer(TrainConfig(**{**cfg.__dict__, "trace_form": "short"}))  # resuming with another form
     with pytest.raises(ValueError, match="trace_form must be"):
         TrainConfig(**{**cfg.__dict__, "out": str(tmp_path / "x"), "trace_form": "long"}).validate()
+
+
+def test_parent_state_text_finds_what_each_prev_state_line_copies(c4_sets):
+    # on true full-form traces, the text cut just after each `[%prev_state` token names, as the parent's
+    # written %state, exactly what the true line then says; cut and mangled texts give None or a string
+    from mavgame.model.mav_is import parent_state_text
+    checked = 0
+    for r in list(PositionStore(c4_sets / "trees" / "train"))[:6]:
+        t = record_tree("connect_four", r)
+        for b, d in ((2, 1), (2, 2), (3, 2)):
+            text = (lambda tr: tr.prompt + tr.target)(write_trace(t, b, d, "full"))
+            at = text.find("[%prev_state")
+            while at >= 0:
+                cut = at + len("[%prev_state")
+                line = text[cut:text.find("]", cut)]
+                assert parent_state_text(text[:cut]) == line.strip(), (text[:cut][-300:], line)
+                checked += 1
+                at = text.find("[%prev_state", cut)
+    assert checked > 40
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        k = int(rng.integers(0, len(text)))
+        junk = list(text[:k])
+        for _ in range(int(rng.integers(0, 6))):
+            if junk:
+                junk[int(rng.integers(0, len(junk)))] = str(rng.choice(list("]\n<>[ x.%")))
+        got = parent_state_text("".join(junk))
+        assert got is None or isinstance(got, str)
+    assert parent_state_text("") is None and parent_state_text("garbage\n[%prev_state") is None
+
+
+def test_copy_prev_generation_writes_the_parents_state_into_child_blocks(c4_sets):
+    # an untrained full-form model decodes garbage: with copy_prev every %prev_state line it starts holds the
+    # parent's written state, the outputs' value entries point at bucket tokens, and the agent takes the option
+    from mavgame.model.mav_is import MAVISAgent, generate_traces, parent_state_text
+    from mavgame.model.inference import MAVModel
+    from mavgame.mav import Tokenizer
+    m = MAVModel.load(shipped_model_path("connect_four"))
+    m.trace_form = "full"
+    tok = m.tokenizer
+    states = [record_tree("connect_four", r).root for r in list(PositionStore(c4_sets / "trees" / "train"))[:3]]
+    plain = generate_traces(m, states, 2, 1)
+    copied = generate_traces(m, states, 2, 1, copy_prev=True)
+    for (p, o), (p2, o2) in zip(plain, copied):
+        assert p == p2 and len(o2.ids) <= m.cfg.max_seq_len and o2.text == tok.decode(o2.ids)
+        text = p2 + o2.text
+        at = text.find("[%prev_state")
+        while at >= 0:
+            cut = at + len("[%prev_state")
+            want = parent_state_text(text[:cut])
+            if want is not None:
+                assert text[cut:].startswith(" " + want + "]\n")
+            at = text.find("[%prev_state", cut)
+        for at, move, q in o2.value_entries:
+            assert tok.decode([o2.ids[at]]) == move and q.shape == (64,) and abs(float(q.sum()) - 1) < 1e-3
+    agent = make_agent(f"mav_is:breadth=2,depth=1,copy_prev=1,model={shipped_model_path('connect_four')}")
+    assert isinstance(agent, MAVISAgent) and agent.copy_prev
+    assert not make_agent(f"mav_is:model={shipped_model_path('connect_four')}").copy_prev
+    with pytest.raises(ValueError, match="copy_prev"):
+        make_agent("mav_is:copy_prev=2")
+    assert Tokenizer(2).token_to_id("%prev_state") >= 0

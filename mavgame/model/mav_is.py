@@ -27,7 +27,7 @@ from ..mav.search_trace import TRACE_FORMS, parse_trace, trace_metrics, trace_pr
 from .agents import MAVGreedyAgent, get_model
 from .inference import MAVModel, shipped_model_path, value_scorer
 
-__all__ = ["MAVISAgent", "generate_traces", "evaluate_trace_records", "child_state_errors", "CHILD_STATE_KINDS",
+__all__ = ["MAVISAgent", "generate_traces", "generate_traces_copy_prev", "parent_state_text", "evaluate_trace_records", "child_state_errors", "CHILD_STATE_KINDS",
            "trace_node_values", "trace_value_choice", "DECISION_RULES"]
 
 #: how the agent picks its move from a trace: the trace's own ``Playing m!`` (the paper), or minimax over the
@@ -39,12 +39,117 @@ CHILD_STATE_KINDS = ("right", "invalid", "parent_copy", "previous_copy", "parent
                      "other")
 
 
-def generate_traces(model: MAVModel, states: Sequence[Any], breadth: int, depth: int, batch_size: int = 32
-                    ) -> List[Tuple[str, Any]]:
-    """(prompt, MAVOutput) of the model's trace for each state (greedy, up to the model's context)."""
+def generate_traces(model: MAVModel, states: Sequence[Any], breadth: int, depth: int, batch_size: int = 32,
+                    copy_prev: bool = False) -> List[Tuple[str, Any]]:
+    """(prompt, MAVOutput) of the model's trace for each state (greedy, up to the model's context).
+
+    ``copy_prev``: in the full child form, every ``[%prev_state`` line the model starts is completed with the
+    ``%state`` the same trace wrote for the node's parent (the prompt's for a root child) instead of being
+    decoded (:func:`generate_traces_copy_prev`); the format defines that line as that copy."""
     prompts = [trace_prompt(s, breadth, depth) for s in states]
+    if copy_prev:
+        return list(zip(prompts, generate_traces_copy_prev(model, prompts, batch_size)))
     outs = model.generate(prompts, batch_size=batch_size)
     return list(zip(prompts, outs))
+
+
+_EVAL = "Evaluation for node: <root"
+
+
+def parent_state_text(text: str) -> Optional[str]:
+    """The ``%state`` value (``"x ..xo.."``) that a trace ``text`` (prompt + output so far, ending inside the
+    ``[%prev_state`` line of a child block) wrote for the parent of the node being evaluated: the root's is
+    the prompt's ``[%state ...]`` line, a deeper parent's the ``[%state ...]`` line of the last block of
+    ``Evaluation for node: <root ...>`` naming it. None when the text names no such node or line."""
+    at = text.rfind("\n" + _EVAL)
+    if at < 0:
+        return None
+    head = text[at + 1:text.find("\n", at + 1)]
+    path = head[len(_EVAL):].rstrip(">").split()
+    if not path:
+        return None
+    parent = _EVAL + "".join(" " + m for m in path[:-1]) + ">\n"
+    start = 0 if len(path) == 1 else text.rfind("\n" + parent, 0, at)
+    if start < 0:
+        return None
+    if len(path) == 1:                      # the root: the prompt's own %state line
+        k = text.find("[%state ")
+        if k < 0 or k > at:
+            return None
+    else:
+        k = text.find("[%state ", start, at + 1)
+        nxt = text.find("\n" + _EVAL, start + 1, at + 1)
+        if k < 0 or (0 <= nxt < k):
+            return None
+    end = text.find("]", k)
+    line_end = text.find("\n", k)
+    if end < 0 or (0 <= line_end < end):
+        return None
+    return text[k + len("[%state "):end]
+
+
+def generate_traces_copy_prev(model: MAVModel, prompts: Sequence[str], batch_size: int = 32,
+                              max_rounds: int = 64) -> List[Any]:
+    """Greedy traces (MAVOutput, as :meth:`MAVModel.generate` gives them) in which every ``%prev_state`` token
+    the model emits is followed by the parent's state as this trace wrote it (:func:`parent_state_text`) and
+    ``]`` and a newline, fed to the model as if it had written them; decoding resumes after them. A row whose
+    parent state cannot be found is left to decode the line itself. Rounds: one decode call per batch until
+    every row has ended (end of sequence, the context full, or ``max_rounds`` copies, after which decoding
+    runs on without copying)."""
+    from .inference import MAVOutput, generate_ids, value_entries
+    tok = model.tokenizer
+    stop_prev = tok.token_to_id("%prev_state")
+    group = sorted({t for t in model.move_tokens(model.game)}) if (model.decoding == "grouped" and model.game) \
+        else None
+    bucket_ids = tok.bucket_ids.tolist()
+    cap = model.cfg.max_seq_len
+    outs: List[Any] = []
+    for s in range(0, len(prompts), batch_size):
+        chunk = prompts[s:s + batch_size]
+        if group is None and model.decoding == "grouped":
+            from .inference import game_of_prompt
+            group = sorted({t for p in chunk for t in model.move_tokens(game_of_prompt(p))})
+        heads = [model.encode_prompt(p) for p in chunk]
+        gen: List[List[int]] = [[] for _ in chunk]
+        steps: List[List[int]] = [[] for _ in chunk]
+        probs: List[List[np.ndarray]] = [[] for _ in chunk]
+        done = [False] * len(chunk)
+        ended = [False] * len(chunk)
+        rounds = [0] * len(chunk)
+        if max(len(h) for h in heads) >= cap:
+            raise ValueError(f"a prompt of {max(len(h) for h in heads)} tokens leaves no room in max_seq_len {cap}")
+        while not all(done):
+            live = [i for i in range(len(chunk)) if not done[i]]
+            longest = max(len(heads[i]) + len(gen[i]) for i in live)
+            stops = [tok.eos_id] + ([stop_prev] if any(rounds[i] < max_rounds for i in live) else [])
+            res = generate_ids(model.backend, [heads[i] + gen[i] for i in live], cap - longest, stops,
+                               pad_id=tok.pad_id, bucket_ids=bucket_ids, group_ids=group)
+            for i, g in zip(live, res):
+                base = len(gen[i])
+                steps[i] += [base + k for k in g.value_steps]
+                probs[i] += list(g.value_probs)
+                gen[i] += g.ids
+                total = len(heads[i]) + len(gen[i])
+                if g.ids and g.ids[-1] == tok.eos_id:
+                    done[i] = ended[i] = True
+                elif g.ids and g.ids[-1] == stop_prev and total < cap and rounds[i] < max_rounds:
+                    rounds[i] += 1
+                    parent = parent_state_text(chunk[i] + tok.decode(gen[i]))
+                    if parent is not None:
+                        gen[i] += tok.encode(" " + parent + "]\n").tolist()[:cap - total]
+                    if len(heads[i]) + len(gen[i]) >= cap:
+                        done[i] = True
+                else:
+                    done[i] = total >= cap or not g.ids
+        for i in range(len(chunk)):
+            ids = gen[i][:-1] if ended[i] else gen[i]
+            p = np.stack(probs[i]) if probs[i] else np.zeros((0, len(bucket_ids)), np.float32)
+            entries = value_entries(tok, ids, steps[i], p, model._tok_ids)
+            dists: Dict[str, np.ndarray] = {}
+            for _at, move, q in entries:
+                dists.setdefault(move, q)
+            outs.append(MAVOutput(tok.decode(ids), list(ids), ended[i], dists, entries))
+    return outs
 
 
 def trace_node_values(res: Any, out: Any, prompt: str, newline_id: int, scoring: str = "mean"
@@ -105,16 +210,19 @@ class MAVISAgent(Agent):
     ``form`` (None: the model's ``trace_form``) is the child form the trace is parsed in. ``decide``
     (:data:`DECISION_RULES`): "trace" plays the trace's ``Playing m!`` (the paper); "mean" / "max" the minimax
     choice over the trace's leaves scored from the model's value distributions (:func:`trace_value_choice`),
-    on the same usable traces (a trace the rule cannot decide from plays its own final move)."""
+    on the same usable traces (a trace the rule cannot decide from plays its own final move). ``copy_prev``
+    (full child form): every ``%prev_state`` line is completed with the parent's state as the trace wrote it
+    rather than decoded (:func:`generate_traces_copy_prev`; a decoding constraint, no outside knowledge)."""
 
     def __init__(self, model=None, *, breadth: int = 2, depth: int = 1, backend: str = "auto",
                  seed: Optional[int] = None, name: Optional[str] = None, form: Optional[str] = None,
-                 decide: str = "trace"):
+                 decide: str = "trace", copy_prev: bool = False):
         if not (1 <= breadth <= 8 and 1 <= depth <= 4):
             raise ValueError(f"mav_is needs breadth 1..8 and depth 1..4, got breadth={breadth} depth={depth}")
         if decide not in DECISION_RULES:
             raise ValueError(f"mav_is: decide must be one of {DECISION_RULES}, not {decide!r}")
         self.decide = decide
+        self.copy_prev = bool(copy_prev)
         self.model = get_model(shipped_model_path("connect_four", "mav_is") if model is None else model, backend)
         if form is not None and form not in TRACE_FORMS:
             raise ValueError(f"mav_is: trace form must be one of {TRACE_FORMS}, not {form!r}")
@@ -139,7 +247,7 @@ class MAVISAgent(Agent):
     def act(self, state):
         if state.is_terminal():
             raise AgentError(f"{self.name}: asked to move in a finished game {state.text()!r}")
-        (prompt, out), = generate_traces(self.model, [state], self.breadth, self.depth)
+        (prompt, out), = generate_traces(self.model, [state], self.breadth, self.depth, copy_prev=self.copy_prev)
         res = parse_trace(prompt + out.text, state, form=self.form)
         self.last = res
         self.stats["moves"] += 1
@@ -235,14 +343,16 @@ def child_state_errors(results: Sequence[Any], roots: Sequence[Any]) -> Dict[str
 
 def evaluate_trace_records(model: MAVModel, game: str, records: Sequence[Dict[str, Any]],
                            shapes: Sequence[Tuple[int, int]], batch_size: int = 32, board_size: int = 0,
-                           texts: Optional[Dict[str, List[str]]] = None, form: Optional[str] = None
-                           ) -> Dict[str, Any]:
+                           texts: Optional[Dict[str, List[str]]] = None, form: Optional[str] = None,
+                           copy_prev: bool = False) -> Dict[str, Any]:
     """Per shape "BxD" and over all: the fractions of TRACE_METRICS, the number of traces, the mean
     prompt + response tokens and ``child_states`` (:func:`child_state_errors`), on tree records
     (mavgame.model.search_data) cut to each shape. ``texts``, when given, receives each shape's generated
     traces (prompt + output). ``form``: the child form the true traces are written and the model's parsed
     in (None: the model's ``trace_form``, short for a model without one); ``report["form"]`` names it, and in
-    the full form each shape's ``prev_agrees`` is the share of child nodes whose repeated inputs are right."""
+    the full form each shape's ``prev_agrees`` is the share of child nodes whose repeated inputs are right.
+    ``copy_prev``: generate with the parent's state copied into every ``%prev_state`` line
+    (:func:`generate_traces`)."""
     from .search_data import record_tree
     form = form or getattr(model, "trace_form", "short")
     if form not in TRACE_FORMS:
@@ -258,7 +368,7 @@ def evaluate_trace_records(model: MAVModel, game: str, records: Sequence[Dict[st
         if not fits:
             continue
         traces = [write_trace(t, b, d, form) for t in fits]
-        gens = generate_traces(model, [t.root for t in fits], b, d, batch_size)
+        gens = generate_traces(model, [t.root for t in fits], b, d, batch_size, copy_prev=copy_prev)
         res = [parse_trace(p + o.text, t.root, choice=tr.choice, form=form)
                for t, tr, (p, o) in zip(fits, traces, gens)]
         m = trace_metrics(res)
@@ -279,9 +389,11 @@ def evaluate_trace_records(model: MAVModel, game: str, records: Sequence[Dict[st
 
 
 def _make_mav_is(model: Optional[str] = None, breadth: int = 2, depth: int = 1, backend: str = "auto",
-                 form: Optional[str] = None, decide: str = "trace", **kw) -> MAVISAgent:
+                 form: Optional[str] = None, decide: str = "trace", copy_prev=False, **kw) -> MAVISAgent:
+    if str(copy_prev).lower() not in ("0", "1", "false", "true"):
+        raise ValueError(f"mav_is: copy_prev must be 0 or 1, not {copy_prev!r}")
     return MAVISAgent(model, breadth=int(breadth), depth=int(depth), backend=backend, form=form, decide=decide,
-                      **kw)
+                      copy_prev=str(copy_prev).lower() in ("1", "true"), **kw)
 
 
 register_agent("mav_is", _make_mav_is)
