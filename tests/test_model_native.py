@@ -268,6 +268,37 @@ def test_cross_batch_prefix_cache_is_bit_identical(tmp_path, variant):
         _core.MavEngine(str(path), prefix_cache=-1)
 
 
+def test_prefix_cache_resized_on_a_live_engine(tmp_path):
+    """set_prefix_cache resizes and empties the cross-batch cache of an engine made without one; results stay
+    bit-identical; NativeBackend.ensure_prefix_cache only grows it, and pickling keeps its size."""
+    import pickle
+    path, _, _ = make_model(tmp_path, max_seq_len=128)
+    prompts = tree_prompts(2, scale=3)
+    kw = dict(bucket_ids=TOK.bucket_ids.tolist(), group_ids=list(range(100, 400)))
+    eng = _core.MavEngine(str(path))
+    base = eng.generate(prompts, 8, [TOK.eos_id], **kw)
+    assert eng.prefix_cache == 0 and eng.stats()["cache_saved"] == 0
+    eng.set_prefix_cache(2048)
+    assert eng.prefix_cache == 2048
+    eng.generate(prompts, 8, [TOK.eos_id], **kw)
+    again = eng.generate(prompts, 8, [TOK.eos_id], **kw)
+    assert eng.stats()["cache_saved"] > 0
+    for a, b in zip(base, again):
+        np.testing.assert_array_equal(a[0], b[0])
+    eng.set_prefix_cache(0)
+    assert eng.prefix_cache == 0
+    for bad in (-1, 1 << 25):
+        with pytest.raises(ValueError, match=f"got {bad}"):
+            eng.set_prefix_cache(bad)
+    with pytest.raises(TypeError):
+        eng.set_prefix_cache("many")
+    nb = NativeBackend(path)
+    nb.ensure_prefix_cache(1024)
+    nb.ensure_prefix_cache(512)
+    assert nb.engine.prefix_cache == 1024
+    assert pickle.loads(pickle.dumps(nb)).engine.prefix_cache == 1024
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_half_precision_files(tmp_path, dtype):
     path, w, cfg = make_model(tmp_path, dtype=dtype)

@@ -337,6 +337,22 @@ static PyObject *engine_reset_stats(py_engine *self, PyObject *Py_UNUSED(ignored
     Py_RETURN_NONE;
 }
 
+static PyObject *engine_set_prefix_cache(py_engine *self, PyObject *arg)
+{
+    CHECK_ENGINE(self);
+    long tokens = PyLong_AsLong(arg);
+    if (tokens == -1 && PyErr_Occurred())
+        return NULL;
+    if (tokens < 0 || tokens > (1L << 24))
+        return PyErr_Format(PyExc_ValueError, "prefix_cache must be in [0, 2**24] tokens, got %ld", tokens);
+    char err[MG_ERRLEN];
+    if (mg_engine_set_prefix_cache(self->e, (int)tokens, err, sizeof err) != MG_OK) {
+        mg_py_value_error(err);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 #define GETTER_CHECK(self)                                                                  \
     if (!(self)->e)                                                                         \
         return PyErr_Format(PyExc_ValueError, "MavEngine is not initialised")
@@ -357,6 +373,12 @@ static PyObject *get_info(py_engine *self, void *Py_UNUSED(c))
 {
     GETTER_CHECK(self);
     return PyUnicode_DecodeUTF8(self->model.info, (Py_ssize_t)strlen(self->model.info), "replace");
+}
+
+static PyObject *get_prefix_cache(py_engine *self, void *Py_UNUSED(c))
+{
+    GETTER_CHECK(self);
+    return PyLong_FromLong(mg_engine_prefix_cache(self->e));
 }
 
 static PyObject *get_n_params(py_engine *self, void *Py_UNUSED(c))
@@ -402,6 +424,8 @@ static PyMethodDef engine_methods[] = {
     {"logits", (PyCFunction)engine_logits, METH_O, "logits(prompt) -> float32[V] at the last position."},
     {"stats", (PyCFunction)engine_stats, METH_NOARGS, "Token and pass counters since creation or reset."},
     {"reset_stats", (PyCFunction)engine_reset_stats, METH_NOARGS, "Zero the counters."},
+    {"set_prefix_cache", (PyCFunction)engine_set_prefix_cache, METH_O,
+     "set_prefix_cache(tokens): resize (and empty) the cross-batch prefix cache; 0 turns it off."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -410,6 +434,7 @@ static PyGetSetDef engine_getset[] = {
     {"vocab_version", (getter)get_vocab_version, NULL, "The MAV vocabulary version of the file.", NULL},
     {"info", (getter)get_info, NULL, "The file's info metadata (JSON).", NULL},
     {"n_params", (getter)get_n_params, NULL, "Number of parameters.", NULL},
+    {"prefix_cache", (getter)get_prefix_cache, NULL, "The cross-batch prefix cache's capacity in tokens.", NULL},
     {"threads", (getter)get_threads, NULL, "Threads of the engine's pool.", NULL},
     {"max_batch", (getter)get_max_batch, NULL, "Sequences run at once.", NULL},
     {"kernel", (getter)get_kernel, NULL, "The matmul kernel in use ('avx2-fma', 'portable' or 'cuda').", NULL},

@@ -354,16 +354,26 @@ class NativeBackend:
                                       device=self.device)
         self.cfg = MAVConfig.from_json(self.engine.config_json)
 
+    def ensure_prefix_cache(self, tokens: int) -> None:
+        """Grow the engine's cross-batch prefix cache (keys and values of prompt prefixes kept between
+        requests, least recently used blocks replaced) to at least ``tokens`` tokens; a larger one is kept.
+        Generation that continues its own output in several requests (a MAV-IS trace with copied lines)
+        then recomputes only what each request adds."""
+        if self.engine.prefix_cache < tokens:
+            self.engine.set_prefix_cache(int(tokens))
+
     def __getstate__(self):
         d = dict(self.__dict__)
         d.pop("engine")           # a C object: reloaded from the file on unpickling
+        d["_prefix_cache"] = self.engine.prefix_cache
         return d
 
     def __setstate__(self, d):
         from .. import _core
+        cache = d.pop("_prefix_cache", 0)
         self.__dict__.update(d)
         self.engine = _core.MavEngine(self.path, threads=self.threads, max_batch=self.max_batch, simd=self.simd,
-                                      device=getattr(self, "device", "cpu"))
+                                      device=getattr(self, "device", "cpu"), prefix_cache=cache)
 
     def generate_ids(self, prompts, max_new_tokens, stop_ids, bucket_ids=None, group_ids=None) -> List["Generation"]:
         if len(prompts) == 0:

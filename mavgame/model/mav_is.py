@@ -93,7 +93,9 @@ def generate_traces_copy_prev(model: MAVModel, prompts: Sequence[str], batch_siz
     """Greedy traces (MAVOutput, as :meth:`MAVModel.generate` gives them) in which every ``%prev_state`` token
     the model emits is followed by the parent's state as this trace wrote it (:func:`parent_state_text`) and
     ``]`` and a newline, fed to the model as if it had written them; decoding resumes after them. A row whose
-    parent state cannot be found is left to decode the line itself. Rounds: one decode call per batch until
+    parent state cannot be found is left to decode the line itself. On the native engine the cross-batch prefix
+    cache is grown to hold a batch's sequences, so that each round recomputes only what the last one added.
+    Rounds: one decode call per batch until
     every row has ended (end of sequence, the context full, or ``max_rounds`` copies, after which decoding
     runs on without copying)."""
     from .inference import MAVOutput, generate_ids, value_entries
@@ -103,6 +105,8 @@ def generate_traces_copy_prev(model: MAVModel, prompts: Sequence[str], batch_siz
         else None
     bucket_ids = tok.bucket_ids.tolist()
     cap = model.cfg.max_seq_len
+    if hasattr(model.backend, "ensure_prefix_cache"):  # each round's prompt is the last one's plus its output
+        model.backend.ensure_prefix_cache(min(len(prompts), batch_size) * cap)
     outs: List[Any] = []
     for s in range(0, len(prompts), batch_size):
         chunk = prompts[s:s + batch_size]
