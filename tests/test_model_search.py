@@ -499,33 +499,81 @@ def test_parent_state_text_finds_what_each_prev_state_line_copies(c4_sets):
     assert parent_state_text("") is None and parent_state_text("garbage\n[%prev_state") is None
 
 
+class _ScriptedBackend:
+    """A stand-in for a model backend that 'generates' a fixed continuation: whatever the prompt, the script's
+    tokens from the prompt's length on (as if the prompt were the script's own start), up to and including
+    the first stop token; every bucket token's distribution one-hot on it."""
+
+    def __init__(self, cfg, head_len, script, bucket_ids):
+        self.cfg, self.head_len, self.script, self.bucket_ids = cfg, head_len, script, list(bucket_ids)
+        self.calls = 0
+
+    def generate_ids(self, prompts, max_new_tokens, stop_ids, bucket_ids=None, group_ids=None):
+        from mavgame.model.inference import Generation
+        self.calls += 1
+        outs = []
+        for p in prompts:
+            g = Generation([])
+            probs = []
+            for t in self.script[len(p) - self.head_len:][:max_new_tokens]:
+                if t in self.bucket_ids:
+                    g.value_steps.append(len(g.ids))
+                    probs.append(np.eye(64, dtype=np.float32)[self.bucket_ids.index(t)])
+                g.ids.append(t)
+                if t in stop_ids:
+                    g.finished = True
+                    break
+            g.value_probs = np.stack(probs) if probs else np.zeros((0, 64), np.float32)
+            outs.append(g)
+        return outs
+
+
 def test_copy_prev_generation_writes_the_parents_state_into_child_blocks(c4_sets):
-    # an untrained full-form model decodes garbage: with copy_prev every %prev_state line it starts holds the
-    # parent's written state, the outputs' value entries point at bucket tokens, and the agent takes the option
-    from mavgame.model.mav_is import MAVISAgent, generate_traces, parent_state_text
+    # a scripted model writes a true 2x2 trace in the full form but with every %prev_state board garbled:
+    # decoded, the trace has wrong repeated inputs; with copy_prev each garbled board is replaced by the
+    # parent's written state as the model reaches it, the result is the true trace, and the value entries
+    # keep their positions and distributions
+    import dataclasses
+    from mavgame.model.mav_is import MAVISAgent, generate_traces
     from mavgame.model.inference import MAVModel
-    from mavgame.mav import Tokenizer
     m = MAVModel.load(shipped_model_path("connect_four"))
     m.trace_form = "full"
+    m.cfg = dataclasses.replace(m.cfg, max_seq_len=2048)   # room for a 2x2 trace (the scripted backend's)
     tok = m.tokenizer
-    states = [record_tree("connect_four", r).root for r in list(PositionStore(c4_sets / "trees" / "train"))[:3]]
-    plain = generate_traces(m, states, 2, 1)
-    copied = generate_traces(m, states, 2, 1, copy_prev=True)
-    for (p, o), (p2, o2) in zip(plain, copied):
-        assert p == p2 and len(o2.ids) <= m.cfg.max_seq_len and o2.text == tok.decode(o2.ids)
-        text = p2 + o2.text
-        at = text.find("[%prev_state")
-        while at >= 0:
-            cut = at + len("[%prev_state")
-            want = parent_state_text(text[:cut])
-            if want is not None:
-                assert text[cut:].startswith(" " + want + "]\n")
-            at = text.find("[%prev_state", cut)
-        for at, move, q in o2.value_entries:
-            assert tok.decode([o2.ids[at]]) == move and q.shape == (64,) and abs(float(q.sum()) - 1) < 1e-3
+    checked = 0
+    for r in list(PositionStore(c4_sets / "trees" / "train"))[:4]:
+        t = record_tree("connect_four", r)
+        tr = write_trace(t, 2, 2, "full")
+        lines = tr.target.split("\n")
+        bad = [ln[:15] + "".join("x" if c in ".o" else c for c in ln[15:-1]) + "]"
+               if ln.startswith("[%prev_state ") else ln for ln in lines]
+        assert bad != lines
+        garbled = "\n".join(bad)
+        script = tok.encode(garbled).tolist() + [tok.eos_id]
+        assert len(script) == len(tok.encode(tr.target)) + 1
+        head = m.encode_prompt(tr.prompt)
+        m.backend = _ScriptedBackend(m.cfg, len(head), script, tok.bucket_ids.tolist())
+        (p0, plain), = generate_traces(m, [t.root], 2, 2)
+        assert p0 == tr.prompt and plain.text == garbled and plain.finished
+        assert not all(n.prev_agrees for n in parse_trace(p0 + plain.text, t.root, form="full").nodes[1:])
+        m.backend.calls = 0
+        (p1, copied), = generate_traces(m, [t.root], 2, 2, copy_prev=True)
+        assert copied.text == tr.target and copied.finished
+        assert m.backend.calls == tr.target.count("[%prev_state") + 1   # one request per copied line, one more
+        res = parse_trace(p1 + copied.text, t.root, choice=tr.choice, form="full")
+        assert res.shape_ok and res.states_correct and all(n.prev_agrees for n in res.nodes[1:])
+        assert [(a, mv) for a, mv, _ in copied.value_entries] == [(a, mv) for a, mv, _ in plain.value_entries]
+        for (_, _, q0), (_, _, q1) in zip(plain.value_entries, copied.value_entries):
+            np.testing.assert_array_equal(q0, q1)
+        assert copied.value_dists.keys() == plain.value_dists.keys() and copied.value_entries
+        checked += 1
+    assert checked == 4
+    for room in range(150, 400, 7):   # a context that ends anywhere, inside copied lines too: cut, never over
+        m.cfg = dataclasses.replace(m.cfg, max_seq_len=len(head) + room)
+        (_, cut), = generate_traces(m, [t.root], 2, 2, copy_prev=True)
+        assert len(cut.ids) == room and not cut.finished and tr.target.startswith(cut.text)
     agent = make_agent(f"mav_is:breadth=2,depth=1,copy_prev=1,model={shipped_model_path('connect_four')}")
     assert isinstance(agent, MAVISAgent) and agent.copy_prev
     assert not make_agent(f"mav_is:model={shipped_model_path('connect_four')}").copy_prev
     with pytest.raises(ValueError, match="copy_prev"):
         make_agent("mav_is:copy_prev=2")
-    assert Tokenizer(2).token_to_id("%prev_state") >= 0

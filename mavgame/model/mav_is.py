@@ -98,11 +98,9 @@ def generate_traces_copy_prev(model: MAVModel, prompts: Sequence[str], batch_siz
     Rounds: one decode call per batch until
     every row has ended (end of sequence, the context full, or ``max_rounds`` copies, after which decoding
     runs on without copying)."""
-    from .inference import MAVOutput, generate_ids, value_entries
+    from .inference import MAVOutput, game_of_prompt, generate_ids, value_entries
     tok = model.tokenizer
     stop_prev = tok.token_to_id("%prev_state")
-    group = sorted({t for t in model.move_tokens(model.game)}) if (model.decoding == "grouped" and model.game) \
-        else None
     bucket_ids = tok.bucket_ids.tolist()
     cap = model.cfg.max_seq_len
     if hasattr(model.backend, "ensure_prefix_cache"):  # each round's prompt is the last one's plus its output
@@ -110,9 +108,10 @@ def generate_traces_copy_prev(model: MAVModel, prompts: Sequence[str], batch_siz
     outs: List[Any] = []
     for s in range(0, len(prompts), batch_size):
         chunk = prompts[s:s + batch_size]
-        if group is None and model.decoding == "grouped":
-            from .inference import game_of_prompt
-            group = sorted({t for p in chunk for t in model.move_tokens(game_of_prompt(p))})
+        group = None
+        if model.decoding == "grouped":   # as MAVModel.generate: the game's move tokens count as one choice
+            games = {model.game} if model.game else {game_of_prompt(p) for p in chunk}
+            group = sorted({t for g in games for t in model.move_tokens(g)})
         heads = [model.encode_prompt(p) for p in chunk]
         gen: List[List[int]] = [[] for _ in chunk]
         steps: List[List[int]] = [[] for _ in chunk]
