@@ -10,6 +10,7 @@ Agents (names in the tables):
   mcts-100        uct:sims=100                        basic MCTS (uniform prior, random rollouts), Elo 0
   mav             mav:model=M                         the model alone, one MAV call a move
   mav-is-BxD      mav_is:breadth=B,depth=D,model=M    the model's own linearized minimax tree of that shape
+                  (with --copy-prev: copy_prev=1, the decoder writes the %prev_state copies)
   mav-mcts-N      mav_mcts:sims=N,batch=16,model=M    external search with the same model
   perfect         perfect                             the solver (for scale; --no-perfect leaves it out)
 --mav-model gives the searchless MAV and MAV-MCTS another model (default: the MAV-IS model itself, which
@@ -71,7 +72,7 @@ def sample_positions(games, n: int, seed: int):
     return out
 
 
-def token_costs(model, states, shapes, form):
+def token_costs(model, states, shapes, form, copy_prev=False):
     """{agent name: {"tokens": mean prompt + response tokens, ...}} measured on `states`."""
     from mavgame.mav.search_trace import parse_trace
     from mavgame.model.mav_is import generate_traces
@@ -82,7 +83,7 @@ def token_costs(model, states, shapes, form):
     outs = model.generate(prompts, batch_size=32)
     costs["mav"] = {"tokens": float(np.mean([len(tok.encode(p)) + len(o.ids) for p, o in zip(prompts, outs)]))}
     for b, d in shapes:
-        gens = generate_traces(model, states, b, d)
+        gens = generate_traces(model, states, b, d, copy_prev=copy_prev)
         res = [parse_trace(p + o.text, s, form=form) for s, (p, o) in zip(states, gens)]
         costs[f"mav-is-{b}x{d}"] = {
             "tokens": float(np.mean([len(tok.encode(p)) + len(o.ids) for p, o in gens])),
@@ -140,6 +141,8 @@ def main() -> int:
     ap.add_argument("--shapes", default="1x1,2x1,3x1,4x1,2x2", help="MAV-IS budgets, BREADTHxDEPTH, comma-separated")
     ap.add_argument("--mcts", default="50,200", help="MAV-MCTS simulations, comma-separated ('' for none)")
     ap.add_argument("--no-perfect", action="store_true", help="leave the perfect player out")
+    ap.add_argument("--copy-prev", action="store_true",
+                    help="MAV-IS agents with copy_prev=1 (the decoder writes each %%prev_state copy)")
     ap.add_argument("--openings", type=int, default=100, help="random openings to draw match-ups' openings from")
     ap.add_argument("--opening-plies", type=int, default=4)
     ap.add_argument("--matchups", type=int, default=150, help="random match-ups, each both colours (the paper's)")
@@ -157,7 +160,8 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     agents = {"mcts-100": "uct:sims=100", "mav": f"mav:model={mav_model}"}
     for b, d in shapes:
-        agents[f"mav-is-{b}x{d}"] = f"mav_is:breadth={b},depth={d},model={args.model}"
+        agents[f"mav-is-{b}x{d}"] = f"mav_is:breadth={b},depth={d},model={args.model}" + \
+            (",copy_prev=1" if args.copy_prev else "")
     for n in sims:
         agents[f"mav-mcts-{n}"] = f"mav_mcts:sims={n},batch=16,model={mav_model}"
     if not args.no_perfect:
@@ -178,7 +182,7 @@ def main() -> int:
     states = sample_positions(res.games, args.token_positions, args.seed)
     form = getattr(model, "trace_form", "short")
     t1 = time.perf_counter()
-    costs = token_costs(model, states, shapes, form)
+    costs = token_costs(model, states, shapes, form, copy_prev=args.copy_prev)
     if mav_model != args.model:
         costs["mav"] = token_costs(get_model(mav_model, "auto"), states, [], form)["mav"]
     for n in sims:

@@ -17,7 +17,7 @@ def test_mav_is_league_runs_and_reports_token_costs(tmp_path):
     out = tmp_path / "lg"
     r = subprocess.run([sys.executable, str(BENCH), "--out", str(out), "--shapes", "1x1",
                         "--mcts", "2", "--openings", "4", "--matchups", "12", "--token-positions", "3",
-                        "--no-perfect", "--no-progress"], capture_output=True, text=True, timeout=600)
+                        "--no-perfect", "--no-progress", "--copy-prev"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     res = json.loads((out / "results.json").read_text())
     rows = {row["agent"]: row for row in res["rows"]}
@@ -26,6 +26,7 @@ def test_mav_is_league_runs_and_reports_token_costs(tmp_path):
     assert rows["mav"]["tokens"] > 20
     assert rows["mav-mcts-2"]["tokens"] == pytest.approx(2 * rows["mav"]["tokens"])
     is_row = rows["mav-is-1x1"]
+    assert is_row["spec"].endswith(",copy_prev=1")   # --copy-prev: the decoder writes the %prev_state copies
     assert is_row["tokens"] > rows["mav"]["tokens"] and 0 <= is_row["shape_ok"] <= 1 and 0 <= is_row["final_legal"] <= 1
     assert res["args"]["model"] == str(shipped_model_path("connect_four", "mav_is")) and res["form"] == "full"
     assert res["games"] == 24 and (out / "elo_tokens.png").stat().st_size > 1000
