@@ -722,10 +722,7 @@ class MAVModel:
         bucket_ids = tok.bucket_ids.tolist()
         for s in range(0, len(prompts), batch_size):
             chunk = [self.encode_prompt(p) for p in prompts[s:s + batch_size]]
-            group = None
-            if decoding == "grouped":
-                games = {self.game or game_of_prompt(p) for p in prompts[s:s + batch_size]}
-                group = sorted({t for g in games for t in self.move_tokens(g)})
+            group = self.group_ids(prompts[s:s + batch_size]) if decoding == "grouped" else None
             longest = max(len(c) for c in chunk)
             budget = max_new_tokens or (self.cfg.max_seq_len - longest)
             budget = min(budget, self.cfg.max_seq_len - longest)
@@ -733,14 +730,24 @@ class MAVModel:
                 raise ValueError(f"a prompt of {longest} tokens leaves no room in max_seq_len {self.cfg.max_seq_len}")
             gens = generate_ids(self.backend, chunk, budget, stop_ids=[tok.eos_id], pad_id=tok.pad_id,
                                 bucket_ids=bucket_ids, group_ids=group)
-            for g in gens:
-                ids = g.ids[:-1] if g.finished else g.ids
-                entries = value_entries(tok, ids, g.value_steps, g.value_probs, self._tok_ids)
-                dists: Dict[str, np.ndarray] = {}
-                for _at, move, p in entries:
-                    dists.setdefault(move, p)
-                outs.append(MAVOutput(tok.decode(ids), list(ids), g.finished, dists, entries))
+            outs += [self.output(g.ids[:-1] if g.finished else g.ids, g.finished, g.value_steps, g.value_probs)
+                     for g in gens]
         return outs
+
+    def group_ids(self, prompts: Sequence[str]) -> List[int]:
+        """The move tokens grouped by ``"grouped"`` decoding for these prompts (their games' move tokens)."""
+        games = {self.game or game_of_prompt(p) for p in prompts}
+        return sorted({t for g in games for t in self.move_tokens(g)})
+
+    def output(self, ids: Sequence[int], finished: bool, value_steps: Sequence[int], value_probs: np.ndarray
+               ) -> MAVOutput:
+        """The MAVOutput of generated ``ids`` (without the end token): its text and value entries, from the
+        bucket distributions ``value_probs`` kept at the positions ``value_steps`` of ``ids``."""
+        entries = value_entries(self.tokenizer, ids, value_steps, value_probs, self._tok_ids)
+        dists: Dict[str, np.ndarray] = {}
+        for _at, move, p in entries:
+            dists.setdefault(move, p)
+        return MAVOutput(self.tokenizer.decode(ids), list(ids), finished, dists, entries)
 
     def analyse(self, states: Sequence[Any], commands: str = "%state %top_all %best_action",
                 batch_size: int = 64) -> List[Tuple[Any, MAVOutput]]:

@@ -27,8 +27,9 @@ from ..mav.search_trace import TRACE_FORMS, parse_trace, trace_metrics, trace_pr
 from .agents import MAVGreedyAgent, get_model
 from .inference import MAVModel, shipped_model_path, value_scorer
 
-__all__ = ["MAVISAgent", "generate_traces", "generate_traces_copy_prev", "parent_state_text", "evaluate_trace_records", "child_state_errors", "CHILD_STATE_KINDS",
-           "trace_node_values", "trace_value_choice", "DECISION_RULES"]
+__all__ = ["MAVISAgent", "generate_traces", "generate_traces_copy_prev", "parent_state_text",
+           "evaluate_trace_records", "child_state_errors", "CHILD_STATE_KINDS", "trace_node_values",
+           "trace_value_choice", "DECISION_RULES"]
 
 #: how the agent picks its move from a trace: the trace's own ``Playing m!`` (the paper), or minimax over the
 #: leaves' value distributions by mean or max scoring (trace_value_choice)
@@ -98,7 +99,7 @@ def generate_traces_copy_prev(model: MAVModel, prompts: Sequence[str], batch_siz
     Rounds: one decode call per batch until
     every row has ended (end of sequence, the context full, or ``max_rounds`` copies, after which decoding
     runs on without copying)."""
-    from .inference import MAVOutput, game_of_prompt, generate_ids, value_entries
+    from .inference import generate_ids
     tok = model.tokenizer
     stop_prev = tok.token_to_id("%prev_state")
     bucket_ids = tok.bucket_ids.tolist()
@@ -108,10 +109,7 @@ def generate_traces_copy_prev(model: MAVModel, prompts: Sequence[str], batch_siz
     outs: List[Any] = []
     for s in range(0, len(prompts), batch_size):
         chunk = prompts[s:s + batch_size]
-        group = None
-        if model.decoding == "grouped":   # as MAVModel.generate: the game's move tokens count as one choice
-            games = {model.game} if model.game else {game_of_prompt(p) for p in chunk}
-            group = sorted({t for g in games for t in model.move_tokens(g)})
+        group = model.group_ids(chunk) if model.decoding == "grouped" else None
         heads = [model.encode_prompt(p) for p in chunk]
         gen: List[List[int]] = [[] for _ in chunk]
         steps: List[List[int]] = [[] for _ in chunk]
@@ -145,13 +143,8 @@ def generate_traces_copy_prev(model: MAVModel, prompts: Sequence[str], batch_siz
                 else:
                     done[i] = total >= cap or not g.ids
         for i in range(len(chunk)):
-            ids = gen[i][:-1] if ended[i] else gen[i]
             p = np.stack(probs[i]) if probs[i] else np.zeros((0, len(bucket_ids)), np.float32)
-            entries = value_entries(tok, ids, steps[i], p, model._tok_ids)
-            dists: Dict[str, np.ndarray] = {}
-            for _at, move, q in entries:
-                dists.setdefault(move, q)
-            outs.append(MAVOutput(tok.decode(ids), list(ids), ended[i], dists, entries))
+            outs.append(model.output(gen[i][:-1] if ended[i] else gen[i], ended[i], steps[i], p))
     return outs
 
 
