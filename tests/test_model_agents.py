@@ -19,6 +19,7 @@ from mavgame.play.league import Opening, match
 from mavgame.search.mcts import MCTS, SearchError
 from mavgame.model.agents import MAVEvaluator, MAVGreedyAgent, MAVMCTSAgent, choose_move, mav_mcts_agent
 from mavgame.model.config import MAVConfig
+from mavgame.model.symmetry import mirror_state_text
 from mavgame.model.data import make_annotator
 from mavgame.model.export import expected_shapes, export_model
 from mavgame.model.inference import MAVModel, MAVOutput, bucket_midpoints, vocab_fingerprint
@@ -278,6 +279,36 @@ def test_greedy_falls_back_on_unusable_output():
     assert agent.stats["random_fallback"] == 20 and agent.stats["from_values"] == 0
 
 
+def test_greedy_mirror_plays_perfectly_with_perfect_values(perfect):
+    agent = MAVGreedyAgent(perfect, mirror=True, seed=0)
+    assert agent.name == "mav-mean-mirror"
+    for text, win in FORCED_WINS:
+        st = mavgame.State(GAME, text)
+        perfect.prompts_seen.clear()
+        assert move_str(st, agent.act(st)) == win and st.text() == text
+        images = [mav.parse(GAME, p).cur.text for p in perfect.prompts_seen]
+        assert images == [text, mirror_state_text(GAME, text)]        # one position is its own image
+    assert agent.stats == {"moves": 3, "from_values": 3, "from_best_action": 0, "random_fallback": 0}
+
+
+def test_greedy_mirror_averages_the_two_views():
+    """c3 leads in the plain view (bucket 40 against b2's 38) but its image a3 is worth bucket 30 in the
+    mirrored view: the average (about 0.555) falls under b2 (0.602 in both views), so mirror=1 plays b2."""
+    s = mavgame.State(GAME, "o../.../xox x")
+    m = mavgame.State(GAME, mirror_state_text(GAME, s.text()))
+    assert m.text() == "..o/.../xox x"
+    plain = {mv: one_hot(10) for mv in s.legal_moves()}
+    plain.update({"c3": one_hot(40), "b2": one_hot(38)})
+    image = {mv: one_hot(10) for mv in m.legal_moves()}
+    image.update({"a3": one_hot(30), "b2": one_hot(38)})
+    model = OracleModel(fixed_oracle({s.text(): (plain, "c3"), m.text(): (image, "a3")}))
+    assert move_str(s, MAVGreedyAgent(model).act(s)) == "c3"
+    mv, pr, out = MAVGreedyAgent(model, mirror=True).decide(s)
+    assert mv == "b2" and pr.best == "c3" and out.values()["c3"] == pytest.approx(MIDS[40])   # plain view's
+    with pytest.raises(ValueError, match="'hex'"):
+        MAVGreedyAgent(OracleModel(game="hex"), mirror=True)
+
+
 # ---- the evaluator -------------------------------------------------------------------------------------
 
 def _request(state):
@@ -397,10 +428,14 @@ def test_agent_specs_build_and_play_a_match(tiny_export):
     greedy = make_agent(f"mav:scoring=max,best=0,tie=0.05,model={tiny_export},backend=numpy")
     assert isinstance(greedy, MAVGreedyAgent) and greedy.scoring == "max" and greedy.tie == 0.05
     assert not greedy.use_best_action and greedy.model is agent.evaluator.model   # loaded once per path
+    assert make_agent(f"mav:mirror=1,model={tiny_export},backend=numpy").mirror
+    with pytest.raises(ValueError, match="mirror must be 0 or 1, not 2"):
+        make_agent(f"mav:mirror=2,model={tiny_export},backend=numpy")
     engine = make_agent(f"mav_mcts:sims=8,batch=2,scoring=max,cache=0,model={tiny_export},backend=numpy")
     assert engine.kwargs["state_tracking"] is False and engine.evaluator.scoring == "max"
     assert engine.evaluator.cache_size == 0
 
+    greedy = make_agent(f"mav:mirror=1,scoring=max,model={tiny_export},backend=numpy")
     res = match(spec, greedy, GAME, openings=[Opening("corner", ("a1",))], progress=False, max_plies=8)
     assert len(res) == 2
     for g in res.games:

@@ -63,7 +63,7 @@ def test_mirror_records_seeded_and_probability():
 
 
 def test_mirror_refuses_other_games_and_bad_notation():
-    assert mirror_games() == ["connect_four"]
+    assert mirror_games() == ["connect_four", "tictactoe"]
     with pytest.raises(ValueError, match="'hex'"):
         mirror_record("hex", {"state": "x"})
     with pytest.raises(ValueError, match="'garbage'"):

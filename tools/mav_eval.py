@@ -7,6 +7,10 @@ Every position is asked in the plain form and, with its predecessor, in the tran
 `GameInfo.phases`): prompts, best move optimal (by the annotation), value error, legal best action,
 `%top_all` precision / recall, next state, and the finished-game rows: finished prompts recognised and live
 prompts claimed finished.
+
+``--greedy`` adds the move the searchless agent plays (`mavgame.model.agents.MAVGreedyAgent`, mean and max
+scoring, and with ``mirror=1`` where the game has a mirror symmetry): how often it is a best move by the
+annotation, per phase, on the live positions.
 """
 from __future__ import annotations
 
@@ -26,6 +30,9 @@ def main(argv=None) -> int:
     ap.add_argument("--n", type=int, default=0, help="first N positions, after --exclude (0: all)")
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--json", default=None, help="also write the metrics here")
+    ap.add_argument("--greedy", action="store_true",
+                    help="also: how often the searchless agent's move is a best move (mean / max scoring, "
+                         "with and without mirror averaging)")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from mavgame.model.inference import MAVModel, evaluate_records
@@ -54,9 +61,41 @@ def main(argv=None) -> int:
                           f"{pm['best_action_legal']:.3f}", f"{pm['top_all_precision']:.3f}",
                           f"{pm['top_all_recall']:.3f}", f"{pm['next_state_accuracy']:.3f}",
                           f"{pm['outcome_correct']}/{fin}", f"{claimed}/{pm['examples'] - fin}"]))
+    if args.greedy:
+        m["greedy"] = greedy_table(model, recs)
     if args.json:
         Path(args.json).write_text(json.dumps(m, sort_keys=True, indent=1))
     return 0
+
+
+def greedy_table(model, recs):
+    """{agent name: {phase: rate}}: how often MAVGreedyAgent's move has the annotation's best value, printed
+    as a table (live annotated positions only)."""
+    from mavgame import State
+    from mavgame.model.agents import MAVGreedyAgent
+    from mavgame.model.symmetry import mirror_games
+    game = model.game
+    live = [r for r in recs if r.get("values") and r.get("result", "*") == "*"]
+    phases = [("all", -1, 10 ** 9)] + list(_phases(game))
+    agents = [MAVGreedyAgent(model, scoring=sc, mirror=mi) for sc in ("mean", "max")
+              for mi in ((False, True) if game in mirror_games() else (False,))]
+    out = {}
+    print("greedy move optimal | " + " | ".join(f"{n} ({sum(lo <= int(r['ply']) <= hi for r in live)})"
+                                                for n, lo, hi in phases))
+    for agent in agents:
+        ok = [0] * len(phases)
+        for r in live:
+            mv, _, _ = agent.decide(State(game, r["state"]))
+            good = mv is not None and r["values"].get(mv, -1.0) >= max(r["values"].values()) - 1e-9
+            for i, (_, lo, hi) in enumerate(phases):
+                ok[i] += good and lo <= int(r["ply"]) <= hi
+        rates = {}
+        for i, (n, lo, hi) in enumerate(phases):
+            tot = sum(lo <= int(r["ply"]) <= hi for r in live)
+            rates[n] = ok[i] / tot if tot else float("nan")
+        out[agent.name] = rates
+        print(agent.name + " | " + " | ".join(f"{rates[n]:.3f}" for n, _, _ in phases))
+    return out
 
 
 def _phases(game):

@@ -5,6 +5,8 @@
   expectation of the 64-way bucket distribution) or max scoring (its mode). When several moves are
   within ``tie`` of the best value, the model's ``%best_action`` decides if it is one of them (the
   paper's reason for %best_action: finishing won games instead of wandering among equally winning moves).
+  ``mirror=True`` asks about the position and its mirror image in one batch and averages the two views'
+  values (test-time symmetry averaging, not in the paper: two prompts a move; Connect Four, tic-tac-toe).
 - :class:`MAVEvaluator`: the model as the evaluator of :class:`mavgame.search.mcts.MCTS` (prior and values
   from its action values, mean or max scoring), in engine mode or in the paper's engine-free state
   tracking mode (the model also predicts the child states, legal moves and terminal results).
@@ -54,11 +56,17 @@ class MAVGreedyAgent(Agent):
 
     If the model's output lists no legal move with a value (a hallucination), the agent plays its
     ``%best_action`` when legal, else a random legal move; ``stats`` counts how often.
+
+    ``mirror``: also prompt the mirror image of the position (:mod:`mavgame.model.symmetry`) in the same
+    batch and play by the mean of the two views' values for each legal move (a move valued in one view only
+    keeps that value); ``%best_action`` is the plain view's, else the mirrored view's mapped back. The model
+    errs differently on the two views, so the average picks a best move more often (docs/model.md, "Both
+    views of the board"); it costs a second prompt a move.
     """
 
     def __init__(self, model=None, *, scoring: str = "mean", use_best_action: bool = True, tie: float = 0.02,
                  commands: str = PLAIN, backend: str = "auto", seed: Optional[int] = None,
-                 name: Optional[str] = None):
+                 name: Optional[str] = None, mirror: bool = False):
         if scoring not in ("mean", "max"):
             raise ValueError(f"scoring must be 'mean' or 'max', not {scoring!r}")
         self.model = get_model(model, backend)
@@ -66,8 +74,14 @@ class MAVGreedyAgent(Agent):
         self.use_best_action = bool(use_best_action)
         self.tie = float(tie)
         self.commands = commands
-        self.name = name or f"mav-{scoring}"
+        self.mirror = bool(mirror)
         game = self.model.game
+        if self.mirror and game:
+            from .symmetry import mirror_games
+            if game not in mirror_games():
+                raise ValueError(f"mirror=1: no mirror symmetry for the model's game {game!r} (available: "
+                                 f"{', '.join(mirror_games())})")
+        self.name = name or f"mav-{scoring}" + ("-mirror" if self.mirror else "")
         self.games = (game,) if game else None
         self._seed = seed
         self._rng = np.random.default_rng(seed)
@@ -80,10 +94,34 @@ class MAVGreedyAgent(Agent):
     def decide(self, state):
         """(move, parse result, output) for a state (AgentError if the model was trained on another game)."""
         self.check_game(state.game)
-        (pr, out), = self.model.analyse([state], self.commands)
+        if not self.mirror:
+            (pr, out), = self.model.analyse([state], self.commands)
+        else:
+            from .symmetry import mirror_move, mirror_state_text
+            from .. import State
+            text = state.text()
+            image = State(state.game, mirror_state_text(state.game, text))
+            (pr, out), (mpr, mout) = self.model.analyse([state, image], self.commands)
         legal = set(state.legal_moves())
         vals = {m: v for m, v in out.values(self.scoring).items() if m in legal}
         best = pr.best if pr.best_present and pr.best in legal else None
+        if self.mirror:
+            mtext = image.text()
+            back = {}
+            for m, v in mout.values(self.scoring).items():
+                try:
+                    back[mirror_move(state.game, m, mtext)] = v
+                except ValueError:      # a move the model wrote that is no move of this board
+                    continue
+            back = {m: v for m, v in back.items() if m in legal}
+            vals = {m: (vals[m] + back[m]) / 2 if m in vals and m in back else vals.get(m, back.get(m))
+                    for m in set(vals) | set(back)}
+            if best is None and mpr.best_present and mpr.best:
+                try:
+                    mb = mirror_move(state.game, mpr.best, mtext)
+                except ValueError:
+                    mb = None
+                best = mb if mb in legal else None
         mv = choose_move(vals, best, self.tie, self.use_best_action)
         return mv, pr, out
 
@@ -307,8 +345,11 @@ def mav_mcts_agent(model=None, sims: int = 64, *, scoring: str = "mean", batch_s
 
 
 def _make_mav(model: Optional[str] = None, scoring: str = "mean", best: int = 1, tie: float = 0.02,
-              backend: str = "auto", **kw) -> MAVGreedyAgent:
-    return MAVGreedyAgent(model, scoring=scoring, use_best_action=bool(best), tie=tie, backend=backend, **kw)
+              backend: str = "auto", mirror: int = 0, **kw) -> MAVGreedyAgent:
+    if mirror not in (0, 1):
+        raise ValueError(f"mav: mirror must be 0 or 1, not {mirror!r}")
+    return MAVGreedyAgent(model, scoring=scoring, use_best_action=bool(best), tie=tie, backend=backend,
+                          mirror=bool(mirror), **kw)
 
 
 def _make_mav_mcts(model: Optional[str] = None, sims: int = 64, scoring: str = "mean", batch: int = 16,

@@ -1,9 +1,11 @@
-"""Board symmetries of annotated position records, for training-data augmentation.
+"""Board symmetries: mirrored positions and moves, for training-data augmentation and test-time averaging.
 
-A Connect Four position and its mirror image (columns reversed) have the same value, and the mirror of
-every move has the value of the move: the solver's annotation carries over exactly. Mirroring a record
-doubles the distinct boards a model sees without a single new solve (AlphaZero-style augmentation; the MAV
-paper's data has no such step, so it is an option, off by default).
+A Connect Four (or tic-tac-toe) position and its mirror image (columns reversed) have the same value, and the
+mirror of every move has the value of the move: the solver's annotation carries over exactly. Mirroring a
+record doubles the distinct boards a model sees without a single new solve (AlphaZero-style augmentation; the
+MAV paper's data has no such step, so it is an option, off by default). The same maps let an agent ask the
+model about both views of a position and average its values (``mav:mirror=1``,
+:class:`mavgame.model.agents.MAVGreedyAgent`), as AlphaGo Zero averaged its network over board symmetries.
 
 Records are the position store's dicts (``state``, ``values``, ``best``, ``prev_state``, ``prev_action``,
 ``result``, ...); see docs/model.md "Files".
@@ -14,21 +16,22 @@ from typing import Any, Callable, Dict, List, Sequence
 
 import numpy as np
 
-__all__ = ["mirror_record", "mirror_games", "mirror_records"]
+__all__ = ["mirror_record", "mirror_games", "mirror_records", "mirror_state_text", "mirror_move"]
 
 
-def _c4_board(state: str) -> List[str]:
+def _rows(game: str, state: str) -> List[str]:
+    """The rows of a state text ``ROW/ROW/... SIDE`` plus the side, checked to be a rectangle."""
     if not isinstance(state, str) or " " not in state:
-        raise ValueError(f"not a Connect Four state: {state!r}")
+        raise ValueError(f"not a {_NAMES[game]} state: {state!r}")
     board, _, side = state.rpartition(" ")
     rows = board.split("/")
     if not rows or any(len(r) != len(rows[0]) or not r for r in rows):
-        raise ValueError(f"not a Connect Four state (rows of unequal length): {state!r}")
+        raise ValueError(f"not a {_NAMES[game]} state (rows of unequal length): {state!r}")
     return rows + [side]
 
 
-def _c4_mirror_state(state: str) -> str:
-    *rows, side = _c4_board(state)
+def _mirror_rows(game: str, state: str) -> str:
+    *rows, side = _rows(game, state)
     return "/".join(r[::-1] for r in rows) + " " + side
 
 
@@ -42,36 +45,62 @@ def _c4_mirror_move(move: str, width: int) -> str:
     return str(width + 1 - c)
 
 
-def _c4_mirror(record: Dict[str, Any]) -> Dict[str, Any]:
-    width = len(_c4_board(record["state"])[0])
+def _ttt_mirror_move(move: str, width: int) -> str:
+    files = "abcdefghijklmnopqrstuvwxyz"[:width]
+    if not isinstance(move, str) or len(move) < 2 or move[0] not in files or not move[1:].isdigit():
+        raise ValueError(f"not a tic-tac-toe move on a board {width} wide: {move!r}")
+    return files[width - 1 - files.index(move[0])] + move[1:]
+
+
+_NAMES = {"connect_four": "Connect Four", "tictactoe": "tic-tac-toe"}
+_MOVE_MIRRORS: Dict[str, Callable[[str, int], str]] = {"connect_four": _c4_mirror_move,
+                                                       "tictactoe": _ttt_mirror_move}
+
+
+def _check_game(game: str) -> None:
+    if game not in _MOVE_MIRRORS:
+        raise ValueError(f"no mirror symmetry for game {game!r} (available: {', '.join(mirror_games())})")
+
+
+def mirror_state_text(game: str, state: str) -> str:
+    """The state text of the mirror-image position (columns reversed, the same side to move). ValueError
+    naming the game if it has no mirror here, or the text if it is not a state of the game's notation."""
+    _check_game(game)
+    return _mirror_rows(game, state)
+
+
+def mirror_move(game: str, move: str, state: str) -> str:
+    """The mirror image of ``move`` played in ``state`` (the board's width is read from the state text)."""
+    _check_game(game)
+    return _MOVE_MIRRORS[game](move, len(_rows(game, state)[0]))
+
+
+def _mirror(game: str, record: Dict[str, Any]) -> Dict[str, Any]:
+    width = len(_rows(game, record["state"])[0])
+    mm = _MOVE_MIRRORS[game]
     out = dict(record)
-    out["state"] = _c4_mirror_state(record["state"])
+    out["state"] = _mirror_rows(game, record["state"])
     if record.get("values"):
-        out["values"] = {_c4_mirror_move(m, width): v for m, v in record["values"].items()}
+        out["values"] = {mm(m, width): v for m, v in record["values"].items()}
     if record.get("best") is not None:
-        out["best"] = _c4_mirror_move(record["best"], width)
+        out["best"] = mm(record["best"], width)
     if record.get("prev_state") is not None:
-        out["prev_state"] = _c4_mirror_state(record["prev_state"])
+        out["prev_state"] = _mirror_rows(game, record["prev_state"])
     if record.get("prev_action") is not None:
-        out["prev_action"] = _c4_mirror_move(record["prev_action"], width)
+        out["prev_action"] = mm(record["prev_action"], width)
     return out
-
-
-_MIRRORS: Dict[str, Callable[[Dict[str, Any]], Dict[str, Any]]] = {"connect_four": _c4_mirror}
 
 
 def mirror_games() -> List[str]:
     """The games that have a mirror symmetry here."""
-    return sorted(_MIRRORS)
+    return sorted(_MOVE_MIRRORS)
 
 
 def mirror_record(game: str, record: Dict[str, Any]) -> Dict[str, Any]:
     """The record of the mirror-image position (a new dict; ``record`` is not changed). ValueError naming
     the game if it has no mirror here, or naming the field that is not the game's notation."""
-    fn = _MIRRORS.get(game)
-    if fn is None:
-        raise ValueError(f"no mirror symmetry for game {game!r} (available: {', '.join(mirror_games())})")
-    return fn(record)
+    _check_game(game)
+    return _mirror(game, record)
 
 
 def mirror_records(game: str, records: Sequence[Dict[str, Any]], p: float, seed: int,

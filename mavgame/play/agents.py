@@ -38,7 +38,8 @@ spec                    agent
 ``python``              a Python callable ``fn(state) -> move``: ``fn=package.module:function``
 ``mav``                 the MAV model, searchless (numpy or torch): ``model`` (a .safetensors file;
                         default: the shipped Connect Four model), ``scoring`` (mean, max), ``best``
-                        (1: %best_action breaks near ties), ``tie``, ``backend`` (auto, numpy, torch)
+                        (1: %best_action breaks near ties), ``tie``, ``backend`` (auto, numpy, torch),
+                        ``mirror`` (1: average with the mirror image's values; Connect Four, tic-tac-toe)
 ``mav_mcts``            MAV-MCTS, the model guiding MCTS: ``sims`` (default 64), ``batch`` (16),
                         ``scoring``, ``state_tracking`` (1: engine-free), ``cache``, ``model``,
                         ``backend``, ``movetime``, ``invalid`` (exclude, the default, or loss)
