@@ -309,6 +309,46 @@ def test_greedy_mirror_averages_the_two_views():
         MAVGreedyAgent(OracleModel(game="hex"), mirror=True)
 
 
+def _load_tool(name):
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "tools" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"_tool_{name}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_mav_eval_greedy_table_scores_the_agents_moves(capsys):
+    """tools/mav_eval.py --greedy: a model with the solver's values plays a best move everywhere, in both
+    views and both scorings; one whose values are turned upside down does not."""
+    annotate = make_annotator("connect_four", {"max_nodes": 200_000})
+    rng = np.random.default_rng(3)
+    recs = []
+    while len(recs) < 6:
+        s = mavgame.State("connect_four")
+        for _ in range(14):
+            if not s.is_terminal():
+                s.push(int(rng.choice(s.legal_actions())))
+        ann = None if s.is_terminal() else annotate(s)
+        if ann and len(set(ann[0].values())) > 1:
+            recs.append({"state": s.text(), "values": ann[0], "best": ann[1], "result": "*", "ply": 14})
+
+    def solver_oracle(flip):
+        def oracle(state):
+            vals, best = annotate(state)
+            vals = {m: (1.0 - v if flip else v) for m, v in vals.items()}
+            return {m: one_hot(mav.bucket(v)) for m, v in vals.items()}, max(vals, key=vals.get)
+        return oracle
+    tool = _load_tool("mav_eval")
+    good = tool.greedy_table(OracleModel(solver_oracle(False), game="connect_four"), recs)
+    assert set(good) == {"mav-mean", "mav-mean-mirror", "mav-max", "mav-max-mirror"}
+    assert all(r["all"] == 1.0 for r in good.values())
+    bad = tool.greedy_table(OracleModel(solver_oracle(True), game="connect_four"), recs)
+    assert all(r["all"] == 0.0 for r in bad.values())          # it plays a worst move, never a best one
+    assert "mav-mean-mirror | 1.000" in capsys.readouterr().out
+
+
 # ---- the evaluator -------------------------------------------------------------------------------------
 
 def _request(state):

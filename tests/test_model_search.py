@@ -232,6 +232,21 @@ def test_mav_is_agent_plays_the_traced_move_and_falls_back(c4_sets):
     rep = evaluate_trace_records(fake, "connect_four", recs, [(2, 1), (3, 2), (2, 1), (3, 2)])  # repeats: once
     assert rep["2x1"]["shape_ok"] == 1.0 and rep["3x2"]["final_minimax"] == 1.0 and rep["all"]["traces"] == 8
     assert fake.calls == 8
+    # exact values everywhere: minimax over the top moves is a best move at the root, at every shape
+    assert rep["2x1"]["final_optimal"] == rep["3x2"]["final_optimal"] == rep["3x2"]["mean_choice_optimal"] == 1.0
+    # one trace that plays a worse (legal) move than the one it found: 3 of 4 optimal
+    worse = dict(traces)
+    for t in trees:
+        _p, _a, acts, vals, _b = t.nodes[0]
+        bad = [a for a, v in zip(acts, vals) if v < max(vals)]
+        if bad:
+            tr = write_trace(t, 2, 1)
+            m = t.root.action_to_str(int(bad[0]))
+            head, _, _ = tr.target.rpartition("Playing ")
+            worse[tr.prompt] = head + f"Playing {m}!\n"
+            break
+    rep = evaluate_trace_records(_FakeModel(worse), "connect_four", recs, [(2, 1)])
+    assert rep["2x1"]["final_legal"] == 1.0 and rep["2x1"]["final_optimal"] == 0.75
     with pytest.raises(ValueError, match="breadth 1..8"):
         make_agent("mav_is:breadth=0")
 

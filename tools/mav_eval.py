@@ -76,11 +76,15 @@ def greedy_table(model, recs):
     from mavgame.model.symmetry import mirror_games
     game = model.game
     live = [r for r in recs if r.get("values") and r.get("result", "*") == "*"]
-    phases = [("all", -1, 10 ** 9)] + list(_phases(game))
+    phases = [("all", -1, 10 ** 9)]
+    if all("ply" in r for r in live):
+        phases += list(_phases(game))
     agents = [MAVGreedyAgent(model, scoring=sc, mirror=mi) for sc in ("mean", "max")
               for mi in ((False, True) if game in mirror_games() else (False,))]
     out = {}
-    print("greedy move optimal | " + " | ".join(f"{n} ({sum(lo <= int(r['ply']) <= hi for r in live)})"
+    def ply(r):
+        return int(r.get("ply", 0))
+    print("greedy move optimal | " + " | ".join(f"{n} ({sum(lo <= ply(r) <= hi for r in live)})"
                                                 for n, lo, hi in phases))
     for agent in agents:
         ok = [0] * len(phases)
@@ -88,10 +92,10 @@ def greedy_table(model, recs):
             mv, _, _ = agent.decide(State(game, r["state"]))
             good = mv is not None and r["values"].get(mv, -1.0) >= max(r["values"].values()) - 1e-9
             for i, (_, lo, hi) in enumerate(phases):
-                ok[i] += good and lo <= int(r["ply"]) <= hi
+                ok[i] += good and lo <= ply(r) <= hi
         rates = {}
         for i, (n, lo, hi) in enumerate(phases):
-            tot = sum(lo <= int(r["ply"]) <= hi for r in live)
+            tot = sum(lo <= ply(r) <= hi for r in live)
             rates[n] = ok[i] / tot if tot else float("nan")
         out[agent.name] = rates
         print(agent.name + " | " + " | ".join(f"{rates[n]:.3f}" for n, _, _ in phases))

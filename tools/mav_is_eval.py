@@ -19,6 +19,8 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mavgame.mav.search_trace import TRACE_METRICS, parse_trace, write_trace  # noqa: E402
@@ -146,6 +148,10 @@ def main() -> int:
     ap.add_argument("--after", default="", help="also: a MAV position set (val split) whose first --n positions "
                     "are asked '%%state %%top_all %%best_action %%state' (the state after the best action, which "
                     "--p-after trains): its accuracy and the transition form's next-state accuracy")
+    ap.add_argument("--greedy", action="append", default=[], metavar="MODEL",
+                    help="also: how often the searchless MAV agent's move (mav, and mav:mirror=1 where the game "
+                         "has a mirror) is a best move at the same roots, for this model ('self': the model "
+                         "above; repeatable)")
     args = ap.parse_args()
     model = MAVModel.load(args.model, threads=args.threads)
     store = PositionStore(args.trees)
@@ -167,6 +173,8 @@ def main() -> int:
     print("| check | " + " | ".join(keys) + " |")
     print("| --- |" + " --- |" * len(keys))
     for k in TRACE_METRICS:
+        print(f"| {k} | " + " | ".join(f"{rep[s][k]:.3f}" for s in keys) + " |")
+    for k in ("final_optimal", "mean_choice_optimal"):      # the move played, against the engine's root values
         print(f"| {k} | " + " | ".join(f"{rep[s][k]:.3f}" for s in keys) + " |")
     if form == "full":
         print("| child %prev lines right | " + " | ".join(f"{rep[s]['prev_agrees']:.3f}" for s in keys) + " |")
@@ -215,9 +223,36 @@ def main() -> int:
     if args.after:
         rep["after_state"] = after_state_probe(model, PositionStore(args.after), args.n, args.batch_size)
         print("\n" + json.dumps(rep["after_state"]))
+    if args.greedy:
+        rep["greedy"] = greedy_optimal(args.greedy, model, store.game, recs, args.threads)
     if args.json:
         Path(args.json).write_text(json.dumps(rep, indent=1, sort_keys=True))
     return 0
+
+
+def greedy_optimal(paths, model, game, recs, threads):
+    """{model path: {agent name: rate}}: the searchless agent's move at each tree's root, against the root's
+    engine values (the same roots as the traces' ``final_optimal``), printed."""
+    from mavgame.model.agents import MAVGreedyAgent
+    from mavgame.model.symmetry import mirror_games
+    roots = [record_tree(game, r) for r in recs]
+    out = {}
+    for path in paths:
+        m = model if path == "self" else MAVModel.load(path, threads=threads)
+        out[path] = {}
+        for mirror in ((False, True) if game in mirror_games() else (False,)):
+            agent = MAVGreedyAgent(m, mirror=mirror)
+            ok = []
+            for t in roots:
+                _p, _a, acts, vals, _b = t.nodes[0]
+                if acts is None or not len(acts):
+                    continue
+                good = {int(a) for a, v in zip(acts, vals) if v >= float(np.max(vals)) - 1e-9}
+                mv, _, _ = agent.decide(t.root)
+                ok.append(mv is not None and int(t.root.parse_move(mv)) in good)
+            out[path][agent.name] = float(np.mean(ok)) if ok else float("nan")
+            print(f"searchless {agent.name} ({path}): best move at {len(ok)} roots {out[path][agent.name]:.3f}")
+    return out
 
 
 if __name__ == "__main__":

@@ -368,6 +368,7 @@ def evaluate_trace_records(model: MAVModel, game: str, records: Sequence[Dict[st
         res = [parse_trace(p + o.text, t.root, choice=tr.choice, form=form)
                for t, tr, (p, o) in zip(fits, traces, gens)]
         m = trace_metrics(res)
+        m.update(_optimal_rates(fits, res, gens, tok.token_to_id("\n")))
         m["child_states"] = child_state_errors(res, [t.root for t in fits])
         if form == "full":  # the share of child nodes whose repeated %prev_state/%prev_action are right
             agree = [n.prev_agrees for r in res for n in r.nodes[1:]]
@@ -382,6 +383,31 @@ def evaluate_trace_records(model: MAVModel, game: str, records: Sequence[Dict[st
         report["all"] = trace_metrics(everything)
         report["form"] = form
     return report
+
+
+def _optimal_rates(trees: Sequence[Any], results: Sequence[Any], gens: Sequence[Tuple[str, Any]],
+                   newline_id: int) -> Dict[str, float]:
+    """How often the move an agent would play from each trace has the engine's best root value (the tree's
+    root annotation: every legal move valued): ``final_optimal`` for the trace's own ``Playing m!``
+    (``decide=trace``), ``mean_choice_optimal`` for the minimax choice over the leaves' mean-scored values
+    (``decide=mean``, the trace's own move where that rule has none). A trace without a legal final move
+    counts as not optimal (the agent would fall back to searchless MAV)."""
+    ok_final, ok_mean = [], []
+    for t, r, (prompt, out) in zip(trees, results, gens):
+        _p, _a, acts, vals, _b = t.nodes[0]
+        if acts is None or not len(acts):
+            continue
+        good = {int(a) for a, v in zip(acts, vals) if v >= float(np.max(vals)) - 1e-9}
+        if not r.final_legal:
+            ok_final.append(False)
+            ok_mean.append(False)
+            continue
+        ok_final.append(int(r.final_action) in good)
+        a = trace_value_choice(r, out, prompt, newline_id, "mean") if getattr(out, "value_entries", None) else None
+        ok_mean.append(int(r.final_action if a is None else a) in good)
+    nan = float("nan")
+    return {"final_optimal": float(np.mean(ok_final)) if ok_final else nan,
+            "mean_choice_optimal": float(np.mean(ok_mean)) if ok_mean else nan}
 
 
 def _make_mav_is(model: Optional[str] = None, breadth: int = 2, depth: int = 1, backend: str = "auto",
