@@ -6,7 +6,7 @@ import pytest
 
 import mavgame
 from mavgame.annotators import make_annotator
-from mavgame.model.symmetry import mirror_games, mirror_record, mirror_records
+from mavgame.model.symmetry import mirror_games, mirror_move, mirror_record, mirror_records, mirror_state_text
 
 
 def _mirror_moves(moves: str) -> str:
@@ -101,3 +101,37 @@ def test_encoder_mirror_builds_the_mirrored_examples(tmp_path):
         example_options(p.parse_args(["--data", str(tmp_path), "--mirror", "2"]))
     with pytest.raises(SystemExit, match="use --mirror"):
         example_options(p.parse_args(["--data", str(tmp_path), "--example-option", "p_mirror=1"]))
+
+
+@pytest.mark.parametrize("moves", [["a1"], ["a1", "b2"], ["c1", "a3", "b1"], ["a2", "c3", "b3", "a1"]])
+def test_tictactoe_mirror_is_the_annotation_of_the_mirror_position(moves):
+    """Tic-tac-toe mirrors left to right (files a <-> c): the mirrored record of an exactly annotated
+    position is the annotation of the mirror position, move for move."""
+    annotate = make_annotator("tictactoe")
+    flip = {"a": "c", "b": "b", "c": "a"}
+    st, im = mavgame.State("tictactoe"), mavgame.State("tictactoe")
+    for m in moves:
+        st.push(m)
+        im.push(flip[m[0]] + m[1:])
+    vals, best = annotate(st)
+    rec = {"state": st.text(), "values": vals, "best": best, "prev_action": moves[-1]}
+    mir = mirror_record("tictactoe", rec)
+    want_vals, _ = annotate(im)
+    assert mir["state"] == im.text() == mirror_state_text("tictactoe", st.text())
+    assert mir["values"] == want_vals and mir["prev_action"] == flip[moves[-1][0]] + moves[-1][1:]
+    assert mir["values"][mir["best"]] == max(want_vals.values())
+    assert all(mirror_move("tictactoe", m, st.text()) == flip[m[0]] + m[1:] for m in st.legal_moves())
+
+
+def test_mirror_state_and_move_maps():
+    s = mavgame.ConnectFour.from_moves("1123")
+    text = s.text()
+    assert mirror_state_text("connect_four", text) == mavgame.ConnectFour.from_moves("7765").text()
+    assert mirror_state_text("connect_four", mirror_state_text("connect_four", text)) == text
+    assert [mirror_move("connect_four", m, text) for m in "1234567"] == list("7654321")
+    with pytest.raises(ValueError, match="'chess'"):
+        mirror_state_text("chess", text)
+    with pytest.raises(ValueError, match="'0'"):
+        mirror_move("connect_four", "0", text)
+    with pytest.raises(ValueError, match="'d1'"):
+        mirror_move("tictactoe", "d1", mavgame.State("tictactoe").text())
