@@ -483,6 +483,10 @@ def test_trainer_writes_full_traces_and_records_the_form(c4_sets, tmp_path, torc
         Trainer(TrainConfig(**{**cfg.__dict__, "trace_form": "short"}))  # resuming with another form
     with pytest.raises(ValueError, match="trace_form must be"):
         TrainConfig(**{**cfg.__dict__, "out": str(tmp_path / "x"), "trace_form": "long"}).validate()
+    with pytest.raises(ValueError, match="search_mirror must be in"):
+        TrainConfig(**{**cfg.__dict__, "out": str(tmp_path / "x"), "search_mirror": 1.5}).validate()
+    with pytest.raises(ValueError, match="search_mirror"):
+        Trainer(TrainConfig(**{**cfg.__dict__, "search_mirror": 0.5}))   # resuming with another recipe
 
 
 def test_parent_state_text_finds_what_each_prev_state_line_copies(c4_sets):
@@ -592,3 +596,54 @@ def test_copy_prev_generation_writes_the_parents_state_into_child_blocks(c4_sets
     assert not make_agent(f"mav_is:model={shipped_model_path('connect_four')}").copy_prev
     with pytest.raises(ValueError, match="copy_prev"):
         make_agent("mav_is:copy_prev=2")
+
+
+# ---- mirrored trees (--search-mirror) ------------------------------------------------------------------
+
+def test_mirrored_tree_is_the_solver_tree_of_the_mirror_position(c4_sets):
+    """A mirrored tree record holds the solver's values of the mirrored positions node for node; its traces
+    are read back whole by the parser against the mirrored root, their minimax choice the mirror of the
+    original's; mirroring twice is the identity."""
+    from mavgame.model.symmetry import mirror_move, mirror_tree_record
+    ann = make_annotator("connect_four", {"max_nodes": 200_000})
+    for rec in list(PositionStore(c4_sets / "trees" / "train"))[:3]:
+        mir = mirror_tree_record("connect_four", rec)
+        assert mirror_tree_record("connect_four", mir) == rec and mir["state"] != rec["state"]
+        states = []
+        for i, (parent, move, values, best) in enumerate(mir["tree"]):
+            st = _core.State("connect_four", mir["state"], 0, 0) if i == 0 else states[parent].copy()
+            if i:
+                st.push(st.parse_move(move))
+            states.append(st)
+            if values is not None:
+                want, _ = ann(st)
+                assert values == pytest.approx(want) and values[best] == max(want.values())
+        tree, orig = record_tree("connect_four", mir), record_tree("connect_four", rec)
+        for b, d in ((2, 1), (3, 2)):
+            tr, ot = write_trace(tree, b, d), write_trace(orig, b, d)
+            res = parse_trace(tr.prompt + tr.target, tree.root, choice=tr.choice)
+            assert res.shape_ok and res.states_correct and res.final_minimax
+            flipped = {tree.root.parse_move(mirror_move("connect_four", orig.root.action_to_str(a), rec["state"]))
+                       for a in ot.choice}
+            assert set(tr.choice) == flipped
+
+
+def test_trace_encoder_mirror_option(c4_sets):
+    from mavgame.model.symmetry import mirror_tree_record
+    recs = list(PositionStore(c4_sets / "trees" / "train"))[:6]
+    plain = TraceEncoder("connect_four", [(2, 1), (3, 2)], 4096)
+    always = TraceEncoder("connect_four", [(2, 1), (3, 2)], 4096, p_mirror=1.0)
+    half = TraceEncoder("connect_four", [(2, 1), (3, 2)], 4096, p_mirror=0.5)
+    mirrored = [mirror_tree_record("connect_four", r) for r in recs]
+    for seed in range(4):
+        got, want = always(recs, seed), plain(mirrored, seed)
+        assert all(np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]) for a, b in zip(got, want))
+        assert all(np.array_equal(a[0], b[0]) for a, b in zip(half(recs, seed), half(recs, seed)))   # seeded
+    mixed = [half(recs, s) for s in range(8)]
+    orig = [plain(recs, s) for s in range(8)]
+    n_flipped = sum(not np.array_equal(a[0], b[0]) for m, o in zip(mixed, orig) for a, b in zip(m, o))
+    assert 0 < n_flipped < 48
+    with pytest.raises(ValueError, match="'hex'"):
+        TraceEncoder("hex", [(2, 1)], 4096, p_mirror=0.5)
+    with pytest.raises(ValueError, match="1.5"):
+        TraceEncoder("connect_four", [(2, 1)], 4096, p_mirror=1.5)

@@ -96,6 +96,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="how a trace example writes a child's evaluation: short (its %%state, %%top_all, "
                         "%%best_action) or full (also %%prev_state and %%prev_action, MAV's transition form); "
                         "recorded in the exported model, which the mav_is agent and the trace evaluation read")
+    s.add_argument("--search-mirror", type=float, default=0.0, metavar="P",
+                   help="probability that a trace example's tree is replaced by its mirror image (Connect Four; "
+                        "as --mirror for MAV positions; 0: never, as the paper)")
     s.add_argument("--init-from", default=None, metavar="MODEL",
                    help="start from this exported model (fine-tuning; --max-seq-len may extend its context)")
     s.add_argument("--vocab-version", type=int, choices=[0, 1, 2], default=0,
@@ -390,7 +393,7 @@ def run(args: argparse.Namespace) -> int:
                       progress=not args.no_progress, export_dtype=args.export_dtype,
                       encoder_options=encoder_options,
                       search_data=args.search_data or "", search_fraction=args.search_fraction,
-                      search_shapes=args.search_shapes, trace_form=args.trace_form,
+                      search_shapes=args.search_shapes, trace_form=args.trace_form, search_mirror=args.search_mirror,
                       init_from=args.init_from or "", finished_repeat=args.finished_repeat,
                       vocab_version=args.vocab_version)
     from .inference import trainer_metrics

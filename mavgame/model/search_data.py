@@ -153,12 +153,22 @@ class TraceEncoder(LazyTokenizer):
     Each example draws a (breadth, depth) from ``shapes`` with a generator seeded by (seed, position in the
     batch); when the trace does not fit ``max_tokens`` the next smaller shapes are tried (smallest last), and
     an example that fits in no shape is a ValueError naming the root. ``form`` is the child form of the traces
-    ("short" or "full", mavgame.mav.search_trace.TRACE_FORMS)."""
+    ("short" or "full", mavgame.mav.search_trace.TRACE_FORMS). ``p_mirror``: the probability that a tree is
+    replaced by its mirror image first (:func:`mavgame.model.symmetry.mirror_tree_record`; drawn from the batch
+    seed and the position in the batch, apart from the shape's draw)."""
 
     def __init__(self, game: str, shapes: Sequence[Tuple[int, int]], max_tokens: int, board_size: int = 0,
-                 vocab_version: int = 2, form: str = "short"):
+                 vocab_version: int = 2, form: str = "short", p_mirror: float = 0.0):
         if form not in TRACE_FORMS:
             raise ValueError(f"trace form must be one of {TRACE_FORMS}, not {form!r}")
+        if not 0.0 <= float(p_mirror) <= 1.0:
+            raise ValueError(f"trace p_mirror must be in [0, 1], got {p_mirror}")
+        if p_mirror > 0.0:
+            from .symmetry import mirror_games
+            if game not in mirror_games():
+                raise ValueError(f"trace p_mirror: no mirror symmetry for game {game!r} (available: "
+                                 f"{', '.join(mirror_games())})")
+        self.p_mirror = float(p_mirror)
         self.game, self.shapes, self.max_tokens, self.board_size = game, list(shapes), int(max_tokens), board_size
         self.form = form
         self.vocab_version = int(vocab_version)
@@ -184,6 +194,10 @@ class TraceEncoder(LazyTokenizer):
                          f"shapes {self.shapes}")
 
     def __call__(self, records: Sequence[Dict[str, Any]], seed: int) -> List[Tuple[np.ndarray, np.ndarray]]:
+        if self.p_mirror > 0.0:
+            from .symmetry import mirror_tree_record
+            flips = np.random.default_rng([int(seed) & 0xFFFFFFFF, 0x6D6972, 1]).random(len(records)) < self.p_mirror
+            records = [mirror_tree_record(self.game, r) if f else r for r, f in zip(records, flips)]
         return [self.example(r, np.random.default_rng([int(seed) & 0xFFFFFFFF, i])) for i, r in enumerate(records)]
 
 

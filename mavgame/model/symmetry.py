@@ -16,7 +16,8 @@ from typing import Any, Callable, Dict, List, Sequence
 
 import numpy as np
 
-__all__ = ["mirror_record", "mirror_games", "mirror_records", "mirror_state_text", "mirror_move"]
+__all__ = ["mirror_record", "mirror_games", "mirror_records", "mirror_state_text", "mirror_move",
+           "mirror_tree_record"]
 
 
 def _rows(game: str, state: str) -> List[str]:
@@ -113,3 +114,23 @@ def mirror_records(game: str, records: Sequence[Dict[str, Any]], p: float, seed:
         return list(records)
     flips = np.random.default_rng([int(seed) & 0xFFFFFFFF, 0x6D6972]).random(len(records)) < p
     return [mirror_record(game, r) if f else r for r, f in zip(records, flips)]
+
+
+def mirror_tree_record(game: str, record: Dict[str, Any]) -> Dict[str, Any]:
+    """The search-tree record (:mod:`mavgame.model.search_data`: ``state`` and ``tree``, a list of
+    ``[parent, move, values, best]``) of the mirror-image tree: the root mirrored, every node's move, values
+    and best move mirrored, the node order kept (a new dict). The values keep their order, mirrored, so the
+    trace written from it is the mirror image of the original's, line for line (ties in the reference order
+    fall the mirrored way, as in :func:`mirror_record`'s records)."""
+    _check_game(game)
+    width = len(_rows(game, record["state"])[0])
+    mm = _MOVE_MIRRORS[game]
+    out = dict(record)
+    out["state"] = _mirror_rows(game, record["state"])
+    nodes = []
+    for parent, move, values, best in record["tree"]:
+        nodes.append([parent, None if move is None else mm(move, width),
+                      None if values is None else {mm(m, width): v for m, v in values.items()},
+                      None if best is None else mm(best, width)])
+    out["tree"] = nodes
+    return out

@@ -78,6 +78,7 @@ class TrainConfig:
     search_fraction: float = 0.4   # share of trace examples (the paper: 40%)
     search_shapes: str = "2x1,3x1,4x1"  # (breadth x depth) drawn per trace example
     trace_form: str = "short"      # child form of trace examples (mavgame.mav.search_trace.TRACE_FORMS)
+    search_mirror: float = 0.0     # probability that a trace example's tree is mirrored (Connect Four)
     init_from: str = ""            # exported model (.safetensors) to start from; "" for a fresh model
     finished_repeat: int = 1       # every finished position (result != "*") this many times per epoch
     # MAV vocabulary (mavgame.mav.Tokenizer): 1, 2 (v1 + the search-trace keywords as tokens), or 0: 2 with
@@ -96,6 +97,8 @@ class TrainConfig:
             raise ValueError(f"unknown model preset {self.preset!r} (have {', '.join(PRESETS)})")
         if self.trace_form not in ("short", "full"):
             raise ValueError(f"TrainConfig.trace_form must be 'short' or 'full', got {self.trace_form!r}")
+        if not 0.0 <= self.search_mirror <= 1.0:
+            raise ValueError(f"TrainConfig.search_mirror must be in [0, 1], got {self.search_mirror}")
         if self.finished_repeat < 1:
             raise ValueError(f"TrainConfig.finished_repeat must be >= 1, got {self.finished_repeat}")
         if self.vocab_version not in (0, 1, 2):
@@ -106,7 +109,8 @@ class TrainConfig:
 # (Threads, workers, device, evaluation, logging and checkpoint cadence do not change the recipe.)
 RECIPE_FIELDS = ("steps", "batch_size", "grad_accum", "lr", "min_lr_ratio", "warmup", "weight_decay", "beta1",
                  "beta2", "grad_clip", "seed", "precision", "preset", "model", "max_seq_len", "encoder_options",
-                 "search_fraction", "search_shapes", "trace_form", "init_from", "vocab_version", "finished_repeat")
+                 "search_fraction", "search_shapes", "trace_form", "init_from", "vocab_version", "finished_repeat",
+                 "search_mirror")
 
 
 def extend_vocabulary(weights: Dict[str, np.ndarray], cfg: MAVConfig, old_tok, new_tok
@@ -328,7 +332,7 @@ class Trainer:
                 self.val_store = MixedStore(self.val_store, val, cfg.search_fraction)
         max_len = cfg.max_seq_len or int(cfg.model.get("max_seq_len", 0)) or 512
         return MixtureEncoder(encoder, TraceEncoder(self.game, shapes, max_len + 1, vocab_version=cfg.vocab_version,
-                                                    form=cfg.trace_form))
+                                                    form=cfg.trace_form, p_mirror=cfg.search_mirror))
 
     def _pick_vocab(self, cfg: TrainConfig) -> int:
         """The run's MAV vocabulary version: the configured one, else the checkpoint's, else 2 with search data
