@@ -81,22 +81,18 @@ def greedy_table(model, recs):
         phases += list(_phases(game))
     agents = [MAVGreedyAgent(model, scoring=sc, mirror=mi) for sc in ("mean", "max")
               for mi in ((False, True) if game in mirror_games() else (False,))]
+    inside = [[lo <= int(r.get("ply", 0)) <= hi for r in live] for _, lo, hi in phases]
+    totals = [sum(col) for col in inside]
     out = {}
-    def ply(r):
-        return int(r.get("ply", 0))
-    print("greedy move optimal | " + " | ".join(f"{n} ({sum(lo <= ply(r) <= hi for r in live)})"
-                                                for n, lo, hi in phases))
+    print("greedy move optimal | " + " | ".join(f"{n} ({t})" for (n, _, _), t in zip(phases, totals)))
     for agent in agents:
         ok = [0] * len(phases)
-        for r in live:
+        for j, r in enumerate(live):
             mv, _, _ = agent.decide(State(game, r["state"]))
             good = mv is not None and r["values"].get(mv, -1.0) >= max(r["values"].values()) - 1e-9
-            for i, (_, lo, hi) in enumerate(phases):
-                ok[i] += good and lo <= ply(r) <= hi
-        rates = {}
-        for i, (n, lo, hi) in enumerate(phases):
-            tot = sum(lo <= ply(r) <= hi for r in live)
-            rates[n] = ok[i] / tot if tot else float("nan")
+            for i in range(len(phases)):
+                ok[i] += good and inside[i][j]
+        rates = {n: ok[i] / totals[i] if totals[i] else float("nan") for i, (n, _, _) in enumerate(phases)}
         out[agent.name] = rates
         print(agent.name + " | " + " | ".join(f"{rates[n]:.3f}" for n, _, _ in phases))
     return out

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mavgame.mav.search_trace import TRACE_METRICS, parse_trace, write_trace  # noqa: E402
 from mavgame.model.inference import MAVModel  # noqa: E402
-from mavgame.model.mav_is import CHILD_STATE_KINDS, evaluate_trace_records  # noqa: E402
+from mavgame.model.mav_is import CHILD_STATE_KINDS, evaluate_trace_records, root_best_actions  # noqa: E402
 from mavgame.model.search_data import parse_shapes, record_tree  # noqa: E402
 from mavgame.model.store import PositionStore  # noqa: E402
 
@@ -244,10 +244,9 @@ def greedy_optimal(paths, model, game, recs, threads):
             agent = MAVGreedyAgent(m, mirror=mirror)
             ok = []
             for t in roots:
-                _p, _a, acts, vals, _b = t.nodes[0]
-                if acts is None or not len(acts):
+                good = root_best_actions(t)
+                if not good:
                     continue
-                good = {int(a) for a, v in zip(acts, vals) if v >= float(np.max(vals)) - 1e-9}
                 mv, _, _ = agent.decide(t.root)
                 ok.append(mv is not None and int(t.root.parse_move(mv)) in good)
             out[path][agent.name] = float(np.mean(ok)) if ok else float("nan")

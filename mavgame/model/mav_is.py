@@ -29,7 +29,7 @@ from .inference import MAVModel, shipped_model_path, value_scorer
 
 __all__ = ["MAVISAgent", "generate_traces", "generate_traces_copy_prev", "parent_state_text",
            "evaluate_trace_records", "child_state_errors", "CHILD_STATE_KINDS", "trace_node_values",
-           "trace_value_choice", "DECISION_RULES"]
+           "trace_value_choice", "DECISION_RULES", "root_best_actions"]
 
 #: how the agent picks its move from a trace: the trace's own ``Playing m!`` (the paper), or minimax over the
 #: leaves' value distributions by mean or max scoring (trace_value_choice)
@@ -385,6 +385,14 @@ def evaluate_trace_records(model: MAVModel, game: str, records: Sequence[Dict[st
     return report
 
 
+def root_best_actions(tree: Any) -> set:
+    """The root actions of an annotated search tree with the engine's best value (empty without values)."""
+    _p, _a, acts, vals, _b = tree.nodes[0]
+    if acts is None or not len(acts):
+        return set()
+    return {int(a) for a, v in zip(acts, vals) if v >= float(np.max(vals)) - 1e-9}
+
+
 def _optimal_rates(trees: Sequence[Any], results: Sequence[Any], gens: Sequence[Tuple[str, Any]],
                    newline_id: int) -> Dict[str, float]:
     """How often the move an agent would play from each trace has the engine's best root value (the tree's
@@ -394,10 +402,9 @@ def _optimal_rates(trees: Sequence[Any], results: Sequence[Any], gens: Sequence[
     counts as not optimal (the agent would fall back to searchless MAV)."""
     ok_final, ok_mean = [], []
     for t, r, (prompt, out) in zip(trees, results, gens):
-        _p, _a, acts, vals, _b = t.nodes[0]
-        if acts is None or not len(acts):
+        good = root_best_actions(t)
+        if not good:
             continue
-        good = {int(a) for a, v in zip(acts, vals) if v >= float(np.max(vals)) - 1e-9}
         if not r.final_legal:
             ok_final.append(False)
             ok_mean.append(False)
