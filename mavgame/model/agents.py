@@ -77,10 +77,8 @@ class MAVGreedyAgent(Agent):
         self.mirror = bool(mirror)
         game = self.model.game
         if self.mirror and game:
-            from .symmetry import mirror_games
-            if game not in mirror_games():
-                raise ValueError(f"mirror=1: no mirror symmetry for the model's game {game!r} (available: "
-                                 f"{', '.join(mirror_games())})")
+            from .symmetry import require_mirror
+            require_mirror(game, "mirror=1 (the model's game)")
         self.name = name or f"mav-{scoring}" + ("-mirror" if self.mirror else "")
         self.games = (game,) if game else None
         self._seed = seed

@@ -142,10 +142,8 @@ class MAVEncoder(LazyTokenizer):
         if not 0.0 <= self.p_mirror <= 1.0:
             raise ValueError(f"p_mirror must be in [0, 1], got {self.p_mirror}")
         if self.p_mirror > 0.0:
-            from .symmetry import mirror_games
-            if game not in mirror_games():
-                raise ValueError(f"p_mirror: no mirror symmetry for game {game!r} (available: "
-                                 f"{', '.join(mirror_games())})")
+            from .symmetry import require_mirror
+            require_mirror(game, "p_mirror")
 
     def items(self, records: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
         out = []

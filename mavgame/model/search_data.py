@@ -164,10 +164,8 @@ class TraceEncoder(LazyTokenizer):
         if not 0.0 <= float(p_mirror) <= 1.0:
             raise ValueError(f"trace p_mirror must be in [0, 1], got {p_mirror}")
         if p_mirror > 0.0:
-            from .symmetry import mirror_games
-            if game not in mirror_games():
-                raise ValueError(f"trace p_mirror: no mirror symmetry for game {game!r} (available: "
-                                 f"{', '.join(mirror_games())})")
+            from .symmetry import require_mirror
+            require_mirror(game, "trace p_mirror")
         self.p_mirror = float(p_mirror)
         self.game, self.shapes, self.max_tokens, self.board_size = game, list(shapes), int(max_tokens), board_size
         self.form = form

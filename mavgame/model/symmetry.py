@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, List, Sequence
 import numpy as np
 
 __all__ = ["mirror_record", "mirror_games", "mirror_records", "mirror_state_text", "mirror_move",
-           "mirror_tree_record"]
+           "mirror_tree_record", "require_mirror"]
 
 
 def _rows(game: str, state: str) -> List[str]:
@@ -58,21 +58,23 @@ _MOVE_MIRRORS: Dict[str, Callable[[str, int], str]] = {"connect_four": _c4_mirro
                                                        "tictactoe": _ttt_mirror_move}
 
 
-def _check_game(game: str) -> None:
+def require_mirror(game: str, option: str = "") -> None:
+    """ValueError naming ``game`` (and the ``option`` that asked, as a prefix) unless it has a mirror here."""
     if game not in _MOVE_MIRRORS:
-        raise ValueError(f"no mirror symmetry for game {game!r} (available: {', '.join(mirror_games())})")
+        raise ValueError(f"{option + ': ' if option else ''}no mirror symmetry for game {game!r} "
+                         f"(available: {', '.join(mirror_games())})")
 
 
 def mirror_state_text(game: str, state: str) -> str:
     """The state text of the mirror-image position (columns reversed, the same side to move). ValueError
     naming the game if it has no mirror here, or the text if it is not a state of the game's notation."""
-    _check_game(game)
+    require_mirror(game)
     return _mirror_rows(game, state)
 
 
 def mirror_move(game: str, move: str, state: str) -> str:
     """The mirror image of ``move`` played in ``state`` (the board's width is read from the state text)."""
-    _check_game(game)
+    require_mirror(game)
     return _MOVE_MIRRORS[game](move, len(_rows(game, state)[0]))
 
 
@@ -100,7 +102,7 @@ def mirror_games() -> List[str]:
 def mirror_record(game: str, record: Dict[str, Any]) -> Dict[str, Any]:
     """The record of the mirror-image position (a new dict; ``record`` is not changed). ValueError naming
     the game if it has no mirror here, or naming the field that is not the game's notation."""
-    _check_game(game)
+    require_mirror(game)
     return _mirror(game, record)
 
 
@@ -122,7 +124,7 @@ def mirror_tree_record(game: str, record: Dict[str, Any]) -> Dict[str, Any]:
     and best move mirrored, the node order kept (a new dict). The values keep their order, mirrored, so the
     trace written from it is the mirror image of the original's, line for line (ties in the reference order
     fall the mirrored way, as in :func:`mirror_record`'s records)."""
-    _check_game(game)
+    require_mirror(game)
     width = len(_rows(game, record["state"])[0])
     mm = _MOVE_MIRRORS[game]
     out = dict(record)
