@@ -349,6 +349,38 @@ def test_mav_eval_greedy_table_scores_the_agents_moves(capsys):
     assert "mav-mean-mirror | 1.000" in capsys.readouterr().out
 
 
+def test_mav_eval_lookahead_table_searches_the_children(capsys):
+    """tools/mav_eval.py --lookahead: with the solver's values everywhere every breadth plays a best move; with
+    the root's values turned upside down but the children's exact, the greedy move (top 1) is never a best move
+    and the two-ply minimax over all moves always is: the table reads the children's answers."""
+    annotate = make_annotator("connect_four", {"max_nodes": 200_000})
+    rng = np.random.default_rng(5)
+    recs = []
+    while len(recs) < 5:
+        s = mavgame.State("connect_four")
+        for _ in range(14):
+            if not s.is_terminal():
+                s.push(int(rng.choice(s.legal_actions())))
+        ann = None if s.is_terminal() else annotate(s)
+        if ann and len(set(ann[0].values())) > 1:
+            recs.append({"state": s.text(), "values": ann[0], "best": ann[1], "result": "*", "ply": 14})
+
+    def oracle(flip_roots):
+        def answer(state):
+            vals, best = annotate(state)
+            if flip_roots and sum(ch in "xo" for ch in state.text().split()[0]) == 14:
+                vals = {m: 1.0 - v for m, v in vals.items()}
+            return {m: one_hot(mav.bucket(v)) for m, v in vals.items()}, max(vals, key=vals.get)
+        return answer
+    tool = _load_tool("mav_eval")
+    good = tool.lookahead_table(OracleModel(oracle(False), game="connect_four"), recs)
+    assert set(good) == {"top1", "top2", "top4", "all"}
+    assert all(r["all"] == 1.0 for r in good.values())
+    flipped = tool.lookahead_table(OracleModel(oracle(True), game="connect_four"), recs)
+    assert flipped["top1"]["all"] == 0.0 and flipped["all"]["all"] == 1.0
+    assert "two-ply over | all (5)" in capsys.readouterr().out
+
+
 # ---- the evaluator -------------------------------------------------------------------------------------
 
 def _request(state):

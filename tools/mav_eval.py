@@ -11,6 +11,12 @@ prompts claimed finished.
 ``--greedy`` adds the move the searchless agent plays (`mavgame.model.agents.MAVGreedyAgent`, mean and max
 scoring, and with ``mirror=1`` where the game has a mirror symmetry): how often it is a best move by the
 annotation, per phase, on the live positions.
+
+``--lookahead`` adds a one-ply search over the model's own values: each legal move scored by the model's
+answer for the position after it (the best of that position's listed mean values, for its mover, flipped; a
+finished game by its result), as a two-ply minimax over the top 1, 2, 4 moves by the root's values and over
+all of them (top 1 is the highest root value, the greedy move without the agent's tie rule). How often that
+move is a best move: what a depth-1 search could add with values of this quality.
 """
 from __future__ import annotations
 
@@ -33,6 +39,8 @@ def main(argv=None) -> int:
     ap.add_argument("--greedy", action="store_true",
                     help="also: how often the searchless agent's move is a best move (mean / max scoring, "
                          "with and without mirror averaging)")
+    ap.add_argument("--lookahead", action="store_true",
+                    help="also: how often a two-ply minimax over the model's own values picks a best move")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from mavgame.model.inference import MAVModel, evaluate_records
@@ -63,6 +71,8 @@ def main(argv=None) -> int:
                           f"{pm['outcome_correct']}/{fin}", f"{claimed}/{pm['examples'] - fin}"]))
     if args.greedy:
         m["greedy"] = greedy_table(model, recs)
+    if args.lookahead:
+        m["lookahead"] = lookahead_table(model, recs)
     if args.json:
         Path(args.json).write_text(json.dumps(m, sort_keys=True, indent=1))
     return 0
@@ -95,6 +105,65 @@ def greedy_table(model, recs):
         rates = {n: ok[i] / totals[i] if totals[i] else float("nan") for i, (n, _, _) in enumerate(phases)}
         out[agent.name] = rates
         print(agent.name + " | " + " | ".join(f"{rates[n]:.3f}" for n, _, _ in phases))
+    return out
+
+
+LOOKAHEAD_BREADTHS = (1, 2, 4, 0)      # 0: every legal move
+
+
+def lookahead_table(model, recs, breadths=LOOKAHEAD_BREADTHS, batch_size: int = 64):
+    """{"top1" | "top2" | ... | "all": {phase: rate}}: how often a two-ply minimax over the model's own values
+    picks a best move by the annotation (live annotated positions; printed as a table). The root's values
+    and every child position's are the model's answers to the plain prompt, mean scored; a child's value
+    for the root's mover is 1 - the best value listed for the child's mover (0.5 when it lists none); a
+    finished child counts 1 (the mover has won) or 0.5 (a draw). The candidates are the top B moves by the
+    root's values (ties kept in move order), or every legal move for B = 0."""
+    from mavgame import State
+    game = model.game
+    live = [r for r in recs if r.get("values") and r.get("result", "*") == "*"]
+    roots = [State(game, r["state"]) for r in live]
+    root_vals = [out.values("mean") for _, out in model.analyse(roots, batch_size=batch_size)]
+    kids, where = [], []
+    for i, s in enumerate(roots):
+        for mv in s.legal_moves():
+            c = s.copy()
+            c.push(mv)
+            if not c.is_terminal():
+                kids.append(c)
+                where.append((i, mv))
+    child = {}
+    for key, (_, out) in zip(where, model.analyse(kids, batch_size=batch_size)):
+        v = out.values("mean")
+        child[key] = 1.0 - max(v.values()) if v else 0.5
+
+    def look(i, mv):
+        if (i, mv) in child:
+            return child[(i, mv)]
+        c = roots[i].copy()
+        c.push(mv)
+        return 0.5 if c.result() == "1/2-1/2" else 1.0
+
+    phases = [("all", -1, 10 ** 9)]
+    if all("ply" in r for r in live):
+        phases += list(_phases(game))
+    inside = [[lo <= int(r.get("ply", 0)) <= hi for r in live] for _, lo, hi in phases]
+    totals = [sum(col) for col in inside]
+    print("two-ply over | " + " | ".join(f"{n} ({t})" for (n, _, _), t in zip(phases, totals)))
+    out = {}
+    for b in breadths:
+        name = f"top{b}" if b else "all"
+        ok = [0] * len(phases)
+        for j, (r, s) in enumerate(zip(live, roots)):
+            legal = s.legal_moves()
+            rv = root_vals[j]
+            cands = sorted(legal, key=lambda m: -rv.get(m, -1.0))[:b] if b else legal
+            mv = cands[0] if b == 1 else max(cands, key=lambda m: look(j, m))
+            vals = r["values"]
+            good = vals.get(mv, -1.0) >= max(vals.values()) - 1e-9
+            for k in range(len(phases)):
+                ok[k] += good and inside[k][j]
+        out[name] = {n: ok[k] / totals[k] if totals[k] else float("nan") for k, (n, _, _) in enumerate(phases)}
+        print(name + " | " + " | ".join(f"{out[name][n]:.3f}" for n, _, _ in phases))
     return out
 
 
