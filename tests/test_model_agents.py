@@ -319,13 +319,12 @@ def _load_tool(name):
     return mod
 
 
-def test_mav_eval_greedy_table_scores_the_agents_moves(capsys):
-    """tools/mav_eval.py --greedy: a model with the solver's values plays a best move everywhere, in both
-    views and both scorings; one whose values are turned upside down does not."""
+def _solved_positions(seed: int, n: int):
+    """(the solver annotator, n records of live 14-stone positions of random games whose moves differ in value)."""
     annotate = make_annotator("connect_four", {"max_nodes": 200_000})
-    rng = np.random.default_rng(3)
+    rng = np.random.default_rng(seed)
     recs = []
-    while len(recs) < 6:
+    while len(recs) < n:
         s = mavgame.State("connect_four")
         for _ in range(14):
             if not s.is_terminal():
@@ -333,18 +332,28 @@ def test_mav_eval_greedy_table_scores_the_agents_moves(capsys):
         ann = None if s.is_terminal() else annotate(s)
         if ann and len(set(ann[0].values())) > 1:
             recs.append({"state": s.text(), "values": ann[0], "best": ann[1], "result": "*", "ply": 14})
+    return annotate, recs
 
-    def solver_oracle(flip):
-        def oracle(state):
-            vals, best = annotate(state)
-            vals = {m: (1.0 - v if flip else v) for m, v in vals.items()}
-            return {m: one_hot(mav.bucket(v)) for m, v in vals.items()}, max(vals, key=vals.get)
-        return oracle
+
+def _solver_oracle(annotate, flip):
+    """An OracleModel oracle with the solver's values, turned upside down (1 - v) in the states where flip(state)."""
+    def oracle(state):
+        vals, _best = annotate(state)
+        if flip(state):
+            vals = {m: 1.0 - v for m, v in vals.items()}
+        return {m: one_hot(mav.bucket(v)) for m, v in vals.items()}, max(vals, key=vals.get)
+    return oracle
+
+
+def test_mav_eval_greedy_table_scores_the_agents_moves(capsys):
+    """tools/mav_eval.py --greedy: a model with the solver's values plays a best move everywhere, in both
+    views and both scorings; one whose values are turned upside down does not."""
+    annotate, recs = _solved_positions(seed=3, n=6)
     tool = _load_tool("mav_eval")
-    good = tool.greedy_table(OracleModel(solver_oracle(False), game="connect_four"), recs)
+    good = tool.greedy_table(OracleModel(_solver_oracle(annotate, lambda st: False), game="connect_four"), recs)
     assert set(good) == {"mav-mean", "mav-mean-mirror", "mav-max", "mav-max-mirror"}
     assert all(r["all"] == 1.0 for r in good.values())
-    bad = tool.greedy_table(OracleModel(solver_oracle(True), game="connect_four"), recs)
+    bad = tool.greedy_table(OracleModel(_solver_oracle(annotate, lambda st: True), game="connect_four"), recs)
     assert all(r["all"] == 0.0 for r in bad.values())          # it plays a worst move, never a best one
     assert "mav-mean-mirror | 1.000" in capsys.readouterr().out
 
@@ -353,30 +362,13 @@ def test_mav_eval_lookahead_table_searches_the_children(capsys):
     """tools/mav_eval.py --lookahead: with the solver's values everywhere every breadth plays a best move; with
     the root's values turned upside down but the children's exact, the greedy move (top 1) is never a best move
     and the two-ply minimax over all moves always is: the table reads the children's answers."""
-    annotate = make_annotator("connect_four", {"max_nodes": 200_000})
-    rng = np.random.default_rng(5)
-    recs = []
-    while len(recs) < 5:
-        s = mavgame.State("connect_four")
-        for _ in range(14):
-            if not s.is_terminal():
-                s.push(int(rng.choice(s.legal_actions())))
-        ann = None if s.is_terminal() else annotate(s)
-        if ann and len(set(ann[0].values())) > 1:
-            recs.append({"state": s.text(), "values": ann[0], "best": ann[1], "result": "*", "ply": 14})
-
-    def oracle(flip_roots):
-        def answer(state):
-            vals, best = annotate(state)
-            if flip_roots and sum(ch in "xo" for ch in state.text().split()[0]) == 14:
-                vals = {m: 1.0 - v for m, v in vals.items()}
-            return {m: one_hot(mav.bucket(v)) for m, v in vals.items()}, max(vals, key=vals.get)
-        return answer
+    annotate, recs = _solved_positions(seed=5, n=5)
     tool = _load_tool("mav_eval")
-    good = tool.lookahead_table(OracleModel(oracle(False), game="connect_four"), recs)
+    good = tool.lookahead_table(OracleModel(_solver_oracle(annotate, lambda st: False), game="connect_four"), recs)
     assert set(good) == {"top1", "top2", "top4", "all"}
     assert all(r["all"] == 1.0 for r in good.values())
-    flipped = tool.lookahead_table(OracleModel(oracle(True), game="connect_four"), recs)
+    roots_flipped = _solver_oracle(annotate, lambda st: sum(ch in "xo" for ch in st.text().split()[0]) == 14)
+    flipped = tool.lookahead_table(OracleModel(roots_flipped, game="connect_four"), recs)
     assert flipped["top1"]["all"] == 0.0 and flipped["all"]["all"] == 1.0
     assert "two-ply over | all (5)" in capsys.readouterr().out
 
