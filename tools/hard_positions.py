@@ -55,7 +55,8 @@ def played_wrong(model_path: str, game: str, records: List[Dict[str, Any]], scor
     return wrong
 
 
-def _work(args: Tuple[str, str, List[Dict[str, Any]], str, bool, str]) -> Tuple[str, int, int]:
+def _work(args: Tuple[str, str, List[Dict[str, Any]], str, bool, str]) -> None:
+    """Ask one chunk and write its part file (the count asked, then the records played wrong) atomically."""
     model_path, game, recs, scoring, mirror, part = args
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     wrong = played_wrong(model_path, game, recs, scoring, mirror)
@@ -66,7 +67,6 @@ def _work(args: Tuple[str, str, List[Dict[str, Any]], str, bool, str]) -> Tuple[
             if w:
                 f.write(json.dumps(r, separators=(",", ":"), sort_keys=True) + "\n")
     os.replace(tmp, part)
-    return part, len(recs), sum(wrong)
 
 
 def main(argv=None) -> int:
@@ -86,8 +86,8 @@ def main(argv=None) -> int:
     from mavgame.model.store import PositionStore, PositionWriter
     src, out = Path(args.src), Path(args.out)
     game = PositionStore(src / "train").game
-    mirror_needed = bool(args.mirror)
-    if mirror_needed:
+    mirror = bool(args.mirror)
+    if mirror:
         from mavgame.model.symmetry import require_mirror
         require_mirror(game, "--mirror")
     recs = distinct_live(src)
@@ -95,7 +95,7 @@ def main(argv=None) -> int:
         recs = recs[:args.limit]
     parts = out / "parts"
     parts.mkdir(parents=True, exist_ok=True)
-    stamp = {"model": str(args.model), "src": str(src), "scoring": args.scoring, "mirror": mirror_needed,
+    stamp = {"model": str(args.model), "src": str(src), "scoring": args.scoring, "mirror": mirror,
              "chunk": args.chunk, "limit": args.limit}
     stamp_path = parts / "recipe.json"
     if stamp_path.exists() and json.loads(stamp_path.read_text()) != stamp:
@@ -106,7 +106,7 @@ def main(argv=None) -> int:
     for i in range(0, len(recs), args.chunk):
         part = str(parts / f"part-{i // args.chunk:05d}.jsonl")
         if not os.path.exists(part):
-            jobs.append((args.model, game, recs[i:i + args.chunk], args.scoring, mirror_needed, part))
+            jobs.append((args.model, game, recs[i:i + args.chunk], args.scoring, mirror, part))
     print(f"{len(recs)} distinct live positions, {len(jobs)} of {-(-len(recs) // args.chunk)} chunks to ask",
           file=sys.stderr)
     if jobs:
@@ -122,7 +122,7 @@ def main(argv=None) -> int:
                 for _ in pool.imap_unordered(_work, jobs):
                     bar.update(1)
         bar.close()
-    asked = wrong = 0
+    asked = 0
     hard: List[Dict[str, Any]] = []
     for part in sorted(parts.glob("part-*.jsonl")):
         with open(part, encoding="utf-8") as f:
