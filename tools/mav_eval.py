@@ -85,26 +85,36 @@ def greedy_table(model, recs):
     from mavgame.model.agents import MAVGreedyAgent
     from mavgame.model.symmetry import mirror_games
     game = model.game
-    live = [r for r in recs if r.get("values") and r.get("result", "*") == "*"]
+    live = _live(recs)
+    agents = [MAVGreedyAgent(model, scoring=sc, mirror=mi) for sc in ("mean", "max")
+              for mi in ((False, True) if game in mirror_games() else (False,))]
+    moves = {agent.name: [agent.decide(State(game, r["state"]))[0] for r in live] for agent in agents}
+    return _best_move_table(game, live, "greedy move optimal", moves)
+
+
+def _live(recs):
+    """The live annotated positions."""
+    return [r for r in recs if r.get("values") and r.get("result", "*") == "*"]
+
+
+def _best_move_table(game, live, title, moves):
+    """{row name: {phase: rate}} for ``moves`` ({row name: the move played in each of ``live``, None for
+    none}): how often the move has the annotation's best value, overall and per phase; printed as a table."""
     phases = [("all", -1, 10 ** 9)]
     if all("ply" in r for r in live):
         phases += list(_phases(game))
-    agents = [MAVGreedyAgent(model, scoring=sc, mirror=mi) for sc in ("mean", "max")
-              for mi in ((False, True) if game in mirror_games() else (False,))]
     inside = [[lo <= int(r.get("ply", 0)) <= hi for r in live] for _, lo, hi in phases]
     totals = [sum(col) for col in inside]
+    print(title + " | " + " | ".join(f"{n} ({t})" for (n, _, _), t in zip(phases, totals)))
     out = {}
-    print("greedy move optimal | " + " | ".join(f"{n} ({t})" for (n, _, _), t in zip(phases, totals)))
-    for agent in agents:
+    for name, played in moves.items():
         ok = [0] * len(phases)
-        for j, r in enumerate(live):
-            mv, _, _ = agent.decide(State(game, r["state"]))
+        for j, (r, mv) in enumerate(zip(live, played)):
             good = mv is not None and r["values"].get(mv, -1.0) >= max(r["values"].values()) - 1e-9
             for i in range(len(phases)):
                 ok[i] += good and inside[i][j]
-        rates = {n: ok[i] / totals[i] if totals[i] else float("nan") for i, (n, _, _) in enumerate(phases)}
-        out[agent.name] = rates
-        print(agent.name + " | " + " | ".join(f"{rates[n]:.3f}" for n, _, _ in phases))
+        out[name] = {n: ok[i] / totals[i] if totals[i] else float("nan") for i, (n, _, _) in enumerate(phases)}
+        print(name + " | " + " | ".join(f"{out[name][n]:.3f}" for n, _, _ in phases))
     return out
 
 
@@ -120,7 +130,7 @@ def lookahead_table(model, recs, breadths=LOOKAHEAD_BREADTHS, batch_size: int = 
     root's values (ties kept in move order), or every legal move for B = 0."""
     from mavgame import State
     game = model.game
-    live = [r for r in recs if r.get("values") and r.get("result", "*") == "*"]
+    live = _live(recs)
     roots = [State(game, r["state"]) for r in live]
     root_vals = [out.values("mean") for _, out in model.analyse(roots, batch_size=batch_size)]
     kids, where = [], []
@@ -143,28 +153,12 @@ def lookahead_table(model, recs, breadths=LOOKAHEAD_BREADTHS, batch_size: int = 
         c.push(mv)
         return 0.5 if c.result() == "1/2-1/2" else 1.0
 
-    phases = [("all", -1, 10 ** 9)]
-    if all("ply" in r for r in live):
-        phases += list(_phases(game))
-    inside = [[lo <= int(r.get("ply", 0)) <= hi for r in live] for _, lo, hi in phases]
-    totals = [sum(col) for col in inside]
-    print("two-ply over | " + " | ".join(f"{n} ({t})" for (n, _, _), t in zip(phases, totals)))
-    out = {}
-    for b in breadths:
-        name = f"top{b}" if b else "all"
-        ok = [0] * len(phases)
-        for j, (r, s) in enumerate(zip(live, roots)):
-            legal = s.legal_moves()
-            rv = root_vals[j]
-            cands = sorted(legal, key=lambda m: -rv.get(m, -1.0))[:b] if b else legal
-            mv = cands[0] if b == 1 else max(cands, key=lambda m: look(j, m))
-            vals = r["values"]
-            good = vals.get(mv, -1.0) >= max(vals.values()) - 1e-9
-            for k in range(len(phases)):
-                ok[k] += good and inside[k][j]
-        out[name] = {n: ok[k] / totals[k] if totals[k] else float("nan") for k, (n, _, _) in enumerate(phases)}
-        print(name + " | " + " | ".join(f"{out[name][n]:.3f}" for n, _, _ in phases))
-    return out
+    def choose(j, b):
+        legal = roots[j].legal_moves()
+        cands = sorted(legal, key=lambda m: -root_vals[j].get(m, -1.0))[:b] if b else legal
+        return cands[0] if b == 1 else max(cands, key=lambda m: look(j, m))
+    moves = {(f"top{b}" if b else "all"): [choose(j, b) for j in range(len(live))] for b in breadths}
+    return _best_move_table(game, live, "two-ply over", moves)
 
 
 def _phases(game):
