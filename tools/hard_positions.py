@@ -45,14 +45,10 @@ def played_wrong(model_path: str, game: str, records: List[Dict[str, Any]], scor
     """For each record: does the searchless agent's move miss the annotation's best value?"""
     from mavgame import State
     from mavgame.model.agents import MAVGreedyAgent
+    from mavgame.model.records import is_best_move
     agent = MAVGreedyAgent(model_path, scoring=scoring, mirror=mirror)
     agent.setup(game, seed=0)
-    wrong = []
-    for r in records:
-        mv, _, _ = agent.decide(State(game, r["state"]))
-        vals = r["values"]
-        wrong.append(mv is None or vals.get(mv, -1.0) < max(vals.values()) - 1e-9)
-    return wrong
+    return [not is_best_move(r["values"], agent.decide(State(game, r["state"]))[0]) for r in records]
 
 
 def _work(args: Tuple[str, str, List[Dict[str, Any]], str, bool, str]) -> None:

@@ -100,6 +100,7 @@ def _live(recs):
 def _best_move_table(game, live, title, moves):
     """{row name: {phase: rate}} for ``moves`` ({row name: the move played in each of ``live``, None for
     none}): how often the move has the annotation's best value, overall and per phase; printed as a table."""
+    from mavgame.model.records import is_best_move
     phases = [("all", -1, 10 ** 9)]
     if all("ply" in r for r in live):
         phases += list(_phases(game))
@@ -110,7 +111,7 @@ def _best_move_table(game, live, title, moves):
     for name, played in moves.items():
         ok = [0] * len(phases)
         for j, (r, mv) in enumerate(zip(live, played)):
-            good = mv is not None and r["values"].get(mv, -1.0) >= max(r["values"].values()) - 1e-9
+            good = is_best_move(r["values"], mv)
             for i in range(len(phases)):
                 ok[i] += good and inside[i][j]
         out[name] = {n: ok[i] / totals[i] if totals[i] else float("nan") for i, (n, _, _) in enumerate(phases)}

@@ -21,6 +21,7 @@ import numpy as np
 
 from .config import MAVConfig
 from .export import load_exported
+from .records import is_best_move
 
 NUM_BUCKETS = 64
 
@@ -854,7 +855,7 @@ def evaluate_records(model: MAVModel, game: str, records: Sequence[Dict[str, Any
                 continue
             if pr.best_present:
                 opt_n += 1
-                opt_ok += int(pr.best in vals and vals[pr.best] >= max(vals.values()) - 1e-9)
+                opt_ok += int(is_best_move(vals, pr.best))
             for scoring in ("mean", "max"):
                 for mv, v in outs[i].values(scoring).items():
                     if mv in vals:

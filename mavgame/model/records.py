@@ -18,6 +18,12 @@ MANIFEST = "manifest.json"
 DATA_FORMAT = "mavgame-positions-1"
 
 
+def is_best_move(values: Dict[str, float], move: Optional[str]) -> bool:
+    """Whether ``move`` has the best value among a record's ``values`` (ties count; False for None or a move
+    without a value)."""
+    return move is not None and move in values and values[move] >= max(values.values()) - 1e-9
+
+
 def position_split(state_text: str, val_fraction: float, salt: str = "") -> str:
     """'val' or 'train' for a position, by a hash of its text (so a position is never in both)."""
     if val_fraction <= 0:
@@ -59,4 +65,4 @@ def _new_state(game: str, board_size: int = 0, text: Optional[str] = None):
     return _core.State(game, text, board_size, 0)
 
 
-__all__ = ["MANIFEST", "DATA_FORMAT", "position_split", "validate_record"]
+__all__ = ["MANIFEST", "DATA_FORMAT", "position_split", "validate_record", "is_best_move"]
