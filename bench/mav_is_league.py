@@ -17,7 +17,10 @@ Agents (names in the tables):
 also answers MAV prompts: the paper compares the fine-tuned model's two uses).
 
 Schedule: the paper's (--matchups random match-ups, one random --opening-plies opening each, both colours);
-the store OUT/league.sqlite resumes. Token cost per move: on --token-positions positions drawn from the
+the store OUT/league.sqlite resumes. --gauntlet NAME instead: every other agent plays NAME alone, from each of
+the --openings with both colours (the same openings for every agent), and Elo is anchored at NAME = 0, so each
+row is that agent's head-to-head rating against NAME (e.g. --gauntlet mav: each search budget against the
+same model's searchless answers). Token cost per move: on --token-positions positions drawn from the
 league's games (the mover's view), the mean prompt + response tokens of each MAV-IS shape and of a MAV call
 (the model's own tokenizer); for MAV-MCTS, simulations x the MAV call's tokens (every simulation is one
 model call). Also per shape: the share of traces of the right shape and of traces whose final move is
@@ -94,7 +97,7 @@ def token_costs(model, states, shapes, form, copy_prev=False):
     return costs
 
 
-def plot(rows, path: Path, title: str) -> None:
+def plot(rows, path: Path, title: str, anchor: str = "mcts-100") -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -124,7 +127,7 @@ def plot(rows, path: Path, title: str) -> None:
             ax.text(0.01, r["elo"], r["agent"], transform=ax.get_yaxis_transform(), fontsize=8, color="grey",
                     va="bottom")
     ax.set_xlabel("prompt + response tokens a move (MAV-MCTS: simulations x a MAV call)")
-    ax.set_ylabel("Elo (basic MCTS, 100 simulations = 0)")
+    ax.set_ylabel("Elo (basic MCTS, 100 simulations = 0)" if anchor == "mcts-100" else f"Elo ({anchor} = 0)")
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -146,6 +149,8 @@ def main() -> int:
     ap.add_argument("--openings", type=int, default=100, help="random openings to draw match-ups' openings from")
     ap.add_argument("--opening-plies", type=int, default=4)
     ap.add_argument("--matchups", type=int, default=150, help="random match-ups, each both colours (the paper's)")
+    ap.add_argument("--gauntlet", default=None, metavar="NAME",
+                    help="every other agent plays NAME only, on every opening, both colours; Elo: NAME = 0")
     ap.add_argument("--token-positions", type=int, default=100, help="positions for the token costs")
     ap.add_argument("--seed", type=int, default=14)
     ap.add_argument("--workers", type=int, default=1)
@@ -166,14 +171,22 @@ def main() -> int:
         agents[f"mav-mcts-{n}"] = f"mav_mcts:sims={n},batch=16,model={mav_model}"
     if not args.no_perfect:
         agents["perfect"] = "perfect"
+    anchor = "mcts-100"
+    pairs, matchups = None, args.matchups
+    if args.gauntlet is not None:
+        if args.gauntlet not in agents:
+            raise SystemExit(f"--gauntlet {args.gauntlet!r}: not an agent of this league ({', '.join(agents)})")
+        anchor, matchups = args.gauntlet, None
+        pairs = [(a, anchor) for a in agents if a != anchor]
     openings = random_openings("connect_four", args.opening_plies, args.openings, seed=args.seed)
     t0 = time.perf_counter()
     lg = League(agents, "connect_four", openings, path=str(out / "league.sqlite"), workers=args.workers,
-                seed=args.seed, matchups=args.matchups, event="MAV-IS league")
+                seed=args.seed, matchups=matchups, pairs=pairs,
+                event="MAV-IS gauntlet" if args.gauntlet else "MAV-IS league")
     res = lg.run(progress=not args.no_progress)
     seconds = round(time.perf_counter() - t0, 1)
     print(res.matrix_table())
-    elo = res.elo(anchor=("mcts-100", 0.0))
+    elo = res.elo(anchor=(anchor, 0.0))
     print()
     print(elo.table())
 
@@ -203,10 +216,12 @@ def main() -> int:
         fl = f"{r['final_legal']:.3f}" if "final_legal" in r else "-"
         ci = f"[{r['low']:.0f}, {r['high']:.0f}]"
         print(f"{r['agent']:<16}{r['elo']:>7.0f}{ci:>18}{r['games']:>7}{tk:>13}{so:>10}{fl:>8}")
-    (out / "results.json").write_text(json.dumps({"args": vars(args), "agents": agents, "rows": rows,
+    (out / "results.json").write_text(json.dumps({"args": vars(args), "agents": agents, "anchor": anchor, "rows": rows,
                                                   "games": len(res), "league_seconds": seconds,
                                                   "token_positions": len(states), "form": form}, indent=1))
-    plot(rows, out / "elo_tokens.png", f"MAV-IS league, Connect Four ({len(res)} games)")
+    title = (f"MAV-IS against {anchor}, Connect Four ({len(res)} games)" if args.gauntlet
+             else f"MAV-IS league, Connect Four ({len(res)} games)")
+    plot(rows, out / "elo_tokens.png", title, anchor)
     print(f"\nwrote {out}/results.json and {out}/elo_tokens.png")
     return 0
 
