@@ -396,6 +396,15 @@ def _run_league(args, agents: Dict[str, str], out: Optional[str], event: Optiona
                     f"(agents: {', '.join(agents)})")
     if getattr(args, "zero", None) is not None and args.zero not in agents:
         raise _fail(f"--zero {args.zero}: {args.zero!r} is not an agent of this league (agents: {', '.join(agents)})")
+    pairs = None
+    gauntlet = getattr(args, "gauntlet", None)
+    if gauntlet is not None:
+        if gauntlet not in agents:
+            raise _fail(f"--gauntlet {gauntlet}: {gauntlet!r} is not an agent of this league "
+                        f"(agents: {', '.join(agents)})")
+        pairs = [(a, gauntlet) for a in agents if a != gauntlet]
+        if getattr(args, "zero", None) is None:
+            args.zero = gauntlet
     to_stdout = out == "-"
     if to_stdout:
         out = None
@@ -413,7 +422,7 @@ def _run_league(args, agents: Dict[str, str], out: Optional[str], event: Optiona
         try:
             lg = League(agents, args.game, openings, rounds=args.rounds, path=out, workers=args.workers,
                         board_size=args.board_size, adjudicate=_adjudicator(args), max_plies=args.max_plies,
-                        seed=args.seed, event=event, matchups=getattr(args, "matchups", None))
+                        seed=args.seed, event=event, matchups=getattr(args, "matchups", None), pairs=pairs)
             todo = len(lg.schedule())
             done = len(lg.finished()) if out else 0
             return _play_league(args, lg, agents, anchors, lg.store_path, todo, done, to_stdout)
@@ -939,6 +948,10 @@ def build_parser() -> argparse.ArgumentParser:
     lg.add_argument("--stockfish-movetime", type=_at_least_one, default=2000, metavar="MS",
                     help="milliseconds per move of the --stockfish-levels agents (default: 2000, the paper's)")
     _add_league_options(lg)
+    lg.add_argument("--gauntlet", default=None, metavar="NAME",
+                    help="play every other agent against NAME only (each pair on every opening, both colours; with "
+                         "--matchups, the match-ups are drawn among those pairs) and put NAME at Elo 0 unless "
+                         "--zero names another agent: each row is then that agent's rating head to head against NAME")
     lg.add_argument("--out", default=None, metavar="FILE.sqlite",
                     help="SQLite results store, reused to resume (default: league-GAME.sqlite in the current "
                          "directory; a .jsonl name stores in the .sqlite beside it and imports the JSON-lines file "

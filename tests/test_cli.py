@@ -241,3 +241,20 @@ def test_train_generate_only_needs_no_out_dir(tmp_path):
     assert any(data.rglob("*"))
     with pytest.raises(SystemExit, match="--out"):
         main(["train", "--data", str(data), "--no-progress"])
+
+
+def test_league_gauntlet_plays_every_agent_against_one_reference(tmp_path, capsys):
+    out_file = tmp_path / "g.sqlite"
+    args = ["league", "--game", "tictactoe", "--agent", "ref=minimax", "--agent", "random", "--agent", "uct:sims=20",
+            "--openings", "random:2:3", "--seed", "5", "--workers", "1", "--no-progress", "--out", str(out_file),
+            "--gauntlet", "ref"]
+    rc, out, err = run(capsys, *args)
+    assert rc == 0 and "12 games" in out                    # 2 challengers x 3 openings x 2 colours
+    assert "ref = 0" in out                                  # the reference anchors the scale
+    _, games = _stored(out_file)
+    pairs = {frozenset((g["first"], g["second"])) for g in games}
+    assert pairs == {frozenset(("ref", "random")), frozenset(("ref", "uct-20"))}
+    rc, out, err = run(capsys, *args, "--zero", "random")   # another anchor on request
+    assert rc == 0 and "random = 0" in out and "12 game(s) there already: resuming" in err
+    with pytest.raises(SystemExit, match="--gauntlet nobody: 'nobody' is not an agent of this league"):
+        run(capsys, *args, "--gauntlet", "nobody")
