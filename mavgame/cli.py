@@ -227,8 +227,10 @@ def _fail(msg: str) -> "SystemExit":
     return SystemExit(f"mavgame: {msg}")
 
 
-def _parse_agents(items: Sequence[str]) -> Dict[str, str]:
-    """``name=spec`` or ``spec`` items -> {name: spec} (a bare spec is named after itself)."""
+def _parse_agents(items: Sequence[str], game: Optional[str] = None) -> Dict[str, str]:
+    """``name=spec`` or ``spec`` items -> {name: spec} (a bare spec is named after itself). With ``game``, an
+    agent that cannot play it is refused before its engine is started (the same message with or without the
+    engine installed)."""
     from .play.agents import make_agent
 
     out: Dict[str, str] = {}
@@ -241,6 +243,10 @@ def _parse_agents(items: Sequence[str]) -> Dict[str, str]:
             ag = make_agent(spec)
         except (ValueError, ImportError, OSError) as e:
             raise _fail(f"agent {it!r}: {e}")
+        plays = getattr(ag, "games", None)
+        if game is not None and plays and game not in plays:
+            ag.close()
+            raise _fail(f"agent {it!r} cannot play {game!r} (it plays {', '.join(plays)})")
         _check_engine(it, ag)
         name = name or (spec if ":" not in spec else ag.name)
         ag.close()
@@ -512,7 +518,7 @@ def _stockfish_level_agents(args: argparse.Namespace) -> Dict[str, str]:
 def cmd_league(args: argparse.Namespace) -> int:
     sf_levels = _stockfish_level_agents(args) if getattr(args, "stockfish_levels", None) else {}
     if args.agent or sf_levels:
-        agents = _parse_agents(args.agent or [])
+        agents = _parse_agents(args.agent or [], args.game)
         for name, spec in sf_levels.items():
             if name in agents:
                 raise _fail(f"two agents are named {name!r} (--agent and --stockfish-levels)")
@@ -540,8 +546,8 @@ def cmd_league(args: argparse.Namespace) -> int:
 
 
 def cmd_match(args: argparse.Namespace) -> int:
-    a = _parse_agents([args.first])
-    b = _parse_agents([args.second])
+    a = _parse_agents([args.first], args.game)
+    b = _parse_agents([args.second], args.game)
     (na, sa), (nb, sb) = next(iter(a.items())), next(iter(b.items()))
     if na == nb:  # the same kind of agent on both sides
         na, nb = na + "-1", nb + "-2"
