@@ -547,6 +547,42 @@ class _ScriptedBackend:
         return outs
 
 
+def test_next_node_name_finds_every_name_the_format_puts_after_a_keyword(c4_sets):
+    # on true traces of both forms and several shapes (finished children and leaf decisions included), the
+    # text cut just after each `Evaluation for node: ` / `Decision for node: ` gives exactly the name that
+    # follows; garbled texts give None or a name, never an exception
+    from mavgame.model.mav_is import next_node_name
+    checked = {"Evaluation for node: ": 0, "Decision for node: ": 0}
+    for r in list(PositionStore(c4_sets / "trees" / "train"))[:6]:
+        t = record_tree("connect_four", r)
+        for b, d in ((1, 1), (2, 1), (2, 2), (3, 2)):
+            for form in ("short", "full"):
+                text = (lambda tr: tr.prompt + tr.target)(write_trace(t, b, d, form))
+                for kw in checked:
+                    at = text.find(kw)
+                    while at >= 0:
+                        cut = at + len(kw)
+                        assert next_node_name(text[:cut], kw) == text[cut:text.find("\n", cut)], text[:cut][-400:]
+                        checked[kw] += 1
+                        at = text.find(kw, cut)
+    assert min(checked.values()) > 60, checked
+    assert next_node_name("Minimax breadth=2 depth=1\n[%state x .]\nEvaluation for node: ",
+                          "Evaluation for node: ") == "<root>"
+    done = "Evaluation for node: <root>\n[%top_all 1:<ctrl0>]\nDecision for node: <root>\nSelecting 1\n"
+    assert next_node_name(done + "Evaluation for node: ", "Evaluation for node: ") is None
+    assert next_node_name(done + "Decision for node: ", "Decision for node: ") is None
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        k = int(rng.integers(0, len(text)))
+        junk = list(text[:k])
+        for _ in range(int(rng.integers(0, 6))):
+            if junk:
+                junk[int(rng.integers(0, len(junk)))] = str(rng.choice(list("]\n<>[ x.%:")))
+        for kw in checked:
+            got = next_node_name("".join(junk) + kw, kw)
+            assert got is None or (got.startswith("<root") and got.endswith(">"))
+
+
 def test_copy_prev_generation_writes_the_parents_state_into_child_blocks(c4_sets):
     # a scripted model writes a true 2x2 trace in the full form but with every %prev_state board garbled:
     # decoded, the trace has wrong repeated inputs; with copy_prev each garbled board is replaced by the
@@ -596,6 +632,11 @@ def test_copy_prev_generation_writes_the_parents_state_into_child_blocks(c4_sets
     assert not make_agent(f"mav_is:model={shipped_model_path('connect_four')}").copy_prev
     with pytest.raises(ValueError, match="copy_prev"):
         make_agent("mav_is:copy_prev=2")
+    assert make_agent(f"mav_is:copy_names=1,model={shipped_model_path('connect_four')}").copy_names
+    with pytest.raises(ValueError, match="copy_names must be 0 or 1, not 2"):
+        make_agent("mav_is:copy_names=2")
+    with pytest.raises(ValueError, match="copy_names needs 'Evaluation for node: ' as one token"):
+        generate_traces(MAVModel.load(shipped_model_path("connect_four")), [t.root], 2, 1, copy_names=True)
 
 
 # ---- mirrored trees (--search-mirror) ------------------------------------------------------------------

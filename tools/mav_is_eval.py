@@ -143,6 +143,8 @@ def main() -> int:
     ap.add_argument("--json", default="", help="write the report here")
     ap.add_argument("--copy-prev", action="store_true",
                     help="generate with every %%prev_state line copied from the parent's written %%state")
+    ap.add_argument("--copy-names", action="store_true",
+                    help="generate with the node names the Expand lines determine (vocabulary v2)")
     ap.add_argument("--form", choices=["short", "full"], default=None,
                     help="child form of the traces (default: the model's trace_form, short for an old model)")
     ap.add_argument("--after", default="", help="also: a MAV position set (val split) whose first --n positions "
@@ -159,7 +161,7 @@ def main() -> int:
     shapes = parse_shapes(args.shapes) if args.shapes else []  # "": only the --after probe
     texts: dict = {}
     rep = evaluate_trace_records(model, store.game, recs, shapes, batch_size=args.batch_size, texts=texts,
-                                 copy_prev=args.copy_prev,
+                                 copy_prev=args.copy_prev, copy_names=args.copy_names,
                                  form=args.form)
     form = rep.get("form", args.form or model.trace_form)
     print(f"child form: {form}")

@@ -27,7 +27,7 @@ from ..mav.search_trace import TRACE_FORMS, parse_trace, trace_metrics, trace_pr
 from .agents import MAVGreedyAgent, get_model
 from .inference import MAVModel, shipped_model_path, value_scorer
 
-__all__ = ["MAVISAgent", "generate_traces", "generate_traces_copy_prev", "parent_state_text",
+__all__ = ["MAVISAgent", "generate_traces", "generate_traces_copy_prev", "parent_state_text", "next_node_name",
            "evaluate_trace_records", "child_state_errors", "CHILD_STATE_KINDS", "trace_node_values",
            "trace_value_choice", "DECISION_RULES", "root_best_actions"]
 
@@ -41,15 +41,17 @@ CHILD_STATE_KINDS = ("right", "invalid", "parent_copy", "previous_copy", "parent
 
 
 def generate_traces(model: MAVModel, states: Sequence[Any], breadth: int, depth: int, batch_size: int = 32,
-                    copy_prev: bool = False) -> List[Tuple[str, Any]]:
+                    copy_prev: bool = False, copy_names: bool = False) -> List[Tuple[str, Any]]:
     """(prompt, MAVOutput) of the model's trace for each state (greedy, up to the model's context).
 
     ``copy_prev``: in the full child form, every ``[%prev_state`` line the model starts is completed with the
     ``%state`` the same trace wrote for the node's parent (the prompt's for a root child) instead of being
     decoded (:func:`generate_traces_copy_prev`); the format defines that line as that copy."""
     prompts = [trace_prompt(s, breadth, depth) for s in states]
-    if copy_prev:
-        return list(zip(prompts, generate_traces_copy_prev(model, prompts, batch_size)))
+    if copy_prev or copy_names:
+        return list(zip(prompts, generate_traces_copy_prev(model, prompts, batch_size, copy_names=copy_names,
+                                                           copy_prev=copy_prev,
+                                                           max_rounds=64 if not copy_names else 256)))
     outs = model.generate(prompts, batch_size=batch_size)
     return list(zip(prompts, outs))
 
@@ -89,8 +91,84 @@ def parent_state_text(text: str) -> Optional[str]:
     return text[k + len("[%state "):end]
 
 
+_DEC = "Decision for node: "
+_EXPAND = "Expand from node "
+
+
+def next_node_name(text: str, keyword: str) -> Optional[str]:
+    """The node name (``"<root>"``, ``"<root 6 1>"``) that the format puts after ``keyword`` (the
+    ``Evaluation for node: `` or ``Decision for node: `` that ``text``, a trace so far, ends with). An
+    evaluation: the first node in depth-first order over the ``Expand`` lines written so far that has none
+    yet. A decision: the first node in post-order that is evaluated, not a finished game (its block says
+    ``[%top_all invalid``), not decided, and whose children are all evaluated and finished or decided (a leaf
+    has none). None when the lines written so far leave no such node; the model then writes the name."""
+    children: Dict[Tuple[str, ...], List[Tuple[str, ...]]] = {}
+    evaluated: set = set()
+    decided: set = set()
+
+    def path(name: str) -> Optional[Tuple[str, ...]]:
+        name = name.strip()
+        if name == "<root>":
+            return ()
+        if name.startswith("<root ") and name.endswith(">"):
+            return tuple(name[6:-1].split())
+        return None
+
+    finished: set = set()
+    last: Optional[Tuple[str, ...]] = None
+    for line in text.splitlines()[:-1] if not text.endswith("\n") else text.splitlines():
+        if line.startswith(_EVAL[:-5]):             # "Evaluation for node: "
+            p = path(line[len("Evaluation for node: "):])
+            last = p
+            if p is not None:
+                evaluated.add(p)
+        elif line.startswith("[%top_all invalid") and last is not None:
+            finished.add(last)                      # a finished game: no expansion, no decision
+        elif line.startswith(_DEC):
+            p = path(line[len(_DEC):])
+            if p is not None:
+                decided.add(p)
+        elif line.startswith(_EXPAND) and ": " in line:
+            p = path(line[len(_EXPAND):line.index(": ")])
+            if p is not None:
+                kids = [path(k + ">") for k in line[line.index(": ") + 2:].split(">") if k.strip()]
+                children[p] = [k for k in kids if k is not None]
+    if keyword.startswith("Evaluation"):
+        order: List[Tuple[str, ...]] = []
+        seen: set = set()
+
+        def pre(p):                                 # garbled text may list a node under itself: visit once
+            if p in seen or len(p) > 64:
+                return
+            seen.add(p)
+            order.append(p)
+            for c in children.get(p, []):
+                pre(c)
+        pre(())
+        nxt = next((p for p in order if p not in evaluated), None)
+    else:
+        seen = set()
+
+        def post(p):
+            if p in seen or len(p) > 64:
+                return None
+            seen.add(p)
+            for c in children.get(p, []):
+                r = post(c)
+                if r is not None:
+                    return r
+            if p in evaluated and p not in finished and p not in decided and all(
+                    c in evaluated and (c in finished or c in decided) for c in children.get(p, [])):
+                return p
+            return None
+        nxt = post(())
+    if nxt is None:
+        return None
+    return "<root>" if not nxt else "<root " + " ".join(nxt) + ">"
+
+
 def generate_traces_copy_prev(model: MAVModel, prompts: Sequence[str], batch_size: int = 32,
-                              max_rounds: int = 64) -> List[Any]:
+                              max_rounds: int = 64, copy_names: bool = False, copy_prev: bool = True) -> List[Any]:
     """Greedy traces (MAVOutput, as :meth:`MAVModel.generate` gives them) in which every ``%prev_state`` token
     the model emits is followed by the parent's state as this trace wrote it (:func:`parent_state_text`) and
     ``]`` and a newline, fed to the model as if it had written them; decoding resumes after them. A row whose
@@ -102,6 +180,14 @@ def generate_traces_copy_prev(model: MAVModel, prompts: Sequence[str], batch_siz
     from .inference import generate_ids
     tok = model.tokenizer
     stop_prev = tok.token_to_id("%prev_state")
+    name_stops = {}
+    if copy_names:
+        for kw in ("Evaluation for node: ", _DEC):
+            ids = tok.encode(kw).tolist()
+            if len(ids) != 1:
+                raise ValueError(f"copy_names needs {kw!r} as one token: vocabulary v2 (the model's is "
+                                 f"v{tok.version})")
+            name_stops[ids[0]] = kw
     bucket_ids = tok.bucket_ids.tolist()
     cap = model.cfg.max_seq_len
     if hasattr(model.backend, "ensure_prefix_cache"):  # each round's prompt is the last one's plus its output
@@ -122,7 +208,8 @@ def generate_traces_copy_prev(model: MAVModel, prompts: Sequence[str], batch_siz
         while not all(done):
             live = [i for i in range(len(chunk)) if not done[i]]
             longest = max(len(heads[i]) + len(gen[i]) for i in live)
-            stops = [tok.eos_id] + ([stop_prev] if any(rounds[i] < max_rounds for i in live) else [])
+            stops = [tok.eos_id] + ([*([stop_prev] if copy_prev else []), *name_stops]
+                                    if any(rounds[i] < max_rounds for i in live) else [])
             res = generate_ids(model.backend, [heads[i] + gen[i] for i in live], cap - longest, stops,
                                pad_id=tok.pad_id, bucket_ids=bucket_ids, group_ids=group)
             for i, g in zip(live, res):
@@ -133,11 +220,18 @@ def generate_traces_copy_prev(model: MAVModel, prompts: Sequence[str], batch_siz
                 total = len(heads[i]) + len(gen[i])
                 if g.ids and g.ids[-1] == tok.eos_id:
                     done[i] = ended[i] = True
-                elif g.ids and g.ids[-1] == stop_prev and total < cap and rounds[i] < max_rounds:
+                elif copy_prev and g.ids and g.ids[-1] == stop_prev and total < cap and rounds[i] < max_rounds:
                     rounds[i] += 1
                     parent = parent_state_text(chunk[i] + tok.decode(gen[i]))
                     if parent is not None:
                         gen[i] += tok.encode(" " + parent + "]\n").tolist()[:cap - total]
+                    if len(heads[i]) + len(gen[i]) >= cap:
+                        done[i] = True
+                elif g.ids and g.ids[-1] in name_stops and total < cap and rounds[i] < max_rounds:
+                    rounds[i] += 1
+                    name = next_node_name(chunk[i] + tok.decode(gen[i]), name_stops[g.ids[-1]])
+                    if name is not None:
+                        gen[i] += tok.encode(name + "\n").tolist()[:cap - total]
                     if len(heads[i]) + len(gen[i]) >= cap:
                         done[i] = True
                 else:
@@ -208,17 +302,20 @@ class MAVISAgent(Agent):
     choice over the trace's leaves scored from the model's value distributions (:func:`trace_value_choice`),
     on the same usable traces (a trace the rule cannot decide from plays its own final move). ``copy_prev``
     (full child form): every ``%prev_state`` line is completed with the parent's state as the trace wrote it
-    rather than decoded (:func:`generate_traces_copy_prev`; a decoding constraint, no outside knowledge)."""
+    rather than decoded (:func:`generate_traces_copy_prev`; a decoding constraint, no outside knowledge).
+    ``copy_names`` (vocabulary v2): the node name after each ``Evaluation for node:`` / ``Decision for node:``
+    is the one the format puts there given the trace's own ``Expand`` lines (:func:`next_node_name`)."""
 
     def __init__(self, model=None, *, breadth: int = 2, depth: int = 1, backend: str = "auto",
                  seed: Optional[int] = None, name: Optional[str] = None, form: Optional[str] = None,
-                 decide: str = "trace", copy_prev: bool = False):
+                 decide: str = "trace", copy_prev: bool = False, copy_names: bool = False):
         if not (1 <= breadth <= 8 and 1 <= depth <= 4):
             raise ValueError(f"mav_is needs breadth 1..8 and depth 1..4, got breadth={breadth} depth={depth}")
         if decide not in DECISION_RULES:
             raise ValueError(f"mav_is: decide must be one of {DECISION_RULES}, not {decide!r}")
         self.decide = decide
         self.copy_prev = bool(copy_prev)
+        self.copy_names = bool(copy_names)
         self.model = get_model(shipped_model_path("connect_four", "mav_is") if model is None else model, backend)
         if form is not None and form not in TRACE_FORMS:
             raise ValueError(f"mav_is: trace form must be one of {TRACE_FORMS}, not {form!r}")
@@ -243,7 +340,8 @@ class MAVISAgent(Agent):
     def act(self, state):
         if state.is_terminal():
             raise AgentError(f"{self.name}: asked to move in a finished game {state.text()!r}")
-        (prompt, out), = generate_traces(self.model, [state], self.breadth, self.depth, copy_prev=self.copy_prev)
+        (prompt, out), = generate_traces(self.model, [state], self.breadth, self.depth, copy_prev=self.copy_prev,
+                                         copy_names=self.copy_names)
         res = parse_trace(prompt + out.text, state, form=self.form)
         self.last = res
         self.stats["moves"] += 1
@@ -340,7 +438,7 @@ def child_state_errors(results: Sequence[Any], roots: Sequence[Any]) -> Dict[str
 def evaluate_trace_records(model: MAVModel, game: str, records: Sequence[Dict[str, Any]],
                            shapes: Sequence[Tuple[int, int]], batch_size: int = 32, board_size: int = 0,
                            texts: Optional[Dict[str, List[str]]] = None, form: Optional[str] = None,
-                           copy_prev: bool = False) -> Dict[str, Any]:
+                           copy_prev: bool = False, copy_names: bool = False) -> Dict[str, Any]:
     """Per shape "BxD" and over all: the fractions of TRACE_METRICS, the number of traces, the mean
     prompt + response tokens and ``child_states`` (:func:`child_state_errors`), on tree records
     (mavgame.model.search_data) cut to each shape. ``texts``, when given, receives each shape's generated
@@ -364,7 +462,8 @@ def evaluate_trace_records(model: MAVModel, game: str, records: Sequence[Dict[st
         if not fits:
             continue
         traces = [write_trace(t, b, d, form) for t in fits]
-        gens = generate_traces(model, [t.root for t in fits], b, d, batch_size, copy_prev=copy_prev)
+        gens = generate_traces(model, [t.root for t in fits], b, d, batch_size, copy_prev=copy_prev,
+                               copy_names=copy_names)
         res = [parse_trace(p + o.text, t.root, choice=tr.choice, form=form)
                for t, tr, (p, o) in zip(fits, traces, gens)]
         m = trace_metrics(res)
@@ -418,11 +517,14 @@ def _optimal_rates(trees: Sequence[Any], results: Sequence[Any], gens: Sequence[
 
 
 def _make_mav_is(model: Optional[str] = None, breadth: int = 2, depth: int = 1, backend: str = "auto",
-                 form: Optional[str] = None, decide: str = "trace", copy_prev=False, **kw) -> MAVISAgent:
-    if str(copy_prev).lower() not in ("0", "1", "false", "true"):
-        raise ValueError(f"mav_is: copy_prev must be 0 or 1, not {copy_prev!r}")
+                 form: Optional[str] = None, decide: str = "trace", copy_prev=False, copy_names=False,
+                 **kw) -> MAVISAgent:
+    for key, v in (("copy_prev", copy_prev), ("copy_names", copy_names)):
+        if str(v).lower() not in ("0", "1", "false", "true"):
+            raise ValueError(f"mav_is: {key} must be 0 or 1, not {v!r}")
     return MAVISAgent(model, breadth=int(breadth), depth=int(depth), backend=backend, form=form, decide=decide,
-                      copy_prev=str(copy_prev).lower() in ("1", "true"), **kw)
+                      copy_prev=str(copy_prev).lower() in ("1", "true"),
+                      copy_names=str(copy_names).lower() in ("1", "true"), **kw)
 
 
 register_agent("mav_is", _make_mav_is)
