@@ -489,6 +489,15 @@ def test_trainer_writes_full_traces_and_records_the_form(c4_sets, tmp_path, torc
         Trainer(TrainConfig(**{**cfg.__dict__, "search_mirror": 0.5}))   # resuming with another recipe
 
 
+def _garbled(text: str, rng, alphabet: str) -> str:
+    """A random prefix of ``text`` with up to five characters replaced by characters of ``alphabet``."""
+    junk = list(text[:int(rng.integers(0, len(text)))])
+    for _ in range(int(rng.integers(0, 6))):
+        if junk:
+            junk[int(rng.integers(0, len(junk)))] = str(rng.choice(list(alphabet)))
+    return "".join(junk)
+
+
 def test_parent_state_text_finds_what_each_prev_state_line_copies(c4_sets):
     # on true full-form traces, the text cut just after each `[%prev_state` token names, as the parent's
     # written %state, exactly what the true line then says; cut and mangled texts give None or a string
@@ -508,12 +517,7 @@ def test_parent_state_text_finds_what_each_prev_state_line_copies(c4_sets):
     assert checked > 40
     rng = np.random.default_rng(7)
     for _ in range(300):
-        k = int(rng.integers(0, len(text)))
-        junk = list(text[:k])
-        for _ in range(int(rng.integers(0, 6))):
-            if junk:
-                junk[int(rng.integers(0, len(junk)))] = str(rng.choice(list("]\n<>[ x.%")))
-        got = parent_state_text("".join(junk))
+        got = parent_state_text(_garbled(text, rng, "]\n<>[ x.%"))
         assert got is None or isinstance(got, str)
     assert parent_state_text("") is None and parent_state_text("garbage\n[%prev_state") is None
 
@@ -573,13 +577,9 @@ def test_next_node_name_finds_every_name_the_format_puts_after_a_keyword(c4_sets
     assert next_node_name(done + "Decision for node: ", "Decision for node: ") is None
     rng = np.random.default_rng(11)
     for _ in range(300):
-        k = int(rng.integers(0, len(text)))
-        junk = list(text[:k])
-        for _ in range(int(rng.integers(0, 6))):
-            if junk:
-                junk[int(rng.integers(0, len(junk)))] = str(rng.choice(list("]\n<>[ x.%:")))
+        junk = _garbled(text, rng, "]\n<>[ x.%:")
         for kw in checked:
-            got = next_node_name("".join(junk) + kw, kw)
+            got = next_node_name(junk + kw, kw)
             assert got is None or (got.startswith("<root") and got.endswith(">"))
 
 
