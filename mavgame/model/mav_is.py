@@ -91,6 +91,7 @@ def parent_state_text(text: str) -> Optional[str]:
     return text[k + len("[%state "):end]
 
 
+_EVAL_KW = "Evaluation for node: "
 _DEC = "Decision for node: "
 _EXPAND = "Expand from node "
 
@@ -117,8 +118,8 @@ def next_node_name(text: str, keyword: str) -> Optional[str]:
     finished: set = set()
     last: Optional[Tuple[str, ...]] = None
     for line in text.splitlines()[:-1] if not text.endswith("\n") else text.splitlines():
-        if line.startswith(_EVAL[:-5]):             # "Evaluation for node: "
-            p = path(line[len("Evaluation for node: "):])
+        if line.startswith(_EVAL_KW):
+            p = path(line[len(_EVAL_KW):])
             last = p
             if p is not None:
                 evaluated.add(p)
@@ -133,7 +134,7 @@ def next_node_name(text: str, keyword: str) -> Optional[str]:
             if p is not None:
                 kids = [path(k + ">") for k in line[line.index(": ") + 2:].split(">") if k.strip()]
                 children[p] = [k for k in kids if k is not None]
-    if keyword.startswith("Evaluation"):
+    if keyword == _EVAL_KW:
         order: List[Tuple[str, ...]] = []
         seen: set = set()
 
@@ -182,7 +183,7 @@ def generate_traces_copy_prev(model: MAVModel, prompts: Sequence[str], batch_siz
     stop_prev = tok.token_to_id("%prev_state")
     name_stops = {}
     if copy_names:
-        for kw in ("Evaluation for node: ", _DEC):
+        for kw in (_EVAL_KW, _DEC):
             ids = tok.encode(kw).tolist()
             if len(ids) != 1:
                 raise ValueError(f"copy_names needs {kw!r} as one token: vocabulary v2 (the model's is "
@@ -220,18 +221,18 @@ def generate_traces_copy_prev(model: MAVModel, prompts: Sequence[str], batch_siz
                 total = len(heads[i]) + len(gen[i])
                 if g.ids and g.ids[-1] == tok.eos_id:
                     done[i] = ended[i] = True
-                elif copy_prev and g.ids and g.ids[-1] == stop_prev and total < cap and rounds[i] < max_rounds:
-                    rounds[i] += 1
-                    parent = parent_state_text(chunk[i] + tok.decode(gen[i]))
-                    if parent is not None:
-                        gen[i] += tok.encode(" " + parent + "]\n").tolist()[:cap - total]
-                    if len(heads[i]) + len(gen[i]) >= cap:
-                        done[i] = True
-                elif g.ids and g.ids[-1] in name_stops and total < cap and rounds[i] < max_rounds:
-                    rounds[i] += 1
-                    name = next_node_name(chunk[i] + tok.decode(gen[i]), name_stops[g.ids[-1]])
-                    if name is not None:
-                        gen[i] += tok.encode(name + "\n").tolist()[:cap - total]
+                elif (g.ids and total < cap and rounds[i] < max_rounds
+                      and ((copy_prev and g.ids[-1] == stop_prev) or g.ids[-1] in name_stops)):
+                    rounds[i] += 1            # the rest of the line is the format's: write it for the model
+                    so_far = chunk[i] + tok.decode(gen[i])
+                    if g.ids[-1] == stop_prev:
+                        parent = parent_state_text(so_far)
+                        fill = None if parent is None else " " + parent + "]\n"
+                    else:
+                        name = next_node_name(so_far, name_stops[g.ids[-1]])
+                        fill = None if name is None else name + "\n"
+                    if fill is not None:
+                        gen[i] += tok.encode(fill).tolist()[:cap - total]
                     if len(heads[i]) + len(gen[i]) >= cap:
                         done[i] = True
                 else:
