@@ -688,3 +688,144 @@ def test_trace_encoder_mirror_option(c4_sets):
         TraceEncoder("hex", [(2, 1)], 4096, p_mirror=0.5)
     with pytest.raises(ValueError, match="1.5"):
         TraceEncoder("connect_four", [(2, 1)], 4096, p_mirror=1.5)
+
+
+def _inverted(tree_rec):
+    """The engine's root values turned upside down: the worst moves ranked first."""
+    return {m: 1.0 - v for m, v in tree_rec["values"].items()}
+
+
+def test_a_root_annotation_replaces_the_engines_at_the_root_only(c4_sets):
+    ann = make_annotator("connect_four", {"max_nodes": 200_000})
+    rec = PositionStore(c4_sets / "trees" / "train").record(0)
+    truth = record_tree("connect_four", rec)
+    root = truth.root.copy()
+    vals = _inverted(rec)
+    worst = min(rec["values"], key=rec["values"].get)
+    tree = build_search_tree(root, ann, 2, 3, root=(vals, worst))
+    got = tree_record(tree)
+    assert got["values"] == vals and got["best"] == worst
+    # the root expands the top 3 by the given values; below the root every node is the engine's
+    by_given = sorted(vals, key=lambda m: -vals[m])[:3]
+    kids = [n for n in got["tree"][1:] if n[0] == 0]
+    assert sorted(k[1] for k in kids) == sorted(by_given)
+    engine = {}
+    for k in kids:
+        st = root.copy()
+        st.push(st.parse_move(k[1]))
+        engine[k[1]] = None if st.is_terminal() else ann(st)[0]
+        assert k[2] == engine[k[1]]
+    # the trace decides over the true children, whatever the root's own values said
+    tr = write_trace(tree, 3, 1)
+    res = parse_trace(tr.text, root, choice=tr.choice)
+    assert res.shape_ok and res.values_consistent and res.final_minimax
+    with pytest.raises(ValueError, match="legal moves"):
+        build_search_tree(root, ann, 1, 2, root=({worst: 0.5}, worst))
+    with pytest.raises(ValueError, match="'9'"):
+        build_search_tree(root, ann, 1, 2, root=(vals, "9"))
+
+
+def test_model_rooted_trees_mark_their_root_and_count_what_the_search_overrules(c4_sets, tmp_path):
+    nones = []
+    ann = make_annotator("connect_four", {"max_nodes": 200_000})
+
+    def root_values(states):
+        assert 1 <= len(states) <= 4
+        out = []
+        for i, st in enumerate(states):
+            a = ann(st)
+            if i == 0 or a is None:
+                out.append(None)                       # a root the model gave no usable values for
+                nones.append(st.text())
+                continue
+            v = {m: 1.0 - x for m, x in a[0].items()}
+            out.append((v, min(a[0], key=a[0].get)))
+        return out
+
+    stats = generate_search_trees(c4_sets / "pos", tmp_path / "mtrees", 10, depth=1, breadth=3, progress=False,
+                                  annotator_options={"max_nodes": 200_000}, val_fraction=0.3,
+                                  root_values=root_values, root_batch=4)
+    assert stats["trees"] == 10 and stats["root_source"] == "model"
+    assert 3 <= stats["skipped_root"] <= len(nones)
+    recs = [r for s in ("train", "val") if (tmp_path / "mtrees" / s / "manifest.json").exists()
+            for r in PositionStore(tmp_path / "mtrees" / s)]
+    assert len(recs) == 10 and all(r["root_source"] == "model" for r in recs)
+    # with the values inverted, the minimax over the children overrules the root's own best move often
+    assert 0 < stats["root_overruled"] <= 10
+    overruled = 0
+    for r in recs:
+        tree = record_tree("connect_four", r)
+        if not set(write_trace(tree, 1, 1).choice) & set(write_trace(tree, 3, 1).choice):
+            overruled += 1
+    assert overruled == stats["root_overruled"]
+
+
+def test_trace_encoder_leaves_a_model_roots_values_out_of_the_loss(c4_sets):
+    from mavgame.model.search_data import root_value_spans
+    store = PositionStore(c4_sets / "trees" / "train")
+    recs = [store.record(i) for i in range(min(6, len(store)))]
+    marked = [dict(r, root_source="model") for r in recs]
+    enc = TraceEncoder("connect_four", parse_shapes("2x1,3x2"), 2000, form="full")
+    tok = enc.tokenizer()
+    for (ids, mask), (ids2, mask2), rec in zip(enc(recs, 5), enc(marked, 5), recs):
+        assert (ids == ids2).all()                          # the same tokens: the cuts fall where pieces meet
+        off = np.flatnonzero(mask.astype(bool) & ~mask2.astype(bool))
+        assert len(off) and (np.diff(off) == 1).all()       # one span out of the loss ...
+        assert tok.decode(ids[off]).startswith("[%top_all ") and tok.decode(ids[off]).endswith("]\n")
+        assert "%best_action" in tok.decode(ids[off]) and "Expand" not in tok.decode(ids[off])
+        tree = record_tree("connect_four", rec)
+        target = write_trace(tree, 3, 2, "full").target
+        assert "".join(t for t, _k in root_value_spans(target)) == target
+        assert mask2[off[-1] + 1] == 1 and tok.decode(ids[off[-1] + 1:off[-1] + 3]).startswith("Expand from node")
+        assert (mask2[:off[0]] == mask[:off[0]]).all() and (mask2[off[-1] + 1:] == 1).all()
+    # a target without the root's value lines stays one piece in the loss
+    assert root_value_spans("garbage\n") == [("garbage\n", True)]
+
+
+def test_model_root_values_are_the_head_of_the_models_own_trace(c4_sets):
+    from mavgame.model.inference import MAVModel
+    from mavgame.model.mav_is import generate_traces, model_root_values
+    from mavgame.mav.values import bucket
+    model = MAVModel.load(shipped_model_path("connect_four", "mav_is"))
+    store = PositionStore(c4_sets / "trees" / "train")
+    roots = [record_tree("connect_four", store.record(i)).root for i in range(min(6, len(store)))]
+    anns = model_root_values(model, roots, 3, 1)
+    full = generate_traces(model, roots, 3, 1)
+    for st, ann, (prompt, out) in zip(roots, anns, full):
+        res = parse_trace(prompt + out.text, st)
+        top = {m: b for m, _a, b, _s in res.nodes[0].top}
+        if ann is None:
+            assert set(top) != set(st.legal_moves())
+            continue
+        vals, best = ann
+        assert set(vals) == set(st.legal_moves()) and {m: bucket(v) for m, v in vals.items()} == top
+        assert best == res.nodes[0].best
+    assert sum(a is not None for a in anns) >= len(roots) - 1
+
+    class Garbled:
+        def generate(self, prompts, **kw):
+            texts = ["Evaluation for node: <root>\n[%top_all 1:<ctrl9> 1:<ctrl9>]\n", "no trace at all",
+                     "Evaluation for node: <root>\n[%top_all 1:<ctrl99>]\n"]
+            return [SimpleNamespace(text=texts[i % 3]) for i in range(len(prompts))]
+
+    assert model_root_values(Garbled(), roots[:3], 2, 1) == [None, None, None]
+
+
+def test_train_command_builds_model_rooted_trees(c4_sets, tmp_path, capsys):
+    from mavgame.cli import main
+    model = str(shipped_model_path("connect_four", "mav_is"))
+    out = tmp_path / "rooted"
+    assert main(["train", "--data", str(c4_sets / "pos"), "--search-data", str(out), "--search-trees", "4",
+                 "--search-tree-depth", "1", "--search-tree-breadth", "2", "--search-root-model", model,
+                 "--search-root-shape", "2x1", "--annotator-option", "max_nodes=200000", "--generate-only",
+                 "--no-progress"]) == 0
+    assert '"root_source": "model"' in capsys.readouterr().out
+    recs = [r for s in ("train", "val") if (out / s / "manifest.json").exists() for r in PositionStore(out / s)]
+    assert recs and all(r["root_source"] == "model" for r in recs)
+    with pytest.raises(SystemExit, match="search shape '2-1'"):
+        main(["train", "--data", str(c4_sets / "pos"), "--search-data", str(tmp_path / "bad"), "--search-trees",
+              "2", "--search-root-model", model, "--search-root-shape", "2-1", "--generate-only", "--no-progress"])
+    assert main(["train", "--data", str(c4_sets / "pos"), "--search-data", str(tmp_path / "bad2"), "--search-trees",
+                 "2", "--search-root-model", str(tmp_path / "nowhere.safetensors"), "--generate-only",
+                 "--no-progress"]) != 0
+    assert "nowhere.safetensors" in capsys.readouterr().err

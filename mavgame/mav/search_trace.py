@@ -73,22 +73,33 @@ class SearchTree:
         return self._packed
 
 
-def build_search_tree(state, annotate: Annotate, depth: int = 3, breadth: int = 5) -> Optional[SearchTree]:
+def build_search_tree(state, annotate: Annotate, depth: int = 3, breadth: int = 5,
+                      root: Optional[Tuple[Dict[str, float], Optional[str]]] = None) -> Optional[SearchTree]:
     """The tree of ``depth`` expanding the top ``breadth`` moves (by the engine's values) of every node.
 
+    ``root``: the root's annotation (values of every legal move, best move) to use instead of the engine's,
+    such as a model's own values (``generate_search_trees(root_values=...)``): the root then expands the top
+    ``breadth`` moves by those values, and every other node is the engine's. A ValueError names a root
+    annotation that misses a legal move or lists an illegal one.
     Returns None when the annotator gives up on a node (a budgeted solver) or the root is finished."""
     if not (1 <= depth <= MAX_DEPTH and 1 <= breadth <= MAX_BREADTH):
         raise ValueError(f"depth must be 1..{MAX_DEPTH} and breadth 1..{MAX_BREADTH}, got {depth} and {breadth}")
     if state.is_terminal():
         return None
     tree = SearchTree(state.copy(), [], depth, breadth)
+    if root is not None:
+        legal = set(state.legal_moves())
+        named = set(root[0])
+        if named != legal or (root[1] is not None and root[1] not in legal):
+            raise ValueError(f"root annotation of {state.text()!r}: moves {sorted(named)} with best {root[1]!r}, "
+                             f"the legal moves are {sorted(legal)}")
 
     def visit(st, parent: int, action: int, d: int) -> bool:
         idx = len(tree.nodes)
         if st.is_terminal():
             tree.nodes.append((parent, action, None, None, -1))
             return True
-        ann = annotate(st)
+        ann = root if (root is not None and parent < 0) else annotate(st)
         if ann is None:
             return False
         values, best = ann

@@ -87,6 +87,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--search-tree-breadth", type=int, default=5,
                    help="moves expanded per node of the generated trees (the paper: 5)")
     s.add_argument("--search-min-ply", type=int, default=0, help="roots from this ply on")
+    s.add_argument("--search-root-model", default=None, metavar="MODEL",
+                   help="generate trees whose root carries this model's own values (the head of its trace at "
+                        "--search-root-shape) and expands by them, every other node the engine's; their trace "
+                        "examples leave the root's values out of the loss and teach the decision over the true "
+                        "children, which may overrule them (docs/model.md)")
+    s.add_argument("--search-root-shape", default="4x1", metavar="BxD",
+                   help="the trace prompt whose root values --search-root-model writes (default 4x1)")
     s.add_argument("--search-fraction", type=float, default=0.4,
                    help="share of trace examples in the training stream (the paper: 0.4)")
     s.add_argument("--search-shapes", default="2x1,3x1,4x1", metavar="BxD,...",
@@ -351,9 +358,18 @@ def run(args: argparse.Namespace) -> int:
             parse_shapes(args.search_shapes)
             if not (Path(args.search_data) / "train" / MANIFEST).exists() and args.search_trees <= 0:
                 raise ValueError(f"{args.search_data} holds no search trees; pass --search-trees N to generate them")
+            root_values = None
+            if args.search_root_model:
+                from .inference import MAVModel
+                from .mav_is import model_root_values
+                (rb, rd), = parse_shapes(args.search_root_shape)
+                root_model = MAVModel.load(args.search_root_model)
+
+                def root_values(states, _m=root_model, _b=rb, _d=rd):
+                    return model_root_values(_m, states, _b, _d)
             tstats = generate_search_trees(data, args.search_data, args.search_trees, depth=args.search_tree_depth,
                                            breadth=args.search_tree_breadth, seed=args.data_seed,
-                                           min_ply=args.search_min_ply,
+                                           min_ply=args.search_min_ply, root_values=root_values,
                                            annotator_options=dict(args.annotator_option) or None,
                                            val_fraction=args.val_fraction, progress=not args.no_progress)
         except (ValueError, FileExistsError) as e:

@@ -18,6 +18,7 @@ Importing this module registers the agent kind ``mav_is`` (``mav_is:breadth=3,de
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -29,7 +30,7 @@ from .inference import MAVModel, shipped_model_path, value_scorer
 
 __all__ = ["MAVISAgent", "generate_traces", "generate_traces_copy_prev", "parent_state_text", "next_node_name",
            "evaluate_trace_records", "child_state_errors", "CHILD_STATE_KINDS", "trace_node_values",
-           "trace_value_choice", "DECISION_RULES", "root_best_actions"]
+           "trace_value_choice", "DECISION_RULES", "root_best_actions", "model_root_values"]
 
 #: how the agent picks its move from a trace: the trace's own ``Playing m!`` (the paper), or minimax over the
 #: leaves' value distributions by mean or max scoring (trace_value_choice)
@@ -57,6 +58,39 @@ def generate_traces(model: MAVModel, states: Sequence[Any], breadth: int, depth:
 
 
 _EVAL = "Evaluation for node: <root"
+
+
+_ROOT_TOP = re.compile(r"^\[%top_all((?: [^ \]:]+:<ctrl\d+>)*)\]$", re.M)
+_ROOT_BEST = re.compile(r"^\[%best_action ([^ \]]+)\]$", re.M)
+
+
+def model_root_values(model: MAVModel, states: Sequence[Any], breadth: int = 4, depth: int = 1,
+                      batch_size: int = 32, max_new_tokens: int = 96
+                      ) -> List[Optional[Tuple[Dict[str, float], Optional[str]]]]:
+    """The root values the model writes at the head of its own trace (the prompt of ``breadth`` x ``depth``,
+    greedy as the agent decodes), as an annotation ``({move: bucket midpoint}, best move)`` per state, for
+    :func:`mavgame.model.search_data.generate_search_trees` (``root_values``): trees whose root expands the
+    moves the model itself would expand. None for a state whose root ``%top_all`` line does not list every
+    legal move exactly once with a value (the model's best move is kept only when legal)."""
+    from ..mav.values import bucket_value
+    prompts = [trace_prompt(s, breadth, depth) for s in states]
+    outs = model.generate(prompts, max_new_tokens=max_new_tokens, batch_size=batch_size)
+    res: List[Optional[Tuple[Dict[str, float], Optional[str]]]] = []
+    for st, out in zip(states, outs):
+        head = out.text.split("Expand from node ", 1)[0]
+        m = _ROOT_TOP.search(head)
+        legal = set(st.legal_moves())
+        if m is None:
+            res.append(None)
+            continue
+        pairs = [e.rsplit(":<ctrl", 1) for e in m.group(1).split()]
+        values = {mv: float(bucket_value(int(b.rstrip(">")))) for mv, b in pairs if int(b.rstrip(">")) < 64}
+        if len(values) != len(pairs) or set(values) != legal:
+            res.append(None)
+            continue
+        b = _ROOT_BEST.search(head)
+        res.append((values, b.group(1) if b and b.group(1) in legal else None))
+    return res
 
 
 def parent_state_text(text: str) -> Optional[str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -25,7 +25,10 @@ from .records import MANIFEST, _new_state
 from .store import PositionStore, PositionWriter
 
 
-__all__ = ["generate_search_trees", "tree_record", "record_tree", "parse_shapes", "TraceEncoder", "MixedStore",
+#: roots -> their annotations ({move: value}, best) or None (generate_search_trees' ``root_values``)
+RootValues = Callable[[Sequence[Any]], Sequence[Optional[Tuple[Dict[str, float], Optional[str]]]]]
+
+__all__ = ["generate_search_trees", "tree_record", "record_tree", "parse_shapes", "root_value_spans", "TraceEncoder", "MixedStore",
            "MixtureEncoder"]
 
 
@@ -91,11 +94,19 @@ def record_tree(game: str, rec: Dict[str, Any], board_size: int = 0) -> SearchTr
 
 def generate_search_trees(positions, out, n_trees: int, depth: int = 3, breadth: int = 5, seed: int = 0,
                           min_ply: int = 0, annotator_options: Optional[Dict[str, Any]] = None,
-                          val_fraction: float = 0.05, progress: bool = True) -> Dict[str, Any]:
+                          val_fraction: float = 0.05, progress: bool = True,
+                          root_values: Optional[RootValues] = None, root_batch: int = 32) -> Dict[str, Any]:
     """Trees of ``depth`` x ``breadth`` rooted at up to ``n_trees`` positions of the position set
     ``positions`` (train and val, in a seeded random order; finished positions, positions before ``min_ply``
     (the records' ``ply``) and roots whose tree the annotator's budget cannot finish are skipped), written to
     ``out``.
+
+    ``root_values``: a function from a list of root states to their annotations (``({move: value}, best)``, or
+    None to skip the root), such as :func:`mavgame.model.mav_is.model_root_values`, called on ``root_batch``
+    roots at a time. Each tree's root then carries those values (and expands by them) instead of the engine's,
+    and its record says ``"root_source": "model"``: the trace examples of such a tree leave the root's own
+    values out of the loss (:class:`TraceEncoder`) and teach the rest, the children's true values and the
+    decision over them, which may overrule the root's values (the searchless answer).
 
     Splits follow the root's state text as in the MAV data (same ``val_fraction`` -> same split). Returns
     statistics (also in the manifests). An ``out`` that already holds trees is reused as it is."""
@@ -113,37 +124,69 @@ def generate_search_trees(positions, out, n_trees: int, depth: int = 3, breadth:
     stats: Dict[str, Any] = {"trees": 0, "nodes": 0, "skipped_budget": 0, "skipped_ply": 0, "depth": depth,
                              "breadth": breadth, "min_ply": min_ply, "seed": seed, "source": str(positions),
                              "annotator": dict(annotator_options or {})}
+    if root_values is not None:
+        stats.update(root_source="model", skipped_root=0, root_overruled=0)
     bar = None
     if progress:
         from .._progress import tqdm
         bar = tqdm(total=n_trees, desc="search trees", unit="tree", file=sys.stderr)
     seen = set()
+    chunk = max(1, int(root_batch)) if root_values is not None else 1
     with PositionWriter(out, game, val_fraction=val_fraction, info={"kind": "search_trees", "stats": stats}) as w:
-        for j in order:
-            if stats["trees"] >= n_trees:
-                break
-            k, i = refs[int(j)]
-            rec = stores[k].record(i)
-            if rec["state"] in seen or rec.get("result", "*") != "*":
-                continue
-            seen.add(rec["state"])
-            st = _new_state(game, board_size, rec["state"])
-            if int(rec.get("ply", min_ply)) < min_ply:  # the record's ply (a state read from text has none)
-                stats["skipped_ply"] += 1
-                continue
-            tree = build_search_tree(st, annotate, depth, breadth)
-            if tree is None:
-                stats["skipped_budget"] += 1
-                continue
-            w.add(tree_record(tree))
-            stats["trees"] += 1
-            stats["nodes"] += len(tree)
-            if bar is not None:
-                bar.update(1)
+        at = 0
+        while at < len(order) and stats["trees"] < n_trees:
+            roots = []
+            while at < len(order) and len(roots) < chunk:
+                k, i = refs[int(order[at])]
+                at += 1
+                rec = stores[k].record(i)
+                if rec["state"] in seen or rec.get("result", "*") != "*":
+                    continue
+                seen.add(rec["state"])
+                if int(rec.get("ply", min_ply)) < min_ply:  # the record's ply (a state read from text has none)
+                    stats["skipped_ply"] += 1
+                    continue
+                roots.append(_new_state(game, board_size, rec["state"]))
+            anns = root_values(roots) if root_values is not None else [None] * len(roots)
+            for st, ann in zip(roots, anns):
+                if stats["trees"] >= n_trees:
+                    break
+                if root_values is not None and ann is None:
+                    stats["skipped_root"] += 1
+                    continue
+                tree = build_search_tree(st, annotate, depth, breadth, root=ann)
+                if tree is None:
+                    stats["skipped_budget"] += 1
+                    continue
+                rec = tree_record(tree)
+                if ann is not None:
+                    rec["root_source"] = "model"
+                    stats["root_overruled"] += int(not set(write_trace(tree, 1, 1).choice) & set(write_trace(tree, breadth, 1).choice))
+                w.add(rec)
+                stats["trees"] += 1
+                stats["nodes"] += len(tree)
+                if bar is not None:
+                    bar.update(1)
         w.info["stats"] = stats
     if bar is not None:
         bar.close()
     return stats
+
+
+_ROOT_VALUES = "[%top_all"
+_ROOT_EXPAND = "Expand from node "
+
+
+def root_value_spans(target: str) -> List[Tuple[str, bool]]:
+    """A trace target cut into (text, in the loss) pieces around the root's own values: the root's
+    ``[%top_all ...]`` and ``[%best_action ...]`` lines (up to its ``Expand`` line) are out of the loss, the
+    rest in. The cuts fall at line starts, where the tokenizer's pieces are those of the whole text. A target
+    without those lines is one piece in the loss."""
+    a = target.find(_ROOT_VALUES)
+    b = target.find(_ROOT_EXPAND, a + 1) if a >= 0 else -1
+    if a < 0 or b < 0 or (a and target[a - 1] != "\n") or target[b - 1] != "\n":
+        return [(target, True)]
+    return [(target[:a], True), (target[a:b], False), (target[b:], True)]
 
 
 class TraceEncoder(LazyTokenizer):
@@ -152,7 +195,9 @@ class TraceEncoder(LazyTokenizer):
 
     Each example draws a (breadth, depth) from ``shapes`` with a generator seeded by (seed, position in the
     batch); when the trace does not fit ``max_tokens`` the next smaller shapes are tried (smallest last), and
-    an example that fits in no shape is a ValueError naming the root. ``form`` is the child form of the traces
+    an example that fits in no shape is a ValueError naming the root. A tree whose root values are a model's
+    (``"root_source": "model"``, :func:`generate_search_trees`) has the root's value lines out of the loss
+    (:func:`root_value_spans`). ``form`` is the child form of the traces
     ("short" or "full", mavgame.mav.search_trace.TRACE_FORMS). ``p_mirror``: the probability that a tree is
     replaced by its mirror image first (:func:`mavgame.model.symmetry.mirror_tree_record`; drawn from the batch
     seed and the position in the batch, apart from the shape's draw)."""
@@ -179,14 +224,21 @@ class TraceEncoder(LazyTokenizer):
         by_size = sorted(self.shapes, key=lambda s: s[0] ** s[1])
         tries = [self.shapes[first]] + [s for s in reversed(by_size) if s[0] ** s[1] < self.shapes[first][0] **
                                          self.shapes[first][1]]
+        model_root = rec.get("root_source") == "model"
         for b, d in tries:
             tr = write_trace(tree, b, d, self.form)
-            p, t = tok.encode(tr.prompt), tok.encode(tr.target)
-            n = len(p) + len(t) + 2
+            p = tok.encode(tr.prompt)
+            pieces = root_value_spans(tr.target) if model_root else [(tr.target, True)]
+            enc = [(tok.encode(text), keep) for text, keep in pieces]
+            n = len(p) + sum(len(e) for e, _k in enc) + 2
             if n <= self.max_tokens:
-                ids = np.concatenate([[tok.bos_id], p, t, [tok.eos_id]]).astype(np.int32)
+                ids = np.concatenate([[tok.bos_id], p] + [e for e, _k in enc] + [[tok.eos_id]]).astype(np.int32)
                 mask = np.zeros(n, np.uint8)
-                mask[1 + len(p):] = 1
+                at = 1 + len(p)
+                for e, keep in enc:
+                    mask[at:at + len(e)] = keep
+                    at += len(e)
+                mask[at] = 1                              # <eos>
                 return ids, mask
         raise ValueError(f"the trace of {rec['state']!r} does not fit {self.max_tokens} tokens in any of the "
                          f"shapes {self.shapes}")
