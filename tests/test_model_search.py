@@ -829,3 +829,21 @@ def test_train_command_builds_model_rooted_trees(c4_sets, tmp_path, capsys):
                  "2", "--search-root-model", str(tmp_path / "nowhere.safetensors"), "--generate-only",
                  "--no-progress"]) != 0
     assert "nowhere.safetensors" in capsys.readouterr().err
+
+
+def test_model_rooted_trees_read_back_as_built_when_values_tie(c4_sets, tmp_path):
+    """Root values listed out of the store's (sorted) key order, all tied: the stored tree still holds the
+    children its record's order expands, for every breadth up to the tree's."""
+    def root_values(states):
+        return [({m: 0.5 for m in reversed(st.legal_moves())}, None) for st in states]
+
+    generate_search_trees(c4_sets / "pos", tmp_path / "tied", 6, depth=1, breadth=3, progress=False,
+                          annotator_options={"max_nodes": 200_000}, val_fraction=0.0, root_values=root_values)
+    recs = list(PositionStore(tmp_path / "tied" / "train"))
+    assert len(recs) == 6
+    for r in recs:
+        assert list(r["values"]) == sorted(r["values"])
+        tree = record_tree("connect_four", r)
+        for b in (1, 2, 3):
+            tr = write_trace(tree, b, 1)
+            assert parse_trace(tr.text, tree.root, choice=tr.choice).shape_ok

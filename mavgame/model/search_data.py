@@ -92,6 +92,13 @@ def record_tree(game: str, rec: Dict[str, Any], board_size: int = 0) -> SearchTr
     return tree
 
 
+def _in_store_order(ann):
+    """An annotation with its moves in the order its stored record reads back in (the store writes JSON with
+    sorted keys), so that the tree expanded from it is the tree its record describes: ties in the reference
+    order fall by that order (a model's root values often tie at the breadth's edge)."""
+    return None if ann is None else ({m: ann[0][m] for m in sorted(ann[0])}, ann[1])
+
+
 def generate_search_trees(positions, out, n_trees: int, depth: int = 3, breadth: int = 5, seed: int = 0,
                           min_ply: int = 0, annotator_options: Optional[Dict[str, Any]] = None,
                           val_fraction: float = 0.05, progress: bool = True,
@@ -119,7 +126,11 @@ def generate_search_trees(positions, out, n_trees: int, depth: int = 3, breadth:
     game = stores[0].game
     refs = [(k, i) for k, s in enumerate(stores) for i in range(len(s))]
     order = np.random.default_rng(seed).permutation(len(refs))
-    annotate = make_annotator(game, annotator_options)
+    engine = make_annotator(game, annotator_options)
+
+    def annotate(st):
+        return _in_store_order(engine(st))
+
     board_size = int(((stores[0].manifest.get("info") or {}).get("stats") or {}).get("board_size", 0))
     stats: Dict[str, Any] = {"trees": 0, "nodes": 0, "skipped_budget": 0, "skipped_ply": 0, "depth": depth,
                              "breadth": breadth, "min_ply": min_ply, "seed": seed, "source": str(positions),
@@ -154,7 +165,7 @@ def generate_search_trees(positions, out, n_trees: int, depth: int = 3, breadth:
                 if root_values is not None and ann is None:
                     stats["skipped_root"] += 1
                     continue
-                tree = build_search_tree(st, annotate, depth, breadth, root=ann)
+                tree = build_search_tree(st, annotate, depth, breadth, root=_in_store_order(ann))
                 if tree is None:
                     stats["skipped_budget"] += 1
                     continue
