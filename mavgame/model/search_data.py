@@ -28,8 +28,8 @@ from .store import PositionStore, PositionWriter
 #: roots -> their annotations ({move: value}, best) or None (generate_search_trees' ``root_values``)
 RootValues = Callable[[Sequence[Any]], Sequence[Optional[Tuple[Dict[str, float], Optional[str]]]]]
 
-__all__ = ["generate_search_trees", "tree_record", "record_tree", "parse_shapes", "root_value_spans", "TraceEncoder", "MixedStore",
-           "MixtureEncoder"]
+__all__ = ["generate_search_trees", "tree_record", "record_tree", "parse_shapes", "root_value_spans", "TraceEncoder",
+           "MixedStore", "MixtureEncoder"]
 
 
 def parse_shapes(text: str) -> List[Tuple[int, int]]:
@@ -172,7 +172,8 @@ def generate_search_trees(positions, out, n_trees: int, depth: int = 3, breadth:
                 rec = tree_record(tree)
                 if ann is not None:
                     rec["root_source"] = "model"
-                    stats["root_overruled"] += int(not set(write_trace(tree, 1, 1).choice) & set(write_trace(tree, breadth, 1).choice))
+                    own = set(write_trace(tree, 1, 1).choice)           # the root's own first move
+                    stats["root_overruled"] += int(not own & set(write_trace(tree, breadth, 1).choice))
                 w.add(rec)
                 stats["trees"] += 1
                 stats["nodes"] += len(tree)
