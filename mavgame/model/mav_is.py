@@ -65,15 +65,18 @@ _ROOT_BEST = re.compile(r"^\[%best_action ([^ \]]+)\]$", re.M)
 
 
 def model_root_values(model: MAVModel, states: Sequence[Any], breadth: int = 4, depth: int = 1,
-                      batch_size: int = 32, max_new_tokens: int = 96
+                      batch_size: int = 32, max_new_tokens: Optional[int] = None
                       ) -> List[Optional[Tuple[Dict[str, float], Optional[str]]]]:
     """The root values the model writes at the head of its own trace (the prompt of ``breadth`` x ``depth``,
     greedy as the agent decodes), as an annotation ``({move: bucket midpoint}, best move)`` per state, for
     :func:`mavgame.model.search_data.generate_search_trees` (``root_values``): trees whose root expands the
     moves the model itself would expand. None for a state whose root ``%top_all`` line does not list every
-    legal move exactly once with a value (the model's best move is kept only when legal)."""
+    legal move exactly once with a value (the model's best move is kept only when legal). ``max_new_tokens``
+    (default: enough for the widest root line of the batch, 8 tokens a legal move) bounds the decoding."""
     from ..mav.values import bucket_value
     prompts = [trace_prompt(s, breadth, depth) for s in states]
+    if max_new_tokens is None:
+        max_new_tokens = 48 + 8 * max((len(s.legal_moves()) for s in states), default=0)
     outs = model.generate(prompts, max_new_tokens=max_new_tokens, batch_size=batch_size)
     res: List[Optional[Tuple[Dict[str, float], Optional[str]]]] = []
     for st, out in zip(states, outs):
