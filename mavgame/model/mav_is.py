@@ -80,7 +80,7 @@ def model_root_values(model: MAVModel, states: Sequence[Any], breadth: int = 4, 
     outs = model.generate(prompts, max_new_tokens=max_new_tokens, batch_size=batch_size)
     res: List[Optional[Tuple[Dict[str, float], Optional[str]]]] = []
     for st, out in zip(states, outs):
-        head = out.text.split("Expand from node ", 1)[0]
+        head = out.text.split(_EXPAND, 1)[0]
         m = _ROOT_TOP.search(head)
         legal = set(st.legal_moves())
         if m is None:
