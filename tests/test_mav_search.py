@@ -361,3 +361,17 @@ def test_issue_lists_have_no_holes(c4_tree):
             for p in rng.integers(0, len(m), int(rng.integers(1, 12))):
                 m[p] = int(rng.integers(32, 127))
             _issues_are_whole(parse_trace(bytes(m), c4_tree.root, form=form))
+
+
+def test_keyword_constants_are_the_writers_text(c4_tree):
+    """TRACE_EVAL, TRACE_EXPAND, TRACE_DECISION, TRACE_PLAY and TRACE_ROOT (read by the agent and the data
+    code) open the lines the C writer writes, in the order of a depth-1 trace."""
+    from mavgame.mav.search_trace import TRACE_DECISION, TRACE_EVAL, TRACE_EXPAND, TRACE_PLAY, TRACE_ROOT
+    t = write_trace(c4_tree, 2, 1)
+    lines = t.target.splitlines()
+    assert lines[0] == TRACE_EVAL + TRACE_ROOT
+    expand = [ln for ln in lines if ln.startswith(TRACE_EXPAND)]
+    assert len(expand) == 1 and expand[0].startswith(TRACE_EXPAND + TRACE_ROOT + ": ")
+    assert sum(ln.startswith(TRACE_EVAL + TRACE_ROOT[:-1] + " ") for ln in lines) == 2
+    assert any(ln.startswith(TRACE_DECISION + TRACE_ROOT) for ln in lines)
+    assert lines[-1].startswith(TRACE_PLAY) and lines[-1].endswith("!")

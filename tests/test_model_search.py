@@ -825,10 +825,18 @@ def test_train_command_builds_model_rooted_trees(c4_sets, tmp_path, capsys):
     with pytest.raises(SystemExit, match="search shape '2-1'"):
         main(["train", "--data", str(c4_sets / "pos"), "--search-data", str(tmp_path / "bad"), "--search-trees",
               "2", "--search-root-model", model, "--search-root-shape", "2-1", "--generate-only", "--no-progress"])
-    assert main(["train", "--data", str(c4_sets / "pos"), "--search-data", str(tmp_path / "bad2"), "--search-trees",
-                 "2", "--search-root-model", str(tmp_path / "nowhere.safetensors"), "--generate-only",
-                 "--no-progress"]) != 0
-    assert "nowhere.safetensors" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="nowhere.safetensors: no such model file"):
+        main(["train", "--data", str(c4_sets / "pos"), "--search-data", str(tmp_path / "bad2"), "--search-trees",
+              "2", "--search-root-model", str(tmp_path / "nowhere.safetensors"), "--generate-only", "--no-progress"])
+    # trees already there are reused: the model is not even loaded (a file that is no model passes)
+    junk = tmp_path / "junk.safetensors"
+    junk.write_text("not a model")
+    assert main(["train", "--data", str(c4_sets / "pos"), "--search-data", str(out), "--search-trees", "4",
+                 "--search-root-model", str(junk), "--generate-only", "--no-progress"]) == 0
+    with pytest.raises(SystemExit, match="junk.safetensors"):
+        main(["train", "--data", str(c4_sets / "pos"), "--search-data", str(tmp_path / "fresh"), "--search-trees",
+              "2", "--search-tree-depth", "1", "--search-tree-breadth", "2", "--search-root-model", str(junk),
+              "--generate-only", "--no-progress"])
 
 
 def test_model_rooted_trees_read_back_as_built_when_values_tie(c4_sets, tmp_path):

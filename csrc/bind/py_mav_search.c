@@ -381,4 +381,15 @@ static PyMethodDef trace_functions[] = {
     {NULL, NULL, 0, NULL},
 };
 
-int mg_bind_mav_search(PyObject *m) { return PyModule_AddFunctions(m, trace_functions); }
+/* the trace keywords as module constants (TRACE_EVAL ...), so that Python reads a trace by the writer's own text */
+int mg_bind_mav_search(PyObject *m) {
+    if (PyModule_AddStringConstant(m, "TRACE_PREAMBLE", MG_TRACE_PREAMBLE) < 0 ||
+        PyModule_AddStringConstant(m, "TRACE_EVAL", MG_TRACE_EVAL) < 0 ||
+        PyModule_AddStringConstant(m, "TRACE_EXPAND", MG_TRACE_EXPAND) < 0 ||
+        PyModule_AddStringConstant(m, "TRACE_DECISION", MG_TRACE_DECISION) < 0 ||
+        PyModule_AddStringConstant(m, "TRACE_SELECT", MG_TRACE_SELECT) < 0 ||
+        PyModule_AddStringConstant(m, "TRACE_PLAY", MG_TRACE_PLAY) < 0 ||
+        PyModule_AddStringConstant(m, "TRACE_ROOT", MG_TRACE_ROOT) < 0)
+        return -1;
+    return PyModule_AddFunctions(m, trace_functions);
+}

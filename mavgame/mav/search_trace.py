@@ -23,9 +23,18 @@ import numpy as np
 from .. import _core
 
 __all__ = ["SearchTree", "Trace", "TraceNode", "TraceResult", "build_search_tree", "write_trace", "trace_prompt",
-           "parse_trace", "reference_order", "MAX_BREADTH", "MAX_DEPTH", "TRACE_METRICS", "TRACE_FORMS"]
+           "parse_trace", "reference_order", "MAX_BREADTH", "MAX_DEPTH", "TRACE_METRICS", "TRACE_FORMS",
+           "TRACE_EVAL", "TRACE_EXPAND", "TRACE_DECISION", "TRACE_PLAY", "TRACE_ROOT"]
 
 MAX_BREADTH = 8
+# the keywords that open a trace's lines, the C writer's own text (csrc/format/mav_search.h): an evaluation
+# "Evaluation for node: <root 4>", an expansion "Expand from node <root>: ...", a decision "Decision for node: ",
+# the final "Playing 4!"; TRACE_ROOT is the root's node name
+TRACE_EVAL: str = _core.TRACE_EVAL
+TRACE_EXPAND: str = _core.TRACE_EXPAND
+TRACE_DECISION: str = _core.TRACE_DECISION
+TRACE_PLAY: str = _core.TRACE_PLAY
+TRACE_ROOT: str = _core.TRACE_ROOT
 # how a child's evaluation is written: "short" (the transition form's outputs only) or "full" (its
 # %prev_state and %prev_action input lines too); docs/format.md, section 10
 TRACE_FORMS = ("short", "full")

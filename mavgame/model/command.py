@@ -363,10 +363,14 @@ def run(args: argparse.Namespace) -> int:
                 from .inference import MAVModel
                 from .mav_is import model_root_values
                 (rb, rd), = parse_shapes(args.search_root_shape)
-                root_model = MAVModel.load(args.search_root_model)
+                if not Path(args.search_root_model).is_file():
+                    raise ValueError(f"--search-root-model {args.search_root_model}: no such model file")
+                loaded: Dict[str, Any] = {}   # the model, loaded at the first roots (not when trees are reused)
 
-                def root_values(states, _m=root_model, _b=rb, _d=rd):
-                    return model_root_values(_m, states, _b, _d)
+                def root_values(states, _path=args.search_root_model, _b=rb, _d=rd):
+                    if "model" not in loaded:
+                        loaded["model"] = MAVModel.load(_path)
+                    return model_root_values(loaded["model"], states, _b, _d)
             tstats = generate_search_trees(data, args.search_data, args.search_trees, depth=args.search_tree_depth,
                                            breadth=args.search_tree_breadth, seed=args.data_seed,
                                            min_ply=args.search_min_ply, root_values=root_values,

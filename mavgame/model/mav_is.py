@@ -24,7 +24,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..play.agents import Agent, AgentError, register_agent
-from ..mav.search_trace import TRACE_FORMS, parse_trace, trace_metrics, trace_prompt, write_trace
+from ..mav.search_trace import (TRACE_DECISION, TRACE_EVAL, TRACE_EXPAND, TRACE_FORMS, TRACE_ROOT, parse_trace,
+                                trace_metrics, trace_prompt, write_trace)
 from .agents import MAVGreedyAgent, get_model
 from .inference import MAVModel, shipped_model_path, value_scorer
 
@@ -57,7 +58,7 @@ def generate_traces(model: MAVModel, states: Sequence[Any], breadth: int, depth:
     return list(zip(prompts, outs))
 
 
-_EVAL = "Evaluation for node: <root"
+_EVAL = TRACE_EVAL + TRACE_ROOT[:-1]   # "Evaluation for node: <root"
 
 
 _ROOT_TOP = re.compile(r"^\[%top_all((?: [^ \]:]+:<ctrl\d+>)*)\]$", re.M)
@@ -128,9 +129,9 @@ def parent_state_text(text: str) -> Optional[str]:
     return text[k + len("[%state "):end]
 
 
-_EVAL_KW = "Evaluation for node: "
-_DEC = "Decision for node: "
-_EXPAND = "Expand from node "
+_EVAL_KW = TRACE_EVAL
+_DEC = TRACE_DECISION
+_EXPAND = TRACE_EXPAND
 
 
 def next_node_name(text: str, keyword: str) -> Optional[str]:

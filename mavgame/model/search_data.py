@@ -19,7 +19,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..annotators import make_annotator
-from ..mav.search_trace import MAX_BREADTH, MAX_DEPTH, TRACE_FORMS, SearchTree, build_search_tree, write_trace
+from ..mav.search_trace import (MAX_BREADTH, MAX_DEPTH, TRACE_EXPAND, TRACE_FORMS, SearchTree, build_search_tree,
+                                write_trace)
 from .dataset import LazyTokenizer
 from .records import MANIFEST, _new_state
 from .store import PositionStore, PositionWriter
@@ -186,7 +187,6 @@ def generate_search_trees(positions, out, n_trees: int, depth: int = 3, breadth:
 
 
 _ROOT_VALUES = "[%top_all"
-_ROOT_EXPAND = "Expand from node "
 
 
 def root_value_spans(target: str) -> List[Tuple[str, bool]]:
@@ -195,7 +195,7 @@ def root_value_spans(target: str) -> List[Tuple[str, bool]]:
     rest in. The cuts fall at line starts, where the tokenizer's pieces are those of the whole text. A target
     without those lines is one piece in the loss."""
     a = target.find(_ROOT_VALUES)
-    b = target.find(_ROOT_EXPAND, a + 1) if a >= 0 else -1
+    b = target.find(TRACE_EXPAND, a + 1) if a >= 0 else -1
     if a < 0 or b < 0 or (a and target[a - 1] != "\n") or target[b - 1] != "\n":
         return [(target, True)]
     return [(target[:a], True), (target[a:b], False), (target[b:], True)]
