@@ -1,4 +1,5 @@
 """MAV-IS: search-tree data, trace examples, the MAV/trace mixture, fine-tuning start, the mav_is agent."""
+import json
 from types import SimpleNamespace
 
 import numpy as np
@@ -855,3 +856,26 @@ def test_model_rooted_trees_read_back_as_built_when_values_tie(c4_sets, tmp_path
         for b in (1, 2, 3):
             tr = write_trace(tree, b, 1)
             assert parse_trace(tr.text, tree.root, choice=tr.choice).shape_ok
+
+
+def test_val_only_trees_are_all_held_out(c4_sets, tmp_path, capsys):
+    """val_only: every root is a position of the val split at the fraction, none of a tree set drawn with
+    that fraction trains on it, the rest are counted as skipped_split; a zero fraction is refused."""
+    from mavgame.cli import main
+    from mavgame.model.records import position_split
+    stats = generate_search_trees(c4_sets / "pos", tmp_path / "held", 50, depth=1, breadth=2, progress=False,
+                                  annotator_options={"max_nodes": 200_000}, val_fraction=0.3, val_only=True)
+    held = list(PositionStore(tmp_path / "held" / "val"))
+    assert len(held) == stats["trees"] > 0 and stats["val_only"] and stats["skipped_split"] > 0
+    assert json.loads((tmp_path / "held" / "train" / "manifest.json").read_text())["records"] == 0
+    assert all(position_split(r["state"], 0.3) == "val" for r in held)
+    trained = {r["state"] for r in PositionStore(c4_sets / "trees" / "train")}
+    assert trained and not trained & {r["state"] for r in held}
+    with pytest.raises(ValueError, match="val_only needs a positive val_fraction"):
+        generate_search_trees(c4_sets / "pos", tmp_path / "none", 5, val_only=True, val_fraction=0.0)
+    assert main(["train", "--data", str(c4_sets / "pos"), "--search-data", str(tmp_path / "cli"), "--search-trees",
+                 "3", "--search-tree-depth", "1", "--search-tree-breadth", "2", "--val-fraction", "0.3",
+                 "--search-val-only", "--annotator-option", "max_nodes=200000", "--generate-only",
+                 "--no-progress"]) == 0
+    assert '"skipped_split"' in capsys.readouterr().out
+    assert all(position_split(r["state"], 0.3) == "val" for r in PositionStore(tmp_path / "cli" / "val"))

@@ -87,6 +87,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--search-tree-breadth", type=int, default=5,
                    help="moves expanded per node of the generated trees (the paper: 5)")
     s.add_argument("--search-min-ply", type=int, default=0, help="roots from this ply on")
+    s.add_argument("--search-val-only", action="store_true",
+                   help="roots only from positions in the val split at --val-fraction: every tree held out "
+                        "(an evaluation set for tools/mav_is_eval.py)")
     s.add_argument("--search-root-model", default=None, metavar="MODEL",
                    help="generate trees whose root carries this model's own values (the head of its trace at "
                         "--search-root-shape) and expands by them, every other node the engine's; their trace "
@@ -374,6 +377,7 @@ def run(args: argparse.Namespace) -> int:
             tstats = generate_search_trees(data, args.search_data, args.search_trees, depth=args.search_tree_depth,
                                            breadth=args.search_tree_breadth, seed=args.data_seed,
                                            min_ply=args.search_min_ply, root_values=root_values,
+                                           val_only=args.search_val_only,
                                            annotator_options=dict(args.annotator_option) or None,
                                            val_fraction=args.val_fraction, progress=not args.no_progress)
         except (ValueError, FileExistsError) as e:

@@ -22,7 +22,7 @@ from ..annotators import make_annotator
 from ..mav.search_trace import (MAX_BREADTH, MAX_DEPTH, TRACE_EXPAND, TRACE_FORMS, SearchTree, build_search_tree,
                                 write_trace)
 from .dataset import LazyTokenizer
-from .records import MANIFEST, _new_state
+from .records import MANIFEST, _new_state, position_split
 from .store import PositionStore, PositionWriter
 
 
@@ -103,7 +103,8 @@ def _in_store_order(ann):
 def generate_search_trees(positions, out, n_trees: int, depth: int = 3, breadth: int = 5, seed: int = 0,
                           min_ply: int = 0, annotator_options: Optional[Dict[str, Any]] = None,
                           val_fraction: float = 0.05, progress: bool = True,
-                          root_values: Optional[RootValues] = None, root_batch: int = 32) -> Dict[str, Any]:
+                          root_values: Optional[RootValues] = None, root_batch: int = 32,
+                          val_only: bool = False) -> Dict[str, Any]:
     """Trees of ``depth`` x ``breadth`` rooted at up to ``n_trees`` positions of the position set
     ``positions`` (train and val, in a seeded random order; finished positions, positions before ``min_ply``
     (the records' ``ply``) and roots whose tree the annotator's budget cannot finish are skipped), written to
@@ -116,8 +117,11 @@ def generate_search_trees(positions, out, n_trees: int, depth: int = 3, breadth:
     values out of the loss (:class:`TraceEncoder`) and teach the rest, the children's true values and the
     decision over them, which may overrule the root's values (the searchless answer).
 
-    Splits follow the root's state text as in the MAV data (same ``val_fraction`` -> same split). Returns
-    statistics (also in the manifests). An ``out`` that already holds trees is reused as it is."""
+    Splits follow the root's state text as in the MAV data (same ``val_fraction`` -> same split). ``val_only``:
+    roots only from positions in the val split at ``val_fraction`` (the others are counted in
+    ``skipped_split``), so that every tree is held out from any tree set drawn with a fraction at least as large:
+    an evaluation set as large as wanted. Returns statistics (also in the manifests). An ``out`` that already
+    holds trees is reused as it is."""
     out = Path(out)
     if (out / "train" / MANIFEST).exists():
         return json.loads((out / "train" / MANIFEST).read_text()).get("info", {}).get("stats", {})
@@ -138,6 +142,10 @@ def generate_search_trees(positions, out, n_trees: int, depth: int = 3, breadth:
                              "annotator": dict(annotator_options or {})}
     if root_values is not None:
         stats.update(root_source="model", skipped_root=0, root_overruled=0)
+    if val_only:
+        if val_fraction <= 0:
+            raise ValueError("val_only needs a positive val_fraction (the held-out share its roots come from)")
+        stats.update(val_only=True, skipped_split=0)
     bar = None
     if progress:
         from .._progress import tqdm
@@ -155,6 +163,9 @@ def generate_search_trees(positions, out, n_trees: int, depth: int = 3, breadth:
                 if rec["state"] in seen or rec.get("result", "*") != "*":
                     continue
                 seen.add(rec["state"])
+                if val_only and position_split(rec["state"], val_fraction) != "val":
+                    stats["skipped_split"] += 1
+                    continue
                 if int(rec.get("ply", min_ply)) < min_ply:  # the record's ply (a state read from text has none)
                     stats["skipped_ply"] += 1
                     continue
