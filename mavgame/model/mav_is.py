@@ -81,7 +81,7 @@ def model_root_values(model: MAVModel, states: Sequence[Any], breadth: int = 4, 
     outs = model.generate(prompts, max_new_tokens=max_new_tokens, batch_size=batch_size)
     res: List[Optional[Tuple[Dict[str, float], Optional[str]]]] = []
     for st, out in zip(states, outs):
-        head = out.text.split(_EXPAND, 1)[0]
+        head = out.text.split(TRACE_EXPAND, 1)[0]
         m = _ROOT_TOP.search(head)
         legal = set(st.legal_moves())
         if m is None:
@@ -129,11 +129,6 @@ def parent_state_text(text: str) -> Optional[str]:
     return text[k + len("[%state "):end]
 
 
-_EVAL_KW = TRACE_EVAL
-_DEC = TRACE_DECISION
-_EXPAND = TRACE_EXPAND
-
-
 def next_node_name(text: str, keyword: str) -> Optional[str]:
     """The node name (``"<root>"``, ``"<root 6 1>"``) that the format puts after ``keyword`` (the
     ``Evaluation for node: `` or ``Decision for node: `` that ``text``, a trace so far, ends with). An
@@ -156,23 +151,23 @@ def next_node_name(text: str, keyword: str) -> Optional[str]:
     finished: set = set()
     last: Optional[Tuple[str, ...]] = None
     for line in text.splitlines()[:-1] if not text.endswith("\n") else text.splitlines():
-        if line.startswith(_EVAL_KW):
-            p = path(line[len(_EVAL_KW):])
+        if line.startswith(TRACE_EVAL):
+            p = path(line[len(TRACE_EVAL):])
             last = p
             if p is not None:
                 evaluated.add(p)
         elif line.startswith("[%top_all invalid") and last is not None:
             finished.add(last)                      # a finished game: no expansion, no decision
-        elif line.startswith(_DEC):
-            p = path(line[len(_DEC):])
+        elif line.startswith(TRACE_DECISION):
+            p = path(line[len(TRACE_DECISION):])
             if p is not None:
                 decided.add(p)
-        elif line.startswith(_EXPAND) and ": " in line:
-            p = path(line[len(_EXPAND):line.index(": ")])
+        elif line.startswith(TRACE_EXPAND) and ": " in line:
+            p = path(line[len(TRACE_EXPAND):line.index(": ")])
             if p is not None:
                 kids = [path(k + ">") for k in line[line.index(": ") + 2:].split(">") if k.strip()]
                 children[p] = [k for k in kids if k is not None]
-    if keyword == _EVAL_KW:
+    if keyword == TRACE_EVAL:
         order: List[Tuple[str, ...]] = []
         seen: set = set()
 
@@ -221,7 +216,7 @@ def generate_traces_copy_prev(model: MAVModel, prompts: Sequence[str], batch_siz
     stop_prev = tok.token_to_id("%prev_state")
     name_stops = {}
     if copy_names:
-        for kw in (_EVAL_KW, _DEC):
+        for kw in (TRACE_EVAL, TRACE_DECISION):
             ids = tok.encode(kw).tolist()
             if len(ids) != 1:
                 raise ValueError(f"copy_names needs {kw!r} as one token: vocabulary v2 (the model's is "
