@@ -10,7 +10,8 @@ Agents (names in the tables):
   mcts-100        uct:sims=100                        basic MCTS (uniform prior, random rollouts), Elo 0
   mav             mav:model=M                         the model alone, one MAV call a move
   mav-is-BxD      mav_is:breadth=B,depth=D,model=M    the model's own linearized minimax tree of that shape
-                  (with --copy-prev: copy_prev=1, the decoder writes the %prev_state copies)
+                  (with --copy-prev: copy_prev=1, the decoder writes the %prev_state copies;
+                  with --copy-names: copy_names=1, it writes the node names too)
   mav-mcts-N      mav_mcts:sims=N,batch=16,model=M    external search with the same model
   perfect         perfect                             the solver (for scale; --no-perfect leaves it out)
 --mav-model gives the searchless MAV and MAV-MCTS another model (default: the MAV-IS model itself, which
@@ -75,7 +76,7 @@ def sample_positions(games, n: int, seed: int):
     return out
 
 
-def token_costs(model, states, shapes, form, copy_prev=False):
+def token_costs(model, states, shapes, form, copy_prev=False, copy_names=False):
     """{agent name: {"tokens": mean prompt + response tokens, ...}} measured on `states`."""
     from mavgame.mav.search_trace import parse_trace
     from mavgame.model.mav_is import generate_traces
@@ -86,7 +87,7 @@ def token_costs(model, states, shapes, form, copy_prev=False):
     outs = model.generate(prompts, batch_size=32)
     costs["mav"] = {"tokens": float(np.mean([len(tok.encode(p)) + len(o.ids) for p, o in zip(prompts, outs)]))}
     for b, d in shapes:
-        gens = generate_traces(model, states, b, d, copy_prev=copy_prev)
+        gens = generate_traces(model, states, b, d, copy_prev=copy_prev, copy_names=copy_names)
         res = [parse_trace(p + o.text, s, form=form) for s, (p, o) in zip(states, gens)]
         costs[f"mav-is-{b}x{d}"] = {
             "tokens": float(np.mean([len(tok.encode(p)) + len(o.ids) for p, o in gens])),
@@ -146,6 +147,9 @@ def main() -> int:
     ap.add_argument("--no-perfect", action="store_true", help="leave the perfect player out")
     ap.add_argument("--copy-prev", action="store_true",
                     help="MAV-IS agents with copy_prev=1 (the decoder writes each %%prev_state copy)")
+    ap.add_argument("--copy-names", action="store_true",
+                    help="MAV-IS agents with copy_names=1 (the decoder writes the node names the format "
+                         "determines; vocabulary v2 models)")
     ap.add_argument("--openings", type=int, default=100, help="random openings to draw match-ups' openings from")
     ap.add_argument("--opening-plies", type=int, default=4)
     ap.add_argument("--matchups", type=int, default=150, help="random match-ups, each both colours (the paper's)")
@@ -166,7 +170,7 @@ def main() -> int:
     agents = {"mcts-100": "uct:sims=100", "mav": f"mav:model={mav_model}"}
     for b, d in shapes:
         agents[f"mav-is-{b}x{d}"] = f"mav_is:breadth={b},depth={d},model={args.model}" + \
-            (",copy_prev=1" if args.copy_prev else "")
+            (",copy_prev=1" if args.copy_prev else "") + (",copy_names=1" if args.copy_names else "")
     for n in sims:
         agents[f"mav-mcts-{n}"] = f"mav_mcts:sims={n},batch=16,model={mav_model}"
     if not args.no_perfect:
@@ -195,7 +199,7 @@ def main() -> int:
     states = sample_positions(res.games, args.token_positions, args.seed)
     form = getattr(model, "trace_form", "short")
     t1 = time.perf_counter()
-    costs = token_costs(model, states, shapes, form, copy_prev=args.copy_prev)
+    costs = token_costs(model, states, shapes, form, copy_prev=args.copy_prev, copy_names=args.copy_names)
     if mav_model != args.model:
         costs["mav"] = token_costs(get_model(mav_model, "auto"), states, [], form)["mav"]
     for n in sims:

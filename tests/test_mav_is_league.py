@@ -39,12 +39,17 @@ def test_mav_is_gauntlet_plays_every_agent_against_the_reference_only(tmp_path):
     out = tmp_path / "g"
     r = subprocess.run([sys.executable, str(BENCH), "--out", str(out), "--shapes", "1x1", "--mcts", "",
                         "--openings", "3", "--token-positions", "2", "--no-perfect", "--no-progress",
-                        "--gauntlet", "mav"], capture_output=True, text=True, timeout=600)
+                        "--gauntlet", "mav", "--copy-prev", "--copy-names"], capture_output=True, text=True,
+                       timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     res = json.loads((out / "results.json").read_text())
     rows = {row["agent"]: row for row in res["rows"]}
     assert set(rows) == {"mcts-100", "mav", "mav-is-1x1"} and res["anchor"] == "mav"
     assert rows["mav"]["elo"] == pytest.approx(0.0, abs=1e-6)
+    # --copy-prev --copy-names: the decoder writes the %prev_state copies and the node names, in play and in
+    # the token-cost traces
+    assert rows["mav-is-1x1"]["spec"].endswith(",copy_prev=1,copy_names=1")
+    assert rows["mav-is-1x1"]["tokens"] > rows["mav"]["tokens"] and 0 <= rows["mav-is-1x1"]["shape_ok"] <= 1
     # each of the two challengers plays the reference on every opening with both colours, and nobody else
     assert res["games"] == 2 * 3 * 2
     assert rows["mav-is-1x1"]["games"] == 6 and rows["mcts-100"]["games"] == 6 and rows["mav"]["games"] == 12
