@@ -72,6 +72,9 @@ def test_command_line_table_tokens_and_plot(stores, tmp_path):
     assert r.returncode == 0, r.stderr
     assert "| 2x1 | 454 | 2 / 1 / 1 | 62.5 % |" in r.stdout and "| 2x2+names | 1,110 | 1 / 0 / 1 | 50.0 % | +0" in r.stdout
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    r = subprocess.run([sys.executable, str(ROOT / "tools/mav_is_ladder.py"), "--series", f"m={stores[0]}",
+                        "--out", str(tmp_path / "x.png")], capture_output=True, text=True)
+    assert r.returncode == 2 and "give --tokens" in r.stderr and not (tmp_path / "x.png").exists()
     glob_arg = str(Path(stores[0]).parent / "*.sqlite")
     r = subprocess.run([sys.executable, str(ROOT / "tools/mav_is_ladder.py"), "--series", f"m={glob_arg}"],
                        capture_output=True, text=True)

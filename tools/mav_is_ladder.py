@@ -205,6 +205,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             print(markdown(label, rows, toks))
             print()
         if args.out:
+            if not any(toks for _, toks, _ in series.values()):
+                raise ValueError(f"--out {args.out}: the plot is against tokens a move; give --tokens for a series")
             plot(series, args.out, args.ref)
             print(f"wrote {args.out}")
     except (ValueError, OSError) as e:
