@@ -729,3 +729,23 @@ def test_paper_scheduler_samples_matchups_uniformly(tmp_path):
         League(agents, "tictactoe", matchups=0)
     with pytest.raises(ValueError, match="sampled match-ups take no rounds"):
         League(agents, "tictactoe", matchups=4, rounds=2)
+
+
+def test_read_league_store_gives_the_agents_and_games_or_names_the_file(tmp_path):
+    from mavgame.play.store import read_league_store
+
+    path = tmp_path / "lg.sqlite"
+    League(TTT, "tictactoe", path=str(path)).run(progress=False, max_games=3)
+    header, games = read_league_store(str(path))
+    assert set(header["agents"]) == set(TTT) and len(games) == 3
+    assert all(g.first in TTT and g.second in TTT for g in games)
+    with pytest.raises(StoreError, match="nope.sqlite: no such results store"):
+        read_league_store(str(tmp_path / "nope.sqlite"))
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"not a database at all")
+    with pytest.raises(StoreError, match="junk.sqlite"):
+        read_league_store(str(junk))
+    bare = tmp_path / "bare.sqlite"
+    ResultStore(str(bare)).close()                 # a store no league wrote: no header
+    with pytest.raises(StoreError, match="bare.sqlite: not a league or match store"):
+        read_league_store(str(bare))

@@ -83,7 +83,7 @@ def test_command_line_table_tokens_and_plot(stores, tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["--series", "nolabel"], "expected LABEL=STORE"),
-    (["--series", "m=/nonexistent/x.sqlite"], "/nonexistent/x.sqlite: no such result store"),
+    (["--series", "m=/nonexistent/x.sqlite"], "/nonexistent/x.sqlite: no such results store"),
     (["--series", "m=/nonexistent/*.sqlite"], "no store matches"),
 ])
 def test_bad_arguments_name_the_value(args, message):

@@ -31,12 +31,8 @@ def family(spec: str) -> Tuple[str, Optional[int]]:
 def table(store: str, zero: Optional[str]) -> Tuple[List[dict], int]:
     """Rows (agent, spec, family, sims, elo, low, high, games) and the number of games of a league store."""
     from mavgame.play.results import LeagueResults
-    from mavgame.play.store import ResultStore
-    with ResultStore(store, create=False) as s:
-        header = s.header()
-        games, _bad = s.games()
-    if not header or "agents" not in header:
-        raise ValueError(f"{store}: not a league store (no league header with agents)")
+    from mavgame.play.store import read_league_store
+    header, games = read_league_store(store)
     agents: Dict[str, str] = header["agents"]
     res = LeagueResults(list(agents), games, header.get("game", ""))
     if zero is not None and zero not in agents:

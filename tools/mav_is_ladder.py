@@ -72,17 +72,11 @@ def expand(stores: str) -> List[str]:
 
 def ladder(stores: List[str], ref: str = "mav") -> Dict[Shape, Dict[str, float]]:
     """{shape: {"wins", "draws", "losses", "games", "score", "elo", "low", "high", "stores"}} over the stores."""
-    from mavgame.play.store import ResultStore
+    from mavgame.play.store import read_league_store
 
     counts: Dict[Shape, List[int]] = {}
     for path in stores:
-        if not Path(path).is_file():
-            raise ValueError(f"{path}: no such result store")
-        with ResultStore(path, create=False) as st:
-            header = st.header()
-            games, _ = st.games()
-        if not header or "agents" not in header:
-            raise ValueError(f"{path}: not a match or league store (no header with the agents)")
+        header, games = read_league_store(path)
         agents: Dict[str, str] = header["agents"]
         if ref not in agents:
             raise ValueError(f"{path}: no agent {ref!r} (agents: {', '.join(agents)})")

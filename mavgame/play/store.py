@@ -347,6 +347,20 @@ class ResultStore:
         return f"ResultStore({self.path!r})"
 
 
+def read_league_store(path: str) -> Tuple[dict, List[GameRecord]]:
+    """(header, games) of a SQLite store written by a league or match, whose header names the agents
+    (``header["agents"]``: name -> spec). StoreError naming the file when it is missing, not a store, or has
+    no such header."""
+    if not os.path.isfile(path):
+        raise StoreError(f"{path}: no such results store")
+    with ResultStore(path, create=False) as st:
+        header = st.header()
+        games, _refused = st.games()
+    if not header or not isinstance(header.get("agents"), dict):
+        raise StoreError(f"{path}: not a league or match store (no header with the agents)")
+    return header, games
+
+
 def read_jsonl(path: str, game: Optional[str] = None
                ) -> Tuple[Optional[dict], List[Tuple[int, GameRecord]], List[Tuple[int, dict]], List[Tuple[int, str]]]:
     """Reads a JSON-lines results file without changing it: (header, [(line, record)],
