@@ -27,16 +27,22 @@ Shape = Tuple[int, int, bool]   # breadth, depth, copy_names
 
 
 def shape_of(spec: str) -> Optional[Shape]:
-    """(breadth, depth, copy_names) of a `mav_is:` spec; None for any other agent."""
-    kind, _, opts = spec.partition(":")
+    """(breadth, depth, copy_names) of a `mav_is:` spec, with the agent's own defaults; None for any other
+    agent."""
+    import inspect
+
+    from mavgame.model.mav_is import _make_mav_is
+    from mavgame.play.agents import parse_spec
+
+    kind, kv = parse_spec(spec)
     if kind != "mav_is":
         return None
-    kv = dict(p.split("=", 1) for p in opts.split(",") if "=" in p)
+    default = {k: p.default for k, p in inspect.signature(_make_mav_is).parameters.items()}
     try:
-        b, d = int(kv.get("breadth", "2")), int(kv.get("depth", "1"))
+        b, d = int(kv.get("breadth", default["breadth"])), int(kv.get("depth", default["depth"]))
     except ValueError:
         raise ValueError(f"agent spec {spec!r}: breadth and depth must be integers") from None
-    return b, d, kv.get("copy_names", "0").lower() in ("1", "true")
+    return b, d, str(kv.get("copy_names", default["copy_names"])).lower() in ("1", "true")
 
 
 def shape_name(s: Shape) -> str:
