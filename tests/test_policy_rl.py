@@ -185,7 +185,7 @@ def test_rl_run_is_resumable_and_updates_the_network(pgn_file, tmp_path, capsys)
     b = P.PolicyModel.load(out / "policy.pt").net.state_dict()
     assert any(not torch.equal(a[k], b[k]) for k in a)
     (out / "rl_state.pt").write_bytes(b"not a checkpoint")
-    with pytest.raises(ValueError, match="not an RL checkpoint"):
+    with pytest.raises(ValueError, match="not a policy RL checkpoint"):
         R.run_rl([str(pgn_file)], out, progress=False)
     draws = tmp_path / "draws.pgn"
     draws.write_text(_pgn([(["e2e4"], "1/2-1/2")]))

@@ -231,10 +231,10 @@ def main():
         fig.savefig(a.out + "_match.png", dpi=80)
         plt.close(fig)
     if a.runs:
-        import torch
+        from mavgame.az.train import load_checkpoint
         fig, ax = plt.subplots(len(a.seeds), players, figsize=(1.7 * players, 1.5 * len(a.seeds)), squeeze=False)
         for r, s in enumerate(a.seeds):
-            d = torch.load(os.path.join(a.runs, f"team_s{s}", "checkpoint.pt"), map_location="cpu", weights_only=False)
+            d = load_checkpoint(os.path.join(a.runs, f"team_s{s}", "checkpoint.pt"))
             psi = np.asarray(d["features"]["psi"])
             occ = psi[:, :84].reshape(len(psi), 2, 6, 7).sum(1)     # stones of either colour per cell
             dev = occ - occ.mean(0)

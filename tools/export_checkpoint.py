@@ -21,14 +21,16 @@ def main(argv=None) -> int:
     ap.add_argument("--game", default=None, help="the game (default: from the run's training data manifest)")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    import torch
     from mavgame.model.config import MAVConfig
     from mavgame.model.export import export_model
-    from mavgame.model.train import TrainConfig
+    from mavgame.model.train import TrainConfig, load_checkpoint
     path = Path(args.run) / "checkpoint.pt"
     if not path.is_file():
         raise SystemExit(f"export_checkpoint: no checkpoint.pt in {args.run}")
-    ck = torch.load(path, map_location="cpu", weights_only=False)
+    try:
+        ck = load_checkpoint(path)
+    except ValueError as e:
+        raise SystemExit(f"export_checkpoint: {e}")
     cfg = MAVConfig(**ck["model_config"])
     tcfg = ck["train_config"]
     tcfg = dataclasses.asdict(TrainConfig(**tcfg)) if isinstance(tcfg, dict) else dataclasses.asdict(tcfg)

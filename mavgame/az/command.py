@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     except ImportError:
         raise RuntimeError("mavgame az needs PyTorch (pip install torch)") from None
     from .._progress import tqdm
-    from .train import AZConfig, AZTrainer, write_log
+    from .train import AZConfig, AZTrainer, sync_log, write_log
 
     if args.threads:
         torch.set_num_threads(int(args.threads))
@@ -84,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
                              + ", ".join(f"{k}={v!r} (checkpoint: {getattr(trainer.config, k)!r})"
                                          for k, v in diff.items()))
         print(f"resuming {ckpt} at iteration {trainer.iteration}, step {trainer.step}", file=sys.stderr)
+        sync_log(log, trainer.history)   # a kill between checkpoint and log line lost no record
     else:
         trainer = AZTrainer(AZConfig(**given))
     cfg = trainer.config

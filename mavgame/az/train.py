@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import time
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
@@ -22,6 +21,8 @@ import torch
 from torch.nn import functional as F
 
 from .. import State
+from .._atomic import write_bytes_atomic
+from .._checkpoint import load_state, save_state
 from .azdb import PHI_PLANES, FeatureMeans, diversity_features, player_lambdas, reward_weights
 from .matchmaking import MATCHMAKERS, Matchmaker
 from .network import AZNet, torch_evaluator
@@ -262,10 +263,7 @@ class AZTrainer:
 
     def save(self, path: str) -> str:
         """Write the checkpoint atomically (a temporary file renamed over ``path``)."""
-        tmp = f"{path}.tmp{os.getpid()}"
-        torch.save(self.state_dict(), tmp)
-        os.replace(tmp, path)
-        return path
+        return save_state(self.state_dict(), path)
 
     @classmethod
     def load(cls, path: str, *, device: Optional[str] = None, **overrides) -> "AZTrainer":
@@ -301,12 +299,7 @@ class AZTrainer:
 
 def load_checkpoint(path: str) -> Dict[str, Any]:
     """The dict of an AlphaZero checkpoint; FileNotFoundError or ValueError naming ``path``."""
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"no AlphaZero checkpoint at {path!r}")
-    try:
-        d = torch.load(path, map_location="cpu", weights_only=False)
-    except Exception as e:  # noqa: BLE001 - any unreadable file gets the same message
-        raise ValueError(f"{path!r} is not a readable AlphaZero checkpoint: {type(e).__name__}: {e}") from None
+    d = load_state(path, "AlphaZero checkpoint")
     if not isinstance(d, dict) or d.get("format") != CHECKPOINT_FORMAT:
         got = d.get("format") if isinstance(d, dict) else type(d).__name__
         raise ValueError(f"{path!r} is not an AlphaZero checkpoint (format {got!r}, expected {CHECKPOINT_FORMAT!r})")
@@ -319,4 +312,20 @@ def write_log(path: str, rec: Dict[str, Any]) -> None:
         f.write(json.dumps(rec, sort_keys=True) + "\n")
 
 
-__all__ += ["load_checkpoint", "write_log"]
+def sync_log(path: str, history: List[Dict[str, Any]]) -> bool:
+    """Make the run's log hold exactly the checkpoint's ``history``, one JSON line per iteration (the
+    checkpoint is written first, so a kill before the log line, or a torn line, is mended here); returns
+    whether the log was rewritten."""
+    want = "".join(json.dumps(rec, sort_keys=True) + "\n" for rec in history)
+    try:
+        with open(path, encoding="utf-8") as f:
+            have = f.read()
+    except FileNotFoundError:
+        have = None
+    if have == want:
+        return False
+    write_bytes_atomic(path, want.encode("utf-8"))
+    return True
+
+
+__all__ += ["load_checkpoint", "write_log", "sync_log"]

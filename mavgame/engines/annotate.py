@@ -338,6 +338,7 @@ def annotate_many(positions: Iterable[Union[str, Tuple[str, Sequence[str]]]], *,
     if progress:
         from .._progress import tqdm
         bar = tqdm(total=len(items), desc="annotate", unit="pos")
+    workers = min(int(workers), len(items))   # never more processes than positions
     try:
         if workers <= 1:
             with Annotator(**kwargs) as ann:

@@ -393,7 +393,10 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit("mavgame train needs PyTorch: pip install torch") from None
     from .train import TrainConfig, Trainer
     from .train import saved_train_config
-    saved = saved_train_config(args.out)
+    try:
+        saved = saved_train_config(args.out)
+    except ValueError as e:
+        raise SystemExit(f"mavgame train: {e}") from None
     encoder_options = example_options(args, None if saved is None else dict(saved.get("encoder_options") or {}))
     overrides: Dict[str, Any] = {}
     for name, key in (("d_model", "d_model"), ("layers", "n_layers"), ("heads", "n_heads"),

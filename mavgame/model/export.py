@@ -41,6 +41,7 @@ from typing import Any, Dict, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
+from .._atomic import write_bytes_atomic
 from .config import MAVConfig
 
 FORMAT_NAME = "mavgame-mav"
@@ -80,11 +81,7 @@ def save_safetensors(path: PathLike, tensors: Mapping[str, np.ndarray], metadata
                      bf16: Tuple[str, ...] = ()) -> None:
     """Write NumPy arrays to a safetensors file. Names listed in ``bf16`` must be uint16 bf16 bit patterns."""
     data = safetensors_bytes(tensors, metadata, bf16)
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
+    write_bytes_atomic(path, data)
 
 
 def safetensors_bytes(tensors: Mapping[str, np.ndarray], metadata: Optional[Dict[str, str]] = None,

@@ -14,7 +14,8 @@ import numpy as np
 
 from ..annotators import DEFAULT_ANNOTATOR_OPTIONS, make_annotator
 from .records import MANIFEST, _new_state
-from .store import PositionWriter, _write_json_atomic
+from .._atomic import write_json_atomic
+from .store import PositionWriter
 
 
 def play_annotated_game(game: str, annotate, rng: np.random.Generator, epsilon: float, max_plies: int = 0,
@@ -163,8 +164,10 @@ def _run_jobs(game: str, opts, jobs, workers: int, job_fn, consume, persistent=N
     each job's result to consume() in job order (so the output does not depend on the worker count).
     A caller resuming an interrupted run passes only the jobs still to do; with none, no engine starts.
     ``persistent`` seeds the workers' cache of position-only annotations (``play_annotated_game``)."""
+    jobs = list(jobs)
     if not jobs:
         return
+    workers = min(int(workers), len(jobs))   # never more processes than jobs (--gen-workers 1000000)
     if workers <= 1:
         _gen_init(game, opts, False, persistent)
         try:
@@ -307,8 +310,8 @@ def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: flo
     def save_progress():
         writer.flush()
         timing["cache_entries"] = len(cached)
-        _write_json_atomic(root / TIMING, timing)
-        _write_json_atomic(root / PROGRESS, {
+        write_json_atomic(root / TIMING, timing)
+        write_json_atomic(root / PROGRESS, {
             "format": PROGRESS_FORMAT, "signature": signature, "games_done": done, "lengths": lengths,
             "shards": writer.shard_counts(), "stats": stats,
             "seconds": round(seconds_before + time.perf_counter() - t0, 1)})

@@ -33,6 +33,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from .. import _core
+from .._atomic import write_json_atomic
+from .._checkpoint import load_state, save_state
 
 FORMAT = "mavgame-policy-1"
 
@@ -251,23 +253,22 @@ def train_policy(net: PolicyNet, train: PolicyData, *, steps: int, batch: int = 
     losses: List[float] = []
     start = 0
     if checkpoint is not None and Path(checkpoint).exists():
+        st = load_state(checkpoint, "policy training state", map_location=device)
         try:
-            st = torch.load(str(checkpoint), map_location=device, weights_only=False)
             net.load_state_dict(st["net"])
             opt.load_state_dict(st["opt"])
+            rng.bit_generator.state = st["rng"]
+            torch.set_rng_state(st["torch_rng"])
+            losses, start = list(st["losses"]), int(st["step"])
         except Exception as e:  # noqa: BLE001 - a damaged or foreign file
-            raise ValueError(f"{checkpoint}: cannot resume the policy training from it: {e}") from None
-        rng.bit_generator.state = st["rng"]
-        torch.set_rng_state(st["torch_rng"])
-        losses, start = list(st["losses"]), int(st["step"])
+            raise ValueError(f"{checkpoint}: cannot resume the policy training from it: "
+                             f"{type(e).__name__}: {e}") from None
 
     def save(step: int) -> None:
         if checkpoint is None:
             return
-        tmp = Path(str(checkpoint) + ".tmp")
-        torch.save({"net": net.state_dict(), "opt": opt.state_dict(), "rng": rng.bit_generator.state,
-                    "torch_rng": torch.get_rng_state(), "losses": losses, "step": step}, str(tmp))
-        tmp.replace(checkpoint)
+        save_state({"net": net.state_dict(), "opt": opt.state_dict(), "rng": rng.bit_generator.state,
+                    "torch_rng": torch.get_rng_state(), "losses": losses, "step": step}, checkpoint)
 
     t0 = time.monotonic()
     it = range(start, steps)
@@ -332,7 +333,7 @@ class PolicyModel:
         sd = self.net.state_dict()
         if half:
             sd = {k: v.half() if v.is_floating_point() else v for k, v in sd.items()}
-        torch.save({"format": FORMAT, "config": dataclasses.asdict(self.net.config), "state_dict": sd}, str(path))
+        save_state({"format": FORMAT, "config": dataclasses.asdict(self.net.config), "state_dict": sd}, path)
 
     @classmethod
     def load(cls, path, device="cpu") -> "PolicyModel":
@@ -347,12 +348,7 @@ class PolicyModel:
             except (TypeError, RuntimeError) as e:
                 raise ValueError(f"{path}: the weights do not match the policy network config {cfg}: {e}") from None
             return cls(net, device)
-        try:
-            d = torch.load(str(path), map_location=device, weights_only=True)
-        except FileNotFoundError:
-            raise FileNotFoundError(f"no policy model at {path}") from None
-        except Exception as e:  # noqa: BLE001 - a file that is not a torch checkpoint
-            raise ValueError(f"{path} is not a policy model file: {e}") from None
+        d = load_state(path, "policy model", map_location=device)
         if not isinstance(d, dict) or d.get("format") != FORMAT:
             raise ValueError(f"{path} is not a policy model file (format {FORMAT!r} expected)")
         net = PolicyNet(PolicyConfig(**d["config"]))
@@ -382,6 +378,7 @@ def train_from_pgn(pgn: Sequence[str], out, *, steps: int = 1000, batch: int = 1
             f.unlink(missing_ok=True)
     elif not state.exists():
         log.unlink(missing_ok=True)
+    torch.manual_seed(seed)   # a fresh network's initial weights are the seed's
     net = PolicyModel.load(init).net if init else PolicyNet(config)
     losses = train_policy(net, train, steps=steps, batch=batch, lr=lr, seed=seed, device=device, progress=progress,
                           checkpoint=state, checkpoint_every=checkpoint_every, max_seconds=max_seconds,
@@ -396,6 +393,6 @@ def train_from_pgn(pgn: Sequence[str], out, *, steps: int = 1000, batch: int = 1
     if init:
         metrics["init_val_accuracy"] = move_matching_accuracy(PolicyModel.load(init).net, val, device=device)
     PolicyModel(net, device).save(out / "policy.pt")
-    with open(out / "metrics.json", "w") as f:
-        json.dump({k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in metrics.items()}, f, indent=1)
+    write_json_atomic(out / "metrics.json", {k: (None if isinstance(v, float) and math.isnan(v) else v)
+                                             for k, v in metrics.items()}, indent=1, sort_keys=False)
     return metrics

@@ -31,6 +31,7 @@ from typing import Any, Dict, Tuple, Union
 import numpy as np
 
 from .. import _core
+from .._atomic import write_bytes_atomic
 from .export import float32_to_bf16_bits, load_safetensors, safetensors_bytes
 
 FORMAT_NAME = "mavgame-policy"
@@ -95,11 +96,7 @@ def export_policy(src, out: PathLike, *, dtype: str = "float16") -> Path:
     sd, cfg = _torch_source(src)
     info = {"source": str(src)} if isinstance(src, (str, os.PathLike)) else {}
     data = policy_file_bytes(sd, cfg, dtype=dtype, info=info)
-    out = Path(out)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, out)
-    return out
+    return write_bytes_atomic(out, data)
 
 
 def read_policy_file(path: PathLike) -> Tuple[Dict[str, Any], Dict[str, np.ndarray]]:

@@ -35,6 +35,7 @@ import numpy as np
 import torch
 
 from .. import _core
+from .._checkpoint import UnsafeCheckpointError, load_state, save_state
 from ..play.policy_agents import sample_moves
 from .policy import (PolicyConfig, PolicyModel, PolicyNet, masked_policy, policy_loss, read_pgn_games,
                      replay_pgn_game)
@@ -358,9 +359,11 @@ def run_rl(pgn: Sequence[str], out, *, init: Optional[str] = None, config: Optio
     ckpt = out / "rl_state.pt"
     if ckpt.exists() and not fresh:
         try:
-            d = torch.load(str(ckpt), map_location=device, weights_only=True)
-        except Exception as e:  # noqa: BLE001 - a file that is not a torch checkpoint
-            raise ValueError(f"{ckpt} is not an RL checkpoint: {e} (--fresh starts over)") from None
+            d = load_state(ckpt, "policy RL checkpoint", map_location=device)
+        except UnsafeCheckpointError:
+            raise
+        except ValueError as e:
+            raise ValueError(f"{e} (--fresh starts over)") from None
         if not isinstance(d, dict) or d.get("format") != RL_FORMAT:
             raise ValueError(f"{ckpt} is not an RL checkpoint (format {RL_FORMAT!r} expected)")
         s = RLSettings(**d["settings"])
@@ -395,11 +398,10 @@ def run_rl(pgn: Sequence[str], out, *, init: Optional[str] = None, config: Optio
     learner, opponent = _policy_of(net, device), _policy_of(opp, device)
 
     def save():
-        torch.save({"format": RL_FORMAT, "config": dataclasses.asdict(net.config), "settings": dataclasses.asdict(s),
+        save_state({"format": RL_FORMAT, "config": dataclasses.asdict(net.config), "settings": dataclasses.asdict(s),
                     "current": net.state_dict(), "opponent": opp.state_dict(), "optimizer": opt.state_dict(),
                     "rule": dataclasses.asdict(rule), "rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state(),
-                    "counters": counters}, str(ckpt) + ".tmp")
-        Path(str(ckpt) + ".tmp").replace(ckpt)
+                    "counters": counters}, ckpt)
         PolicyModel(net, device).save(out / "policy.pt")
         PolicyModel(opp, device).save(out / "opponent.pt")
 

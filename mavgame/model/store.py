@@ -15,6 +15,7 @@ from typing import Any, Dict, Iterator, List, Optional
 
 import numpy as np
 
+from .._atomic import write_json_atomic
 from .records import DATA_FORMAT, MANIFEST, position_split, validate_record
 
 
@@ -106,7 +107,7 @@ class PositionWriter:
             manifest = {"format": DATA_FORMAT, "game": self.game, "split": split,
                         "shards": [{"file": f"shard-{i:05d}.jsonl", "records": n} for i, n in enumerate(counts)],
                         "records": int(sum(counts)), "info": self.info}
-            _write_json_atomic(self.root / split / MANIFEST, manifest, indent=1)
+            write_json_atomic(self.root / split / MANIFEST, manifest, indent=1)
             out[split] = int(sum(counts))
         return {"train": out["train"], "val": out["val"]}
 
@@ -123,14 +124,6 @@ def _sync_close(f) -> None:
     f.close()
 
 
-def _write_json_atomic(path: Path, obj: Any, indent: Optional[int] = None) -> None:
-    """Write JSON to a temporary name beside ``path``, fsync, then rename it over ``path``."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(obj, f, indent=indent, sort_keys=True)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 def _truncate_lines(path: Path, n: int) -> None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
 import random
 import sys
 import time
@@ -29,6 +28,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from .._checkpoint import load_state, save_state
 from .config import PRESETS as _PRESETS
 from .config import MAVConfig
 from .dataset import MAVDataset, batch_seed, finished_repeats, pad_batch
@@ -140,7 +140,25 @@ def saved_train_config(out: Union[str, Path]) -> Optional[Dict[str, Any]]:
     path = Path(out) / CHECKPOINT
     if not path.exists():
         return None
-    return dict(torch.load(path, map_location="cpu", weights_only=False)["train_config"])
+    return dict(load_checkpoint(path)["train_config"])
+
+
+CHECKPOINT_KEYS = ("model", "optimizer", "step", "model_config", "train_config", "rng")
+
+
+def load_checkpoint(path: Union[str, Path]) -> Dict[str, Any]:
+    """The state of a ``mavgame train`` checkpoint, read as data (:func:`mavgame._checkpoint.load_state`:
+    a pickle naming any code is refused unexecuted); ValueError naming the file when it is not one."""
+    d = load_state(path, "training checkpoint")
+    missing = [k for k in CHECKPOINT_KEYS if not isinstance(d, dict) or k not in d]
+    if missing:
+        got = sorted(d)[:8] if isinstance(d, dict) else type(d).__name__
+        raise ValueError(f"{str(path)!r} is not a mavgame train checkpoint: it lacks {', '.join(missing)} "
+                         f"(it holds {got})")
+    if not isinstance(d["train_config"], dict) or not isinstance(d["model_config"], dict):
+        raise ValueError(f"{str(path)!r} is not a mavgame train checkpoint: its train_config and model_config "
+                         "are not dicts")
+    return d
 
 
 def check_resume_config(saved: Dict[str, Any], cfg: TrainConfig) -> None:
@@ -248,9 +266,8 @@ def _set_rng_state(st: Dict[str, Any]) -> None:
 
 
 def save_checkpoint(path: Path, state: Dict[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(state, tmp)
-    os.replace(tmp, path)
+    """Write the checkpoint durably (temporary file, fsync, rename)."""
+    save_state(state, path)
 
 
 class Trainer:
@@ -267,7 +284,7 @@ class Trainer:
         self.out = Path(cfg.out)
         self.out.mkdir(parents=True, exist_ok=True)
         ckpt_path = self.out / CHECKPOINT
-        self.ckpt = torch.load(ckpt_path, map_location="cpu", weights_only=False) if ckpt_path.exists() else None
+        self.ckpt = load_checkpoint(ckpt_path) if ckpt_path.exists() else None
         cfg = dataclasses.replace(cfg, vocab_version=self._pick_vocab(cfg))
         self.cfg = cfg
         if cfg.threads:
@@ -292,7 +309,10 @@ class Trainer:
         self.precision = pick_precision(cfg.precision, self.device)
 
         if self.ckpt is not None:
-            self.model_cfg = MAVConfig.from_dict(self.ckpt["model_config"])
+            try:
+                self.model_cfg = MAVConfig.from_dict(self.ckpt["model_config"])
+            except (TypeError, ValueError, KeyError) as e:
+                raise ValueError(f"{str(ckpt_path)!r}: its model_config does not fit this mavgame: {e}") from None
             if self.ckpt["train_config"].get("data") != cfg.data and self.ckpt["train_config"].get("data"):
                 print(f"mavgame train: note: resuming a run made on {self.ckpt['train_config']['data']}",
                       file=sys.stderr)
@@ -311,12 +331,16 @@ class Trainer:
         self.scaler = torch.amp.GradScaler("cuda") if self.precision == "fp16" else None
         self.step = 0
         if self.ckpt is not None:
-            self.model.load_state_dict(self.ckpt["model"])
-            self.opt.load_state_dict(self.ckpt["optimizer"])
-            if self.scaler is not None and self.ckpt.get("scaler"):
-                self.scaler.load_state_dict(self.ckpt["scaler"])
-            self.step = int(self.ckpt["step"])
-            _set_rng_state(self.ckpt["rng"])
+            try:
+                self.model.load_state_dict(self.ckpt["model"])
+                self.opt.load_state_dict(self.ckpt["optimizer"])
+                if self.scaler is not None and self.ckpt.get("scaler"):
+                    self.scaler.load_state_dict(self.ckpt["scaler"])
+                self.step = int(self.ckpt["step"])
+                _set_rng_state(self.ckpt["rng"])
+            except (RuntimeError, ValueError, KeyError, TypeError) as e:
+                raise ValueError(f"{str(ckpt_path)!r}: the checkpoint's state does not fit its model: "
+                                 f"{type(e).__name__}: {e}") from None
         self.tokens_seen = int(self.ckpt.get("tokens_seen", 0)) if self.ckpt else 0
 
     def _mix_search(self, encoder):
