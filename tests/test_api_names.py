@@ -1,39 +1,28 @@
-"""Public API names: old names kept for one release with a DeprecationWarning naming the new one, and the
-Termination enum in game records."""
+"""Public API names: renamed names leave no alias behind, and the Termination enum in game records."""
 import pytest
 
 
-def test_engine_annotation_old_name():
-    from mavgame.engines import annotate
-    from mavgame import mav
-    with pytest.warns(DeprecationWarning, match="EngineAnnotation"):
-        old = annotate.Annotation
-    assert old is annotate.EngineAnnotation and old is not mav.Annotation
-    with pytest.warns(DeprecationWarning):
-        from mavgame.engines.annotate import Annotation  # noqa: F401
+@pytest.mark.parametrize("module, old", [("mavgame.engines.annotate", "Annotation"),
+                                         ("mavgame.engines.annotate", "chess_annotator"),
+                                         ("mavgame.engines.uci", "SearchResult"),
+                                         ("mavgame.games.hex", "MCTSResult"),
+                                         ("mavgame.model.data", "ANNOTATORS"),
+                                         ("mavgame.model.data", "hex_annotator")])
+def test_old_names_are_gone(module, old):
+    """0.1.0 has no outside users: a renamed name leaves no alias (issue 48)."""
+    import importlib
     with pytest.raises(AttributeError):
-        annotate.NoSuchThing
+        getattr(importlib.import_module(module), old)
 
 
-def test_uci_go_result_old_name():
-    from mavgame.search import mcts
-    from mavgame.engines import uci
-    with pytest.warns(DeprecationWarning, match="GoResult"):
-        old = uci.SearchResult
-    assert old is uci.GoResult and old is not mcts.SearchResult
-    with pytest.raises(AttributeError):
-        uci.NoSuchThing
-
-
-def test_hex_mcts_wraps_playout_uct():
+def test_hex_is_searched_by_playout_uct_not_a_method():
     from mavgame import Hex
     from mavgame.play.agents import UCTAgent
     from mavgame.search.mcts import UCTResult, playout_uct
     b = Hex.from_moves("a1", size=4)
-    with pytest.warns(DeprecationWarning, match="playout_uct"):
-        old = b.mcts(500, seed=2)
+    assert not hasattr(b, "mcts")
     new = playout_uct(b, 500, seed=2)
-    assert isinstance(old, UCTResult) and old == new                  # the same search, reproducible by seed
+    assert isinstance(new, UCTResult) and new == playout_uct(b, 500, seed=2)   # reproducible by seed
     assert b.action_to_str(new.best_action) == new.best and sum(new.visits.values()) == 500
     assert UCTAgent(300, seed=1).act(b) in b.legal_actions().tolist()
     assert playout_uct(b, 300, seed=4) == playout_uct(b, 300, seed=4, c=2 ** 0.5)   # the core's default c

@@ -1,10 +1,7 @@
-"""The package layout of issue 11: the old flat module paths warn once and alias the moved modules (same
-objects, private names and pickling included); the public API is re-exported from ``mavgame``."""
+"""The package layout: the old flat module paths of issue 11 are gone, no alias is shipped (issue 48), and the
+public API is re-exported from ``mavgame``."""
 import importlib
 import pickle
-import subprocess
-import sys
-import warnings
 
 import pytest
 
@@ -22,50 +19,21 @@ MOVED = {
 
 
 @pytest.mark.parametrize("old", sorted(MOVED))
-def test_old_path_warns_and_aliases_the_new_module(old):
-    # in a fresh interpreter: this one may have imported the old path already (the warning comes once)
-    code = (f"import warnings, importlib\n"
-            f"warnings.simplefilter('error')\n"
-            f"import {MOVED[old]} as new\n"
-            f"try:\n"
-            f"    importlib.import_module('mavgame.{old}')\n"
-            f"except DeprecationWarning as e:\n"
-            f"    assert '{MOVED[old]}' in str(e), e\n"
-            f"else:\n"
-            f"    raise SystemExit('no DeprecationWarning')\n"
-            f"warnings.simplefilter('ignore')\n"
-            f"old = importlib.import_module('mavgame.{old}')\n"
-            f"assert old is new, (old, new)\n"
-            f"from mavgame import {old} as via_from\n"
-            f"assert via_from is new\n")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr + r.stdout
+def test_old_flat_paths_are_gone(old):
+    """Version 0.1.0 has no outside users: a moved module leaves no alias behind (issue 48)."""
+    importlib.import_module(MOVED[old])
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(f"mavgame.{old}")
 
 
-def test_old_paths_give_the_same_objects_and_private_names():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        old_league = importlib.import_module("mavgame.league")
-        old_agents = importlib.import_module("mavgame.agents")
-        old_mcts = importlib.import_module("mavgame.mcts")
-    from mavgame.play import agents, league
-    from mavgame.search import mcts
-    assert old_league.League is league.League and old_league._Task is league._Task
-    assert old_agents.make_agent is agents.make_agent and old_agents._mix is agents._mix
-    assert old_mcts.MCTS is mcts.MCTS is mavgame.MCTS
-
-
-def test_pickles_of_moved_objects_resolve_under_both_paths():
-    from mavgame.play.records import Opening
-    op = Opening("start")
-    data = pickle.dumps(op, protocol=0)   # text opcodes: the module name can be edited below
-    assert b"mavgame.play.records" in data
-    assert pickle.loads(data) == op
-    # a pickle written before the move names the old module: it loads through the alias
-    old = data.replace(b"mavgame.play.records", b"mavgame.records")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        assert pickle.loads(old) == op
+def test_no_alias_modules_remain():
+    """No module of the package is a shim that re-exports another (sys.modules swaps, star re-exports)."""
+    import pathlib
+    root = pathlib.Path(mavgame.__file__).parent
+    for f in root.rglob("*.py"):
+        text = f.read_text(encoding="utf-8")
+        assert "sys.modules[" not in text, f
+        assert "_moved" not in text, f
 
 
 def test_public_api_is_re_exported():

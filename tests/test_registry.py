@@ -196,36 +196,10 @@ def test_every_annotator_lives_in_the_annotators_package():
         assert data.make_annotator is mavgame.annotators.make_annotator     # nor the public re-exports
 
 
-def test_moved_annotator_names_still_import_with_a_deprecation_warning():
-    import sys
-    from mavgame.engines import annotate
-    from mavgame.annotators.chess import chess_annotator
-    from mavgame.annotators.connect_four import connect_four_annotator
-    from mavgame.annotators.exhaustive import exhaustive_annotator
-    from mavgame.annotators.hex import hex_annotator
-    from mavgame.model import data
-    with pytest.warns(DeprecationWarning, match="ANNOTATORS"):
-        table = data.ANNOTATORS
-    assert table["hex"] is hex_annotator and table["chess"] is chess_annotator
-    assert table["connect_four"] is connect_four_annotator and table["tictactoe"] is exhaustive_annotator
-    for old, new in [("hex_annotator", hex_annotator), ("_chess_annotator", chess_annotator),
-                     ("_connect_four_annotator", connect_four_annotator),
-                     ("_exhaustive_annotator", exhaustive_annotator)]:
-        with pytest.warns(DeprecationWarning, match=f"data.{old} is deprecated: use mavgame.annotators"):
-            assert getattr(data, old) is new
-    with pytest.warns(DeprecationWarning, match="annotate.chess_annotator is deprecated"):
-        assert annotate.chess_annotator is chess_annotator
-    sys.modules.pop("mavgame.model.hex_annotate", None)
-    with pytest.warns(DeprecationWarning, match="mavgame.model.hex_annotate is deprecated"):
-        from mavgame.model import hex_annotate
-    assert hex_annotate.hex_annotator is hex_annotator
-    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
-        data.nothing
-
-
 # Generic modules: no comparison, membership test or table keyed on a game's name (the registry holds
 # what they used to switch on).
-GENERIC = ["cli.py", "league.py", "openings.py", "pgn.py", "results.py", "records.py", "evaluators.py",
+GENERIC = ["cli.py", "play/league.py", "play/openings.py", "play/pgn.py", "play/results.py", "play/records.py",
+           "search/evaluators.py",
            "model/data.py", "model/command.py", "model/records.py", "model/store.py", "model/dataset.py",
            "model/generate.py", "model/ood.py", "model/pgn.py", "annotators/__init__.py"]
 _NAMES = "|".join(map(re.escape, ["chess", "chess960", "gardner", "connect_four", "hex", "tictactoe"]))

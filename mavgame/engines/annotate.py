@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from .uci import STARTPOS, EngineError, Score, UCIEngine
 
@@ -446,19 +446,3 @@ def annotate_file(in_path: str, out_path: str, *, workers: int = 1, progress: bo
             out.flush()
             n += 1
     return n
-
-
-def __getattr__(name: str):
-    if name == "Annotation":   # the old name, which clashed with mavgame.mav.Annotation
-        import warnings
-        warnings.warn("mavgame.engines.annotate.Annotation is deprecated: "
-                      "use mavgame.engines.annotate.EngineAnnotation",
-                      DeprecationWarning, stacklevel=2)
-        return EngineAnnotation
-    if name == "chess_annotator":   # moved to the annotators package
-        import warnings
-        warnings.warn("mavgame.engines.annotate.chess_annotator is deprecated: use mavgame.annotators.chess.chess_annotator",
-                      DeprecationWarning, stacklevel=2)
-        from mavgame.annotators.chess import chess_annotator
-        return chess_annotator
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -24,9 +24,11 @@ After a terminated or protocol error the engine is closed; after a timeout the c
 The client cannot hang on a misbehaving engine: the engine runs in its own process group, which
 is killed (SIGKILL) as a whole when the engine is closed after an error, a timeout, or a ``quit``
 it ignores; nothing waits on the engine's pipes during cleanup (the reader threads own them, so a
-child process that keeps the engine's output open cannot block the client).  A line longer than
-:data:`MAX_LINE` bytes (an engine writing without newlines) is a protocol error, so the client's
-memory stays bounded.  The client is strict about ``bestmove`` and tolerant about ``info``: a
+child process that keeps the engine's output open cannot block the client).  An engine started from the
+main thread is killed by the kernel when the process that started it dies, however it dies (Linux:
+:func:`mavgame.workers.die_with_parent_preexec`), so a league killed with ``kill -9`` leaves no engine.
+A line longer than :data:`MAX_LINE` bytes (an engine writing without newlines) is a protocol error, so
+the client's memory stays bounded.  The client is strict about ``bestmove`` and tolerant about ``info``: a
 malformed ``info`` line is ignored and named in :attr:`GoResult.ignored` (and logged on the
 ``mavgame.engines.uci`` logger), as python-chess's engine module does.
 
@@ -431,10 +433,13 @@ class UCIEngine:
         # so that no cleanup here ever waits on a pipe that a child of the engine keeps open
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
+        from ..workers import die_with_parent_preexec
         try:
+            # the engine dies with this process, however it ends (a league worker killed with its league)
             self._proc = subprocess.Popen(
                 [self.path, *args], stdin=subprocess.PIPE, stdout=out_w, stderr=err_w, cwd=cwd, env=env,
-                text=True, bufsize=1, errors="replace", start_new_session=True)
+                text=True, bufsize=1, errors="replace", start_new_session=True,
+                preexec_fn=die_with_parent_preexec())
         except OSError as e:
             self._closed = True
             for fd in (out_r, out_w, err_r, err_w):
@@ -834,13 +839,3 @@ class UCIEngine:
     def __repr__(self) -> str:
         state = "closed" if self._closed else "running"
         return f"<UCIEngine {self.name!r} ({self.path}) {state}>"
-
-
-def __getattr__(name: str):
-    if name == "SearchResult":   # the old name, which clashed with mavgame.search.mcts.SearchResult
-        import warnings
-        warnings.warn("mavgame.engines.uci.SearchResult is deprecated: use mavgame.engines.uci.GoResult",
-                      DeprecationWarning,
-                      stacklevel=2)
-        return GoResult
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

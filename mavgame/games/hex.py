@@ -46,7 +46,6 @@ from typing import Dict, Iterable, List, Optional, Tuple, Union
 
 from .. import _core
 from . import registry
-from ..search.mcts import UCTResult, playout_uct
 from .base import GameBase, Outcome
 
 Move = Union[str, int]
@@ -73,8 +72,6 @@ class HexSolveResult:
         return [m for m, v in self.move_values.items() if v > 0]
 
 
-# The result of the playout UCT baseline (Hex.mcts), now mavgame.search.mcts.UCTResult.
-MCTSResult = UCTResult
 
 
 class Hex(GameBase):
@@ -211,15 +208,6 @@ class Hex(GameBase):
         moves = {self.action_to_str(int(a)): int(arr[a]) for a in self.legal_actions() if arr[a] != 0}
         return HexSolveResult(value, moves, bool(complete))
 
-    def mcts(self, simulations: int = 1000, seed: int = 0, c: Optional[float] = None,
-             fast_playout: bool = True, max_seconds: float = 0.0) -> UCTResult:
-        """Deprecated: use :func:`mavgame.search.mcts.playout_uct` (``playout_uct(hex_state, simulations, ...)``),
-        the one entry point of the playout UCT baseline, which this calls."""
-        import warnings
-        warnings.warn("Hex.mcts() is deprecated: use mavgame.search.mcts.playout_uct(state, simulations, ...)",
-                      DeprecationWarning, stacklevel=2)
-        return playout_uct(self, simulations, seed=seed, c=c, fast_playout=fast_playout, max_seconds=max_seconds)
-
     # --- pictures -----------------------------------------------------------------------
 
     def _repr_svg_(self) -> str:
@@ -342,4 +330,4 @@ registry.register(registry.GameInfo(
     perfect_player="mavgame.play.agents:perfect_hex", slow_perfect_player=True))
 
 
-__all__ = ["Hex", "HexSolveResult", "MCTSResult", "Outcome", "SWAP", "FLAG_SWAP", "MAX_SIZE", "DEFAULT_SIZE"]
+__all__ = ["Hex", "HexSolveResult", "Outcome", "SWAP", "FLAG_SWAP", "MAX_SIZE", "DEFAULT_SIZE"]

@@ -19,9 +19,6 @@ The modules, one concern each:
 - :mod:`mavgame.model.pgn`: chess positions from PGN files (``read_pgn``, ``positions_from_pgn``)
 - :mod:`mavgame.annotators`: the game annotators (``make_annotator``, ``DEFAULT_ANNOTATOR_OPTIONS``)
 
-Importing the public names from here keeps working; the old private annotator names
-(``_connect_four_annotator``, ``_exhaustive_annotator``, ``_chess_annotator``, ``hex_annotator``,
-``ANNOTATORS``) still resolve, with a ``DeprecationWarning``.
 """
 from __future__ import annotations
 
@@ -40,27 +37,3 @@ __all__ = ["DEFAULT_ANNOTATOR_OPTIONS", "make_annotator",
            "PROGRESS", "PROGRESS_FORMAT", "generate_positions", "play_annotated_game",
            "ood_positions", "random_chess_positions", "random_chess_position_set", "positions_from_pgn", "read_pgn",
            "DATA_FORMAT", "MANIFEST", "position_split", "validate_record", "PositionStore", "PositionWriter"]
-
-# old name -> (new module, new name); reached through __getattr__ with a DeprecationWarning
-_MOVED = {
-    "_connect_four_annotator": ("mavgame.annotators.connect_four", "connect_four_annotator"),
-    "_exhaustive_annotator": ("mavgame.annotators.exhaustive", "exhaustive_annotator"),
-    "_chess_annotator": ("mavgame.annotators.chess", "chess_annotator"),
-    "hex_annotator": ("mavgame.annotators.hex", "hex_annotator"),
-}
-
-
-def __getattr__(name: str):
-    import importlib
-    import warnings
-    if name == "ANNOTATORS":
-        warnings.warn("mavgame.model.data.ANNOTATORS is deprecated: use make_annotator(game) or "
-                      "mavgame.games.registry.get(game).make_annotator()", DeprecationWarning, stacklevel=2)
-        from ..games import registry
-        return {g.name: registry._resolve(g.annotator) for g in registry.infos() if g.annotator}
-    if name in _MOVED:
-        module, new = _MOVED[name]
-        warnings.warn(f"mavgame.model.data.{name} is deprecated: use {module}.{new}", DeprecationWarning,
-                      stacklevel=2)
-        return getattr(importlib.import_module(module), new)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

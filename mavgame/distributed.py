@@ -1,4 +1,0 @@
-"""Deprecated alias of :mod:`mavgame.play.distributed` (issue 11's package layout); removed after one release."""
-from mavgame._moved import alias
-
-alias(__name__, "mavgame.play.distributed")
