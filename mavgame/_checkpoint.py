@@ -34,7 +34,8 @@ def _numpy_globals() -> List[Any]:
         from numpy._core import multiarray
     except ImportError:  # NumPy 1.x
         from numpy.core import multiarray  # type: ignore[no-redef]
-    out: List[Any] = [multiarray._reconstruct, multiarray.scalar, np.ndarray, np.dtype]
+    # bytes: protocol 2 pickles an empty bytes object (a NumPy array's empty buffer) as a call of bytes()
+    out: List[Any] = [multiarray._reconstruct, multiarray.scalar, np.ndarray, np.dtype, bytes]
     dtypes = getattr(np, "dtypes", None)
     if dtypes is not None:
         out += [getattr(dtypes, n) for n in dir(dtypes) if n.endswith("DType") and isinstance(getattr(dtypes, n), type)]

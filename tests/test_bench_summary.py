@@ -1,7 +1,7 @@
-"""mavgame.bench: the summary of the peer benchmarks (the benchmarks themselves are not tests: no timings here)."""
+"""mavgame bench --peers (mavgame.cli.bench): the summary of the peer benchmarks (the benchmarks themselves are not tests: no timings here)."""
 import pytest
 
-from mavgame import bench
+from mavgame.cli import bench
 
 
 def test_summary_rows_and_ratios():
@@ -21,7 +21,7 @@ def test_summary_rows_and_ratios():
 
 
 def test_missing_bench_dir_is_a_clear_error(tmp_path, capsys):
-    with pytest.raises(SystemExit):
-        bench.main(["--bench-dir", str(tmp_path)])
-    assert "no benchmark scripts in" in capsys.readouterr().err
+    from mavgame.cli import main
+    with pytest.raises(SystemExit, match="no benchmark scripts in"):
+        main(["bench", "--peers", "--bench-dir", str(tmp_path)])
     assert (bench.default_bench_dir() / "mcts.py").is_file()

@@ -73,7 +73,8 @@ def test_load_state_refuses_code_and_reads_data(tmp_path, marker):
         load_state(p)
     ok = {"rng": np.random.get_state(), "bg": np.random.default_rng(1).bit_generator.state,
           "arr": np.arange(6, dtype=np.float32).reshape(2, 3), "n": np.int64(7), "t": torch.ones(3),
-          "py": __import__("random").getstate(), "shape": (1, 2), "none": None}
+          "py": __import__("random").getstate(), "shape": (1, 2), "none": None,
+          "empty": np.zeros((0, 3), np.float32)}   # an empty buffer pickles as a call of bytes()
     save_state(ok, tmp_path / "ok.pt")
     back = load_state(tmp_path / "ok.pt")
     assert np.array_equal(back["arr"], ok["arr"]) and back["n"] == 7 and back["shape"] == (1, 2)

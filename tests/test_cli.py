@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from mavgame import cli
+from mavgame.cli import league as cli_league
 from mavgame.engines.uci import find_stockfish
 
 SUBCOMMANDS = ["games", "perft", "play", "match", "league", "annotate", "bench"]
@@ -105,7 +106,7 @@ def test_default_league_configuration(tmp_path, capsys, monkeypatch):
     assert "connect_four: 6 agents, 6 opening(s), 180 games; results in league-connect_four.sqlite" in err
     header, games = _stored(tmp_path / "league-connect_four.sqlite")
     assert list(header["agents"]) == ["random", "uct-100", "uct-400", "uct-1600", "solver-mcts-50", "perfect"]
-    assert [o["name"] for o in header["openings"]] == cli.DEFAULT_LEAGUE["openings"].split(",")
+    assert [o["name"] for o in header["openings"]] == cli_league.DEFAULT_LEAGUE["openings"].split(",")
     assert "4 games" in out and "Elo" in out and len(games) == 4
     rc, out, err = run(capsys, "league", "--max-games", "2", "--workers", "1", "--no-progress")
     assert rc == 0 and "(4 game(s) there already: resuming)" in err and "6 games" in out

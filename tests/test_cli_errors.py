@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from mavgame import cli
+from mavgame.cli import play as cli_play
 from fake_uci import REPO, write_fake_engine
 
 
@@ -160,11 +161,11 @@ def test_play_shows_that_a_slow_agent_is_thinking(tmp_path, capsys, monkeypatch)
         "    time.sleep(0.8)\n"
         "    return state.legal_moves()[0]\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(cli, "THINKING_DELAY", 0.2)
+    monkeypatch.setattr(cli_play, "THINKING_DELAY", 0.2)
     answers = iter(["4", "quit"])
     monkeypatch.setattr("builtins.input", lambda prompt="": next(answers))
     rc, out, err = run_cli(capsys, ["play", "--agent", "python:fn=slow_agent_mod:slow", "--color", "second"])
     assert rc == 0 and "slow plays 1" in out
     assert "slow is thinking... 0 s" in err
-    assert "perfect player" in cli._thinking_hint("perfect", "connect_four")
-    assert cli._thinking_hint("uct:sims=10", "connect_four") == ""
+    assert "perfect player" in cli_play._thinking_hint("perfect", "connect_four")
+    assert cli_play._thinking_hint("uct:sims=10", "connect_four") == ""

@@ -77,7 +77,7 @@ def test_encoder_mirror_builds_the_mirrored_examples(tmp_path):
     """p_mirror=1 gives exactly the examples of the mirrored records (same builder seed); other games are
     refused; the command line passes --mirror only when it is used and refuses values outside [0, 1]."""
     pytest.importorskip("torch")
-    from mavgame.model.command import add_arguments, example_options
+    from mavgame.cli.train import add_arguments, example_options
     from mavgame.model.dataset import mav_encoder
     annotate = make_annotator("connect_four", {"max_nodes": 0, "exact_plies": 14})
     recs = [_record(m, annotate) for m in ("43", "4453", "1212121", "336")]

@@ -261,7 +261,7 @@ def test_p_after_default_is_the_papers_for_new_runs_only(tmp_path):
     """--p-after: absent, a new run gets the paper's state after the best action (PAPER_P_AFTER), a resumed
     run keeps what it started with (runs made before that default: none); 0 turns it off (issue 13)."""
     import argparse
-    from mavgame.model.command import PAPER_P_AFTER, add_arguments, example_options
+    from mavgame.cli.train import PAPER_P_AFTER, add_arguments, example_options
     from mavgame.model.train import saved_train_config
     p = argparse.ArgumentParser()
     add_arguments(p)
@@ -290,7 +290,7 @@ def test_k_terminal_prev_is_on_for_new_runs_only(tmp_path):
     unless --example-option k_terminal_prev=0; a resumed run keeps what it started with (absent: off), so the
     recipes of older runs, which never recorded it, resume unchanged."""
     import argparse
-    from mavgame.model.command import NEW_RUN_K_TERMINAL_PREV, add_arguments, example_options
+    from mavgame.cli.train import NEW_RUN_K_TERMINAL_PREV, add_arguments, example_options
     p = argparse.ArgumentParser()
     add_arguments(p)
 
@@ -407,7 +407,7 @@ def test_outcome_weight_marks_the_finished_or_not_token(tmp_path):
     the weighted token mean; the command line passes it as an encoder option only when it is not 1."""
     import argparse
     import torch
-    from mavgame.model.command import add_arguments, example_options
+    from mavgame.cli.train import add_arguments, example_options
     from mavgame.model.dataset import mav_encoder
     from mavgame.model.train import masked_loss
     from mavgame.model.config import MAVConfig

@@ -16,7 +16,7 @@ selection rule (:mod:`mavgame.az.subadditive`).
   by spaces) and EPD (``bm`` in SAN, ``id``), e.g. the Lichess, STS or Penrose sets a user has.
 - :func:`score_agent`, :func:`score_team`.
 
-Command: ``mavgame az-puzzles generate|score`` (:mod:`mavgame.az.command`).
+Command: ``mavgame az-puzzles generate|score`` (:mod:`mavgame.cli.az_puzzles`).
 """
 from __future__ import annotations
 

@@ -8,6 +8,11 @@ import dataclasses
 import os
 import sys
 
+DESCRIPTION = ('AlphaZero self-play with the C MCTS and batched network calls, a replay buffer and a residual '
+               'network; writes OUT/checkpoint.pt and OUT/log.jsonl after every iteration and resumes from '
+               'OUT/checkpoint.pt. See docs/alphazero.md.')
+
+
 __all__ = ["add_arguments", "run"]
 
 # (option, AZConfig field, type, help)
@@ -63,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     except ImportError:
         raise RuntimeError("mavgame az needs PyTorch (pip install torch)") from None
     from .._progress import tqdm
-    from .train import AZConfig, AZTrainer, sync_log, write_log
+    from ..az.train import AZConfig, AZTrainer, sync_log, write_log
 
     if args.threads:
         torch.set_num_threads(int(args.threads))

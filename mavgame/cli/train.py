@@ -15,6 +15,11 @@ from pathlib import Path
 from typing import Any, Dict, Optional
 
 
+DESCRIPTION = ('Generate engine-annotated positions (epsilon-greedy games), train a MAV transformer on them, '
+               'export it (safetensors) and report the held-out metrics. Resumes from OUT/checkpoint.pt when it '
+               'exists.')
+
+
 #: ``--p-after`` of a new run: the paper's Figure 1 has the state after the best action and says such
 #: commands are randomly present (it gives no rate; present in half of the examples here).
 PAPER_P_AFTER = 0.5
@@ -241,8 +246,8 @@ def check_arguments(args: argparse.Namespace) -> None:
     """Per-argument checks of ``mavgame train``, before any generation or training starts: one
     ``mavgame: --ARG VALUE: ...`` line (SystemExit) naming the first bad argument."""
     from .. import _core
-    from .config import PRESETS, MAVConfig
-    from .records import MANIFEST
+    from ..model.config import PRESETS, MAVConfig
+    from ..model.records import MANIFEST
 
     def at_least(opt: str, lo: int, *, what: str = "") -> None:
         v = getattr(args, opt.lstrip("-").replace("-", "_"))
@@ -327,12 +332,12 @@ def check_arguments(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .generate import PROGRESS, generate_positions
-    from .records import MANIFEST
+    from ..model.generate import PROGRESS, generate_positions
+    from ..model.records import MANIFEST
     check_arguments(args)
     data = Path(args.data)
     if not (data / "train" / MANIFEST).exists() and args.pgn:
-        from .pgn import positions_from_pgn
+        from ..model.pgn import positions_from_pgn
         stats = positions_from_pgn(args.pgn, data, every=args.pgn_every, skip_plies=args.pgn_skip,
                                    max_games=args.games, workers=args.gen_workers, val_fraction=args.val_fraction,
                                    annotator_options=dict(args.annotator_option) or None,
@@ -356,15 +361,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"mavgame train: using the existing position set in {data} (--games/--pgn ignored)",
               file=sys.stderr)
     if args.search_data:
-        from .search_data import generate_search_trees, parse_shapes
+        from ..model.search_data import generate_search_trees, parse_shapes
         try:
             parse_shapes(args.search_shapes)
             if not (Path(args.search_data) / "train" / MANIFEST).exists() and args.search_trees <= 0:
                 raise ValueError(f"{args.search_data} holds no search trees; pass --search-trees N to generate them")
             root_values = None
             if args.search_root_model:
-                from .inference import MAVModel
-                from .mav_is import model_root_values
+                from ..model.inference import MAVModel
+                from ..model.mav_is import model_root_values
                 (rb, rd), = parse_shapes(args.search_root_shape)
                 if not Path(args.search_root_model).is_file():
                     raise ValueError(f"--search-root-model {args.search_root_model}: no such model file")
@@ -391,8 +396,8 @@ def run(args: argparse.Namespace) -> int:
         import torch  # noqa: F401
     except ImportError:
         raise SystemExit("mavgame train needs PyTorch: pip install torch") from None
-    from .train import TrainConfig, Trainer
-    from .train import saved_train_config
+    from ..model.train import TrainConfig, Trainer
+    from ..model.train import saved_train_config
     try:
         saved = saved_train_config(args.out)
     except ValueError as e:
@@ -423,7 +428,7 @@ def run(args: argparse.Namespace) -> int:
                       search_shapes=args.search_shapes, trace_form=args.trace_form, search_mirror=args.search_mirror,
                       init_from=args.init_from or "", finished_repeat=args.finished_repeat,
                       vocab_version=args.vocab_version)
-    from .inference import trainer_metrics
+    from ..model.inference import trainer_metrics
     try:
         tr = Trainer(cfg, evaluate_fn=trainer_metrics)
     except ValueError as e:
@@ -438,8 +443,8 @@ def run(args: argparse.Namespace) -> int:
     if args.final_eval_positions and tr.val_store is not None:
         report["heldout"] = trainer_metrics(tr, n_positions=args.final_eval_positions, full=True)
     if args.ood_games:
-        from .ood import ood_positions
-        from .inference import MAVModel, evaluate_records
+        from ..model.ood import ood_positions
+        from ..model.inference import MAVModel, evaluate_records
         gen = (tr.train_store.manifest.get("info") or {}).get("stats") or {}
         recs, ood_info = ood_positions(tr.game, Path(args.out) / "ood", args.ood_games, seed=10_000 + args.seed,
                                        exclude=[s for s in (tr.train_store, tr.val_store) if s is not None],
@@ -452,12 +457,12 @@ def run(args: argparse.Namespace) -> int:
         report["ood"] = evaluate_records(MAVModel.from_module(tr.model, tr.game, backend="auto"), tr.game, recs)
         report["ood"]["set"] = ood_info
     if args.search_data and args.final_eval_positions:
-        from .mav_is import evaluate_trace_records
-        from .search_data import parse_shapes
+        from ..model.mav_is import evaluate_trace_records
+        from ..model.search_data import parse_shapes
         val = Path(args.search_data) / "val"
         if (val / MANIFEST).exists():
-            from .store import PositionStore
-            from .inference import MAVModel
+            from ..model.store import PositionStore
+            from ..model.inference import MAVModel
             tr.model.eval()
             recs = list(PositionStore(val))[:args.final_eval_positions]
             report["search_heldout"] = evaluate_trace_records(MAVModel.from_module(tr.model, tr.game), tr.game,

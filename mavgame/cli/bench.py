@@ -1,25 +1,37 @@
-"""Run the peer benchmarks of bench/ and print a short summary: ``python -m mavgame.bench`` or ``mavgame bench --peers``.
+"""``mavgame bench``: single-thread speed of the C core; ``--peers`` runs bench/'s comparisons with the
+strongest installed peers and prints their summary.
 
-Each benchmark script in the source tree's ``bench/`` directory runs mavgame and its strongest installed peer in
-the same process, interleaved, and reports medians of CPU time (docs/benchmarks.md explains every figure).  This
-module runs them one after the other in fresh processes (``--quick``, the default: well under a few minutes;
+With ``--peers``, each benchmark script in the source tree's ``bench/`` directory runs mavgame and its strongest
+installed peer in the same process, interleaved, and reports medians of CPU time (docs/benchmarks.md explains
+every figure).  They run one after the other in fresh processes (the default: well under a few minutes;
 ``--full``: the settings of the figures in docs/benchmarks.md, several minutes and callgrind instruction counts)
-and collects their ``--json`` output into one table of mavgame's figure, the peer's and the ratio.  A peer that is
-not installed (OpenSpiel, Stockfish, python-chess, torch, valgrind) leaves its cells empty.
-
-The scripts live in the repository, not in the installed package: run this from a source checkout (or pass
-``--bench-dir``).
+and their ``--json`` output is collected into one table of mavgame's figure, the peer's and the ratio.  A peer
+that is not installed (OpenSpiel, Stockfish, python-chess, torch, valgrind) leaves its cells empty.  The scripts
+live in the repository, not in the installed package: run this from a source checkout (or pass ``--bench-dir``).
 """
 from __future__ import annotations
 
 import argparse
 import json
-import subprocess
+import os
 import sys
-import tempfile
 import time
+import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from .. import _core
+from ..games import registry
+from .options import (fail,
+                      positive_float)
+
+DESCRIPTION = ('Single-thread speed of the C core for each game: perft (deepened until it takes a quarter of the '
+               'budget), uniformly random playouts, the playout UCT baseline and MAV-MCTS with its playout '
+               'evaluator.  See bench/ for the comparisons with other libraries.')
+
+
+# ---- the peer benchmarks of bench/ (--peers) -----------------------------------------------------
 
 Row = Tuple[str, str, Optional[float], Optional[float], str]   # benchmark, what, mavgame, peer, unit/peer note
 
@@ -90,10 +102,10 @@ BENCHMARKS: Dict[str, Tuple[str, List[str], List[str], Callable[[Any], List[Row]
 
 
 def default_bench_dir() -> Path:
-    return Path(__file__).resolve().parents[1] / "bench"
+    return Path(__file__).resolve().parents[2] / "bench"
 
 
-def run(names: Sequence[str], full: bool, bench_dir: Path, extra: Dict[str, List[str]],
+def run_benchmarks(names: Sequence[str], full: bool, bench_dir: Path, extra: Dict[str, List[str]],
         echo: bool = True) -> Tuple[List[Row], Dict[str, str]]:
     """Runs the named benchmarks; (summary rows, {name: error}) ."""
     rows: List[Row] = []
@@ -138,22 +150,12 @@ def summary(rows: List[Row]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m mavgame.bench", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    mode = ap.add_mutually_exclusive_group()
-    mode.add_argument("--quick", action="store_true", help="short runs (the default)")
-    mode.add_argument("--full", action="store_true", help="the settings of docs/benchmarks.md (several minutes)")
-    ap.add_argument("--only", action="append", choices=sorted(BENCHMARKS),
-                    help="run only this benchmark (repeat; default: all, train only with --full)")
-    ap.add_argument("--pons", metavar="PATH", help="a c4solver binary built from Pascal Pons' sources (c4_solver)")
-    ap.add_argument("--stockfish", metavar="PATH", help="the Stockfish binary to compare with (perft)")
-    ap.add_argument("--bench-dir", type=Path, default=None, help="the bench/ directory (default: the source tree's)")
-    ap.add_argument("--json", help="also write the summary rows to this file")
-    args = ap.parse_args(argv)
+def run_peers(args: argparse.Namespace) -> int:
+    """``mavgame bench --peers``: run the benchmarks of bench/ and print the summary table."""
     bench_dir = args.bench_dir or default_bench_dir()
     if not (bench_dir / "mcts.py").is_file():
-        ap.error(f"no benchmark scripts in {bench_dir}: run from a mavgame source checkout or pass --bench-dir")
+        raise fail(f"bench --peers: no benchmark scripts in {bench_dir}: run from a mavgame source checkout or "
+                   "pass --bench-dir")
     names = args.only or [n for n, b in BENCHMARKS.items() if b[4] or args.full]
     extra: Dict[str, List[str]] = {}
     if args.pons:
@@ -161,7 +163,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.stockfish:
         extra["perft"] = ["--stockfish", args.stockfish]
     t0 = time.perf_counter()
-    rows, errors = run(names, args.full, bench_dir, extra)
+    rows, errors = run_benchmarks(names, args.full, bench_dir, extra)
     print(f"\nsummary ({'full' if args.full else 'quick'}, {time.perf_counter() - t0:.0f} s; medians of interleaved "
           "runs, CPU time; ratio = mavgame / peer, higher is better for mavgame)")
     print(summary(rows))
@@ -172,5 +174,90 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     return 1 if errors else 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--game", action="append", help="a game to measure (repeat; default: all)")
+    p.add_argument("--board-size", type=int, default=0, help="Hex board size (default: 11)")
+    p.add_argument("--seconds", type=positive_float, default=0.5,
+                    help="time budget per measurement (default: 0.5)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--peers", action="store_true",
+                   help="instead: run bench/'s comparisons with the strongest installed peers and print a summary "
+                        "(--full for the docs' settings)")
+    p.add_argument("--full", action="store_true", help="with --peers: the settings of docs/benchmarks.md (several minutes)")
+    p.add_argument("--only", action="append", choices=sorted(BENCHMARKS),
+                   help="with --peers: run only this benchmark (repeat; default: all, train only with --full)")
+    p.add_argument("--pons", metavar="PATH", help="with --peers: a c4solver binary built from Pascal Pons' sources")
+    p.add_argument("--stockfish", metavar="PATH", help="with --peers: the Stockfish binary to compare with (perft)")
+    p.add_argument("--bench-dir", type=Path, default=None,
+                   help="with --peers: the bench/ directory (default: the source tree's)")
+    p.add_argument("--json", help="with --peers: also write the summary rows to this file")
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    if args.peers or args.full or args.only or args.bench_dir:
+        return run_peers(args)
+
+    games = args.game or registry.names()
+    rows = []
+    try:
+        from .._progress import tqdm
+    except ImportError:  # pragma: no cover - tqdm is a dependency
+        tqdm = None
+    items = [(g, k) for g in games for k in ("perft", "playouts", "uct", "mcts")]
+    bar = tqdm(items, desc="bench", unit="test", disable=args.no_progress) if tqdm else items
+    for g, kind in bar:
+        try:
+            s = registry.get(g).state(None, args.board_size)
+        except ValueError as e:
+            raise fail(str(e))
+        budget = args.seconds
+        if kind == "perft":
+            depth, n, dt = 1, 0, 0.0
+            while True:  # deepen until one perft takes at least the budget / 4
+                t = time.perf_counter()
+                n = s.perft(depth)
+                dt = time.perf_counter() - t
+                if dt >= budget / 4 or depth >= 12 or n == 0:
+                    break
+                depth += 1
+            rows.append((g, f"perft({depth})", n, dt, "nodes"))
+        elif kind == "playouts":
+            n, dt, k = 0, 0.0, 64
+            while dt < budget:
+                t = time.perf_counter()
+                _core.random_playouts(s, k, seed=n)
+                dt += time.perf_counter() - t
+                n += k
+                k = min(k * 2, 1 << 16)
+            rows.append((g, "random playouts", n, dt, "playouts"))
+        elif kind == "uct":
+            n, dt = 0, 0.0
+            while dt < budget:
+                t = time.perf_counter()
+                _core.playout_mcts(s, 1000, seed=n)
+                dt += time.perf_counter() - t
+                n += 1000
+            rows.append((g, "playout UCT (1000 sims)", n, dt, "sims"))
+        else:
+            from ..search.mcts import MCTS
+            n, dt = 0, 0.0
+            while dt < budget:
+                m = MCTS("playout", num_simulations=1000, seed=n, reuse_tree=False)
+                t = time.perf_counter()
+                m.search(s)
+                dt += time.perf_counter() - t
+                n += 1000
+            rows.append((g, "MAV-MCTS, playout evaluator (1000 sims)", n, dt, "sims"))
+    if hasattr(bar, "close"):
+        bar.close()
+    w = max(len(r[1]) for r in rows)
+    gw = max(len(r[0]) for r in rows)
+    print(f"{'game':<{gw}}  {'test':<{w}}  {'count':>12}  {'seconds':>8}  {'rate':>16}")
+    for g, name, n, dt, unit in rows:
+        rate = n / dt if dt > 0 else float("inf")
+        print(f"{g:<{gw}}  {name:<{w}}  {n:>12}  {dt:>8.3f}  {rate:>11.3g} {unit}/s")
+    print(f"(one thread; {os.cpu_count()} CPUs on this machine)", file=sys.stderr)
+    return 0
+
+
+run = cmd_bench

@@ -8,6 +8,9 @@ import argparse
 import json
 
 
+DESCRIPTION = None
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="policy_command", required=True)
     tr = sub.add_parser("train", help="supervised training on the moves of PGN games",
@@ -89,7 +92,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from . import policy as P
+    from ..model import policy as P
 
     if getattr(args, "threads", 0):
         import torch
@@ -113,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {args.out}/policy.pt and {args.out}/metrics.json")
         return 0
     if args.policy_command == "rl":
-        from . import policy_rl as R
+        from ..model import policy_rl as R
         settings = R.RLSettings(steps=args.steps, games=args.games, vs_opponent=args.vs_opponent,
                                 opponent_games=args.opponent_games, max_plies=args.max_plies, lr=args.lr,
                                 batch=args.batch, table=args.table, human_prefix=not args.no_human_prefix,
@@ -126,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {args.out}/policy.pt (current network), opponent.pt, rl_state.pt and rl_log.jsonl")
         return 0
     if args.policy_command == "export":
-        from .policy_export import export_policy, load_native_policy
+        from ..model.policy_export import export_policy, load_native_policy
         out = export_policy(args.model, args.out, dtype=args.dtype)
         net = load_native_policy(out)
         print(f"wrote {out}: {net.channels} channels, {net.blocks} blocks, head {net.head}, {net.n_params:,} "

@@ -13,7 +13,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
+
+DESCRIPTION = ('Generate Connect Four (solver-verified, missed by a plain search) or chess (Stockfish-verified '
+               'only-move) puzzles; score agents and AZdb teams (per player, max-over-latents, sub-additive '
+               "rules) on them or on a user's CSV / EPD suite. See docs/alphazero.md.")
+
 
 __all__ = ["add_arguments", "run"]
 
@@ -49,7 +53,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from . import puzzles as pz
+    from ..az import puzzles as pz
     if args.puzzle_command == "generate":
         if args.game == "connect_four":
             ps = pz.generate_connect_four(args.count, min_plies=args.min_plies, max_plies=args.max_plies,
@@ -72,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         out[spec] = sc.tolist()
         print(f"{spec}: {int(sc.sum())}/{len(ps)} ({100.0 * sc.mean():.1f}%)")
     if args.team:
-        from .agent import AZdbTeam
+        from ..az.agent import AZdbTeam
         team = AZdbTeam(args.team, args.sims, rewards=args.rewards)
         res = pz.score_team(team, ps, progress=not args.no_progress)
         for k, v in res.items():

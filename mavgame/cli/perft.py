@@ -1,0 +1,48 @@
+"""``mavgame perft``: count the leaf nodes of the legal move tree (with ``--divide`` per move)."""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from .options import (fail,
+                      int_type, make_state)
+
+DESCRIPTION = 'Count the leaf nodes of the legal move tree to a depth (move generator check).'
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--game", default="chess", help="game name (see `mavgame games`; default: chess)")
+    p.add_argument("--fen", default=None, help="start position in the game's own text (FEN for chess)")
+    p.add_argument("--depth", type=int_type(0), default=5, help="depth in plies (default: 5)")
+    p.add_argument("--board-size", type=int, default=0, help="board size for sized games such as hex")
+    p.add_argument("--divide", action="store_true", help="print the count below each legal move")
+
+
+def cmd_perft(args: argparse.Namespace) -> int:
+    state = make_state(args.game, args.fen, args.board_size, 0)
+    if args.divide:
+        t0 = time.perf_counter()
+        try:
+            acts, counts = state.perft_divide(args.depth)
+        except ValueError as e:
+            raise fail(f"--depth {args.depth}: {e}")
+        dt = time.perf_counter() - t0
+        for a, c in sorted(zip(acts.tolist(), counts.tolist()), key=lambda x: state.action_to_str(x[0])):
+            print(f"{state.action_to_str(a)}: {c}")
+        total = int(counts.sum())
+        print(f"\nNodes searched: {total}")
+    else:
+        t0 = time.perf_counter()
+        try:
+            total = state.perft(args.depth)
+        except ValueError as e:
+            raise fail(f"--depth {args.depth}: {e}")
+        dt = time.perf_counter() - t0
+        print(f"perft({args.depth}) = {total}")
+    nps = total / dt if dt > 0 else float("inf")
+    print(f"time {dt:.3f} s, {nps / 1e6:.1f} M nodes/s", file=sys.stderr)
+    return 0
+
+
+run = cmd_perft
