@@ -25,3 +25,13 @@ def test_missing_bench_dir_is_a_clear_error(tmp_path, capsys):
     with pytest.raises(SystemExit, match="no benchmark scripts in"):
         main(["bench", "--peers", "--bench-dir", str(tmp_path)])
     assert (bench.default_bench_dir() / "mcts.py").is_file()
+
+
+def test_signature_is_deterministic_and_counts_known_trees(capsys):
+    """`mavgame bench --signature`: the same number twice, built from counts with known parts (perft tables)."""
+    from mavgame.cli import main
+    a, b = bench.signature(model=False), bench.signature(model=False)
+    assert a == b and a["total"] == sum(v for k, v in a.items() if k != "total")
+    assert a["perft chess start 5"] == 4_865_609 and a["perft kiwipete 4"] == 4_085_603
+    assert main(["bench", "--signature", "--no-model"]) == 0
+    assert capsys.readouterr().out.strip() == f"signature {a['total']}"

@@ -174,12 +174,60 @@ def run_peers(args: argparse.Namespace) -> int:
     return 1 if errors else 0
 
 
+# ---- the signature (--signature): node and visit counts over fixed positions and seeds ---------------------
+
+KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
+
+
+def signature(model: bool = True) -> Dict[str, int]:
+    """Counts that any change to move generation or search changes: perft of fixed positions, the Connect Four
+    solver's nodes, the visit distributions and tree sizes of seeded MCTS searches, and (``model``) a
+    MAV-MCTS search with the shipped model. ``total`` sums them: the one number quoted in commits that touch
+    search or move generation (as Stockfish's ``bench``). Deterministic for one build; the MAV-MCTS part can
+    differ between machines whose matrix kernels differ (AVX2 or not), so it is also given apart."""
+    from .. import Chess, ConnectFour, Gardner, Hex, TicTacToe
+    from ..search.mcts import MCTS
+    parts: Dict[str, int] = {
+        "perft chess start 5": Chess().perft(5),
+        "perft kiwipete 4": Chess(KIWIPETE).perft(4),
+        "perft connect_four 8": ConnectFour().perft(8),
+        "perft gardner 5": Gardner().perft(5),
+        "perft hex5 4": Hex(size=5).perft(4),
+        "perft tictactoe 9": TicTacToe().perft(9),
+    }
+    from ..games.connect_four import solver as c4_solver
+    for moves in ("3332221111", "4444333", "44444422"):
+        r = ConnectFour.from_moves(moves).solve(solver=c4_solver(20, book=False))   # a fresh table, no book
+        parts[f"solve connect_four {moves}"] = int(r.nodes) + 1000 * (int(r.score) + 100)
+
+    def searched(res) -> int:
+        v = [int(x) for x in res.visits]
+        return sum((i + 1) * x for i, x in enumerate(v)) + int(res.stats["nodes"]) + int(res.stats["edges"])
+
+    for name, state, sims in (("connect_four 44", ConnectFour.from_moves("44"), 3000),
+                              ("chess start", Chess(), 2000), ("hex5", Hex(size=5), 2000)):
+        parts[f"mcts playout {name}"] = searched(MCTS("playout", num_simulations=sims, seed=7).search(state))
+    if model:
+        from ..agents.mav import NativeMAVEvaluator
+        from ..model.inference import MAVModel
+        ev = NativeMAVEvaluator(MAVModel.load(threads=1), scoring="mean", batch_size=1)
+        parts["mav_mcts connect_four 4453"] = searched(
+            MCTS(ev, num_simulations=64, batch_size=1, seed=7).search(ConnectFour.from_moves("4453")))
+    parts["total"] = sum(parts.values())
+    return parts
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--game", action="append", help="a game to measure (repeat; default: all)")
     p.add_argument("--board-size", type=int, default=0, help="Hex board size (default: 11)")
     p.add_argument("--seconds", type=positive_float, default=0.5,
                     help="time budget per measurement (default: 0.5)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--signature", action="store_true",
+                   help="instead: print the node and visit counts of fixed searches (perft, solver, MCTS, MAV-MCTS "
+                        "with the shipped model) and their sum, the one number to quote in commits that touch search "
+                        "or move generation")
+    p.add_argument("--no-model", action="store_true", help="with --signature: leave out the MAV-MCTS search")
     p.add_argument("--peers", action="store_true",
                    help="instead: run bench/'s comparisons with the strongest installed peers and print a summary "
                         "(--full for the docs' settings)")
@@ -194,6 +242,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    if args.signature:
+        parts = signature(model=not args.no_model)
+        for k, v in parts.items():
+            if k != "total":
+                print(f"{k:<34} {v:>14,}", file=sys.stderr)
+        print(f"signature {parts['total']}")
+        return 0
     if args.peers or args.full or args.only or args.bench_dir:
         return run_peers(args)
 
