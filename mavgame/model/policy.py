@@ -35,8 +35,9 @@ from torch import nn
 from .. import _core
 from .._atomic import write_json_atomic
 from .._checkpoint import load_state, save_state
+from .policy_export import POLICY_PT_FORMAT, is_exported, read_policy_file
 
-FORMAT = "mavgame-policy-1"
+FORMAT = POLICY_PT_FORMAT   # the format field of a policy.pt
 
 
 @dataclasses.dataclass
@@ -338,8 +339,6 @@ class PolicyModel:
     @classmethod
     def load(cls, path, device="cpu") -> "PolicyModel":
         """A ``policy.pt`` (format ``mavgame-policy-1``) or an exported file (:mod:`mavgame.model.policy_export`)."""
-        from .policy_export import is_exported, read_policy_file
-
         if Path(path).is_file() and is_exported(path):
             cfg, sd = read_policy_file(path)
             try:

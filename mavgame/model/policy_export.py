@@ -37,6 +37,7 @@ from .export import float32_to_bf16_bits, load_safetensors, safetensors_bytes
 FORMAT_NAME = "mavgame-policy"
 FORMAT_VERSION = "1"
 DTYPES = ("float16", "bfloat16", "float32")
+POLICY_PT_FORMAT = "mavgame-policy-1"   # the format field of a policy.pt (mavgame.model.policy.FORMAT)
 
 PathLike = Union[str, os.PathLike]
 
@@ -77,15 +78,19 @@ def policy_file_bytes(state_dict: Dict[str, Any], config: Dict[str, Any], *, dty
 
 
 def _torch_source(src) -> Tuple[Dict[str, Any], Dict[str, Any]]:
-    """(state_dict, config) of a policy.pt path, a PolicyModel or a PolicyNet (needs PyTorch)."""
+    """(state_dict, config) of a policy.pt path (read as data, :func:`mavgame._checkpoint.load_state`), a
+    PolicyModel or a PolicyNet (anything with ``.net``, or with ``state_dict()`` and a dataclass ``config``);
+    needs PyTorch for a path."""
     import dataclasses
 
-    from .policy import PolicyModel, PolicyNet
-
     if isinstance(src, (str, os.PathLike)):
-        src = PolicyModel.load(src)
-    net = src.net if isinstance(src, PolicyModel) else src
-    if not isinstance(net, PolicyNet):
+        from .._checkpoint import load_state
+        d = load_state(src, "policy model")
+        if not isinstance(d, dict) or d.get("format") != POLICY_PT_FORMAT or "state_dict" not in d:
+            raise ValueError(f"{src} is not a policy model file (format {POLICY_PT_FORMAT!r} expected)")
+        return dict(d["state_dict"]), dict(d["config"])
+    net = getattr(src, "net", src)
+    if not (callable(getattr(net, "state_dict", None)) and dataclasses.is_dataclass(getattr(net, "config", None))):
         raise TypeError(f"expected a policy.pt path, a PolicyModel or a PolicyNet, got {type(src).__name__}")
     return net.state_dict(), dataclasses.asdict(net.config)
 
