@@ -1,7 +1,8 @@
-"""The AZdb experiment's report (docs/alphazero.md, "The team experiment"): plots and a JSON summary from
+"""The AZdb experiment's report (docs/alphazero.md, "The team experiment"; experiments/2026-11-24-azdb-c4-team):
+plots and a JSON summary from
 a team run and a single AlphaZero run of ``mavgame az``, a puzzle score file of ``mavgame az-puzzles score``.
 
-    python tools/azdb_report.py --team runs/team --single runs/single --scores scores.json --out docs/azdb
+    python tools/azdb_report.py --team runs/team --single runs/single --scores scores.json --out runs/azdb
 
 Writes OUT_training.png (loss and intrinsic loss per iteration), OUT_occupancy.png (each player's psi:
 where its stones stand, minus the team's mean), OUT_openings.png (each player's first-move visit
@@ -36,7 +37,7 @@ def main():
     import torch
     torch.set_num_threads(1)
     import mavgame
-    from mavgame.az.agent import AZdbTeam
+    from mavgame.agents.alphazero import AZdbTeam
     from mavgame.az.train import load_checkpoint
 
     summary = {}

@@ -1,8 +1,9 @@
 """The AZdb experiment over seeds (docs/alphazero.md, "The team experiment"): puzzle solve rates and
-team-vs-single matches of several seeds of ``tools/azdb_c4_experiment.sh``, with 95% confidence
+team-vs-single matches of several seeds of
+``experiments/2026-11-24-azdb-c4-team/azdb_c4_experiment.sh``, with 95% confidence
 intervals, plots and a JSON summary.
 
-    python tools/azdb_seeds.py --eval runs/eval --seeds 1 2 3 --out docs/azdb_c4_seeds
+    python tools/azdb_seeds.py --eval runs/eval --seeds 1 2 3 --out experiments/2026-11-24-azdb-c4-team/azdb_c4_seeds
 
 Reads EVAL/score_s{seed}.json (and score_vd_s*, score_extrinsic_s*: the ablations of the play-time
 search value), EVAL/report_s{seed}.json (players' first moves, psi distances) and

@@ -1,6 +1,7 @@
 """Elo against simulations from a league store (the MAV paper's Table 1 / Figure 7 view of a league).
 
-    python tools/elo_vs_sims.py runs/c4-table1-play.sqlite docs/mav_c4_table1_sims.png --zero mcts-100
+    python tools/elo_vs_sims.py runs/c4-table1-real4.sqlite \
+        experiments/2026-11-27-c4-table1-league/mav_c4_table1_real4_sims.png --zero mcts-100
 
 Reads the league's agents (their specs) and games from a `mavgame league --out STORE` file, fits maximum-
 likelihood Elo (draws as half wins, one virtual draw a pair, the --zero agent at 0) and draws every agent

@@ -44,7 +44,7 @@ def played_wrong(model_path: str, game: str, records: List[Dict[str, Any]], scor
                  mirror: bool) -> List[bool]:
     """For each record: does the searchless agent's move miss the annotation's best value?"""
     from mavgame import State
-    from mavgame.model.agents import MAVGreedyAgent
+    from mavgame.agents.mav import MAVGreedyAgent
     from mavgame.model.records import is_best_move
     agent = MAVGreedyAgent(model_path, scoring=scoring, mirror=mirror)
     agent.setup(game, seed=0)

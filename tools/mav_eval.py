@@ -8,7 +8,7 @@ Every position is asked in the plain form and, with its predecessor, in the tran
 `%top_all` precision / recall, next state, and the finished-game rows: finished prompts recognised and live
 prompts claimed finished.
 
-``--greedy`` adds the move the searchless agent plays (`mavgame.model.agents.MAVGreedyAgent`, mean and max
+``--greedy`` adds the move the searchless agent plays (`mavgame.agents.mav.MAVGreedyAgent`, mean and max
 scoring, and with ``mirror=1`` where the game has a mirror symmetry): how often it is a best move by the
 annotation, per phase, on the live positions.
 
@@ -82,7 +82,7 @@ def greedy_table(model, recs):
     """{agent name: {phase: rate}}: how often MAVGreedyAgent's move has the annotation's best value, printed
     as a table (live annotated positions only)."""
     from mavgame import State
-    from mavgame.model.agents import MAVGreedyAgent
+    from mavgame.agents.mav import MAVGreedyAgent
     from mavgame.model.symmetry import mirror_games
     game = model.game
     live = _live(recs)

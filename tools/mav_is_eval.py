@@ -235,7 +235,7 @@ def main() -> int:
 def greedy_optimal(paths, model, game, recs, threads):
     """{model path: {agent name: rate}}: the searchless agent's move at each tree's root, against the root's
     engine values (the same roots as the traces' ``final_optimal``), printed."""
-    from mavgame.model.agents import MAVGreedyAgent
+    from mavgame.agents.mav import MAVGreedyAgent
     from mavgame.model.symmetry import mirror_games
     roots = [record_tree(game, r) for r in recs]
     out = {}

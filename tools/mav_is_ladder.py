@@ -1,7 +1,7 @@
 """The MAV-IS ladder: every search shape against the same model's searchless MAV, pooled over match stores.
 
     python tools/mav_is_ladder.py --series 'r17=runs/ladder17/m47_*.sqlite,runs/ladder17/g53/league.sqlite' \
-        --tokens r17=runs/ladder17/g53/results.json --out docs/mav_is_ladder.png
+        --tokens r17=runs/ladder17/g53/results.json --out experiments/2026-11-29-c4-mav-is-r17/mav_is_ladder.png
 
 Each --series LABEL=STORE[,STORE...] (globs allowed) names result stores of `mavgame match` / `mavgame league`
 / `bench/mav_is_league.py`. From each store's header it reads the agents' specs: every game between the
@@ -29,15 +29,12 @@ Shape = Tuple[int, int, bool]   # breadth, depth, copy_names
 def shape_of(spec: str) -> Optional[Shape]:
     """(breadth, depth, copy_names) of a `mav_is:` spec, with the agent's own defaults; None for any other
     agent."""
-    import inspect
-
-    from mavgame.model.mav_is import _make_mav_is
-    from mavgame.play.agents import parse_spec
+    from mavgame.agents import agent_kind, parse_spec
 
     kind, kv = parse_spec(spec)
     if kind != "mav_is":
         return None
-    default = {k: p.default for k, p in inspect.signature(_make_mav_is).parameters.items()}
+    default = {k: o.default for k, o in agent_kind("mav_is").options.items()}
     try:
         b, d = int(kv.get("breadth", default["breadth"])), int(kv.get("depth", default["depth"]))
     except ValueError:

@@ -3,7 +3,8 @@ fixed opponent as white and as black (over windows of --window opponent games) a
 the games played; a table of the same windows on stdout.
 
     python tools/policy_rl_plot.py runs/idp-rl                 # writes runs/idp-rl/rl_curves.png
-    python tools/policy_rl_plot.py runs/idp-rl --window 100 --out docs/policy_rl.png
+    python tools/policy_rl_plot.py runs/idp-rl --window 100 \
+        --out experiments/2026-11-27-idp-policy-6000-games/policy_rl.png
 """
 import argparse
 import json

@@ -6,7 +6,8 @@ Writes OUT/train: every record of POSITIONS/train, then one record per non-root 
 TREES/train (its state, its parent's state and move as the transition, its annotated values and best move,
 or for a finished game no values and its result), and OUT/val: a copy of POSITIONS/val. A node whose state
 occurs in POSITIONS/val or anywhere in TREES/val (roots and their nodes) is left out, so that nothing held
-out reaches training. Why (docs/model.md "MAV-IS: a longer fine-tune"): a MAV-IS model writes each child's
+out reaches training. Why (experiments/2026-11-27-c4-mav-is-full-form, "A longer fine-tune in the full
+form"): a MAV-IS model writes each child's
 board right and then often declares the game over when it is not; in the traces, children are often finished
 games, while the MAV share of training has one finished position per game.
 """

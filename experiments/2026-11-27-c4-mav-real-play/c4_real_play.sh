@@ -1,8 +1,8 @@
 #!/bin/bash
-# One round of training a Connect Four MAV on positions from its own play (docs/model.md, "Positions from real
-# play"; the sixth run of the shipped model):
+# One round of training a Connect Four MAV on positions from its own play (the experiment of this folder's
+# README.md, "Positions from real play"; the sixth to ninth runs of the shipped model), from the repository root:
 #
-#   tools/c4_real_play.sh MODEL32 OUT [EXPORT]
+#   experiments/2026-11-27-c4-mav-real-play/c4_real_play.sh MODEL32 OUT [EXPORT]
 #
 # MODEL32: the float32 model to start from (tools/export_checkpoint.py RUN MODEL32); OUT: the round's folder.
 # 1. games of the searchless MAV of MODEL32 against basic MCTS at 100 simulations (2,000 games, OPEN1 openings,

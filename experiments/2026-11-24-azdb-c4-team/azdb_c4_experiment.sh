@@ -1,7 +1,8 @@
 #!/bin/bash
-# The AZdb Connect Four experiment at equal compute (docs/alphazero.md, "The team experiment"), one seed:
+# The AZdb Connect Four experiment at equal compute (this folder's README.md; docs/alphazero.md), one seed,
+# from the repository root:
 #
-#   tools/azdb_c4_experiment.sh SEED train-single | train-team | eval
+#   experiments/2026-11-24-azdb-c4-team/azdb_c4_experiment.sh SEED train-single | train-team | eval
 #
 # train-*: a single AlphaZero and a 5-player team with the same self-play games x simulations and the
 #   same training steps (25 iterations x 50 games x 40 simulations, 25 x 50 Adam steps on 128 positions).
