@@ -45,9 +45,9 @@ def test_fresh_positions_clear_the_bars(model, tmp_path):
 
 
 def test_greedy_agent_plays_whole_games(model):
-    from mavgame.play.agents import RandomAgent
+    from mavgame.agents.basic import RandomAgent
     from mavgame.play.game_loop import play_game
-    from mavgame.model.agents import MAVGreedyAgent
+    from mavgame.agents.mav import MAVGreedyAgent
     mav_agent = MAVGreedyAgent(model, seed=0)
     rnd = RandomAgent(seed=1)
     wins = (play_game(mav_agent, rnd, "connect_four", seed=0).result == "1-0") + \
@@ -93,7 +93,7 @@ def test_league_workers_with_torch_loaded_do_not_hang(model, tmp_path):
     import sys
     env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
     out = tmp_path / "lg.sqlite"
-    r = subprocess.run([sys.executable, "-m", "mavgame.cli", "league", "--agent", "mav", "--agent", "random",
+    r = subprocess.run([sys.executable, "-m", "mavgame", "league", "--agent", "mav", "--agent", "random",
                         "--max-games", "4", "--workers", "2", "--no-progress", "--out", str(out)],
                        env=env, capture_output=True, text=True, timeout=240)
     assert r.returncode == 0, r.stderr
