@@ -142,7 +142,7 @@ def main() -> int:
             torch.manual_seed(0)
             torch.set_num_threads(1)
             if args.model:
-                from mavgame.play.policy_agents import SHIPPED_POLICY
+                from mavgame.agents.policy import SHIPPED_POLICY
                 net = PolicyModel.load(SHIPPED_POLICY if args.model == "shipped" else args.model)
                 args.channels, args.blocks = net.net.config.channels, net.net.config.blocks
             else:
@@ -157,7 +157,7 @@ def main() -> int:
             native = _core.PolicyNet(policy_file_bytes(net.net.state_dict(), dataclasses.asdict(net.net.config),
                                                        dtype="float32"))
         elif args.model:
-            from mavgame.play.policy_agents import SHIPPED_POLICY
+            from mavgame.agents.policy import SHIPPED_POLICY
             native = load_native_policy(SHIPPED_POLICY if args.model == "shipped" else args.model)
     weights = np.random.default_rng(0).random(1968).astype(np.float32)
     rows = {

@@ -81,7 +81,7 @@ def mcts_prefix_sharing(model, sims, prefix_cache=4096):
     state tracking: off, per batch (the prefix tree of each batch), and with the engine's cross-batch prefix
     cache of ``prefix_cache`` tokens too; the search times; the searches are checked to be identical."""
     from mavgame.search.mcts import MCTS
-    from mavgame.model.agents import NativeMAVEvaluator
+    from mavgame.agents.mav import NativeMAVEvaluator
     out = []
     print(f"\nprefix sharing inside native MAV-MCTS ({sims} simulations, batch 16, 1 thread, no output cache):")
     settings = (("off", False, 0), ("batch", True, 0), (f"batch+cache {prefix_cache}", True, prefix_cache))
@@ -208,7 +208,7 @@ def main():
 
     # inside MAV-MCTS
     from mavgame.search.mcts import MCTS
-    from mavgame.model.agents import MAVEvaluator, NativeMAVEvaluator
+    from mavgame.agents.mav import MAVEvaluator, NativeMAVEvaluator
     sims = 64 if args.quick else 256
     s = mavgame.State("connect_four")
     variants = [("python/numpy", lambda: MAVEvaluator(models["numpy"], cache_size=0)),

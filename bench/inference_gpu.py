@@ -150,7 +150,7 @@ def main():
             with open(args.json, "w") as f:
                 json.dump(results, f, indent=1)
 
-    from mavgame.model.agents import NativeMAVEvaluator
+    from mavgame.agents.mav import NativeMAVEvaluator
     from mavgame.search.mcts import MCTS
     print("\nnative MAV-MCTS, shipped model, 1,000 simulations from the empty board (engine mode, no output cache):")
     for bs in (16, 64):

@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import mavgame  # noqa: E402
 from mavgame import mav  # noqa: E402
 from mavgame.model import search_data  # noqa: E402
-from mavgame.model.agents import PLAIN  # noqa: E402
+from mavgame.agents.mav import PLAIN  # noqa: E402
 from mavgame.model.inference import shipped_model_path  # noqa: E402
 from mavgame.play.league import League  # noqa: E402
 from mavgame.play.openings import random_openings  # noqa: E402
@@ -194,7 +194,7 @@ def main() -> int:
     print()
     print(elo.table())
 
-    from mavgame.model.agents import get_model
+    from mavgame.agents.mav import get_model
     model = get_model(args.model, "auto")
     states = sample_positions(res.games, args.token_positions, args.seed)
     form = getattr(model, "trace_form", "short")

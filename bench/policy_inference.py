@@ -62,7 +62,7 @@ def main() -> int:
     torch.set_num_threads(args.threads)
     from mavgame.model.policy import PolicyConfig, PolicyModel, PolicyNet
     from mavgame.model.policy_export import policy_file_bytes
-    from mavgame.play.policy_agents import SHIPPED_POLICY
+    from mavgame.agents.policy import SHIPPED_POLICY
 
     rounds = args.rounds or (5 if args.quick else 9)
     nets = []

@@ -154,7 +154,7 @@ def main(argv=None):
                       f"({r['out_tokens_per_eval']:.0f} output tokens each){ratio}")
 
     if shipped is not None and not args.preset:
-        from mavgame.model.agents import MAVEvaluator
+        from mavgame.agents.mav import MAVEvaluator
         from mavgame.search.mcts import MCTS
         for name in ("numpy", "torch"):
             model = MAVModel.load(shipped_model_path("connect_four"), backend=name)

@@ -9,8 +9,9 @@ subpackage each (docs/architecture.md):
   internal-search traces);
 - :mod:`mavgame.search`: MCTS over the C engine and batched evaluators;
 - :mod:`mavgame.engines`: UCI engines (Stockfish), their skill levels, engine annotation;
-- :mod:`mavgame.play`: agents, games between them, leagues, results, Elo;
-- :mod:`mavgame.model`: the MAV transformer (training, inference, data; needs PyTorch).
+- :mod:`mavgame.play`: games between agents, leagues, results, Elo;
+- :mod:`mavgame.model`: the MAV transformer (training, inference, data; needs PyTorch);
+- :mod:`mavgame.agents`: the agent interface, the agent specs and their kinds (the top layer).
 
 The public API is re-exported here (``__all__``); the play and engine names load on first use.
 """
@@ -32,10 +33,10 @@ __version__ = "0.1.0"
 # name -> (module, attribute): loaded on first use (PEP 562), so `import mavgame` stays light
 _LAZY = {
     "MAVModel": ("mavgame.model", "MAVModel"),
-    "Agent": ("mavgame.play.agents", "Agent"),
-    "AgentError": ("mavgame.play.agents", "AgentError"),
-    "make_agent": ("mavgame.play.agents", "make_agent"),
-    "register_agent": ("mavgame.play.agents", "register_agent"),
+    "Agent": ("mavgame.agents.base", "Agent"),
+    "AgentError": ("mavgame.agents.base", "AgentError"),
+    "make_agent": ("mavgame.agents.spec", "make_agent"),
+    "register_agent": ("mavgame.agents.spec", "register_agent"),
     "League": ("mavgame.play.league", "League"),
     "LeagueError": ("mavgame.play.league", "LeagueError"),
     "LeagueResults": ("mavgame.play.results", "LeagueResults"),

@@ -11,6 +11,13 @@ thread pools.
   before anything runs there: ``OMP_NUM_THREADS``, ``MKL_NUM_THREADS``, ``OPENBLAS_NUM_THREADS`` (read by
   libraries loaded later, PyTorch included) and ``torch.set_num_threads`` when torch is already loaded.
   ``MAVGAME_WORKER_THREADS`` overrides the count.
+- Orphans: a worker exits when the process that started it dies, however it dies (``kill -9`` included),
+  instead of waiting forever on its task queue with the parent's files (a league's ``.sqlite``) open: on
+  Linux the kernel sends it SIGKILL (``prctl(PR_SET_PDEATHSIG)``, :func:`die_with_parent`); elsewhere, for
+  a worker started by a thread other than the main thread, and under ``forkserver`` (where the parent is
+  the fork server), a thread in the worker notices within half a second.  A subprocess that a worker (or
+  any process) starts, such as a UCI engine, goes with it when started with
+  ``preexec_fn=die_with_parent_preexec()``.
 
 A pool initializer that opens something (a UCI engine, a solver) calls :func:`close_at_exit` so that
 it is closed when the worker process exits.
@@ -27,11 +34,14 @@ import multiprocessing as mp
 import multiprocessing.context
 import multiprocessing.pool
 import os
+import signal
 import sys
+import threading
+import time
 from typing import Any, Callable, Optional, Sequence
 
 __all__ = ["available_cpus", "threads_per_worker", "limit_threads", "worker_context", "pool",
-           "process_pool_executor", "close_at_exit"]
+           "process_pool_executor", "close_at_exit", "die_with_parent", "die_with_parent_preexec"]
 
 _THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
@@ -72,6 +82,88 @@ def limit_threads(n: int) -> None:
             pass
 
 
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+_PRCTL = None  # libc's prctl once looked up (False: there is none)
+
+
+def _prctl():
+    """libc's ``prctl`` (Linux), or None."""
+    global _PRCTL
+    if _PRCTL is None:
+        _PRCTL = False
+        if sys.platform.startswith("linux"):
+            try:
+                import ctypes
+                f = ctypes.CDLL(None, use_errno=True).prctl
+                f.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+                f.restype = ctypes.c_int
+                _PRCTL = f
+            except (ImportError, OSError, AttributeError):
+                pass
+    return _PRCTL or None
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, which has exited, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists
+        pass
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except (OSError, IndexError):
+        return True  # no /proc: os.kill said it exists
+
+
+def _watch(alive: Callable[[], bool], interval: float = 0.5) -> None:
+    """A daemon thread that kills this process (SIGKILL) once ``alive()`` is false."""
+    def watch():
+        while alive():
+            time.sleep(interval)
+        os.kill(os.getpid(), signal.SIGKILL)
+    threading.Thread(target=watch, name="mavgame-parent-watch", daemon=True).start()
+
+
+def die_with_parent(parent: Optional[int] = None, *, kernel: bool = True) -> None:
+    """Make this process die (SIGKILL) when its parent process exits, however the parent ends.
+
+    With ``kernel`` on Linux the kernel sends the signal (``prctl(PR_SET_PDEATHSIG, SIGKILL)``); the kernel
+    counts the *thread* that started this process as the parent, so a process started by a thread other
+    than its parent's main thread passes ``kernel=False``.  Otherwise (or without prctl) a daemon thread
+    checks ``os.getppid()`` every half second.  ``parent``: the parent's pid, to catch a parent that died
+    before the call (this process then dies at once; default: the parent at the time of the call).  The
+    worker processes of :func:`worker_context` call it before anything else runs."""
+    prctl = _prctl() if kernel else None
+    if prctl is not None and prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0:
+        if parent is not None and os.getppid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)  # the parent died before the prctl
+        return
+    parent = os.getppid() if parent is None else parent
+    _watch(lambda: os.getppid() == parent)
+
+
+def die_with_parent_preexec() -> Optional[Callable[[], None]]:
+    """A ``preexec_fn`` for :class:`subprocess.Popen` that has the child (a UCI engine) killed (SIGKILL) when
+    this process exits, by the kernel (Linux: ``prctl(PR_SET_PDEATHSIG)``, which lasts across ``exec``).
+
+    None (nothing to do) where there is no prctl, and when called from a thread other than the main thread:
+    the kernel ties the signal to the thread that starts the child, so a child started by a thread that
+    ends before the process would die with that thread."""
+    prctl = _prctl()
+    if prctl is None or threading.current_thread() is not threading.main_thread():
+        return None
+    parent, sig = os.getpid(), int(signal.SIGKILL)
+
+    def preexec() -> None:  # in the child, between fork and exec: no locks, no allocation to speak of
+        prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
+        if os.getppid() != parent:  # this process died before the prctl
+            os._exit(1)
+    return preexec
+
+
 def _start_method() -> str:
     methods = mp.get_all_start_methods()
     if "torch" in sys.modules and "forkserver" in methods:
@@ -85,7 +177,20 @@ def _process_class(method: str):
     return _PROCESS_CLASSES[method]
 
 
+def _start_recorded(self, base) -> None:
+    # the kernel's parent of a forked or spawned worker is the thread that starts it (die_with_parent)
+    self._mavgame_main_thread = threading.current_thread() is threading.main_thread()
+    base.start(self)
+
+
 def _run_limited(self, base) -> None:
+    creator = self._parent_pid  # the process that started this one (multiprocessing's record)
+    if getattr(self, "_start_method", None) == "forkserver":
+        # the parent is the fork server, which outlives the creator as long as its workers do (they hold
+        # its liveness pipe): watch the creator itself
+        _watch(lambda: _alive(creator))
+    else:
+        die_with_parent(creator, kernel=getattr(self, "_mavgame_main_thread", True))
     threads = getattr(self, "_mavgame_threads", None)
     if threads:
         limit_threads(threads)
@@ -93,17 +198,26 @@ def _run_limited(self, base) -> None:
 
 
 class _ForkProcess(mp.context.ForkProcess if hasattr(mp.context, "ForkProcess") else mp.Process):  # type: ignore
+    def start(self) -> None:
+        _start_recorded(self, _ForkProcess.__mro__[1])
+
     def run(self) -> None:
         _run_limited(self, _ForkProcess.__mro__[1])
 
 
 class _SpawnProcess(mp.context.SpawnProcess if hasattr(mp.context, "SpawnProcess") else mp.Process):  # type: ignore
+    def start(self) -> None:
+        _start_recorded(self, _SpawnProcess.__mro__[1])
+
     def run(self) -> None:
         _run_limited(self, _SpawnProcess.__mro__[1])
 
 
 class _ForkServerProcess(mp.context.ForkServerProcess if hasattr(mp.context, "ForkServerProcess")  # type: ignore
                          else mp.Process):
+    def start(self) -> None:
+        _start_recorded(self, _ForkServerProcess.__mro__[1])
+
     def run(self) -> None:
         _run_limited(self, _ForkServerProcess.__mro__[1])
 

@@ -17,7 +17,7 @@ def test_old_names_are_gone(module, old):
 
 def test_hex_is_searched_by_playout_uct_not_a_method():
     from mavgame import Hex
-    from mavgame.play.agents import UCTAgent
+    from mavgame.agents.mcts import UCTAgent
     from mavgame.search.mcts import UCTResult, playout_uct
     b = Hex.from_moves("a1", size=4)
     assert not hasattr(b, "mcts")
@@ -32,7 +32,7 @@ def test_hex_is_searched_by_playout_uct_not_a_method():
 def test_game_records_use_the_termination_enum():
     import json
     from mavgame import Termination
-    from mavgame.play.agents import MinimaxAgent, RandomAgent
+    from mavgame.agents.basic import MinimaxAgent, RandomAgent
     from mavgame.play.league import play_game
     from mavgame.play.records import GameRecord
     rec = play_game(MinimaxAgent(seed=1), RandomAgent(2), "tictactoe", seed=1)

@@ -225,7 +225,7 @@ def test_checkpoint_errors(tmp_path):
 def test_az_agent_and_command(tmp_path):
     pytest.importorskip("torch")
     from mavgame import cli
-    from mavgame.play import agents
+    from mavgame import agents
     out = tmp_path / "run"
     args = ["az", "--out", str(out), "--game", "tictactoe", "--iterations", "1", "--games", "6", "--parallel", "6",
             "--sims", "8", "--blocks", "1", "--channels", "8", "--steps", "3", "--batch-size", "16", "--no-progress",

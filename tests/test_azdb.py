@@ -170,7 +170,7 @@ def test_team_training_resume_and_agent(tmp_path):
     pytest.importorskip("torch")
     import torch as _t
     from mavgame.az.train import AZTrainer
-    from mavgame.play.agents import make_agent
+    from mavgame.agents import make_agent
     _t.set_num_threads(1)
     t = AZTrainer(_team_config())
     rec = t.run_iteration()
@@ -195,7 +195,7 @@ def test_team_training_resume_and_agent(tmp_path):
 
 def test_puzzle_files_and_scoring(tmp_path):
     from mavgame.az import puzzles as pz
-    from mavgame.play.agents import CallableAgent
+    from mavgame.agents import CallableAgent
     # x to move wins at once in column 4 only (x on 1 2 3 of the bottom row, o above)
     st = mavgame.State("connect_four")
     for col in "112233":
@@ -343,8 +343,8 @@ def test_play_time_rewards_change_a_players_choice(tmp_path):
     diversity reward favours; with them off, or for player 0 (lambda 1), it plays the prior's move."""
     pytest.importorskip("torch")
     import torch as _t
-    from mavgame.az.agent import AZdbTeam
-    from mavgame.play.agents import make_agent
+    from mavgame.agents.alphazero import AZdbTeam
+    from mavgame.agents import make_agent
     _t.set_num_threads(1)
     path = str(tmp_path / "team.pt")
     psi = _constructed_team(path)

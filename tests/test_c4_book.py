@@ -147,7 +147,7 @@ def test_shipped_book_reaches_the_solvers(book, monkeypatch):
     assert solver().book == (12, 15, n) and solver(book=False).book is None
     monkeypatch.setattr(_core, "_c4_default_solver", _core.C4Solver(16), raising=False)
     assert c4_book.install_shipped_book() and _core._c4_default_solver.book == (12, 15, n)
-    from mavgame.play.agents import PerfectConnectFourAgent
+    from mavgame.agents.basic import PerfectConnectFourAgent
     agent = PerfectConnectFourAgent()
     agent.setup("connect_four", seed=0)
     agent.act(mavgame.State("connect_four", c4_book._root(ROOT).text()))

@@ -93,7 +93,7 @@ def test_match_with_an_az_agent_refuses_the_checkpoint(tmp_path, marker, capsys)
 
 
 def test_az_agent_refuses_the_checkpoint(tmp_path, marker):
-    from mavgame.play import agents
+    from mavgame import agents
     p = _evil(tmp_path / "az.pt", marker)
     with pytest.raises(ValueError, match=r"az\.pt.*refused"):
         agents.make_agent(f"az:checkpoint={p}")
@@ -172,7 +172,7 @@ def test_policy_rl_resume_and_policy_models_refuse_the_file(tmp_path, marker, pg
     evil_model = _evil(tmp_path / "policy.pt", marker)
     with pytest.raises(UnsafeCheckpointError, match=r"policy\.pt.*refused"):
         P.PolicyModel.load(evil_model)
-    from mavgame.play import agents
+    from mavgame import agents
     with pytest.raises(ValueError, match=r"policy\.pt.*refused"):
         agents.make_agent(f"policy:policy={evil_model},backend=torch")
 

@@ -406,7 +406,7 @@ def test_central_best_tie_break():
 
 
 def test_perfect_agent_center_tie_break_and_annotator_agree():
-    from mavgame.play.agents import PerfectConnectFourAgent
+    from mavgame.agents.basic import PerfectConnectFourAgent
     from mavgame.annotators.connect_four import connect_four_annotator
     ann = connect_four_annotator({"tt_log2": 16})
     agent = PerfectConnectFourAgent(tiebreak="center", tt_log2=16)

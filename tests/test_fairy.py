@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from mavgame import _core
-from mavgame.engines.fairy import (FairyStockfishAgent, find_fairy_stockfish, open_engine, paper_moves, perft_diff,
-                           random_game_diff)
+from mavgame.agents.engines import FairyStockfishAgent
+from mavgame.engines.fairy import find_fairy_stockfish, open_engine, paper_moves, perft_diff, random_game_diff
 from mavgame.games.gardner import START_FEN, Gardner
 from mavgame.engines.uci import EngineError
 
@@ -93,7 +93,8 @@ def test_open_engine_rejects_non_fairy_binary():
 
 
 def test_agent_plays_legal_moves_and_skill_levels():
-    from mavgame.play.agents import RandomAgent, make_agent
+    from mavgame.agents import make_agent
+    from mavgame.agents.basic import RandomAgent
     from mavgame.play.league import play_game
     ag = make_agent("fairy:skill=-5,movetime=10")
     assert isinstance(ag, FairyStockfishAgent)
@@ -116,7 +117,8 @@ def test_agent_plays_legal_moves_and_skill_levels():
 
 
 def test_strong_beats_random():
-    from mavgame.play.agents import RandomAgent, make_agent
+    from mavgame.agents import make_agent
+    from mavgame.agents.basic import RandomAgent
     from mavgame.play.league import play_game
     ag = make_agent("fairy:nodes=2000")
     try:

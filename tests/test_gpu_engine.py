@@ -106,7 +106,7 @@ def test_shipped_model_answers_alike_on_the_gpu(shipped):
 def test_native_mav_mcts_searches_alike_on_the_gpu(shipped, tracking):
     """MAV-MCTS with its leaves evaluated in C on the GPU: the same visits as on the CPU (values within float
     tolerance), in engine mode and in state-tracking mode."""
-    from mavgame.model.agents import NativeMAVEvaluator
+    from mavgame.agents.mav import NativeMAVEvaluator
     from mavgame.search.mcts import MCTS
     res = []
     for device in ("cpu", "cuda"):

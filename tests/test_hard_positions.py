@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from mavgame import State
-from mavgame.model.agents import MAVGreedyAgent
+from mavgame.agents.mav import MAVGreedyAgent
 from mavgame.model.store import PositionStore, PositionWriter
 
 ROOT = Path(__file__).resolve().parents[1]

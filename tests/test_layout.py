@@ -8,7 +8,7 @@ import pytest
 import mavgame
 
 MOVED = {
-    "agents": "mavgame.play.agents", "league": "mavgame.play.league", "elo": "mavgame.play.elo",
+    "league": "mavgame.play.league", "elo": "mavgame.play.elo",
     "records": "mavgame.play.records", "results": "mavgame.play.results", "store": "mavgame.play.store",
     "pgn": "mavgame.play.pgn", "openings": "mavgame.play.openings", "distributed": "mavgame.play.distributed",
     "mcts": "mavgame.search.mcts", "evaluators": "mavgame.search.evaluators", "uci": "mavgame.engines.uci",
@@ -26,6 +26,18 @@ def test_old_flat_paths_are_gone(old):
         importlib.import_module(f"mavgame.{old}")
 
 
+# the agent modules of issue 48, now the families of the mavgame.agents package
+AGENTS_MOVED = {"mavgame.play.agents": "mavgame.agents.base", "mavgame.play.policy_agents": "mavgame.agents.policy",
+                "mavgame.model.agents": "mavgame.agents.mav", "mavgame.az.agent": "mavgame.agents.alphazero"}
+
+
+@pytest.mark.parametrize("old", sorted(AGENTS_MOVED))
+def test_old_agent_modules_are_gone(old):
+    importlib.import_module(AGENTS_MOVED[old])
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(old)
+
+
 def test_no_alias_modules_remain():
     """No module of the package is a shim that re-exports another (sys.modules swaps, star re-exports)."""
     import pathlib
@@ -39,9 +51,10 @@ def test_no_alias_modules_remain():
 def test_public_api_is_re_exported():
     for name in mavgame.__all__:
         assert getattr(mavgame, name) is not None, name
-    from mavgame.play.agents import make_agent
+    from mavgame.agents import Agent, AgentError, make_agent, register_agent
     from mavgame.play.league import League
     assert mavgame.League is League and mavgame.make_agent is make_agent
+    assert (mavgame.Agent, mavgame.AgentError, mavgame.register_agent) == (Agent, AgentError, register_agent)
     assert mavgame.mav.parse is importlib.import_module("mavgame.mav.parse").parse
 
 

@@ -12,16 +12,8 @@ import numpy as np
 import pytest
 
 from mavgame import _core
-from mavgame.play.agents import (
-    AgentError,
-    CallableAgent,
-    MinimaxAgent,
-    RandomAgent,
-    make_agent,
-    parse_spec,
-    register_agent,
-    resolve_move,
-)
+from mavgame.agents import AgentError, CallableAgent, make_agent, parse_spec, register_agent, resolve_move
+from mavgame.agents.basic import MinimaxAgent, RandomAgent
 from mavgame.play.league import (
     Adjudicator,
     League,
@@ -64,7 +56,7 @@ def test_agent_specs():
         make_agent("nope")
     with pytest.raises(ValueError, match="expected key=value"):
         make_agent("uct:sims")
-    with pytest.raises(ValueError, match="unexpected keyword"):
+    with pytest.raises(ValueError, match=r"the random agent has no option 'bogus' \(its options: seed, name\)"):
         make_agent("random:bogus=1")
     with pytest.raises(ValueError, match="skill level must lie in 0..20"):
         make_agent("stockfish:skill=25")
@@ -322,7 +314,7 @@ def test_store_constraints_and_corrupt_stores(tmp_path):
 KILL_SCRIPT = textwrap.dedent("""
     import sys, time
     sys.path.insert(0, {repo!r})
-    from mavgame.play.agents import CallableAgent
+    from mavgame.agents import CallableAgent
     from mavgame.play.league import League
 
     def slow(state):
@@ -365,7 +357,7 @@ def _kill_and_resume(tmp_path, kills, seed):
         assert keys[:len(before)] == before  # nothing recorded is lost
         assert len(keys) == len(set(keys))
         before = keys
-    from mavgame.play.agents import CallableAgent
+    from mavgame.agents import CallableAgent
 
     def slow(state):
         return int(state.legal_actions()[len(state.legal_actions()) // 2])
@@ -555,7 +547,7 @@ def test_ray_league_matches_local(tmp_path):
 def test_agent_with_running_engine_in_parallel_league(tmp_path):
     # an agent that already started its engine in this process is given to forked workers: each
     # worker must start its own engine instead of talking to the parent's
-    from mavgame.play.agents import UCIAgent
+    from mavgame.agents.engines import UCIAgent
 
     agent = UCIAgent(write_fake_engine(tmp_path), nodes=10, name="fake")
     s = _core.State("chess")

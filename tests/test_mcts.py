@@ -659,7 +659,8 @@ def test_a_search_without_a_move_raises():
     with pytest.raises(SearchError, match=r"from '\.\.\./\.\.\./\.\.\. x' found no move.*4 dropped") as e:
         MCTS(lambda reqs: [None] * len(reqs), num_simulations=4).search(s)
     assert e.value.stats["dropped"] == 4
-    from mavgame.play.agents import AgentError, MCTSAgent
+    from mavgame.agents import AgentError
+    from mavgame.agents.mcts import MCTSAgent
     with pytest.raises(AgentError, match="found no move"):
         MCTSAgent(lambda reqs: ["junk"] * len(reqs), 4).act(s)
     # zero simulations asked: no move, and no error

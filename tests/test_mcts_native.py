@@ -7,7 +7,7 @@ import pytest
 import mavgame
 from mavgame import _core
 from mavgame.search.mcts import MCTS
-from mavgame.model.agents import MAVEvaluator, NativeMAVEvaluator, mav_mcts_agent
+from mavgame.agents.mav import MAVEvaluator, NativeMAVEvaluator, mav_mcts_agent
 from mavgame.model.inference import MAVModel, native_available, shipped_model_path
 
 pytestmark = pytest.mark.skipif(not native_available(), reason="extension built without the native engine")

@@ -14,10 +14,10 @@ import pytest
 
 import mavgame
 from mavgame import mav
-from mavgame.play.agents import make_agent
+from mavgame.agents import make_agent
 from mavgame.play.league import Opening, match
 from mavgame.search.mcts import MCTS, SearchError
-from mavgame.model.agents import MAVEvaluator, MAVGreedyAgent, MAVMCTSAgent, choose_move, mav_mcts_agent
+from mavgame.agents.mav import MAVEvaluator, MAVGreedyAgent, MAVMCTSAgent, choose_move, mav_mcts_agent
 from mavgame.model.config import MAVConfig
 from mavgame.model.symmetry import mirror_state_text
 from mavgame.model.data import make_annotator
@@ -554,11 +554,11 @@ def test_agents_on_a_tictactoe_model_refuse_another_game(perfect, game):
     never a random fallback move."""
     state = mavgame.State(game)
     greedy = MAVGreedyAgent(perfect)
-    with pytest.raises(mavgame.play.agents.AgentError, match=f"cannot play '{game}'.*tictactoe"):
+    with pytest.raises(mavgame.agents.AgentError, match=f"cannot play '{game}'.*tictactoe"):
         greedy.act(state)
     assert greedy.stats["random_fallback"] == 0
     agent = mav_mcts_agent(perfect, 8)
-    with pytest.raises(mavgame.play.agents.AgentError, match=f"cannot play '{game}'.*tictactoe"):
+    with pytest.raises(mavgame.agents.AgentError, match=f"cannot play '{game}'.*tictactoe"):
         agent.act(state)
     assert agent.stats["random_fallback"] == 0
 

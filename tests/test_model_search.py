@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mavgame import _core
-from mavgame.play.agents import make_agent
+from mavgame.agents import make_agent
 from mavgame.mav.search_trace import build_search_tree, parse_trace, write_trace
 from mavgame.model.data import PositionStore, PositionWriter, make_annotator
 from mavgame.model.inference import shipped_model_path
@@ -211,7 +211,8 @@ class _FakeModel:
 
 
 def test_mav_is_agent_plays_the_traced_move_and_falls_back(c4_sets):
-    from mavgame.model.mav_is import MAVISAgent, evaluate_trace_records
+    from mavgame.agents.mav import MAVISAgent
+    from mavgame.model.mav_is import evaluate_trace_records
     store = PositionStore(c4_sets / "trees" / "train")
     recs = list(store)[:4]
     trees = [record_tree("connect_four", r) for r in recs]
@@ -304,7 +305,7 @@ def test_trace_values_reproduce_the_written_minimax(c4_sets):
 def test_mav_is_agent_decides_from_value_distributions(c4_sets):
     # a 2x1 trace whose written values choose child 1; its distributions say child 1's mover wins (a loss
     # for the root's mover) and child 2's mover loses: decide=mean plays child 2, decide=trace child 1
-    from mavgame.model.mav_is import MAVISAgent
+    from mavgame.agents.mav import MAVISAgent
     for r in PositionStore(c4_sets / "trees" / "train"):
         t = record_tree("connect_four", r)
         tr = write_trace(t, 2, 1)
@@ -432,7 +433,8 @@ def test_model_trace_form_from_metadata(tmp_path):
 
 
 def test_mav_is_agent_and_evaluation_use_the_models_form(c4_sets):
-    from mavgame.model.mav_is import MAVISAgent, evaluate_trace_records
+    from mavgame.agents.mav import MAVISAgent
+    from mavgame.model.mav_is import evaluate_trace_records
     recs = list(PositionStore(c4_sets / "trees" / "train"))[:3]
     trees = [record_tree("connect_four", r) for r in recs]
     full = _FakeModel({tr.prompt: tr.target for tr in (write_trace(t, 2, 1, "full") for t in trees)})
@@ -590,7 +592,8 @@ def test_copy_prev_generation_writes_the_parents_state_into_child_blocks(c4_sets
     # parent's written state as the model reaches it, the result is the true trace, and the value entries
     # keep their positions and distributions
     import dataclasses
-    from mavgame.model.mav_is import MAVISAgent, generate_traces
+    from mavgame.agents.mav import MAVISAgent
+    from mavgame.model.mav_is import generate_traces
     from mavgame.model.inference import MAVModel
     m = MAVModel.load(shipped_model_path("connect_four"))
     m.trace_form = "full"
@@ -633,7 +636,9 @@ def test_copy_prev_generation_writes_the_parents_state_into_child_blocks(c4_sets
     assert not make_agent(f"mav_is:model={shipped_model_path('connect_four')}").copy_prev
     with pytest.raises(ValueError, match="copy_prev"):
         make_agent("mav_is:copy_prev=2")
-    assert make_agent(f"mav_is:copy_names=1,model={shipped_model_path('connect_four')}").copy_names
+    assert make_agent("mav_is:copy_names=1").copy_names            # the shipped MAV-IS: vocabulary v2
+    with pytest.raises(ValueError, match="copy_names needs 'Evaluation for node: ' as one token: vocabulary v2"):
+        make_agent(f"mav_is:copy_names=1,model={shipped_model_path('connect_four')}")   # v1: refused when made
     with pytest.raises(ValueError, match="copy_names must be 0 or 1, not 2"):
         make_agent("mav_is:copy_names=2")
     with pytest.raises(ValueError, match="copy_names needs 'Evaluation for node: ' as one token"):

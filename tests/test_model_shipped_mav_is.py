@@ -92,7 +92,8 @@ def test_copy_names_keeps_the_order_of_the_expand_lines(model):
 
 
 def test_default_agent_plays_whole_games_from_its_traces(model):
-    from mavgame.play.agents import RandomAgent, make_agent
+    from mavgame.agents import make_agent
+    from mavgame.agents.basic import RandomAgent
     from mavgame.play.game_loop import play_game
     agent = make_agent("mav_is:breadth=2,depth=1")
     assert agent.model.trace_form == "full" and agent.form == "full"

@@ -210,7 +210,7 @@ def test_c4_tiny_model_learns_and_outputs_parse(c4_run):
 
 
 def test_c4_agents_play_legal_moves(c4_run):
-    from mavgame.model.agents import MAVGreedyAgent, mav_mcts_agent
+    from mavgame.agents.mav import MAVGreedyAgent, mav_mcts_agent
     root, _, _, _ = c4_run
     model = MAVModel.load(root / "run" / "model.safetensors", backend="numpy")
     recs = list(PositionStore(root / "data" / "val"))
@@ -234,7 +234,7 @@ def test_c4_agents_play_legal_moves(c4_run):
 def test_mav_evaluator_cache_is_exact(c4_run):
     """Cached outputs (by prompt) change nothing in the search, and a repeated search generates nothing."""
     from mavgame.search.mcts import MCTS
-    from mavgame.model.agents import MAVEvaluator, mav_mcts_agent
+    from mavgame.agents.mav import MAVEvaluator, mav_mcts_agent
     root, _, _, _ = c4_run
     model = MAVModel.load(root / "run" / "model.safetensors", backend="numpy")
     recs = [r for r in PositionStore(root / "data" / "val") if r["values"]]
@@ -359,7 +359,7 @@ def test_c4_agents_pickle(c4_run):
     """League workers receive agents by pickling: the model travels with them."""
     import pickle
 
-    from mavgame.model.agents import MAVGreedyAgent, mav_mcts_agent
+    from mavgame.agents.mav import MAVGreedyAgent, mav_mcts_agent
     root, _, _, _ = c4_run
     model = MAVModel.load(root / "run" / "model.safetensors", backend="numpy")
     st = mavgame.State("connect_four", next(r for r in PositionStore(root / "data" / "val") if r["values"])["state"])

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from mavgame import _core
-from mavgame.play.agents import AgentError, MinimaxAgent
+from mavgame.agents import AgentError
+from mavgame.agents.basic import MinimaxAgent
 from mavgame.games.negamax import WIN, NegamaxSolver, NodeLimitError
 
 LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]

@@ -1,12 +1,12 @@
-"""The IDP report's agents (mavgame/play/policy_agents.py): specs, moves, the policy's top-two choice, rollouts,
+"""The IDP report's agents (mavgame/agents/policy.py): specs, moves, the policy's top-two choice, rollouts,
 a MAV model's values as a policy, and a short match through the league."""
 import numpy as np
 import pytest
 
 import mavgame
 from mavgame import _core
-from mavgame.play.agents import AgentError, make_agent
-from mavgame.play.policy_agents import mav_policy, sample_moves, uniform_policy
+from mavgame.agents import AgentError, make_agent
+from mavgame.agents.policy import mav_policy, sample_moves, uniform_policy
 
 MATE1 = "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1"
 
@@ -46,7 +46,7 @@ def test_policy_agent_picks_between_its_two_best_moves():
     def pol(planes, mask):
         return np.where(mask, w, 0.0)
 
-    from mavgame.play.policy_agents import PolicyAgent
+    from mavgame.agents.policy import PolicyAgent
     agent = PolicyAgent(pol, seed=0)
     picks = [st.action_to_str(agent.act(st)) for _ in range(200)]
     assert set(picks) == {"e2e4", "d2d4"}
@@ -90,7 +90,7 @@ def test_mav_values_become_a_policy_for_the_guided_search():
     assert nz == {"e2e4", "d2d4", "a2a3"}
     assert w[0, _core.policy_uci_index("e2e4")] == pytest.approx(1.0)
     assert w[0, _core.policy_uci_index("d2d4")] == pytest.approx(np.exp(-1.0), rel=1e-5)
-    from mavgame.play.policy_agents import GuidedAlphaBetaAgent
+    from mavgame.agents.policy import GuidedAlphaBetaAgent
     agent = GuidedAlphaBetaAgent(pol, threshold=0.01, depth=4)   # mav_policy asks for the FENs
     assert agent.fens and st.is_legal(agent.act(st)) and agent.last.policy_calls >= 1
     with pytest.raises(ValueError, match="temperature"):
@@ -140,7 +140,7 @@ def test_guided_search_runs_on_a_real_mav_model(tmp_path):
 def test_the_shipped_network_loads_and_plays():
     """mavgame/data/policy_chess.safetensors: the small network trained here (docs/policy.md), exported as
     float16; it runs in the native engine, without PyTorch."""
-    from mavgame.play.policy_agents import SHIPPED_POLICY, load_policy
+    from mavgame.agents.policy import SHIPPED_POLICY, load_policy
     assert SHIPPED_POLICY.exists() and SHIPPED_POLICY.stat().st_size < 3_000_000
     pol = load_policy("shipped")
     assert isinstance(pol, _core.PolicyNet) and pol.file_dtype == "F16" and (pol.channels, pol.blocks) == (32, 3)

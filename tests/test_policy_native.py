@@ -12,7 +12,7 @@ import pytest
 import mavgame
 from mavgame import _core
 from mavgame.model.policy_export import policy_file_bytes
-from mavgame.play.policy_agents import SHIPPED_POLICY, load_policy
+from mavgame.agents.policy import SHIPPED_POLICY, load_policy
 
 
 def _states(n=6, seed=0):
@@ -141,7 +141,7 @@ def test_threads_split_the_batch_without_changing_a_bit():
     b = _core.guided_alphabeta(st, shipped2, threshold=0.01, max_depth=5, batch=8)
     assert (a.best_move, a.score, a.pv, a.nodes) == (b.best_move, b.score, b.pv, b.nodes)
     assert isinstance(load_policy("shipped", threads=2), _core.PolicyNet) and load_policy("shipped", threads=2).threads == 2
-    from mavgame.play.agents import make_agent
+    from mavgame.agents import make_agent
     for spec in ("guided_ab:policy=shipped,threshold=0.01,depth=4,threads=2",
                  "policy_rollouts:policy=shipped,games=1,max_plies=4,seed=1,threads=2"):
         agent = make_agent(spec)
@@ -223,7 +223,7 @@ def test_agents_run_without_pytorch():
         import sys
         sys.modules["torch"] = None
         import mavgame
-        from mavgame.play.agents import make_agent
+        from mavgame.agents import make_agent
         st = mavgame.State("chess")
         for spec in ("policy:policy=shipped,seed=1", "guided_ab:policy=shipped,threshold=0.01,depth=4",
                      "policy_rollouts:policy=shipped,games=1,max_plies=4,seed=1"):

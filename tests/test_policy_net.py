@@ -171,7 +171,7 @@ def test_policy_command_init_and_resume(pgn_file, tmp_path, capsys):
     """--init starts from the shipped network (its shape, its held-out accuracy reported beside the new one);
     --max-seconds stops and the same command continues; --fresh starts over."""
     from mavgame.cli import main
-    from mavgame.play.policy_agents import SHIPPED_POLICY
+    from mavgame.agents.policy import SHIPPED_POLICY
     out = tmp_path / "run"
     cmd = ["policy", "train", "--pgn", str(pgn_file), "--out", str(out), "--steps", "6", "--batch", "8",
            "--init", str(SHIPPED_POLICY), "--val-fraction", "0.34", "--no-progress", "--checkpoint-every", "2",

@@ -117,7 +117,7 @@ def test_move_cap_aborts_games_and_rewards_them_one_over_n(pgn_file):
     assert len(starts) == 2 and {g.winner for g in starts} == {0, 1}
     assert len(R.decisive_games([str(pgn_file)], mate_only=True)) == 1
     rng = np.random.default_rng(0)
-    from mavgame.play.policy_agents import uniform_policy
+    from mavgame.agents.policy import uniform_policy
     games = [R.start_game(starts[1], rng, learner_colors=(0, 1), vs_opponent=False) for _ in range(4)]
     R.play_games(games, uniform_policy, uniform_policy, rng, max_plies=6)
     for g in games:

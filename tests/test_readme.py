@@ -23,7 +23,7 @@ def test_readme_python_examples_run_and_hold():
     assert all(v > 0.5 for v in ns["out"].values("mean").values())
     assert ns["c4"].action_to_str(int(ns["agent"].act(ns["c4"]))) in ("3", "7")
     # and the claim about the searchless agent in the text below the example
-    from mavgame.model.agents import MAVGreedyAgent
+    from mavgame.agents.mav import MAVGreedyAgent
     (pr, mo), = ns["model"].analyse([ns["c4"]])
     vals = mo.values("mean")
     assert pr.best == "3" and max(vals.values()) - vals["3"] < 0.02  # named best, its value tied with the top

@@ -11,7 +11,8 @@ import mavgame
 from mavgame import _core, cli
 from mavgame.cli import options as cli_options
 from mavgame.cli import play as cli_play
-from mavgame.play.agents import AgentError, UCIAgent, make_agent
+from mavgame.agents import AgentError, make_agent
+from mavgame.agents.engines import UCIAgent
 from mavgame.games import registry
 from mavgame.games.tictactoe import TicTacToe
 
@@ -112,7 +113,7 @@ def test_a_new_descriptor_is_picked_up_by_the_cli_agents_and_leagues(monkeypatch
         return TicTacToe(text)
 
     fake = dataclasses.replace(registry.get("tictactoe"), name="fake_tictactoe", from_text=from_text, uci=True,
-                               perfect_player="mavgame.play.agents:perfect_minimax")
+                               perfect_player="mavgame.agents.basic:perfect_minimax")
     with pytest.raises(registry.UnknownGameError):
         registry.get("fake_tictactoe")
     with registry.override(fake):
@@ -200,7 +201,7 @@ def test_every_annotator_lives_in_the_annotators_package():
 
 # Generic modules: no comparison, membership test or table keyed on a game's name (the registry holds
 # what they used to switch on).
-GENERIC = ["cli/options.py", "cli/league.py", "cli/match.py", "cli/play.py", "cli/train.py", "play/league.py", "play/openings.py", "play/pgn.py", "play/results.py", "play/records.py",
+GENERIC = ["agents/base.py", "agents/spec.py", "cli/options.py", "cli/league.py", "cli/match.py", "cli/play.py", "cli/train.py", "play/league.py", "play/openings.py", "play/pgn.py", "play/results.py", "play/records.py",
            "search/evaluators.py",
            "model/data.py", "model/records.py", "model/store.py", "model/dataset.py",
            "model/generate.py", "model/ood.py", "model/pgn.py", "annotators/__init__.py"]

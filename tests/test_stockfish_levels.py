@@ -2,7 +2,7 @@
 import pytest
 
 from mavgame import cli
-from mavgame.play.agents import make_agent
+from mavgame.agents import make_agent
 from mavgame.engines.stockfish_levels import (
     EXTERNAL_RATINGS,
     PAPER_MOVETIME_MS,
@@ -37,7 +37,7 @@ def test_paper_preset_spec():
     for spec, msg in (("stockfish:preset=paper", "needs a skill level"),
                       ("stockfish:preset=paper,level=5,movetime=100", "movetime cannot be given"),
                       ("stockfish:preset=paper,level=5,depth=3", "depth cannot be given"),
-                      ("stockfish:preset=fast,level=5", "unknown Stockfish preset 'fast'"),
+                      ("stockfish:preset=fast,level=5", "preset must be one of paper, not 'fast'"),
                       ("stockfish:skill=3,level=4", "disagree"),
                       ("stockfish:preset=paper,level=21", "0..20")):
         with pytest.raises(ValueError, match=msg):

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from mavgame import Chess, Hex, MCTS, _core
-from mavgame.play.agents import MCTSAgent, UCTAgent, make_agent
+from mavgame.agents import make_agent
+from mavgame.agents.mcts import MCTSAgent, UCTAgent
 from mavgame.search.mcts import playout_uct
 
 SLACK = 1.5  # seconds on top of the budget (a shared, loaded test machine)

@@ -15,6 +15,7 @@
  */
 #include "policy_bind.h"
 #include "interrupt.h"
+#include "py_args.h"
 #include "../games/chess/chess_alphabeta.h"
 #include "../games/chess/chess_pst.h"
 
@@ -94,7 +95,7 @@ static int call_policy(py_policy_ctx *c, const mg_ab_query *q, int n, float *out
                : PyObject_CallFunctionObjArgs(c->fn, planes, mask, NULL);
     if (!res)
         goto done;
-    arr = PyArray_FROM_OTF(res, NPY_FLOAT32, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+    arr = mg_py_real_array(res, NPY_FLOAT32, 0, 0, "the policy's answer");
     if (!arr)
         goto done;
     if (PyArray_NDIM((PyArrayObject *)arr) != 2 || PyArray_DIM((PyArrayObject *)arr, 0) != n ||
@@ -222,7 +223,8 @@ static PyObject *py_alphabeta(PyObject *Py_UNUSED(mod), PyObject *args, PyObject
     int depth = 4, tt = 1;
     long long max_nodes = 0;
     double max_seconds = 0.0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|i$Ldp:alphabeta", kwlist, &st, &depth, &max_nodes, &max_seconds, &tt))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O&$O&dp:alphabeta", kwlist, &st, MG_PY_C_INT("depth", &depth),
+                                     MG_PY_INT("max_nodes", LLONG_MIN, LLONG_MAX, &max_nodes), &max_seconds, &tt))
         return NULL;
     mg_py_state *ps;
     if (!mg_py_chess_state(st, "alphabeta: state", &ps))
@@ -241,8 +243,9 @@ static PyObject *py_guided_alphabeta(PyObject *Py_UNUSED(mod), PyObject *args, P
     double threshold = 0.001, max_seconds = 0.0;
     int max_depth = 8, batch = 32, fens = 0;
     long long max_nodes = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O$diiLdp:guided_alphabeta", kwlist, &st, &pol, &threshold,
-                                     &max_depth, &batch, &max_nodes, &max_seconds, &fens))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O$dO&O&O&dp:guided_alphabeta", kwlist, &st, &pol, &threshold,
+                                     MG_PY_C_INT("max_depth", &max_depth), MG_PY_C_INT("batch", &batch),
+                                     MG_PY_INT("max_nodes", LLONG_MIN, LLONG_MAX, &max_nodes), &max_seconds, &fens))
         return NULL;
     mg_py_state *ps;
     if (!mg_py_chess_state(st, "guided_alphabeta: state", &ps))
@@ -262,7 +265,7 @@ static PyObject *py_guided_alphabeta(PyObject *Py_UNUSED(mod), PyObject *args, P
             ctx.fn = pol;
             p.policy = callable_policy;
         } else {
-            weights = PyArray_FROM_OTF(pol, NPY_FLOAT32, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+            weights = mg_py_real_array(pol, NPY_FLOAT32, 0, 0, "policy");
             if (!weights)
                 return NULL;
             if (PyArray_NDIM((PyArrayObject *)weights) != 1 || PyArray_DIM((PyArrayObject *)weights, 0) != MG_POLICY_MOVES) {

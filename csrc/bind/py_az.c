@@ -30,6 +30,7 @@
  *       cols) of the searching player (the reward of a move is weights . observation after it).
  */
 #include "state.h"
+#include "py_args.h"
 
 #define NO_IMPORT_ARRAY
 #define PY_ARRAY_UNIQUE_SYMBOL MG_ARRAY_API
@@ -67,14 +68,18 @@ static int az_init(py_az *self, PyObject *args, PyObject *kwds)
     unsigned long long seed = 0;
     mg_az_config c;
     mg_az_config_default(&c);
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$iLiididddddiiK:AZSelfPlay", kwlist, &start_o,
-                                     &c.parallel_games, &num_games, &c.num_simulations, &c.temperature_plies,
-                                     &c.temperature, &c.max_plies, &c.mcts.c_base, &c.mcts.c_init,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$O&O&O&O&dO&dddddO&O&O&:AZSelfPlay", kwlist, &start_o,
+                                     MG_PY_C_INT("parallel_games", &c.parallel_games),
+                                     MG_PY_INT("num_games", LLONG_MIN, LLONG_MAX, &num_games),
+                                     MG_PY_C_INT("num_simulations", &c.num_simulations),
+                                     MG_PY_C_INT("temperature_plies", &c.temperature_plies), &c.temperature,
+                                     MG_PY_C_INT("max_plies", &c.max_plies), &c.mcts.c_base, &c.mcts.c_init,
                                      &c.mcts.dirichlet_alpha, &c.mcts.dirichlet_frac, &c.mcts.fpu,
-                                     &c.mcts.batch_size, &c.cache_log2, &seed))
+                                     MG_PY_C_INT("batch_size", &c.mcts.batch_size),
+                                     MG_PY_C_INT("cache_log2", &c.cache_log2), MG_PY_SEED(&seed)))
         return -1;
     if (self->busy) {
-        PyErr_SetString(PyExc_RuntimeError, "AZSelfPlay is in use");
+        PyErr_SetString(PyExc_RuntimeError, "AZSelfPlay is in use by another thread");
         return -1;
     }
     mg_py_state *st = mg_py_state_arg(start_o, "start");
@@ -155,7 +160,7 @@ static PyObject *az_gather(py_az *self, PyObject *Py_UNUSED(ignored))
 /* A C-contiguous float32 copy (or the array itself) of `o` with the given 2-d / 1-d shape. */
 static PyArrayObject *f32_arg(PyObject *o, const char *what, int ndim, npy_intp d0, npy_intp d1)
 {
-    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(o, NPY_FLOAT32, 0, 0, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+    PyArrayObject *a = (PyArrayObject *)mg_py_real_array(o, NPY_FLOAT32, 0, 0, what);
     if (!a)
         return NULL;
     int ok = PyArray_NDIM(a) == ndim && PyArray_DIM(a, 0) == d0 && (ndim == 1 || PyArray_DIM(a, 1) == d1);
@@ -236,7 +241,7 @@ static PyObject *az_set_team(py_az *self, PyObject *args, PyObject *kwds)
     int nl = (int)mx + 1;
     PyArrayObject *wa = NULL;
     if (wo != Py_None) {
-        wa = (PyArrayObject *)PyArray_FROMANY(wo, NPY_FLOAT32, 0, 0, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+        wa = (PyArrayObject *)mg_py_real_array(wo, NPY_FLOAT32, 0, 0, "weights");
         if (!wa) {
             Py_DECREF(la);
             return NULL;
@@ -384,7 +389,9 @@ static PyTypeObject py_az_type = {
     .tp_basicsize = sizeof(py_az),
     .tp_dealloc = (destructor)az_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "AZSelfPlay(start, **config): AlphaZero self-play with batched network calls (see mavgame/az).",
+    .tp_doc = "AZSelfPlay(start, **config): AlphaZero self-play with batched network calls (see mavgame/az).  "
+              "Threads: one thread at a time; a call while gather()/scatter() runs in another thread raises "
+              "RuntimeError 'AZSelfPlay is in use by another thread'.",
     .tp_methods = az_methods,
     .tp_getset = az_getset,
     .tp_init = (initproc)az_init,
@@ -404,7 +411,7 @@ static PyObject *az_path_rewards(PyObject *Py_UNUSED(mod), PyObject *args)
     int shape[3];
     g->obs_shape(root->state, shape);
     int obs_size = shape[0] * shape[1] * shape[2];
-    PyArrayObject *wa = (PyArrayObject *)PyArray_FROMANY(wo, NPY_FLOAT32, 0, 0, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+    PyArrayObject *wa = (PyArrayObject *)mg_py_real_array(wo, NPY_FLOAT32, 0, 0, "az_path_rewards: weights");
     if (!wa)
         return NULL;
     if (PyArray_NDIM(wa) != 3 || PyArray_DIM(wa, 0) != shape[0] || PyArray_DIM(wa, 1) != shape[1] ||

@@ -15,6 +15,7 @@
 #include "../games/chess/chess.h"
 #include "../games/san.h"
 #include "state.h"
+#include "py_args.h"
 
 static const mg_san_ops *family_state(PyObject *obj, mg_py_state **out)
 {
@@ -101,13 +102,13 @@ static PyObject *py_move_info(PyObject *Py_UNUSED(mod), PyObject *args)
 
 static PyObject *py_chess960_fen(PyObject *Py_UNUSED(mod), PyObject *arg)
 {
-    long n = PyLong_AsLong(arg);
-    if (n == -1 && PyErr_Occurred())
+    int n;
+    if (!MG_PY_INT_ARG(arg, "Chess960 position number", 0, 959, &n))
         return NULL;
     char buf[128];
-    size_t len = (n >= 0 && n <= 959) ? mg_chess960_start_fen((int)n, buf, sizeof buf) : 0;
+    size_t len = mg_chess960_start_fen(n, buf, sizeof buf);
     if (len == 0) {
-        PyErr_Format(PyExc_ValueError, "Chess960 position number must be in 0..959, got %ld", n);
+        PyErr_Format(PyExc_ValueError, "Chess960 position number must be in [0, 959], got %d", n);
         return NULL;
     }
     return PyUnicode_FromStringAndSize(buf, (Py_ssize_t)len);

@@ -12,6 +12,7 @@
  *   policy_uci(index) -> str, policy_uci_index(uci) -> int, policy_moves() -> list[str] (the 1968 strings)
  */
 #include "policy_bind.h"
+#include "py_args.h"
 
 #define NO_IMPORT_ARRAY
 #define PY_ARRAY_UNIQUE_SYMBOL MG_ARRAY_API
@@ -182,7 +183,7 @@ static PyObject *py_policy_action(PyObject *Py_UNUSED(mod), PyObject *args)
 {
     PyObject *st;
     long idx;
-    if (!PyArg_ParseTuple(args, "Ol:policy_action", &st, &idx))
+    if (!PyArg_ParseTuple(args, "OO&:policy_action", &st, MG_PY_INT("policy index", LONG_MIN, LONG_MAX, &idx)))
         return NULL;
     const mg_chess_state *c = mg_py_chess_state(st, "policy_action: state", NULL);
     if (!c)
@@ -203,8 +204,8 @@ static PyObject *py_policy_action(PyObject *Py_UNUSED(mod), PyObject *args)
 
 static PyObject *py_policy_uci(PyObject *Py_UNUSED(mod), PyObject *arg)
 {
-    long idx = PyLong_AsLong(arg);
-    if (idx == -1 && PyErr_Occurred())
+    long idx;
+    if (!MG_PY_INT_ARG(arg, "policy index", LONG_MIN, LONG_MAX, &idx))
         return NULL;
     char buf[8];
     int n = (idx >= 0 && idx < MG_POLICY_MOVES) ? mg_policy_uci((int)idx, buf) : 0;

@@ -26,6 +26,7 @@
  */
 #include "state.h"
 #include "interrupt.h"
+#include "py_args.h"
 
 #define NO_IMPORT_ARRAY
 #define PY_ARRAY_UNIQUE_SYMBOL MG_ARRAY_API
@@ -58,7 +59,7 @@ static int c4s_init(py_c4_solver *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"tt_log2", NULL};
     int tt_log2 = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|i:C4Solver", kwlist, &tt_log2))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O&:C4Solver", kwlist, MG_PY_C_INT("tt_log2", &tt_log2)))
         return -1;
     if (self->sv) {
         PyErr_SetString(PyExc_RuntimeError, "C4Solver is already initialised");
@@ -187,7 +188,8 @@ static PyObject *c4s_solve(py_c4_solver *self, PyObject *args, PyObject *kw)
     long long max_nodes = 0;
     double max_seconds = 0.0;
     int weak = 0, moves = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|Ldpp:solve", kwlist, &state, &max_nodes, &max_seconds, &weak,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O&dpp:solve", kwlist, &state,
+                                     MG_PY_INT("max_nodes", LLONG_MIN, LLONG_MAX, &max_nodes), &max_seconds, &weak,
                                      &moves))
         return NULL;
     return run_solve(self, state, max_nodes, max_seconds, weak, moves);
@@ -362,7 +364,8 @@ static PyTypeObject py_c4_solver_type = {
     .tp_dealloc = (destructor)c4s_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "C4Solver(tt_log2=0)\n\nPerfect Connect Four solver with a transposition table of 2^tt_log2 "
-              "8-byte entries (0: 2^23, 64 MiB), allocated once and reused across solves.",
+              "8-byte entries (0: 2^23, 64 MiB), allocated once and reused across solves.  Threads: may be "
+              "shared; solves run without the GIL under the solver's lock, one at a time (others wait).",
     .tp_methods = c4s_methods,
     .tp_getset = c4s_getset,
     .tp_init = (initproc)c4s_init,
@@ -401,7 +404,8 @@ static PyObject *py_c4_solve(PyObject *mod, PyObject *args, PyObject *kw)
     long long max_nodes = 0;
     double max_seconds = 0.0;
     int weak = 0, moves = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|LdppO:c4_solve", kwlist, &state, &max_nodes, &max_seconds, &weak,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O&dppO:c4_solve", kwlist, &state,
+                                     MG_PY_INT("max_nodes", LLONG_MIN, LLONG_MAX, &max_nodes), &max_seconds, &weak,
                                      &moves, &solver))
         return NULL;
     PyObject *sv = solver_or_default(mod, solver);
@@ -436,9 +440,9 @@ static PyObject *py_c4_solve_result(PyObject *mod, PyObject *const *args, Py_ssi
     PyObject *n = PyNumber_Long(args[2]); /* int(max_nodes), as the Python signature promised */
     if (!n)
         return NULL;
-    max_nodes = PyLong_AsLongLong(n);
+    int ok_nodes = MG_PY_INT_ARG(n, "max_nodes", LLONG_MIN, LLONG_MAX, &max_nodes);
     Py_DECREF(n);
-    if (max_nodes == -1 && PyErr_Occurred())
+    if (!ok_nodes)
         return NULL;
     double max_seconds = PyFloat_AsDouble(args[3]);
     if (max_seconds == -1.0 && PyErr_Occurred())

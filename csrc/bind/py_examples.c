@@ -30,8 +30,9 @@ static int exb_init(py_exb *self, PyObject *args, PyObject *kw)
     unsigned long long seed = 0;
     mg_mav_example_opts o;
     mg_mav_example_opts_default(&o);
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|Kdddidddddppp:MavExampleBuilder", kwlist, &mg_py_tok_type, &to,
-                                     &seed, &o.p_transition, &o.p_top, &o.p_top_all, &o.k_slack, &o.p_best,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|O&dddO&dddddppp:MavExampleBuilder", kwlist, &mg_py_tok_type, &to,
+                                     MG_PY_SEED(&seed), &o.p_transition, &o.p_top, &o.p_top_all,
+                                     MG_PY_C_INT("k_slack", &o.k_slack), &o.p_best,
                                      &o.p_after, &o.p_shuffle, &o.p_state_only, &o.p_fen_only, &o.add_bos,
                                      &o.add_eos, &o.k_terminal_prev))
         return -1;
@@ -86,8 +87,11 @@ static PyObject *exb_build(py_exb *self, PyObject *args, PyObject *kw)
         PyObject *it = PySequence_Fast_GET_ITEM(r.seq, i);
         PyObject *so, *acts, *vals, *po;
         int best, prev_action, use_history;
+        mg_py_arg_name best_name = mg_py_item_name("items", i, "best"),
+                       prev_name = mg_py_item_name("items", i, "prev_action");
         if (!PyTuple_Check(it) ||
-            !PyArg_ParseTuple(it, "OOOiOip:items[i]", &so, &acts, &vals, &best, &po, &prev_action, &use_history)) {
+            !PyArg_ParseTuple(it, "OOOO&OO&p:items[i]", &so, &acts, &vals, MG_PY_C_INT(best_name.s, &best), &po,
+                              MG_PY_C_INT(prev_name.s, &prev_action), &use_history)) {
             if (!PyErr_Occurred())
                 PyErr_Format(PyExc_TypeError, "items[%zd] must be a tuple (state, actions, values, best, prev_state, "
                              "prev_action, use_history)", i);
@@ -189,7 +193,9 @@ static PyObject *exb_get_rng_state(py_exb *self, PyObject *Py_UNUSED(ignored))
 static PyObject *exb_set_rng_state(py_exb *self, PyObject *arg)
 {
     unsigned long long s[4];
-    if (!PyArg_ParseTuple(arg, "KKKK:set_rng_state", &s[0], &s[1], &s[2], &s[3]))
+    if (!PyArg_ParseTuple(arg, "O&O&O&O&:set_rng_state", MG_PY_U64("generator state word 0", &s[0]),
+                          MG_PY_U64("generator state word 1", &s[1]), MG_PY_U64("generator state word 2", &s[2]),
+                          MG_PY_U64("generator state word 3", &s[3])))
         return NULL;
     if (!(s[0] | s[1] | s[2] | s[3])) {
         PyErr_SetString(PyExc_ValueError, "generator state must not be all zero");

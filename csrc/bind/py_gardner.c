@@ -39,7 +39,8 @@ static int gp_init(py_gprover *self, PyObject *args, PyObject *kw)
     static char *kwlist[] = {"tt_log2", "method", NULL};
     int tt_log2 = 0;
     const char *method = "alphabeta";
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|is:GardnerProver", kwlist, &tt_log2, &method))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O&s:GardnerProver", kwlist, MG_PY_C_INT("tt_log2", &tt_log2),
+                                     &method))
         return -1;
     const int pns = strcmp(method, "pns") == 0;
     if (!pns && strcmp(method, "alphabeta") != 0) {
@@ -101,8 +102,9 @@ static PyObject *gp_prove(py_gprover *self, PyObject *args, PyObject *kw)
     int goal, side, n;
     long long max_nodes = 0;
     double max_seconds = 0.0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "Oiii|Ld:prove", kwlist, &state, &goal, &side, &n, &max_nodes,
-                                     &max_seconds))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO&O&O&|O&d:prove", kwlist, &state, MG_PY_C_INT("goal", &goal),
+                                     MG_PY_C_INT("side", &side), MG_PY_C_INT("n", &n),
+                                     MG_PY_INT("max_nodes", LLONG_MIN, LLONG_MAX, &max_nodes), &max_seconds))
         return NULL;
     if (!gp_ready(self))
         return NULL;

@@ -38,7 +38,8 @@ static PyObject *py_hex_solve(PyObject *Py_UNUSED(mod), PyObject *args, PyObject
     PyObject *state;
     long long max_nodes = 0;
     double max_seconds = 0.0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|Ld:hex_solve", kwlist, &state, &max_nodes, &max_seconds))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O&d:hex_solve", kwlist, &state,
+                                     MG_PY_INT("max_nodes", LLONG_MIN, LLONG_MAX, &max_nodes), &max_seconds))
         return NULL;
     if (!mg_py_max_seconds_arg("hex_solve", max_seconds))
         return NULL;
@@ -103,7 +104,8 @@ static PyObject *py_hex_random_playouts(PyObject *Py_UNUSED(mod), PyObject *args
     PyObject *state;
     long long n;
     unsigned long long seed = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OL|K:hex_random_playouts", kwlist, &state, &n, &seed))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO&|O&:hex_random_playouts", kwlist, &state,
+                                     MG_PY_INT("n", LLONG_MIN, LLONG_MAX, &n), MG_PY_SEED(&seed)))
         return NULL;
     mg_py_state *s = mg_py_state_arg(state, "state");
     if (!s)

@@ -77,10 +77,12 @@ int mg_py_reader_args_parse(PyObject *args, PyObject *kw, int with_ref, mg_py_re
     PyObject *go, *to, *ro = Py_None;
     int board_size = 0;
     unsigned int flags = 0;
-    if (!(with_ref ? PyArg_ParseTupleAndKeywords(args, kw, "OO|OiI:mav_parse", kw_ref, &go, &to, &ro, &board_size,
-                                                 &flags)
-                   : PyArg_ParseTupleAndKeywords(args, kw, "OO|iI:mav_state_to_game_text", kw_plain, &go, &to,
-                                                 &board_size, &flags)))
+    if (!(with_ref ? PyArg_ParseTupleAndKeywords(args, kw, "OO|OO&O&:mav_parse", kw_ref, &go, &to, &ro,
+                                                 MG_PY_C_INT("board_size", &board_size),
+                                                 MG_PY_INT("flags", 0, UINT_MAX, &flags))
+                   : PyArg_ParseTupleAndKeywords(args, kw, "OO|O&O&:mav_state_to_game_text", kw_plain, &go, &to,
+                                                 MG_PY_C_INT("board_size", &board_size),
+                                                 MG_PY_INT("flags", 0, UINT_MAX, &flags))))
         return -1;
     a->cfg = (mg_config){board_size, flags};
     a->g = mg_py_mav_game_arg(go);
@@ -111,9 +113,10 @@ int mg_py_max_len_arg(PyObject *ml, Py_ssize_t lo, Py_ssize_t *max_len)
     *max_len = -1;
     if (ml == Py_None)
         return 0;
-    *max_len = PyLong_AsSsize_t(ml);
-    if (*max_len == -1 && PyErr_Occurred())
+    long long v;
+    if (!MG_PY_INT_ARG(ml, "max_len", LLONG_MIN, PY_SSIZE_T_MAX, &v))
         return -1;
+    *max_len = (Py_ssize_t)v;
     if (*max_len < lo) {
         PyErr_Format(PyExc_ValueError, "max_len must be >= %zd, got %zd", lo, *max_len);
         return -1;
@@ -254,7 +257,7 @@ int mg_py_ann_arg(PyObject *acts, PyObject *vals, mg_py_ann *a)
     a->acts = (PyArrayObject *)PyArray_FROMANY(acts, NPY_INT32, 1, 1, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
     if (!a->acts)
         return -1;
-    a->vals = (PyArrayObject *)PyArray_FROMANY(vals, NPY_FLOAT64, 1, 1, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+    a->vals = (PyArrayObject *)mg_py_real_array(vals, NPY_FLOAT64, 1, 1, "annotation values");
     if (!a->vals) {
         mg_py_ann_clear(a);
         return -1;

@@ -8,6 +8,7 @@
 #define MG_BIND_PY_MAV_COMMON_H
 
 #include "state.h"
+#include "py_args.h"
 
 #define NO_IMPORT_ARRAY
 #define PY_ARRAY_UNIQUE_SYMBOL MG_ARRAY_API

@@ -43,8 +43,9 @@ static int tree_parse(PyObject *o, tree_arg *t)
         return -1;
     }
     for (int i = 0; i < 6; i++) {
-        t->arr[i] = (PyArrayObject *)PyArray_FROMANY(PyTuple_GET_ITEM(o, i), i == 4 ? NPY_FLOAT64 : NPY_INT32, 1, 1,
-                                                     NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+        t->arr[i] = (PyArrayObject *)(i == 4 ? mg_py_real_array(PyTuple_GET_ITEM(o, i), NPY_FLOAT64, 1, 1, "tree values")
+                                             : PyArray_FROMANY(PyTuple_GET_ITEM(o, i), NPY_INT32, 1, 1,
+                                                               NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST));
         if (!t->arr[i]) {
             tree_free(t);
             return -1;
@@ -123,7 +124,8 @@ static PyObject *py_trace_write(PyObject *Py_UNUSED(m), PyObject *args, PyObject
     PyObject *so, *nodes;
     int breadth, depth;
     const char *part = "all", *form_name = "short";
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOii|ss:mav_trace_write", kwlist, &so, &nodes, &breadth, &depth, &part,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO&O&|ss:mav_trace_write", kwlist, &so, &nodes,
+                                     MG_PY_C_INT("breadth", &breadth), MG_PY_C_INT("depth", &depth), &part,
                                      &form_name))
         return NULL;
     int form = trace_form_arg(form_name);
@@ -153,8 +155,11 @@ static PyObject *py_trace_write(PyObject *Py_UNUSED(m), PyObject *args, PyObject
     memset(&choice, 0, sizeof choice);
     long n;
     size_t prompt_len = 0;
+    /* a private copy of the position: another thread may push or pop the state while the GIL is released */
+    _Alignas(16) unsigned char pos[MG_MAX_STATE];
+    memcpy(pos, s->state, s->game->state_size);
     Py_BEGIN_ALLOW_THREADS
-    n = mg_trace_write(s->game, s->state, t.nodes, t.n, breadth, depth, form, parts, buf, TRACE_BUF, &choice, err,
+    n = mg_trace_write(s->game, pos, t.nodes, t.n, breadth, depth, form, parts, buf, TRACE_BUF, &choice, err,
                        sizeof err);
     if (n >= 0 && (parts & MG_MAV_PART_PROMPT)) {
         /* the prompt is the preamble, the header and the state line */
@@ -269,8 +274,8 @@ static PyObject *py_trace_parse(PyObject *Py_UNUSED(m), PyObject *args, PyObject
         choice.n = (int)n;
         choice.value = -1;
         for (Py_ssize_t i = 0; i < n; i++) {
-            long a = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
-            if (a == -1 && PyErr_Occurred()) {
+            int a;
+            if (!MG_PY_C_INT_ARG(PySequence_Fast_GET_ITEM(seq, i), "choice action", &a)) {
                 Py_DECREF(seq);
                 return NULL;
             }
@@ -337,15 +342,14 @@ static PyObject *py_reference_order(PyObject *Py_UNUSED(m), PyObject *args, PyOb
     static char *kwlist[] = {"state", "actions", "values", "best", NULL};
     PyObject *so, *acts, *vals;
     int best = -1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO|i:mav_reference_order", kwlist, &so, &acts, &vals, &best))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO|O&:mav_reference_order", kwlist, &so, &acts, &vals,
+                                     MG_PY_C_INT("best", &best)))
         return NULL;
     mg_py_state *s = mg_py_state_arg(so, "state");
     if (!s)
         return NULL;
     PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(acts, NPY_INT32, 1, 1, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
-    PyArrayObject *v = a ? (PyArrayObject *)PyArray_FROMANY(vals, NPY_FLOAT64, 1, 1,
-                                                            NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST)
-                         : NULL;
+    PyArrayObject *v = a ? (PyArrayObject *)mg_py_real_array(vals, NPY_FLOAT64, 1, 1, "values") : NULL;
     PyObject *res = NULL;
     if (a && v) {
         if (PyArray_DIM(a, 0) != PyArray_DIM(v, 0) || PyArray_DIM(a, 0) > MG_MAX_MOVES) {

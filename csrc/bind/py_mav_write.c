@@ -29,8 +29,9 @@ static PyObject *py_mav_write(PyObject *Py_UNUSED(m), PyObject *args, PyObject *
     PyObject *so, *cmds, *part_o = NULL, *prev_o = Py_None, *acts = Py_None, *vals = Py_None, *order_o = Py_None;
     const char *part = "all";
     int prev_action = -1, best = -1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|OOiOOiO:mav_write", kwlist, &so, &cmds, &part_o, &prev_o,
-                                     &prev_action, &acts, &vals, &best, &order_o))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|OOO&OOO&O:mav_write", kwlist, &so, &cmds, &part_o, &prev_o,
+                                     MG_PY_C_INT("prev_action", &prev_action), &acts, &vals,
+                                     MG_PY_C_INT("best", &best), &order_o))
         return NULL;
     if (part_o && !(part = mg_py_text_arg(part_o, "part")))
         return NULL;

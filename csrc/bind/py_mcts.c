@@ -28,6 +28,8 @@
  */
 #include "py_mcts_eval.h"
 #include "interrupt.h"
+#include "py_args.h"
+#include <pythread.h>
 
 #define NO_IMPORT_ARRAY
 #define PY_ARRAY_UNIQUE_SYMBOL MG_ARRAY_API
@@ -52,7 +54,21 @@ typedef struct py_mcts {
     mg_config cfg;
     int state_tracking;     /* the tree's mode (mg_mcts_config.mode is MG_EVAL_STATE_TRACKING) */
     int busy;               /* a search is running (the evaluator may call back into Python) */
+    unsigned long owner;    /* the thread running it (PyThread_get_thread_ident) */
 } py_mcts;
+
+/* The RuntimeError for a tree used while it searches: from another thread (the GIL is released
+ * during the search), or from the search's own evaluator.  Returns -1. */
+static int tree_busy_error(const py_mcts *self)
+{
+    if (PyThread_get_thread_ident() == self->owner)
+        PyErr_SetString(PyExc_RuntimeError, "MCTSTree is searching: its evaluator called back into the tree "
+                                            "(an evaluator must not use the tree it evaluates for)");
+    else
+        PyErr_SetString(PyExc_RuntimeError, "MCTSTree is in use by another thread (a search is running there; "
+                                            "give each thread its own tree, or serialise the calls)");
+    return -1;
+}
 
 #define CHECK_TREE(self)                                                                           \
     do {                                                                                           \
@@ -61,7 +77,7 @@ typedef struct py_mcts {
             return NULL;                                                                           \
         }                                                                                          \
         if ((self)->busy) {                                                                        \
-            PyErr_SetString(PyExc_RuntimeError, "MCTSTree is searching (called from its evaluator?)"); \
+            tree_busy_error(self);                                                                 \
             return NULL;                                                                           \
         }                                                                                          \
     } while (0)
@@ -96,9 +112,14 @@ static int parse_tau(PyObject *o, mg_mcts_config *c)
     for (Py_ssize_t i = 0; i < n; i++) {
         int ply;
         double t;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "id", &ply, &t)) {
+        PyObject *step = PySequence_Fast_GET_ITEM(seq, i), *ply_o;
+        if (!PyArg_ParseTuple(step, "Od", &ply_o, &t)) {
             PyErr_Clear();
             PyErr_Format(PyExc_ValueError, "tau schedule step %zd must be a (from_ply, tau) pair", i);
+            Py_DECREF(seq);
+            return -1;
+        }
+        if (!MG_PY_INT_ARG(ply_o, "tau schedule from_ply", 0, INT_MAX, &ply)) {
             Py_DECREF(seq);
             return -1;
         }
@@ -127,17 +148,19 @@ static int mcts_init(py_mcts *self, PyObject *args, PyObject *kwds)
     PyObject *tau = NULL;
     mg_mcts_config c;
     mg_mcts_config_default(&c);
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O$iIpidiiiidddiidOdKi:MCTSTree", kwlist, &game_o, &board_size,
-                                     &flags, &state_tracking, &c.batch_size, &c.timeout, &c.virtual_count, &c.n_max,
-                                     &c.n_min, &c.virtual_loss, &c.c_puct, &c.c_base, &c.c_init, &c.prior, &c.k,
-                                     &c.eps, &tau, &c.fpu, &seed, &c.invalid))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O$O&O&pO&dO&O&O&O&dddO&O&dOdO&O&:MCTSTree", kwlist, &game_o,
+                                     MG_PY_C_INT("board_size", &board_size), MG_PY_INT("flags", 0, UINT_MAX, &flags),
+                                     &state_tracking, MG_PY_C_INT("batch_size", &c.batch_size), &c.timeout,
+                                     MG_PY_C_INT("virtual_count", &c.virtual_count), MG_PY_C_INT("n_max", &c.n_max),
+                                     MG_PY_C_INT("n_min", &c.n_min), MG_PY_C_INT("virtual_loss", &c.virtual_loss),
+                                     &c.c_puct, &c.c_base, &c.c_init, MG_PY_C_INT("prior", &c.prior),
+                                     MG_PY_C_INT("k", &c.k), &c.eps, &tau, &c.fpu, MG_PY_SEED(&seed),
+                                     MG_PY_C_INT("invalid", &c.invalid)))
         return -1;
     if (game_o != Py_None && !(game = mg_py_text_arg(game_o, "game")))
         return -1;
-    if (self->busy) {
-        PyErr_SetString(PyExc_RuntimeError, "MCTSTree is searching");
-        return -1;
-    }
+    if (self->busy)
+        return tree_busy_error(self);
     c.seed = seed;
     c.mode = state_tracking ? MG_EVAL_STATE_TRACKING : MG_EVAL_ENGINE;
     if (tau && parse_tau(tau, &c) < 0)
@@ -185,14 +208,11 @@ static PyObject *mcts_set_root(py_mcts *self, PyObject *args, PyObject *kwds)
                      self->g ? self->g->name : "(no game: state tracking)");
         return NULL;
     }
-    long ply = (long)s->ply;
-    if (plyo != Py_None) {
-        ply = PyLong_AsLong(plyo);
-        if (ply == -1 && PyErr_Occurred())
-            return NULL;
-    }
+    int ply = s->ply > INT_MAX ? INT_MAX : (int)s->ply;
+    if (plyo != Py_None && !MG_PY_INT_ARG(plyo, "ply", 0, INT_MAX, &ply))
+        return NULL;
     char err[MG_ERRLEN];
-    if (mg_mcts_set_root(self->m, s->state, (int)ply, err, sizeof err) != MG_OK)
+    if (mg_mcts_set_root(self->m, s->state, ply, err, sizeof err) != MG_OK)
         return mg_py_value_error(err);
     self->cfg = s->cfg;
     Py_RETURN_NONE;
@@ -203,7 +223,8 @@ static PyObject *mcts_set_root_text(py_mcts *self, PyObject *args, PyObject *kwd
     static char *kwlist[] = {"text", "to_move", "ply", NULL};
     PyObject *text_o;
     int to_move, ply = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "Oi|i:set_root_text", kwlist, &text_o, &to_move, &ply))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO&|O&:set_root_text", kwlist, &text_o,
+                                     MG_PY_C_INT("to_move", &to_move), MG_PY_INT("ply", 0, INT_MAX, &ply)))
         return NULL;
     const char *text = mg_py_text_arg(text_o, "text");
     if (!text)
@@ -218,11 +239,9 @@ static PyObject *mcts_set_root_text(py_mcts *self, PyObject *args, PyObject *kwd
 static PyObject *mcts_advance(py_mcts *self, PyObject *arg)
 {
     CHECK_TREE(self);
-    long a = PyLong_AsLong(arg);
-    if (a == -1 && PyErr_Occurred())
+    int a;
+    if (!MG_PY_C_INT_ARG(arg, "action", &a))
         return NULL;
-    if (a < INT32_MIN || a > INT32_MAX)
-        return PyErr_Format(PyExc_ValueError, "action %ld out of range", a);
     char err[MG_ERRLEN];
     if (mg_mcts_advance(self->m, (int32_t)a, err, sizeof err) != MG_OK)
         return mg_py_value_error(err);
@@ -259,7 +278,8 @@ static PyObject *mcts_search(py_mcts *self, PyObject *args, PyObject *kwds)
     PyObject *evo, *speco = Py_None;
     int nsims;
     double max_seconds = 0.0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "Oi|Od:search", kwlist, &evo, &nsims, &speco, &max_seconds))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO&|Od:search", kwlist, &evo,
+                                     MG_PY_INT("num_simulations", 0, INT_MAX, &nsims), &speco, &max_seconds))
         return NULL;
     const char *spec = NULL;
     if (speco != Py_None && !(spec = mg_py_text_arg(speco, "spec")))
@@ -271,6 +291,7 @@ static PyObject *mcts_search(py_mcts *self, PyObject *args, PyObject *kwds)
     char err[MG_ERRLEN] = "";
     tree_work w = {self->m, nsims};
     self->busy = 1;
+    self->owner = PyThread_get_thread_ident();
     int rc = mg_py_with_evaluator(evo, self->g, &self->cfg, self->state_tracking, spec, max_seconds, tree_search, &w,
                                   &timed_out, err, sizeof err);
     self->busy = 0;
@@ -361,11 +382,9 @@ static PyObject *mcts_pv(py_mcts *self, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"max_len", NULL};
     int maxlen = 64;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|i:pv", kwlist, &maxlen))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O&:pv", kwlist, MG_PY_INT("max_len", 0, 4096, &maxlen)))
         return NULL;
     CHECK_TREE(self);
-    if (maxlen < 0 || maxlen > 4096)
-        return PyErr_Format(PyExc_ValueError, "max_len %d is not in [0, 4096]", maxlen);
     int32_t acts[4096], edges[4096];
     int len = mg_mcts_pv(self->m, acts, edges, maxlen);
     PyObject *moves = Py_None;
@@ -489,7 +508,10 @@ static PyTypeObject py_mcts_type = {
     .tp_basicsize = sizeof(py_mcts),
     .tp_dealloc = (destructor)mcts_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "MCTSTree(game=None, **config): the C search tree of mavgame.MCTS (see mavgame/search/mcts.py).",
+    .tp_doc = "MCTSTree(game=None, **config): the C search tree of mavgame.MCTS (see mavgame/search/mcts.py).\n\n"
+              "Threads: one thread at a time.  A search releases the GIL; any use of the tree meanwhile raises "
+              "RuntimeError ('in use by another thread', or from the search's own evaluator 'its evaluator called "
+              "back into the tree').  Every int parameter is range-checked by name; seed lies in [0, 2**64).",
     .tp_methods = mcts_methods,
     .tp_getset = mcts_getset,
     .tp_init = (initproc)mcts_init,

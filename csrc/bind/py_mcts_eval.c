@@ -12,6 +12,7 @@
  */
 #include "py_mcts_eval.h"
 #include "interrupt.h"
+#include "py_args.h"
 
 #define NO_IMPORT_ARRAY
 #define PY_ARRAY_UNIQUE_SYMBOL MG_ARRAY_API
@@ -58,8 +59,9 @@ static PyObject *py_playout_evaluator(PyObject *Py_UNUSED(mod), PyObject *args, 
     static char *kwlist[] = {"playouts", "max_plies", "seed", "specialised", NULL};
     int playouts = 1, max_plies = 0, specialised = 1;
     unsigned long long seed = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|iiKp:mcts_playout_evaluator", kwlist, &playouts, &max_plies,
-                                     &seed, &specialised))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O&O&O&p:mcts_playout_evaluator", kwlist,
+                                     MG_PY_C_INT("playouts", &playouts), MG_PY_C_INT("max_plies", &max_plies),
+                                     MG_PY_SEED(&seed), &specialised))
         return NULL;
     mg_evaluator ev;
     char err[MG_ERRLEN];
@@ -87,7 +89,8 @@ static PyObject *py_c4_solver_evaluator(PyObject *Py_UNUSED(mod), PyObject *args
     static char *kwlist[] = {"tt_log2", "max_nodes", NULL};
     int tt_log2 = 20;
     unsigned long long max_nodes = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|iK:mcts_c4_solver_evaluator", kwlist, &tt_log2, &max_nodes))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O&O&:mcts_c4_solver_evaluator", kwlist,
+                                     MG_PY_C_INT("tt_log2", &tt_log2), MG_PY_U64("max_nodes", &max_nodes)))
         return NULL;
     mg_evaluator ev;
     char err[MG_ERRLEN];
@@ -149,12 +152,17 @@ static PyObject *request_tuple(py_eval_ctx *c, const mg_eval_request *q)
     return t;
 }
 
-/* A float from a Python number, None -> NaN; -1 (no exception left set) if not a number. */
-static int float_arg(PyObject *o, double *out)
+/* A float from a Python number, None -> NaN; -1 (no exception left set) if not a number, -2 with a
+ * TypeError naming `what` for a complex number or array (its imaginary part would be dropped silently). */
+static int float_arg(PyObject *o, double *out, const char *what)
 {
     if (o == Py_None) {
         *out = NAN;
         return 0;
+    }
+    if (mg_py_is_complex(o)) {
+        PyErr_Format(PyExc_TypeError, "mcts evaluator output: %s is complex (%R): values must be real", what, o);
+        return -2;
     }
     double x = PyFloat_AsDouble(o);
     if (x == -1.0 && PyErr_Occurred()) {
@@ -165,9 +173,15 @@ static int float_arg(PyObject *o, double *out)
     return 0;
 }
 
-/* A float sequence of length n (or any length if n < 0: returned in *len) into dst; 0 or -1. */
-static int float_seq(PyObject *o, float *dst, int n, int *len)
+/* A float sequence of length n (or any length if n < 0: returned in *len) into dst; 0, -1, or -2
+ * with an exception (complex values, see float_arg). */
+static int float_seq(PyObject *o, float *dst, int n, int *len, const char *what)
 {
+    if (mg_py_is_complex(o)) {
+        PyErr_Format(PyExc_TypeError, "mcts evaluator output: %s is complex (%S): values must be real", what,
+                     PyArray_Check(o) ? (PyObject *)PyArray_DESCR((PyArrayObject *)o) : o);
+        return -2;
+    }
     PyObject *seq = PySequence_Fast(o, "");
     if (!seq) {
         PyErr_Clear();
@@ -180,9 +194,12 @@ static int float_seq(PyObject *o, float *dst, int n, int *len)
     }
     for (Py_ssize_t i = 0; i < m; i++) {
         double x;
-        if (float_arg(PySequence_Fast_GET_ITEM(seq, i), &x) < 0) {
+        char item[48];
+        snprintf(item, sizeof item, "%s[%zd]", what, i);
+        int rc = float_arg(PySequence_Fast_GET_ITEM(seq, i), &x, item);
+        if (rc < 0) {
             Py_DECREF(seq);
-            return -1;
+            return rc;
         }
         dst[i] = (float)x;
     }
@@ -209,13 +226,14 @@ static int str_into(PyObject *o, char *dst, size_t cap)
     return 0;
 }
 
-/* Fill `r` from a canonical output dict; 0, or -1 for malformed output (the leaf is invalid). */
+/* Fill `r` from a canonical output dict; 0, -1 for malformed output (the leaf is invalid), or -2
+ * with an exception (complex values: no evaluator could mean them). */
 static int result_from_dict(const mg_eval_request *q, PyObject *d, mg_eval_result *r)
 {
     PyObject *o;
-    int tracking = q->mode == MG_EVAL_STATE_TRACKING;
-    if ((o = PyDict_GetItemString(d, "value")) && float_arg(o, &r->value) < 0)
-        return -1;
+    int tracking = q->mode == MG_EVAL_STATE_TRACKING, rc;
+    if ((o = PyDict_GetItemString(d, "value")) && (rc = float_arg(o, &r->value, "'value'")) < 0)
+        return rc;
     if (tracking) {
         if ((o = PyDict_GetItemString(d, "state")) && str_into(o, r->text, r->text_cap) < 0)
             return -1;
@@ -250,10 +268,10 @@ static int result_from_dict(const mg_eval_request *q, PyObject *d, mg_eval_resul
         r->num_moves = nm;
     }
     int n = r->num_moves;
-    if ((o = PyDict_GetItemString(d, "values")) && o != Py_None && float_seq(o, r->values, n, NULL) < 0)
-        return -1;
-    if ((o = PyDict_GetItemString(d, "policy")) && o != Py_None && float_seq(o, r->policy, n, NULL) < 0)
-        return -1;
+    if ((o = PyDict_GetItemString(d, "values")) && o != Py_None && (rc = float_seq(o, r->values, n, NULL, "'values'")) < 0)
+        return rc;
+    if ((o = PyDict_GetItemString(d, "policy")) && o != Py_None && (rc = float_seq(o, r->policy, n, NULL, "'policy'")) < 0)
+        return rc;
     return 0;
 }
 
@@ -302,15 +320,22 @@ static int py_evaluate(void *vctx, const mg_game *g, const mg_eval_request *req,
         PyObject *o = PySequence_Fast_GET_ITEM(outs, i);
         mg_eval_result *r = &res[i];
         if (seqs) {
-            long s = PyLong_AsLong(PySequence_Fast_GET_ITEM(seqs, i));
-            if (s == -1 && PyErr_Occurred())
+            long s;
+            if (!MG_PY_INT_ARG(PySequence_Fast_GET_ITEM(seqs, i), "mcts evaluator arrival rank", LONG_MIN, LONG_MAX, &s))
                 goto done;
             mg_eval_set_seq(r, s);
         }
         if (o == Py_None)
             r->status = MG_EVAL_DROPPED;
-        else if (PyDict_Check(o))
-            r->status = result_from_dict(&req[i], o, r) == 0 ? MG_EVAL_OK : MG_EVAL_INVALID;
+        else if (PyDict_Check(o)) {
+            int drc = result_from_dict(&req[i], o, r);
+            if (drc == -2)
+                goto done;
+            r->status = drc == 0 ? MG_EVAL_OK : MG_EVAL_INVALID;
+        } else if (mg_py_is_complex(o)) {
+            PyErr_Format(PyExc_TypeError, "mcts evaluator output %d is complex (%R): values must be real", i, o);
+            goto done;
+        }
         else if (PyUnicode_Check(o))
             r->status = result_from_text(c, &req[i], o, r) == 0 ? MG_EVAL_OK : MG_EVAL_INVALID;
         else
@@ -362,8 +387,8 @@ int mg_py_with_evaluator(PyObject *evo, const mg_game *g, const mg_config *cfg, 
         if (!ev)
             return MG_ERR;
         if (ev->busy) { /* its context (generator, solver table) is not shared between threads */
-            PyErr_Format(PyExc_RuntimeError, "evaluator '%s' is in use by another search (give each concurrent "
-                         "search its own evaluator)", ev->name ? ev->name : "?");
+            PyErr_Format(PyExc_RuntimeError, "evaluator '%s' is in use by another thread's search (give each "
+                         "concurrent search its own evaluator)", ev->name ? ev->name : "?");
             return MG_ERR;
         }
         ev->busy = 1;

@@ -23,6 +23,7 @@
  *       open, close, newline, top_all, top_k, bucket0, n_buckets).
  */
 #include "state.h"
+#include "py_args.h"
 
 #define NO_IMPORT_ARRAY
 #define PY_ARRAY_UNIQUE_SYMBOL MG_ARRAY_API
@@ -61,8 +62,9 @@ static int engine_init(py_engine *self, PyObject *args, PyObject *kwds)
     PyObject *path_obj;
     int threads = 1, max_batch = 64, simd = 1, prefix_cache = 0;
     const char *device = "cpu";
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|iipis:MavEngine", kwlist, PyUnicode_FSConverter, &path_obj,
-                                     &threads, &max_batch, &simd, &prefix_cache, &device))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|O&O&pO&s:MavEngine", kwlist, PyUnicode_FSConverter, &path_obj,
+                                     MG_PY_C_INT("threads", &threads), MG_PY_C_INT("max_batch", &max_batch), &simd,
+                                     MG_PY_C_INT("prefix_cache", &prefix_cache), &device))
         return -1;
     unsigned flags = simd ? 0 : MG_ENGINE_NO_SIMD;
     if (strcmp(device, "cuda") == 0 || strcmp(device, "cuda:0") == 0) {
@@ -167,8 +169,9 @@ static PyObject *engine_generate(py_engine *self, PyObject *args, PyObject *kwds
                              NULL};
     PyObject *prompts, *stop_o, *group_o = Py_None, *bucket_o = Py_None;
     int max_new, sharing = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OiO|OOp:generate", kwlist, &prompts, &max_new, &stop_o, &group_o,
-                                     &bucket_o, &sharing))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO&O|OOp:generate", kwlist, &prompts,
+                                     MG_PY_INT("max_new_tokens", 0, INT_MAX, &max_new), &stop_o, &group_o, &bucket_o,
+                                     &sharing))
         return NULL;
     CHECK_ENGINE(self);
     PyObject *seq = PySequence_Fast(prompts, "prompts must be a sequence of token-id sequences");
@@ -340,13 +343,11 @@ static PyObject *engine_reset_stats(py_engine *self, PyObject *Py_UNUSED(ignored
 static PyObject *engine_set_prefix_cache(py_engine *self, PyObject *arg)
 {
     CHECK_ENGINE(self);
-    long tokens = PyLong_AsLong(arg);
-    if (tokens == -1 && PyErr_Occurred())
+    int tokens;
+    if (!MG_PY_INT_ARG(arg, "prefix_cache", 0, 1 << 24, &tokens))
         return NULL;
-    if (tokens < 0 || tokens > (1L << 24))
-        return PyErr_Format(PyExc_ValueError, "prefix_cache must be in [0, 2**24] tokens, got %ld", tokens);
     char err[MG_ERRLEN];
-    if (mg_engine_set_prefix_cache(self->e, (int)tokens, err, sizeof err) != MG_OK) {
+    if (mg_engine_set_prefix_cache(self->e, tokens, err, sizeof err) != MG_OK) {
         mg_py_value_error(err);
         return NULL;
     }
@@ -449,7 +450,11 @@ static PyTypeObject py_engine_type = {
     .tp_dealloc = (destructor)engine_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "MavEngine(path, threads=1, max_batch=64, simd=True, prefix_cache=0, device='cpu'): the native MAV "
-              "inference engine (C; device='cuda': its CUDA forward pass, kernels/forward.cu).",
+              "inference engine (C; device='cuda': its CUDA forward pass, kernels/forward.cu).  A file with a NaN "
+              "or infinite weight is refused (ValueError naming the file and the tensor).\n\n"
+              "Threads: one generate()/logits() at a time (the GIL is released while it runs); a call from another "
+              "thread meanwhile raises RuntimeError 'MavEngine is in use by another thread'.  The MCTS evaluators "
+              "made from it (mcts_mav_evaluator) have their own buffers: each serves one search at a time.",
     .tp_methods = engine_methods,
     .tp_getset = engine_getset,
     .tp_init = (initproc)engine_init,
@@ -460,8 +465,12 @@ static PyObject *py_mav_value_moves(PyObject *Py_UNUSED(mod), PyObject *args)
 {
     PyObject *ids_o, *steps_o;
     mg_mav_tok_ids v;
-    if (!PyArg_ParseTuple(args, "OO(iiiiiiiii):mav_value_moves", &ids_o, &steps_o, &v.colon, &v.space, &v.open,
-                          &v.close, &v.newline, &v.top_all, &v.top_k, &v.bucket0, &v.n_buckets))
+    if (!PyArg_ParseTuple(args, "OO(O&O&O&O&O&O&O&O&O&):mav_value_moves", &ids_o, &steps_o,
+                          MG_PY_C_INT("tok_ids colon", &v.colon), MG_PY_C_INT("tok_ids space", &v.space),
+                          MG_PY_C_INT("tok_ids open", &v.open), MG_PY_C_INT("tok_ids close", &v.close),
+                          MG_PY_C_INT("tok_ids newline", &v.newline), MG_PY_C_INT("tok_ids top_all", &v.top_all),
+                          MG_PY_C_INT("tok_ids top_k", &v.top_k), MG_PY_C_INT("tok_ids bucket0", &v.bucket0),
+                          MG_PY_C_INT("tok_ids n_buckets", &v.n_buckets)))
         return NULL;
     int n, k;
     PyArrayObject *ids = id_array(ids_o, "ids", &n);
@@ -516,9 +525,11 @@ static PyObject *py_mcts_mav_evaluator(PyObject *Py_UNUSED(mod), PyObject *args,
     const char *game, *spec = NULL, *scoring = "mean";
     int board_size = 0, threads = 1, max_batch = 16, sharing = 1, st = 0, cache_size = 0, prefix_cache = 0;
     unsigned int flags = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!s|$iIiizsOppii:mcts_mav_evaluator", kwlist, &py_engine_type,
-                                     &eng_o, &game, &board_size, &flags, &threads, &max_batch, &spec, &scoring,
-                                     &group_o, &sharing, &st, &cache_size, &prefix_cache))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!s|$O&O&O&O&zsOppO&O&:mcts_mav_evaluator", kwlist, &py_engine_type,
+                                     &eng_o, &game, MG_PY_C_INT("board_size", &board_size),
+                                     MG_PY_INT("flags", 0, UINT_MAX, &flags), MG_PY_C_INT("threads", &threads),
+                                     MG_PY_C_INT("max_batch", &max_batch), &spec, &scoring, &group_o, &sharing, &st,
+                                     MG_PY_C_INT("cache_size", &cache_size), MG_PY_C_INT("prefix_cache", &prefix_cache)))
         return NULL;
     py_engine *pe = (py_engine *)eng_o;
     if (!pe->e)

@@ -64,8 +64,9 @@ static PyObject *py_playout_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObj
     double c = cfg.c;
     int max_plies = 0, fast = 1;
     double max_seconds = 0.0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OL|Kdipd:playout_mcts", kwlist, &state, &sims, &seed, &c, &max_plies,
-                                     &fast, &max_seconds))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO&|O&dO&pd:playout_mcts", kwlist, &state,
+                                     MG_PY_INT("simulations", LLONG_MIN, LLONG_MAX, &sims), MG_PY_SEED(&seed), &c,
+                                     MG_PY_C_INT("max_playout_plies", &max_plies), &fast, &max_seconds))
         return NULL;
     if (!mg_py_max_seconds_arg("playout_mcts", max_seconds))
         return NULL;
@@ -140,8 +141,9 @@ static PyObject *py_random_playouts(PyObject *Py_UNUSED(mod), PyObject *args, Py
     long long n;
     unsigned long long seed = 0;
     int max_plies = 0, specialised = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OL|Kip:random_playouts", kwlist, &state, &n, &seed, &max_plies,
-                                     &specialised))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO&|O&O&p:random_playouts", kwlist, &state,
+                                     MG_PY_INT("n", LLONG_MIN, LLONG_MAX, &n), MG_PY_SEED(&seed),
+                                     MG_PY_C_INT("max_plies", &max_plies), &specialised))
         return NULL;
     mg_py_state *s = mg_py_state_arg(state, "state");
     if (!s)

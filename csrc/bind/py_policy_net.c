@@ -24,6 +24,7 @@
  * pass from the search directly, without the GIL or any Python object per call.
  */
 #include "policy_bind.h"
+#include "py_args.h"
 
 #define NO_IMPORT_ARRAY
 #define PY_ARRAY_UNIQUE_SYMBOL MG_ARRAY_API
@@ -77,18 +78,12 @@ static int pnet_init(py_policy_net *self, PyObject *args, PyObject *kwds)
     static char *kwlist[] = {"source", "max_batch", "simd", "threads", NULL};
     PyObject *src;
     int max_batch = 64, simd = 1, threads = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$ipi:PolicyNet", kwlist, &src, &max_batch, &simd, &threads))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$O&pO&:PolicyNet", kwlist, &src,
+                                     MG_PY_INT("max_batch", 1, 4096, &max_batch), &simd,
+                                     MG_PY_INT("threads", 1, MG_POOL_MAX_THREADS, &threads)))
         return -1;
     if (self->loaded) {
         PyErr_SetString(PyExc_RuntimeError, "PolicyNet is already initialised");
-        return -1;
-    }
-    if (max_batch < 1 || max_batch > 4096) {
-        PyErr_Format(PyExc_ValueError, "max_batch must be in [1, 4096], got %d", max_batch);
-        return -1;
-    }
-    if (threads < 1 || threads > MG_POOL_MAX_THREADS) {
-        PyErr_Format(PyExc_ValueError, "threads must be in [1, %d], got %d", MG_POOL_MAX_THREADS, threads);
         return -1;
     }
     char err[MG_ERRLEN + 1024];
@@ -188,7 +183,7 @@ static void forward_locked(py_policy_net *self, const float *planes, Py_ssize_t 
 /* A C-contiguous float32 array of the planes (n, 41, 8, 8), or NULL with ValueError naming the shape. */
 static PyArrayObject *planes_arg(PyObject *o)
 {
-    PyArrayObject *a = (PyArrayObject *)PyArray_FROM_OTF(o, NPY_FLOAT32, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+    PyArrayObject *a = (PyArrayObject *)mg_py_real_array(o, NPY_FLOAT32, 0, 0, "PolicyNet: planes");
     if (!a)
         return NULL;
     if (PyArray_NDIM(a) != 4 || PyArray_DIM(a, 1) != MG_POLICY_PLANES || PyArray_DIM(a, 2) != 8 ||
@@ -285,7 +280,7 @@ static PyObject *pnet_sample(py_policy_net *self, PyObject *args, PyObject *kw)
         return NULL;
     npy_intp n = PyArray_DIM(planes, 0);
     mask = (PyArrayObject *)PyArray_FROM_OTF(mo, NPY_BOOL, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
-    u = (PyArrayObject *)PyArray_FROM_OTF(uo, NPY_FLOAT64, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+    u = (PyArrayObject *)mg_py_real_array(uo, NPY_FLOAT64, 0, 0, "PolicyNet.sample: u");
     if (!mask || !u)
         goto done;
     if (PyArray_NDIM(mask) != 2 || PyArray_DIM(mask, 0) != n || PyArray_DIM(mask, 1) != MG_POLICY_MOVES ||
@@ -481,7 +476,10 @@ static PyTypeObject py_policy_net_type = {
     .tp_dealloc = (destructor)pnet_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "PolicyNet(source, *, max_batch=64, simd=True, threads=1): the chess policy network of docs/policy.md in C, "
-              "from an exported file (a path or its bytes). Calling it is .policy(planes, mask).",
+              "from an exported file (a path or its bytes); a file with a NaN or infinite weight is refused "
+              "(ValueError naming the tensor and the file). Calling it is .policy(planes, mask).\n\n"
+              "Threads: may be shared.  Each forward pass runs without the GIL under the object's lock: calls from "
+              "several threads (and guided_alphabeta searches using it) wait for each other, one pass at a time.",
     .tp_methods = pnet_methods,
     .tp_getset = pnet_getset,
     .tp_init = (initproc)pnet_init,

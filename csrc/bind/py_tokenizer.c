@@ -16,7 +16,7 @@ static int tok_init(mg_py_tok *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"version", NULL};
     int version = MG_TOK_VERSION;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|i:MavTokenizer", kwlist, &version))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O&:MavTokenizer", kwlist, MG_PY_C_INT("version", &version)))
         return -1;
     mg_tokenizer *t = PyMem_Malloc(sizeof *t);
     if (!t) {
@@ -339,7 +339,7 @@ static PyObject *py_mav_vocab_check(PyObject *Py_UNUSED(m), PyObject *args)
     const char *vv;
     Py_ssize_t vn;
     long size;
-    if (!PyArg_ParseTuple(args, "s#l:mav_vocab_check", &vv, &vn, &size))
+    if (!PyArg_ParseTuple(args, "s#O&:mav_vocab_check", &vv, &vn, MG_PY_INT("vocab_size", LONG_MIN, LONG_MAX, &size)))
         return NULL;
     /* the first 63 bytes, NULs shown as '?' (a longer text is no version either way) */
     char buf[64], err[MG_ERRLEN];

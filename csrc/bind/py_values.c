@@ -4,6 +4,7 @@
  */
 #include "py_mav_common.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "../format/values.h"
@@ -13,6 +14,9 @@
 static int map_arrays(PyObject *arg, int in_type, int flags, int out_type, const char *needs, PyArrayObject **a,
                       PyObject **out)
 {
+    *a = NULL;
+    if (in_type != NPY_INT64 && mg_py_check_real(arg, needs) < 0) /* complex: the cast would drop the imaginary part */
+        return -1;
     *a = (PyArrayObject *)PyArray_FROMANY(arg, in_type, 0, 0, flags);
     if (!*a) {
         PyErr_Clear();
@@ -29,24 +33,32 @@ static int map_arrays(PyObject *arg, int in_type, int flags, int out_type, const
 
 #define MAP_CAST (NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST)
 
-static PyObject *map_double(PyObject *arg, double (*f)(double), const char *needs)
+/* win_prob_from_cp: NaN is refused (it has no win probability; it used to come back as NaN), +-inf are
+ * the limits 1 and 0 (mate-like scores). */
+static PyObject *py_win_prob_cp(PyObject *Py_UNUSED(m), PyObject *arg)
 {
     PyArrayObject *a;
     PyObject *out;
-    if (map_arrays(arg, NPY_FLOAT64, MAP_CAST, NPY_FLOAT64, needs, &a, &out) < 0)
+    if (map_arrays(arg, NPY_FLOAT64, MAP_CAST, NPY_FLOAT64, "win_prob_from_cp needs real numbers", &a, &out) < 0)
         return NULL;
     npy_intp n = PyArray_SIZE(a);
     const double *x = PyArray_DATA(a);
     double *y = PyArray_DATA((PyArrayObject *)out);
-    for (npy_intp i = 0; i < n; i++)
-        y[i] = f(x[i]);
+    for (npy_intp i = 0; i < n; i++) {
+        if (isnan(x[i])) {
+            if (PyArray_NDIM(a) == 0)
+                PyErr_SetString(PyExc_ValueError, "win_prob_from_cp: centipawns nan have no win probability");
+            else
+                PyErr_Format(PyExc_ValueError, "win_prob_from_cp: centipawns nan (at flat index %zd) have no win "
+                             "probability", (Py_ssize_t)i);
+            Py_DECREF(a);
+            Py_DECREF(out);
+            return NULL;
+        }
+        y[i] = mg_mav_win_prob_cp(x[i]);
+    }
     Py_DECREF(a);
     return out;
-}
-
-static PyObject *py_win_prob_cp(PyObject *Py_UNUSED(m), PyObject *arg)
-{
-    return map_double(arg, mg_mav_win_prob_cp, "win_prob_from_cp needs numbers");
 }
 
 static PyObject *py_bucket(PyObject *Py_UNUSED(m), PyObject *arg)
@@ -116,6 +128,8 @@ static PyObject *py_score(PyObject *Py_UNUSED(m), PyObject *args)
         PyErr_Format(PyExc_ValueError, "scoring method must be 'max' or 'mean', not '%s'", method);
         return NULL;
     }
+    if (mg_py_check_real(arg, "mav_score: the distributions") < 0)
+        return NULL;
     int f32 = PyArray_Check(arg) && PyArray_TYPE((PyArrayObject *)arg) == NPY_FLOAT32;
     PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(arg, f32 ? NPY_FLOAT32 : NPY_FLOAT64, 1, 0,
                                                         NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST);

@@ -143,7 +143,9 @@ static int state_init(mg_py_state *self, PyObject *args, PyObject *kwds)
     PyObject *name_obj, *text_obj = Py_None;
     int board_size = 0;
     long long flags = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|OiL:State", kwlist, &name_obj, &text_obj, &board_size, &flags))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|OO&O&:State", kwlist, &name_obj, &text_obj,
+                                     MG_PY_C_INT("board_size", &board_size),
+                                     MG_PY_INT("flags", LLONG_MIN, LLONG_MAX, &flags)))
         return -1;
     const char *name = mg_py_text_arg(name_obj, "game");
     if (!name)
@@ -450,8 +452,8 @@ static PyObject *state_text(mg_py_state *self, PyObject *Py_UNUSED(ignored))
 static PyObject *state_action_to_str(mg_py_state *self, PyObject *arg)
 {
     CHECK_INIT(self);
-    long long v = PyLong_AsLongLong(arg);
-    if (v == -1 && PyErr_Occurred())
+    long long v;
+    if (!MG_PY_INT_ARG(arg, "action", LLONG_MIN, LLONG_MAX, &v))
         return NULL;
     char buf[MG_MAX_MOVE_STR];
     size_t n = 0;
@@ -517,14 +519,12 @@ static PyObject *state_root_text(mg_py_state *self, PyObject *Py_UNUSED(ignored)
 
 static int depth_arg(PyObject *arg, int *depth)
 {
-    long d = PyLong_AsLong(arg);
-    if (d == -1 && PyErr_Occurred())
+    if (!MG_PY_C_INT_ARG(arg, "perft depth", depth))
         return -1;
-    if (d < 0 || d > 64) {
-        PyErr_Format(PyExc_ValueError, "perft depth must be in 0..64, got %ld", d);
+    if (*depth < 0 || *depth > 64) {
+        PyErr_Format(PyExc_ValueError, "perft depth must be in 0..64, got %d", *depth);
         return -1;
     }
-    *depth = (int)d;
     return 0;
 }
 
@@ -627,8 +627,8 @@ static int openspiel_player_arg(PyObject *args, const char *fn, PyObject **x)
         return 0;
     }
     *x = second;
-    long p = PyLong_AsLong(player);
-    if (p == -1 && PyErr_Occurred())
+    long p;
+    if (!MG_PY_INT_ARG(player, "player", LONG_MIN, LONG_MAX, &p))
         return -1;
     if (p != 0 && p != 1) {
         PyErr_Format(PyExc_ValueError, "%s: player must be 0 or 1, got %ld", fn, p);
@@ -858,8 +858,8 @@ PyObject *mg_py_rebuild_state(PyObject *Py_UNUSED(mod), PyObject *args)
     const char *name, *text;
     int board_size, flags;
     PyObject *acts, *name_o, *text_o;
-    if (!PyArg_ParseTuple(args, "O!OiiOO:_rebuild_state", &PyType_Type, &tp, &name_o, &board_size, &flags, &text_o,
-                          &acts))
+    if (!PyArg_ParseTuple(args, "O!OO&O&OO:_rebuild_state", &PyType_Type, &tp, &name_o,
+                          MG_PY_C_INT("board_size", &board_size), MG_PY_C_INT("flags", &flags), &text_o, &acts))
         return NULL;
     if (!(name = mg_py_text_arg(name_o, "game")) || !(text = mg_py_text_arg(text_o, "text")))
         return NULL;
@@ -1048,7 +1048,12 @@ PyTypeObject mg_py_state_type = {
               "flags: a bit set of the game's rule flags (FLAG_CHESS960, FLAG_GARDNER_BISHOP, FLAG_HEX_SWAP);\n"
               "a flag the game does not define is refused with ValueError.\n"
               "A position of any mavgame game, with its move history. Mutable (push/pop), so unhashable;\n"
-              "use .hash for the position key.",
+              "use .hash for the position key.\n\n"
+              "Threads: each method runs with the GIL held, or on a private copy of the position when it\n"
+              "releases the GIL (perft, playouts, solvers, searches), so a State may be read from several\n"
+              "threads, and a long computation on it does not see moves pushed meanwhile.  Mutation is not\n"
+              "coordinated: push/pop from two threads interleave (each call whole, the sequence not); give\n"
+              "each thread its own copy() to play on.",
     .tp_richcompare = state_richcompare,
     .tp_methods = state_methods,
     .tp_getset = state_getset,

@@ -11,6 +11,7 @@
 #include <Python.h>
 
 #include "../game.h"
+#include "py_args.h"
 
 typedef struct mg_py_state {
     PyObject_HEAD

@@ -324,6 +324,8 @@ static int load(mg_model *m, const uint8_t *buf, size_t len, int mapped, char *e
     for (int i = 0; i < n; i++) {
         const mg_st_tensor *t = mg_st_find(&f, w[i].name);
         size_t rows = (size_t)w[i].rows, cols = w[i].cols ? (size_t)w[i].cols : 1;
+        if (mg_st_check_finite(t, "weights", err, errlen) != MG_OK)
+            goto fail;
         *w[i].dst = at;
         if (w[i].transpose) { /* [out = rows][in = cols] -> packed panels of W = its transpose */
             for (size_t r = 0; r < rows; r++)

@@ -271,6 +271,8 @@ static int load(void *vctx, const uint8_t *buf, size_t len, int mapped, char *er
     float *at = net->arena;
     for (int i = 0; i < n; i++) {
         const mg_st_tensor *t = mg_st_find(&f, w[i].name);
+        if (mg_st_check_finite(t, "policy network weights", err, errlen) != MG_OK)
+            goto fail;
         convert(net, &w[i], t, at);
         *w[i].dst = at;
         at += want_floats(net, &w[i]);

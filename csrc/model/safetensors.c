@@ -276,6 +276,41 @@ int mg_st_check_weight(const mg_st_tensor *t, const char *what, int *dtype, char
     return MG_OK;
 }
 
+int mg_st_check_finite(const mg_st_tensor *t, const char *what, char *err, size_t errlen)
+{
+    /* exponent all ones: inf (mantissa 0) or NaN */
+    const uint8_t *p = t->data;
+    size_t n = (size_t)t->numel, bad = n;
+    int nan = 0, neg = 0;
+    if (t->dtype == MG_ST_F32) {
+        for (size_t i = 0; i < n; i++) {
+            uint32_t b = (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 | (uint32_t)p[4 * i + 2] << 16 |
+                         (uint32_t)p[4 * i + 3] << 24;
+            if ((b & 0x7f800000u) == 0x7f800000u) {
+                bad = i, nan = (b & 0x007fffffu) != 0, neg = (int)(b >> 31);
+                break;
+            }
+        }
+    } else {
+        uint16_t e = t->dtype == MG_ST_F16 ? 0x7c00u : 0x7f80u; /* F16: 5 exponent bits, BF16: 8 */
+        for (size_t i = 0; i < n; i++) {
+            uint16_t h = (uint16_t)(p[2 * i] | p[2 * i + 1] << 8);
+            if ((h & e) == e) {
+                bad = i, nan = (h & (uint16_t)(0x7fffu & ~e)) != 0, neg = h >> 15;
+                break;
+            }
+        }
+    }
+    if (bad == n)
+        return MG_OK;
+    size_t k = strlen(what);
+    int plural = k > 0 && what[k - 1] == 's';
+    snprintf(err, errlen, "%.*s '%s' holds %s at element %zu: non-finite weights are refused (a diverged training "
+             "run or a corrupt file)", (int)(plural ? k - 1 : k), what, t->name, nan ? "nan" : neg ? "-inf" : "inf",
+             bad);
+    return MG_ERR;
+}
+
 const char *mg_st_meta(const mg_st_file *f, const char *key)
 {
     for (int i = 0; i < f->n_meta; i++)

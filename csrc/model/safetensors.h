@@ -71,6 +71,13 @@ const mg_st_tensor *mg_st_take(mg_st_file *f, const char *name, const char *what
 int mg_st_all_taken(const mg_st_file *f, const char *what, char *err, size_t errlen);
 int mg_st_check_weight(const mg_st_tensor *t, const char *what, int *dtype, char *err, size_t errlen);
 
+/* mg_st_check_finite: MG_OK when every element of the F32, F16 or BF16 tensor t is finite, else MG_ERR
+ * naming it, the first non-finite element and its value ("<what, singular> '<name>' holds inf at element
+ * 17 ..."): a model with a NaN or infinite weight answers nothing usable (an all-NaN policy, '' from the
+ * MAV engine) instead of failing, so the loaders refuse it.  A bit test per element, on the bytes the
+ * loader converts next (the pages are read once). */
+int mg_st_check_finite(const mg_st_tensor *t, const char *what, char *err, size_t errlen);
+
 /* Element i of a F32, F16 or BF16 tensor as float32 (the caller has checked the dtype). */
 float mg_st_float(const mg_st_tensor *t, size_t i);
 

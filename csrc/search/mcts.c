@@ -55,7 +55,7 @@ int mg_mcts_config_check(const mg_mcts_config *c, char *err, size_t errlen)
     if (c->batch_size < 1 || c->batch_size > 65536)
         BAD("mcts: batch_size %d is not in [1, 65536]", c->batch_size);
     if (!(c->timeout == c->timeout) || c->timeout > 1e9)
-        BAD("mcts: timeout %g is not a number of seconds", c->timeout);
+        BAD("mcts: timeout %g is not a number of seconds (at most 1e9; <= 0: none)", c->timeout);
     if (c->virtual_count < MG_MCTS_VC_DYNAMIC || c->virtual_count > MG_MCTS_VC_NONE)
         BAD("mcts: virtual_count %d is not dynamic (0), static (1) or none (2)", c->virtual_count);
     /* Bounds keep the virtual counts of a batch (at most 2 * batch_size paths) within 32 bits. */
@@ -63,12 +63,15 @@ int mg_mcts_config_check(const mg_mcts_config *c, char *err, size_t errlen)
         BAD("mcts: need 0 <= n_min <= n_max <= 10000, got n_min %d, n_max %d", c->n_min, c->n_max);
     if (c->virtual_loss < 0 || c->virtual_loss > 10000)
         BAD("mcts: virtual_loss %d is not in [0, 10000]", c->virtual_loss);
-    if (c->c_base > 0) {
-        if (!isfinite(c->c_base) || !isfinite(c->c_init) || c->c_init < 0)
-            BAD("mcts: c_base %g / c_init %g must be finite with c_init >= 0", c->c_base, c->c_init);
-    } else if (!isfinite(c->c_puct) || c->c_puct < 0) {
+    /* c_base > 0 selects AlphaZero's c(s), 0 the constant c_puct; NaN, a negative or an infinite
+     * c_base is neither (NaN used to fall through to c_puct silently) */
+    if (!(c->c_base >= 0) || !isfinite(c->c_base))
+        BAD("mcts: c_base %g must be a finite number > 0 (AlphaZero's c(s)), or 0 for the constant c_puct",
+            c->c_base);
+    if (!isfinite(c->c_init) || !(c->c_init >= 0))
+        BAD("mcts: c_init %g must be finite and >= 0", c->c_init);
+    if (!isfinite(c->c_puct) || !(c->c_puct >= 0))
         BAD("mcts: c_puct %g must be finite and >= 0", c->c_puct);
-    }
     if (c->prior != MG_MCTS_PRIOR_MAV && c->prior != MG_MCTS_PRIOR_POLICY)
         BAD("mcts: prior %d is neither mav (0) nor policy (1)", c->prior);
     if (c->k < 1)

@@ -120,7 +120,7 @@ static int read_answer(model_ctx *c, const mg_game *g, const mg_eval_request *q,
 
 
 /* State tracking: read the answer of request q (prompt + answer parsed together) as
- * mavgame.model.agents.MAVEvaluator does: a predicted game result, or the predicted state with its
+ * mavgame.agents.mav.MAVEvaluator does: a predicted game result, or the predicted state with its
  * listed moves (well-formed, first occurrences) and their values where the answer has them. */
 static int read_answer_st(model_ctx *c, const mg_eval_request *q, int i, mg_eval_result *out)
 {

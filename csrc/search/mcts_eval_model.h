@@ -3,7 +3,7 @@
  * no Python in the loop.  Per batch of leaves it writes each leaf's MAV prompt (mav_eval_io.h),
  * tokenizes it (format/tokenizer.h), generates with the inference engine (model/engine.h, its
  * own engine and thread pool over a shared read-only model) by grouped greedy decoding, and
- * reads the answer as mavgame.model.agents.MAVEvaluator does: the legal moves' values from
+ * reads the answer as mavgame.agents.mav.MAVEvaluator does: the legal moves' values from
  * their 64-way bucket distributions (mean or max scoring, format/values.h) at the well-formed
  * %top entries (format/mav_tokens.h); an answer without such values is parsed as text
  * (mg_eval_read_output), which marks the leaf invalid when it has no usable value.

@@ -651,7 +651,15 @@ static void test_book(mg_test_counts *t)
     MG_CHECK_T(t, mg_c4_book_open(&b, buf, sizeof buf, err, sizeof err) == MG_ERR && strstr(err, "entry 1"));
     put64(buf + MG_C4_BOOK_HEADER + 8, (save & ~0xffULL) | (uint64_t)(64 + 30));
     MG_CHECK_T(t, mg_c4_book_open(&b, buf, sizeof buf, err, sizeof err) == MG_ERR && strstr(err, "score 30"));
+    /* a score no 26-stone position has: the fastest win scores (43 - 26) / 2 = 8 */
+    put64(buf + MG_C4_BOOK_HEADER + 8, (save & ~0xffULL) | (uint64_t)(64 + 9));
+    MG_CHECK_T(t, mg_c4_book_open(&b, buf, sizeof buf, err, sizeof err) == MG_ERR && strstr(err, "score 9, outside [-8, 8]"));
     put64(buf + MG_C4_BOOK_HEADER + 8, save);
+    /* a header whose plies leave the entries out */
+    buf[12] = STONES + 1, buf[14] = STONES + 1;
+    MG_CHECK_T(t, mg_c4_book_open(&b, buf, sizeof buf, err, sizeof err) == MG_ERR && strstr(err, "26 stones, outside"));
+    buf[12] = STONES, buf[14] = STONES;
+    MG_CHECK_T(t, mg_c4_book_open(&b, buf, sizeof buf, err, sizeof err) == MG_OK);
     buf[0] = 'X';
     MG_CHECK_T(t, mg_c4_book_open(&b, buf, sizeof buf, err, sizeof err) == MG_ERR && strstr(err, "magic"));
     mg_c4_solver_free(sv);

@@ -103,7 +103,7 @@ static uint16_t f2h(float f) /* float to half, round to nearest (normal range on
 }
 
 enum { MUT_NONE, MUT_MISSING, MUT_EXTRA, MUT_SHAPE, MUT_DTYPE_I32, MUT_OVERLAP, MUT_VOCAB_V1, MUT_VOCAB_V7,
-       MUT_VOCAB_NONE };
+       MUT_VOCAB_NONE, MUT_NAN, MUT_NEG_INF };
 
 /* A model file for c: dtype "F32", "F16" or "BF16"; config_json overrides the config text;
  * mutation breaks it in one way.  The file declares the MAV vocabulary of its size (v1, v2, else
@@ -182,6 +182,8 @@ static size_t build_file(const tcfg *c, const char *dtype, const char *config_js
             at -= 4;
         for (int64_t k = 0; k < numel; k++) {
             float v = is_norm ? 1.0f + 0.1f * rng_normalish(&seed) : 0.5f * rng_normalish(&seed);
+            if (i == n - 1 && k == 3 && (mutation == MUT_NAN || mutation == MUT_NEG_INF))
+                v = mutation == MUT_NAN ? NAN : -INFINITY; /* (F32 and BF16 only: f2h is not for them) */
             if (mutation == MUT_DTYPE_I32 && i == n - 1) {
                 memset(data + at, 0, 4);
                 at += 4;
@@ -335,6 +337,15 @@ static void test_model_files(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         len = build_file(&BASE, "F32", cases[i].cfg, cases[i].fmt, cases[i].mut, 7, &buf);
         MG_CHECK(load_err(buf, len, cases[i].want));
+        free(buf);
+    }
+    /* a non-finite weight is refused, naming the tensor, the element and the value */
+    for (int i = 0; i < 2; i++) {
+        len = build_file(&BASE, i ? "BF16" : "F32", NULL, "mavgame-mav", MUT_NAN, 7, &buf);
+        MG_CHECK(load_err(buf, len, "weight 'blocks.1.mlp.down.weight' holds nan at element 3"));
+        free(buf);
+        len = build_file(&BASE, i ? "BF16" : "F32", NULL, "mavgame-mav", MUT_NEG_INF, 7, &buf);
+        MG_CHECK(load_err(buf, len, "weight 'blocks.1.mlp.down.weight' holds -inf at element 3"));
         free(buf);
     }
     MG_CHECK(mg_model_load_file(&m, "/nonexistent/model.safetensors", err, sizeof err) == MG_ERR &&

@@ -500,6 +500,16 @@ static void test_refusals(void)
     s.t[0].dtype = "I32";
     MG_CHECK(refuses(&s, "'stem.weight' has dtype I32"));
     s.t[0].dtype = "F32";
+    /* a non-finite weight is refused, naming the tensor, the element and the value */
+    char want[128];
+    float keep = s.t[1].data[2];
+    s.t[1].data[2] = NAN;
+    snprintf(want, sizeof want, "policy network weight '%s' holds nan at element 2", s.t[1].name);
+    MG_CHECK(refuses(&s, want));
+    s.t[1].data[2] = INFINITY;
+    snprintf(want, sizeof want, "policy network weight '%s' holds inf at element 2", s.t[1].name);
+    MG_CHECK(refuses(&s, want));
+    s.t[1].data[2] = keep;
     size_t len;
     uint8_t *buf = build(&s, &len);
     mg_policy_net net;

@@ -64,7 +64,7 @@ def generate_connect_four(count: int, *, min_plies: int = 8, max_plies: int = 24
     ``max_plies`` of them) is kept when the solver (weak, at most ``max_seconds``) finds exactly one
     winning move for the side to move and ``mcts:sims=plain_sims`` plays another move."""
     from ..games.connect_four import ConnectFour
-    from ..play.agents import make_agent
+    from ..agents import make_agent
     if count < 1 or not 0 <= min_plies <= max_plies or plain_sims < 1:
         raise ValueError(f"need count >= 1, 0 <= min_plies <= max_plies, plain_sims >= 1 (count {count}, plies "
                          f"{min_plies}..{max_plies}, plain_sims {plain_sims})")
@@ -236,7 +236,7 @@ def score_agent(agent, puzzles: Sequence[Puzzle], progress: bool = False) -> np.
 def score_team(team, puzzles: Sequence[Puzzle], rules: Sequence[str] = ("visits", "value", "lcb", "gap"),
                progress: bool = False) -> Dict[str, np.ndarray]:
     """0/1 per puzzle for each player (``player<i>``), ``max_over_latents`` and each rule, from one
-    search per player and puzzle (``team``: :class:`mavgame.az.agent.AZdbTeam`); ``chosen_<rule>``
+    search per player and puzzle (``team``: :class:`mavgame.agents.alphazero.AZdbTeam`); ``chosen_<rule>``
     holds the player each rule picked."""
     from .subadditive import select_player
     bar = _bar(len(puzzles), "team puzzles", progress)

@@ -51,6 +51,21 @@ class SelfPlayResult:
         return len(self.z) / self.seconds if self.seconds > 0 else 0.0
 
 
+def _real(a, what: str, dtype, integer: bool = False) -> np.ndarray:
+    """``a`` as a ``dtype`` array; TypeError naming ``what`` for complex (or, with ``integer``, non-integer)
+    values, which a cast would silently change."""
+    arr = np.asarray(a)
+    if np.iscomplexobj(arr):
+        raise TypeError(f"{what} must be real numbers, got an array of dtype {arr.dtype}")
+    if integer and arr.dtype.kind == "f":
+        bad = arr[np.isfinite(arr) & (arr != np.round(arr))] if arr.size else arr
+        if bad.size or not np.isfinite(arr).all():
+            raise TypeError(f"{what} must be integers, got {arr.ravel()[:4].tolist()}...")
+    if arr.dtype.kind not in "biuf":
+        raise ValueError(f"{what} must be numbers, got an array of dtype {arr.dtype}")
+    return arr.astype(dtype)
+
+
 def play_games(evaluate: Evaluate, start, *, num_games: int, parallel_games: int = 16, seed: int = 0,
                progress=None, latents: Optional[np.ndarray] = None, reward_weights: Optional[np.ndarray] = None,
                **settings) -> SelfPlayResult:
@@ -75,8 +90,8 @@ def play_games(evaluate: Evaluate, start, *, num_games: int, parallel_games: int
     sp = _core.AZSelfPlay(start, parallel_games=int(parallel_games), num_games=int(num_games), seed=int(seed),
                           **cfg)
     if latents is not None:
-        sp.set_team(np.asarray(latents, np.int32), None if reward_weights is None
-                    else np.asarray(reward_weights, np.float32))
+        sp.set_team(_real(latents, "latents", np.int32, integer=True), None if reward_weights is None
+                    else _real(reward_weights, "reward_weights", np.float32))
     n_actions = sp.num_actions
     t0 = time.perf_counter()
     net_s = 0.0
@@ -90,8 +105,8 @@ def play_games(evaluate: Evaluate, start, *, num_games: int, parallel_games: int
         t1 = time.perf_counter()
         logits, values = evaluate(obs) if info is None else evaluate(obs, *info)
         net_s += time.perf_counter() - t1
-        logits = np.asarray(logits, np.float32).reshape(n, n_actions)
-        values = np.asarray(values, np.float32).reshape(n)
+        logits = _real(logits, "the evaluator's logits", np.float32).reshape(n, n_actions)
+        values = _real(values, "the evaluator's values", np.float32).reshape(n)
         sp.scatter(logits, values)
         if progress is not None:
             fin = sp.stats()["games_finished"]

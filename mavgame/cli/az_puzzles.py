@@ -70,13 +70,13 @@ def run(args: argparse.Namespace) -> int:
         import torch
         torch.set_num_threads(int(args.threads))
     out = {"puzzles": len(ps), "file": args.puzzles}
-    from ..play.agents import make_agent
+    from ..agents import make_agent
     for spec in args.agents:
         sc = pz.score_agent(make_agent(spec), ps, progress=not args.no_progress)
         out[spec] = sc.tolist()
         print(f"{spec}: {int(sc.sum())}/{len(ps)} ({100.0 * sc.mean():.1f}%)")
     if args.team:
-        from ..az.agent import AZdbTeam
+        from ..agents.alphazero import AZdbTeam
         team = AZdbTeam(args.team, args.sims, rewards=args.rewards)
         res = pz.score_team(team, ps, progress=not args.no_progress)
         for k, v in res.items():

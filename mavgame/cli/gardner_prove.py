@@ -28,7 +28,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def cmd_gardner_prove(args: argparse.Namespace) -> int:
     from ..games.gardner import START_FEN
     from ..games.gardner_prover import Prover
-    from . import _core
+    from .. import _core
     fen = START_FEN if args.fen == "startpos" else args.fen
     try:
         board = _core.State("gardner", fen)

@@ -194,7 +194,7 @@ def _play_league(args, lg, agents: Dict[str, str], anchors: Dict[str, float], ou
     print(res.matrix_table(), file=report)
     print(file=report)
     if getattr(args, "anchor_uci_elo", False):
-        from ..play.agents import parse_spec
+        from ..agents import parse_spec
         for name, spec in agents.items():
             kind, kw = parse_spec(spec)
             if kind in ("stockfish", "uci") and kw.get("elo") is not None:

@@ -68,21 +68,10 @@ def positive_float(text: str) -> float:
 
 
 def agent_table() -> str:
-    """The agent kinds and their options, from the table in mavgame.play.agents' docstring (one copy)."""
-    import re
-
-    from ..play import agents
-    lines = (agents.__doc__ or "").splitlines()
-    rules = [i for i, ln in enumerate(lines) if ln.startswith("=====")]
-    if len(rules) < 3:  # docstrings stripped (python -OO)
-        return "agent kinds: " + ", ".join(agents.agent_kinds())
-    col = lines[rules[0]].index(" ") + 2          # where the second column starts
-    out = ["agent specs: KIND or KIND:KEY=VALUE,KEY=VALUE (optionally named NAME=SPEC); the kinds and their "
-           "options:", ""]
-    for ln in lines[rules[1] + 1:rules[2]]:
-        kind, text = ln[:col].strip().strip("`"), re.sub(r":\w+:`([^`]*)`", r"\1", ln[col:]).replace("``", "")
-        out.append(f"  {kind:<12} {text}" if kind else f"  {'':<12} {text}")
-    return "\n".join(out) + "\n"
+    """The agent kinds and their options, from the agents registry (one source: each kind's own signature)."""
+    from ..agents import describe_kinds
+    return describe_kinds(header="agent specs: KIND or KIND:KEY=VALUE,KEY=VALUE (optionally named NAME=SPEC); the "
+                                 "kinds and their options:")
 
 
 def check_writable(opt: str, path: Optional[str]) -> None:
@@ -140,7 +129,7 @@ def parse_agents(items: Sequence[str], game: Optional[str] = None) -> Dict[str, 
     """``name=spec`` or ``spec`` items -> {name: spec} (a bare spec is named after itself). With ``game``, an
     agent that cannot play it is refused before its engine is started (the same message with or without the
     engine installed)."""
-    from ..play.agents import make_agent
+    from ..agents import make_agent
 
     out: Dict[str, str] = {}
     for it in items:
@@ -167,7 +156,7 @@ def parse_agents(items: Sequence[str], game: Optional[str] = None) -> Dict[str, 
 
 def check_engine(spec: str, agent) -> None:
     """A UCI agent's engine must start and answer the UCI handshake (before any game is played)."""
-    from ..play.agents import UCIAgent
+    from ..agents.engines import UCIAgent
     from ..engines.uci import EngineError
     if isinstance(agent, UCIAgent):
         try:

@@ -108,7 +108,7 @@ def _thinking_hint(spec: str, game: str) -> str:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    from ..play.agents import AgentError, make_agent, resolve_move
+    from ..agents import AgentError, make_agent, resolve_move
 
     try:
         agent = make_agent(args.agent)

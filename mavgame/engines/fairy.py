@@ -1,11 +1,13 @@
-"""Fairy-Stockfish as the engine for Gardner 5x5 minichess: engine, league agent, annotator, rules oracle.
+"""Fairy-Stockfish as the engine for Gardner 5x5 minichess: engine, annotator, rules oracle (the league agent,
+:class:`mavgame.agents.engines.FairyStockfishAgent`, spec ``fairy``, plays through this module).
 
 Fairy-Stockfish (Debian's ``fairy-stockfish`` package, ``/usr/games/fairy-stockfish``) is the public
 descendant of the Stockfish adaptation that Mhalla and Prost used to solve Gardner's minichess.  It
 speaks UCI; the option ``UCI_Variant`` = ``gardner`` selects the game.  mavgame drives it through its
 own UCI client (:mod:`mavgame.engines.uci`):
 
-    >>> from mavgame.engines.fairy import open_engine, FairyStockfishAgent
+    >>> from mavgame.engines.fairy import open_engine
+    >>> from mavgame.agents.engines import FairyStockfishAgent
     >>> with open_engine() as eng:                      # a UCIEngine with UCI_Variant=gardner set
     ...     eng.play("rnbqk/ppppp/5/PPPPP/RNBQK w - - 0 1", nodes=20000)
     >>> agent = FairyStockfishAgent(skill=3, movetime=50)   # also the agent spec "fairy:skill=3,movetime=50"
@@ -36,11 +38,10 @@ import shutil
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from .. import _core
-from ..play.agents import UCIAgent
 from .uci import EngineError, UCIEngine
 
-__all__ = ["VARIANT", "find_fairy_stockfish", "open_engine", "FairyStockfishAgent", "engine_moves",
-           "paper_moves", "perft_diff", "random_game_diff", "FLAG_BISHOP_PROMOTION"]
+__all__ = ["VARIANT", "find_fairy_stockfish", "binary_path", "open_engine", "engine_moves", "paper_moves",
+           "perft_diff", "random_game_diff", "FLAG_BISHOP_PROMOTION", "SKILL_MIN", "SKILL_MAX"]
 
 #: the UCI_Variant value of Gardner's minichess
 VARIANT = "gardner"
@@ -64,7 +65,9 @@ def find_fairy_stockfish() -> Optional[str]:
     return None
 
 
-def _path(path: Optional[str]) -> str:
+def binary_path(path: Optional[str]) -> str:
+    """The Fairy-Stockfish binary: ``path``, or :func:`find_fairy_stockfish` for none (or ``fairy-stockfish``,
+    ``fairy``); EngineError when it is not installed."""
     if path in (None, "", "fairy-stockfish", "fairy"):
         found = find_fairy_stockfish()
         if found is None:
@@ -88,7 +91,7 @@ def open_engine(path: Optional[str] = None, options: Optional[Dict[str, object]]
                 timeout: float = 10.0, **kwargs: Any) -> UCIEngine:
     """A :class:`~mavgame.engines.uci.UCIEngine` running Fairy-Stockfish with ``UCI_Variant`` = ``gardner``
     (then ``options``).  ``path`` defaults to :func:`find_fairy_stockfish`."""
-    eng = UCIEngine(_path(path), timeout=timeout, **kwargs)
+    eng = UCIEngine(binary_path(path), timeout=timeout, **kwargs)
     set_variant(eng)
     if options:
         try:
@@ -107,35 +110,6 @@ def paper_moves(state) -> Optional[List[str]]:
         return None
     moves = [str(m) for m in state.legal_moves()]
     return moves if any(len(m) == 5 for m in moves) else None
-
-
-class FairyStockfishAgent(UCIAgent):
-    """Fairy-Stockfish playing Gardner (agent spec ``fairy``).
-
-    ``skill``: Skill Level -20..20 (Fairy-Stockfish's range), ``elo``: UCI_LimitStrength with
-    UCI_Elo (1350..2850); the search limit is ``movetime`` ms (default 100), ``nodes`` or ``depth``;
-    ``path`` the binary (default :func:`find_fairy_stockfish`).  Under mavgame's default rules the
-    engine never plays a bishop promotion (see the module docstring)."""
-
-    games = ("gardner",)
-
-    def __init__(self, skill: Optional[int] = None, *, path: Optional[str] = None, elo: Optional[int] = None,
-                 name: Optional[str] = None, options: Optional[Dict[str, Any]] = None, **kwargs: Any):
-        opts: Dict[str, Any] = {"UCI_Variant": VARIANT}
-        if skill is not None:
-            if isinstance(skill, bool) or not isinstance(skill, int) or not SKILL_MIN <= skill <= SKILL_MAX:
-                raise ValueError(f"Fairy-Stockfish skill level must be an integer in {SKILL_MIN}..{SKILL_MAX}, "
-                                 f"not {skill!r}")
-            opts["Skill Level"] = int(skill)
-        if options:
-            opts.update(options)
-        if name is None:
-            name = "fairy" + (f"-skill{skill}" if skill is not None else "") + (f"-elo{elo}" if elo is not None else "")
-        super().__init__(_path(path), elo=elo, name=name, options=opts, **kwargs)
-        self.skill = skill
-
-    def search_moves(self, state) -> Optional[List[str]]:
-        return paper_moves(state)
 
 
 def engine_moves(eng: UCIEngine, fen: str, moves: Sequence[str] = ()) -> Set[str]:
@@ -199,9 +173,3 @@ def random_game_diff(eng: UCIEngine, seed: int, max_plies: int = 200, fen: Optio
         line.append(mv)
         ply += 1
     return ply, bad
-
-
-def _make_fairy(**kw: Any) -> FairyStockfishAgent:
-    """Factory of the ``fairy`` agent spec."""
-    return FairyStockfishAgent(**kw)
-

@@ -6,7 +6,7 @@ levels to calibrate a league's Elo against.
     >>> stockfish_anchors(agents, "sf-2023")            # {"sf-skill5": 2203.7, "sf-skill10": 2788.3}
 
 ``mavgame league --stockfish-levels 0-20`` adds those agents; one such agent is also the spec
-``stockfish:preset=paper,level=L`` (:class:`mavgame.play.agents.StockfishAgent`).  ``--anchor-stockfish
+``stockfish:preset=paper,level=L`` (:class:`mavgame.agents.engines.StockfishAgent`).  ``--anchor-stockfish
 TABLE`` calibrates the Elo table on the levels that TABLE rates (a least-squares line, see
 :func:`mavgame.play.elo.calibrate`; the table footer names the anchors and the fitted line).
 
@@ -93,7 +93,7 @@ def stockfish_anchors(agents: Mapping[str, str], table: str = "sf-2023") -> Dict
     level ``table`` rates."""
     if table not in EXTERNAL_RATINGS:
         raise ValueError(f"unknown Stockfish rating table {table!r} (have {', '.join(EXTERNAL_RATINGS)})")
-    from ..play.agents import parse_spec
+    from ..agents.spec import parse_spec
     ratings = EXTERNAL_RATINGS[table]
     out = {}
     for name, spec in agents.items():

@@ -49,7 +49,12 @@ class Outcome:
 class GameBase(_core.State):
     """Shared methods of the game classes (ChessFamily, ConnectFour, Hex, TicTacToe).
 
-    ``State.outcome(game)`` still gives the core's raw ``(result, reason)`` tuple."""
+    ``State.outcome(game)`` still gives the core's raw ``(result, reason)`` tuple.
+
+    Threads (as ``_core.State``): a game may be read from several threads (every method runs with the GIL,
+    or on a private copy of the position where it releases it: perft, playouts, solvers); pushes and pops
+    from two threads are not coordinated and interleave, so give each thread its own ``copy()`` to play on
+    (docs/architecture.md, "Threads: what may be shared")."""
 
     @property
     def turn(self) -> bool:

@@ -5,8 +5,10 @@ with N stones (a position and its mirror image once), then every shallower one, 
 answers at once with the deeper positions in hand, and writes them sorted into a compact file
 (format in ``csrc/search/c4_book.h`` and docs/format.md: 8 bytes a position).  It resumes: solved
 positions are appended to ``FILE.partial`` as they finish, and a run that is stopped (Ctrl-C, kill)
-picks up there.  A deeper book is a new build (the deepest ply costs nearly everything; shallower
-plies follow in seconds).  ``--root MOVES`` builds the book of the positions below one opening only.
+picks up there (an entry torn by a kill is cut off the file before anything is appended after it; the
+finished book is written to a temporary file, fsynced and renamed before the partial files are removed).
+A deeper book is a new build (the deepest ply costs nearly everything; shallower plies follow in seconds).
+``--root MOVES`` builds the book of the positions below one opening only.
 ``--shard I/N`` splits the deepest ply between N processes (one per core): shard I solves the blocks of
 64 consecutive positions (depth-first order) whose index is I modulo N and appends to
 ``FILE.partial.I``; every run reads all the partial files, and a run without ``--shard`` finishes the
@@ -29,6 +31,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 import numpy as np
 
 from .. import _core
+from .._atomic import fsync_dir, write_bytes_atomic
 
 __all__ = ["SHIPPED", "build_book", "positions_at", "attach", "shipped_book", "install_shipped_book", "read_book"]
 
@@ -36,6 +39,8 @@ SHIPPED = Path(__file__).resolve().parent.parent / "data" / "c4_book.bin"
 MAGIC = b"MGC4BOOK"
 VERSION = 1
 _HEADER = struct.Struct("<8sIHHQ")
+_KEY_LIMIT = 1 << 49            # position keys (csrc/games/connect_four/c4_book.c)
+_MIN_SCORE, _MAX_SCORE = -18, 18  # MG_C4_MIN_SCORE, MG_C4_MAX_SCORE (csrc/games/connect_four/c4_solver.h)
 
 
 def _header(min_ply: int, max_ply: int, count: int) -> bytes:
@@ -83,6 +88,8 @@ def positions_at(root: "_core.State", ply: int) -> Iterator[Tuple[int, "_core.St
 
 def _read_partial(path: Path, min_ply: int, max_ply: int) -> Dict[int, int]:
     data = path.read_bytes()
+    if len(data) < _HEADER.size and data == _header(min_ply, max_ply, 0)[:len(data)]:
+        return {}  # a header torn by a kill (builds before issue 53's fix wrote it in place): nothing solved yet
     if len(data) < _HEADER.size:
         raise ValueError(f"{path}: {len(data)} bytes, not a partial book (remove it to start again)")
     magic, version, lo, hi, _ = _HEADER.unpack_from(data)
@@ -91,9 +98,36 @@ def _read_partial(path: Path, min_ply: int, max_ply: int) -> Dict[int, int]:
     if (lo, hi) != (min_ply, max_ply):
         raise ValueError(f"{path} is a partial book of plies {lo}..{hi}, not {min_ply}..{max_ply}: "
                          "give the same --ply/--root, or remove it")
-    n = (len(data) - _HEADER.size) // 8  # a torn last entry (killed mid-write) is dropped
+    n = (len(data) - _HEADER.size) // 8  # a torn last entry (killed mid-write) is dropped (_open_partial cuts it)
     v = np.frombuffer(data, dtype="<u8", count=n, offset=_HEADER.size)
-    return {int(e >> np.uint64(8)): int(e & np.uint64(0xFF)) - 64 for e in v}
+    keys, scores = v >> np.uint64(8), (v & np.uint64(0xFF)).astype(np.int64) - 64
+    bad = np.flatnonzero((keys >= np.uint64(_KEY_LIMIT)) | (scores < _MIN_SCORE) | (scores > _MAX_SCORE))
+    if bad.size:  # e.g. entries appended after a torn one by a build before the fix of issue 53
+        i = int(bad[0])
+        raise ValueError(f"{path}: entry {i} (key {int(keys[i]):#x}, score {int(scores[i])}) is not a solved "
+                         f"position (scores lie in [{_MIN_SCORE}, {_MAX_SCORE}]): the file is damaged, remove it "
+                         "to start again")
+    return dict(zip(keys.tolist(), scores.tolist()))
+
+
+def _open_partial(part: Path, min_ply: int, max_ply: int):
+    """``part`` opened for appending: created (header written durably) when missing, else cut back to its last
+    whole entry, so that a torn entry left by a kill is not followed by entries misaligned by its bytes."""
+    if not part.exists() or part.stat().st_size < _HEADER.size:  # (a torn header: _read_partial checked it)
+        write_bytes_atomic(part, _header(min_ply, max_ply, 0))  # a kill leaves no file or a whole header
+    f = open(part, "r+b")
+    try:
+        size = f.seek(0, os.SEEK_END)
+        whole = _HEADER.size + (size - _HEADER.size) // 8 * 8
+        if whole != size:
+            f.truncate(whole)
+            f.flush()
+            os.fsync(f.fileno())
+            f.seek(whole)
+    except BaseException:
+        f.close()
+        raise
+    return f
 
 
 FLUSH_SECONDS = 2.0  # the longest a solved position waits in memory before it is appended
@@ -136,16 +170,15 @@ def build_book(ply: int, out: str, *, root: str = "", tt_log2: int = 24, progres
     for f in _partial_files(out_p):
         done.update(_read_partial(f, lo, ply))
     part = Path(str(out_p) + ".partial" + (f".{shard[0]}" if shard is not None else ""))
-    if not part.exists():
-        part.write_bytes(_header(lo, ply, 0))
     sv = _core.C4Solver(tt_log2)
     stats: dict = {"ply": ply, "root": root, "resumed_positions": len(done), "per_ply": {}, "finished": False}
     t_start = time.time()
     bar = None
-    with open(part, "ab") as f:
+    deeper: List[int] = []  # the keys of the plies below p, solved (a resumed partial also holds shallower ones)
+    with _open_partial(part, lo, ply) as f:
         for p in range(ply, lo - 1, -1):
-            if p < ply:  # the deeper plies answer these: attach what is solved so far
-                sv.set_book(_book_bytes(done, p + 1, ply))
+            if p < ply:  # the deeper plies answer these: attach them (only them: the header says p+1..ply)
+                sv.set_book(_book_bytes({k: done[k] for k in deeper}, p + 1, ply))
             everything = list(positions_at(r, p))
             todo = [(k, s) for j, (k, s) in enumerate(everything) if k not in done
                     and (shard is None or (j // SHARD_BLOCK) % shard[1] == shard[0])]
@@ -184,15 +217,15 @@ def build_book(ply: int, out: str, *, root: str = "", tt_log2: int = 24, progres
                 bar = None
             stats["per_ply"][p] = {"positions": len(everything), "solved": len(todo),
                                    "seconds": round(time.time() - t0, 3)}
+            deeper.extend(k for k, _ in everything)
             if shard is not None:  # a shard's share is the deepest ply only
                 stats["shard_done"] = True
                 return stats
     data = _book_bytes(done, lo, ply)
-    tmp = Path(str(out_p) + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, out_p)
+    write_bytes_atomic(out_p, data)  # fsynced and renamed (directory fsynced) before the partials go
     for f in _partial_files(out_p):
         f.unlink()
+    fsync_dir(out_p)
     stats.update(finished=True, entries=len(done), bytes=len(data), seconds=round(time.time() - t_start, 3))
     return stats
 

@@ -25,6 +25,7 @@ from typing import Dict, List, Optional, Union
 
 from .. import _core
 from . import registry
+from ..errors import InvalidMoveError
 from .base import GameBase, Outcome
 
 Move = Union[str, int]
@@ -104,18 +105,29 @@ class ChessFamily(GameBase):
         """The legal action for a SAN string; :class:`~mavgame.InvalidMoveError` if malformed,
         :class:`~mavgame.IllegalMoveError` if illegal, :class:`~mavgame.AmbiguousMoveError` if
         ambiguous (all ValueError, as in python-chess)."""
+        if isinstance(san, str) and ("\x00" in san or not _is_unicode(san)):
+            raise self._unreadable(san, "SAN")
         return _core.parse_san(self, san)
 
     def push_san(self, san: str) -> int:
         """Play a move given in SAN; returns its action (errors as :meth:`parse_san`)."""
-        return self.push(_core.parse_san(self, san))
+        return self.push(self.parse_san(san))
 
     def parse_uci(self, uci: str) -> int:
         """The legal action for a UCI string (python-chess's name); InvalidMoveError if malformed,
         IllegalMoveError if illegal."""
         if not isinstance(uci, str):
             raise TypeError(f"parse_uci takes a UCI string, not {type(uci).__name__}")
+        if not _is_unicode(uci):
+            raise self._unreadable(uci, "UCI move")
         return self.action_from_str(uci)
+
+    def _unreadable(self, text: str, what: str) -> InvalidMoveError:
+        """The InvalidMoveError for a move text the C parsers cannot read: a NUL character or a str that is
+        not valid Unicode (a lone surrogate; the C binding would raise a plain ValueError for either)."""
+        why = "contains a NUL character" if "\x00" in text else "not valid Unicode (a lone surrogate)"
+        shown = repr(text[:40]) + ("..." if len(text) > 40 else "")
+        return InvalidMoveError(f"invalid {what} {shown}: {why} in position {self.fen()!r}")
 
     def push_uci(self, uci: str) -> int:
         """Play a move given in UCI (python-chess's name); returns its action (errors as :meth:`parse_uci`)."""
@@ -261,6 +273,17 @@ class ChessFamily(GameBase):
                                f'fill="#e0e0e0" font-family="sans-serif">{ranks - r}</text>')
         out.append("</svg>")
         return "\n".join(out)
+
+
+def _is_unicode(text: str) -> bool:
+    """Whether a str encodes as UTF-8 (False for one with a lone surrogate)."""
+    if text.isascii():
+        return True
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _python_chess():

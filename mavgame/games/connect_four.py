@@ -273,7 +273,7 @@ registry.register(registry.GameInfo(
     # a per-position budget that keeps data generation finite (an unbudgeted solve of an opening
     # position can take many minutes)
     annotator="mavgame.annotators.connect_four:connect_four_annotator", annotator_options={"max_nodes": 1_000_000},
-    perfect_player="mavgame.play.agents:perfect_connect_four", slow_perfect_player=True,
+    perfect_player="mavgame.agents.basic:perfect_connect_four", slow_perfect_player=True,
     phases=(("opening", 0, 13), ("middle", 14, 27), ("end", 28, 42))))
 
 

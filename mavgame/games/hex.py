@@ -327,7 +327,7 @@ registry.register(registry.GameInfo(
     openings="openings_hex_{board_size}.txt",
     annotator="mavgame.annotators.hex:hex_annotator",
     annotator_options={"solve_max_cells": 49, "solver_max_nodes": 1_000_000, "sims": 10_000},
-    perfect_player="mavgame.play.agents:perfect_hex", slow_perfect_player=True))
+    perfect_player="mavgame.agents.basic:perfect_hex", slow_perfect_player=True))
 
 
 __all__ = ["Hex", "HexSolveResult", "Outcome", "SWAP", "FLAG_SWAP", "MAX_SIZE", "DEFAULT_SIZE"]

@@ -154,7 +154,7 @@ class GameInfo:
         return _resolve(self.annotator)(dict(options or {}))
 
     def make_perfect_player(self, **kwargs: Any) -> Any:
-        """The game's perfect player (an :class:`mavgame.play.agents.Agent`); ValueError if there is none."""
+        """The game's perfect player (an :class:`mavgame.agents.base.Agent`); ValueError if there is none."""
         if self.perfect_player is None:
             raise ValueError(f"no perfect player for {self.name!r} (games with one: "
                              f"{', '.join(g.name for g in infos() if g.perfect_player)})")

@@ -135,7 +135,7 @@ class TicTacToe(GameBase):
 registry.register(registry.GameInfo(
     name=TicTacToe.GAME, cls=TicTacToe, family="tictactoe",
     from_text=lambda text, size, flags: TicTacToe(text), openings="openings_tictactoe.txt",
-    annotator="mavgame.annotators.exhaustive:exhaustive_annotator", perfect_player="mavgame.play.agents:perfect_minimax",
+    annotator="mavgame.annotators.exhaustive:exhaustive_annotator", perfect_player="mavgame.agents.basic:perfect_minimax",
     phases=(("opening", 0, 2), ("middle", 3, 5), ("end", 6, 9))))
 
 

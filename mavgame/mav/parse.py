@@ -210,5 +210,13 @@ def parse(game: Union[str, StateLike], text: Union[str, bytes], true_state: Opti
     if true_state is not None:
         _check_state(true_state, "true_state")
         board_size, flags = true_state.board_size, true_state.flags
-    d = _core.mav_parse(game, text, true_state, board_size, flags)
+    try:
+        d = _core.mav_parse(game, text, true_state, board_size, flags)
+    except UnicodeEncodeError:
+        if not isinstance(text, str):
+            raise
+        # a str that is not valid Unicode (lone surrogates): bad text like any other, each such character
+        # read as '?' (the issues then point at it)
+        text = text.encode("utf-8", "replace")
+        d = _core.mav_parse(game, text, true_state, board_size, flags)
     return ParseResult._from_core(d, board_size, flags, text, true_state)

@@ -21,6 +21,7 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tu
 import numpy as np
 
 from .. import _core
+from .write import _numeric_array
 
 __all__ = ["SearchTree", "Trace", "TraceNode", "TraceResult", "build_search_tree", "write_trace", "trace_prompt",
            "parse_trace", "reference_order", "MAX_BREADTH", "MAX_DEPTH", "TRACE_METRICS", "TRACE_FORMS",
@@ -49,7 +50,8 @@ Annotate = Callable[[Any], Optional[Tuple[Dict[str, float], Optional[str]]]]
 
 def reference_order(state, actions: Sequence[int], values: Sequence[float], best: int = -1) -> List[int]:
     """Indices of an annotation in the MAV reference order (value descending; ties: best, then given order)."""
-    return _core.mav_reference_order(state, np.asarray(actions, np.int32), np.asarray(values, np.float64), best)
+    return _core.mav_reference_order(state, _numeric_array(actions, np.int32, "actions"),
+                                     _numeric_array(values, np.float64, "values"), best)
 
 
 @dataclass
@@ -230,7 +232,14 @@ def parse_trace(text, true_state=None, game: Optional[str] = None, choice: Optio
         if true_state is None:
             raise ValueError("parse_trace needs the game or the true state")
         game = true_state.game
-    t = _core.mav_trace_parse(game, text, true_state, None if choice is None else list(choice), form)
+    choice = None if choice is None else list(choice)
+    try:
+        t = _core.mav_trace_parse(game, text, true_state, choice, form)
+    except UnicodeEncodeError:
+        if not isinstance(text, str):
+            raise
+        # a str that is not valid Unicode (lone surrogates): bad text, each such character read as '?'
+        t = _core.mav_trace_parse(game, text.encode("utf-8", "replace"), true_state, choice, form)
     *head, issues, nodes = t
     return TraceResult(*head, issues=list(issues), nodes=[TraceNode(*n) for n in nodes])
 

@@ -1,6 +1,7 @@
 """Writing MAV text: annotations of a state's moves, headers, prompts, targets and %state values."""
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -26,8 +27,8 @@ class Annotation:
     best: Optional[int] = None
 
     def __post_init__(self):
-        self.actions = np.ascontiguousarray(self.actions, dtype=np.int32).reshape(-1)
-        self.values = np.ascontiguousarray(self.values, dtype=np.float64).reshape(-1)
+        self.actions = _numeric_array(self.actions, np.int32, "actions")
+        self.values = _numeric_array(self.values, np.float64, "values")
         if self.actions.shape != self.values.shape:
             raise ValueError(f"annotation: {self.actions.size} actions but {self.values.size} values")
 
@@ -35,13 +36,42 @@ class Annotation:
     def from_moves(cls, state: StateLike, values: Mapping[str, float], best: Optional[str] = None) -> "Annotation":
         acts = [_parse_move(state, m) for m in values]
         b = None if best is None else _parse_move(state, best)
-        return cls(np.array(acts, np.int32), np.array([float(v) for v in values.values()]), b)
+        return cls(np.array(acts, np.int32), np.array([_real(v) for v in values.values()]), b)
+
+
+_INT32 = np.iinfo(np.int32)
+
+
+def _numeric_array(x, dtype, what: str) -> np.ndarray:
+    """``x`` as a contiguous 1-D array of ``dtype`` (np.int32 actions or np.float64 values): TypeError naming
+    ``what`` for what NumPy does not read as numbers of that kind (floats as actions, strings, complex
+    numbers, None) and ValueError for an action outside int32, which a cast would truncate, parse or wrap."""
+    a = np.asarray(x)
+    ints = np.dtype(dtype).kind == "i"
+    if a.size:
+        if a.dtype.kind not in ("biu" if ints else "biuf"):
+            need = "integer action ids" if ints else "real numbers"
+            raise TypeError(f"annotation {what} must be {need}, not an array of {a.dtype}")
+        if ints and a.dtype.kind != "b" and (a.min() < _INT32.min or a.max() > _INT32.max):
+            bad = a.max() if a.max() > _INT32.max else a.min()
+            raise ValueError(f"annotation {what}: action {bad} is out of range")
+    return np.ascontiguousarray(a, dtype=dtype).reshape(-1)
+
+
+def _real(v) -> float:
+    """A value as a float: TypeError for a string or a complex number (which float() would parse or refuse)."""
+    if isinstance(v, (str, bytes, complex, np.complexfloating)):
+        raise TypeError(f"an annotation value must be a real number, not {type(v).__name__} {v!r:.40}")
+    return float(v)
 
 
 def _parse_move(state: StateLike, m) -> int:
     if isinstance(m, str):
         return state.parse_move(m)
-    return int(m)
+    try:
+        return operator.index(m)       # an int action (a float such as 3.7 is not truncated to one)
+    except TypeError:
+        raise TypeError(f"a move must be a move string or an int action, not {type(m).__name__} {m!r:.40}") from None
 
 
 def _as_annotation(state: StateLike, ann) -> Optional[Annotation]:
@@ -57,7 +87,7 @@ def _as_annotation(state: StateLike, ann) -> Optional[Annotation]:
         moves, vals = ann[0], ann[1]
         best = ann[2] if len(ann) == 3 else None
         acts = np.array([_parse_move(state, m) for m in moves], np.int32)
-        return Annotation(acts, np.asarray(vals, np.float64), None if best is None else _parse_move(state, best))
+        return Annotation(acts, vals, None if best is None else _parse_move(state, best))
     raise TypeError(f"an annotation must be an Annotation, a {{move: value}} dict, an object with .values and "
                     f".best, or a (moves, values[, best]) tuple, not {type(ann).__name__}")
 

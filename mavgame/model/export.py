@@ -224,6 +224,20 @@ def export_model(path: PathLike, weights: Mapping[str, Any], cfg: MAVConfig, voc
     save_safetensors(path, arrays, meta, bf16=tuple(arrays) if dtype == "bfloat16" else ())
 
 
+def check_finite_weights(path: PathLike, tensors: Mapping[str, np.ndarray], what: str = "weight") -> None:
+    """ValueError naming the file, the tensor and the first non-finite element of any weight holding NaN or
+    inf (such a model answers nothing usable instead of failing: the native readers refuse it the same way)."""
+    for name, a in tensors.items():
+        a = np.asarray(a)
+        if a.dtype.kind != "f":
+            continue
+        bad = ~np.isfinite(a.reshape(-1))
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(f"{path}: {what} {name!r} holds {a.reshape(-1)[i]} at element {i}: non-finite weights "
+                             "are refused (a diverged training run or a corrupt file)")
+
+
 def load_exported(path: PathLike) -> Tuple[Dict[str, np.ndarray], MAVConfig, str, Dict[str, Any]]:
     """(float32 weights, config, vocabulary version, info) of an exported model; checks names and shapes."""
     tensors, meta = load_safetensors(path)
@@ -243,6 +257,7 @@ def load_exported(path: PathLike) -> Tuple[Dict[str, np.ndarray], MAVConfig, str
         if tuple(a.shape) != shape:
             raise ValueError(f"{path}: weight {name!r} has shape {tuple(a.shape)}, config says {shape}")
         weights[name] = np.ascontiguousarray(a, dtype=np.float32)
+    check_finite_weights(path, weights)
     try:
         info = json.loads(meta.get("info", "{}"))
     except json.JSONDecodeError:

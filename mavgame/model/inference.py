@@ -77,6 +77,16 @@ class _BlasThreads:
 _GELU_C = np.float32(np.sqrt(2.0 / np.pi))
 
 
+def _size_arg(name: str, v, lo: int, hi: int = 2 ** 31 - 1) -> int:
+    """An int parameter (generate's batch_size and max_new_tokens, threads): TypeError naming it for a
+    non-integer, ValueError naming it and the value outside [lo, hi]."""
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, not {type(v).__name__} {v!r:.60}")
+    if not lo <= v <= hi:
+        raise ValueError(f"{name} must be an integer in [{lo}, {hi}], not {v}")
+    return int(v)
+
+
 def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     m = np.max(x, axis=axis, keepdims=True)
     e = np.exp(x - m)
@@ -84,7 +94,10 @@ def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
 
 
 class NumpyTransformer:
-    """The MAV transformer's forward pass in NumPy (float32), with a KV cache; same maths as the torch one."""
+    """The MAV transformer's forward pass in NumPy (float32), with a KV cache; same maths as the torch one.
+
+    Threads: the weights are read-only and every generation has its own cache (:meth:`new_cache`), so
+    concurrent calls are safe; the OpenBLAS thread count set while generating is process-wide."""
 
     def __init__(self, weights: Dict[str, np.ndarray], cfg: MAVConfig, threads: int = 1):
         self.cfg = cfg
@@ -228,7 +241,10 @@ class _TorchBackend:
 
     ``threads``: torch intra-op threads while this backend generates (0: :func:`default_torch_threads`); the
     process-wide setting is restored after each generation call, so the caller's own torch work keeps its
-    thread count. A backend wrapping a training module (:meth:`from_module`) leaves the setting alone."""
+    thread count. A backend wrapping a training module (:meth:`from_module`) leaves the setting alone.
+
+    Threads: every generation has its own KV cache and the module runs under ``no_grad``, so concurrent calls
+    are safe (not while the module trains); they race on the process-wide intra-op thread count."""
 
     def __init__(self, weights: Dict[str, np.ndarray], cfg: MAVConfig, device: str, threads: int = 0):
         import torch
@@ -336,7 +352,10 @@ class NativeBackend:
     prompts (their MAV header, a state-tracking ``%prev_state``) once. Results do not depend on the thread
     count, the batch size or prefix sharing. ``device``: ``"cpu"``, ``"cuda"`` (the engine's CUDA forward pass,
     kernels/forward.cu: weights uploaded once, KV cache and token choice on the GPU; ValueError saying why where
-    the build or the machine cannot) or ``"auto"`` (the GPU when usable, else the CPU)."""
+    the build or the machine cannot) or ``"auto"`` (the GPU when usable, else the CPU).
+
+    Threads: one generation (or ``logits``) at a time; a call from another thread while one runs raises
+    RuntimeError "MavEngine is in use by another thread" (serialise the calls, or make one backend per thread)."""
 
     def __init__(self, path, threads: int = 0, max_batch: int = 64, prefix_sharing: bool = True, simd: bool = True,
                  device: str = "cpu"):
@@ -379,7 +398,7 @@ class NativeBackend:
     def generate_ids(self, prompts, max_new_tokens, stop_ids, bucket_ids=None, group_ids=None) -> List["Generation"]:
         if len(prompts) == 0:
             return []
-        if max_new_tokens <= 0:
+        if _size_arg("max_new_tokens", max_new_tokens, 0) == 0:
             return [Generation([]) for _ in prompts]
         group = sorted(set(int(t) for t in group_ids)) if group_ids is not None else None
         raw = self.engine.generate([np.asarray(p, dtype=np.int64) for p in prompts], int(max_new_tokens),
@@ -460,7 +479,7 @@ def _generate_ids(backend, prompts, max_new_tokens, stop_ids, pad_id, bucket_ids
     T = max(lens)
     if T >= cfg.max_seq_len:
         raise ValueError(f"a prompt of {T} tokens does not fit the model's max_seq_len {cfg.max_seq_len}")
-    if max_new_tokens <= 0:
+    if _size_arg("max_new_tokens", max_new_tokens, 0) == 0:
         return [Generation([]) for _ in prompts]
     toks = np.full((B, T), pad_id, np.int64)
     valid = np.zeros((B, T), bool)
@@ -574,6 +593,17 @@ class MAVModel:
     version picks the tokenizer (``mavgame.mav.Tokenizer(version)``: v1 for the shipped models, v2 for MAV-IS models
     with the trace keyword tokens); an unknown version, a vocabulary size that does not match the version, a file
     that declares none and a fingerprint that differs from the installed vocabulary's are refused.
+
+    Threads, by backend (the weights are read-only everywhere; what differs is the working state):
+
+    - ``native``: the engine (:class:`NativeBackend`) holds the KV cache and scratch of one generation: a call
+      from a second thread while one runs raises RuntimeError ("MavEngine is in use by another thread").
+      Share a native model between threads behind a lock, or load one per thread; the MCTS evaluators made
+      from one engine (``mcts_mav_evaluator``) have their own buffers and may run concurrently, one search each.
+    - ``torch`` and ``numpy``: each generation builds its own KV cache, so concurrent calls are safe and give
+      the results each would alone; the intra-op thread count they set while generating (torch's, OpenBLAS's)
+      is process-wide, so concurrent calls race on that setting (the count restored after may be another
+      call's). One call with a bigger batch is faster anyway.
     """
 
     def __init__(self, backend, cfg: MAVConfig, vocab_version: str = "", info: Optional[dict] = None,
@@ -627,7 +657,11 @@ class MAVModel:
 
     @classmethod
     def load(cls, path=None, backend: str = "auto", device: str = "cpu", threads: int = 0) -> "MAVModel":
-        """Load an exported model (``path``; None: the Connect Four model shipped in ``mavgame/data``)."""
+        """Load an exported model (``path``; None: the Connect Four model shipped in ``mavgame/data``).
+
+        Every backend refuses a file whose weights hold NaN or inf (ValueError naming the file and the tensor):
+        such a model answers nothing usable. ``threads``: an integer >= 0 (0: the backend's default)."""
+        threads = _size_arg("threads", threads, 0)
         if path is None:
             path = shipped_model_path("connect_four")
         if backend not in ("auto", "native", "torch", "numpy"):
@@ -711,6 +745,9 @@ class MAVModel:
         move it could list next, so plain greedy lets a single other token (``invalid``, the outcome marker
         of a finished game, or ``]``) win with as little as 1/8 of the probability against seven moves.
         Grouping compares "some move" with each alternative as the MAV format means it.
+
+        ``max_new_tokens``: an integer >= 0 (0: as many as the model's ``max_seq_len`` leaves); ``batch_size``: an
+        integer >= 1. Anything else raises (TypeError / ValueError naming the parameter and the value).
         """
         if isinstance(prompts, (str, bytes)):
             raise TypeError("MAVModel.generate takes a list of prompts, not a single "
@@ -718,6 +755,8 @@ class MAVModel:
         decoding = decoding or self.decoding
         if decoding not in ("greedy", "grouped"):
             raise ValueError(f"decoding must be 'greedy' or 'grouped', not {decoding!r}")
+        batch_size = _size_arg("batch_size", batch_size, 1)
+        max_new_tokens = _size_arg("max_new_tokens", max_new_tokens, 0)   # 0: up to the model's max_seq_len
         outs: List[MAVOutput] = []
         tok = self.tokenizer
         bucket_ids = tok.bucket_ids.tolist()

@@ -1,20 +1,15 @@
-"""Internal search with a MAV model (MAV-IS): the agent and the held-out trace evaluation.
+"""Internal search with a MAV model (MAV-IS): generating and reading the model's traces, and the held-out
+trace evaluation. The agent, :class:`mavgame.agents.mav.MAVISAgent` (kind ``mav_is``), plays with them.
 
-- :class:`MAVISAgent` prompts the model for a minimax trace of breadth B and depth D
-  (:mod:`mavgame.mav.search_trace`), parses it against the true position and plays the move it chose
-  (``Playing m!``), in the child form the model was trained with (``MAVModel.trace_form``). When the trace is
-  unusable (cut off, malformed, its final move illegal) it falls back to searchless MAV on the same model
-  (:class:`MAVGreedyAgent`); ``stats`` counts both. ``decide="trace"`` (the paper's rule, the default) plays
-  the trace's ``Playing m!``; ``decide="mean"`` / ``"max"`` play the minimax choice over the same trace's
-  leaves, each leaf valued by its ``%top_all`` distributions read as mean or max scoring
-  (:func:`trace_value_choice`): the written trace carries one greedy bucket token per value, the model's
-  distribution behind it says more.
+- :func:`generate_traces` prompts the model for a minimax trace of breadth B and depth D
+  (:mod:`mavgame.mav.search_trace`), greedily, optionally with the format's copies written for it
+  (:func:`generate_traces_copy_prev`); :func:`trace_value_choice` is the minimax choice over a trace's leaves,
+  each leaf valued by its ``%top_all`` distributions read as mean or max scoring (:func:`trace_node_values`):
+  the written trace carries one greedy bucket token per value, the model's distribution behind it says more
+  (the agent's ``decide="mean"`` / ``"max"``, :data:`DECISION_RULES`).
 - :func:`evaluate_trace_records` generates traces for held-out search trees and reports the issue's checks
   per shape (tree-shape accuracy as in the paper, legality, states, the model's own minimax arithmetic, the
   final move against the minimax choice of the true tree) and the average prompt + response tokens.
-
-Importing this module registers the agent kind ``mav_is`` (``mav_is:breadth=3,depth=1``, ``model=PATH``; without
-``model`` the shipped Connect Four MAV-IS).
 """
 from __future__ import annotations
 
@@ -23,13 +18,11 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..play.agents import Agent, AgentError, register_agent
 from ..mav.search_trace import (TRACE_DECISION, TRACE_EVAL, TRACE_EXPAND, TRACE_FORMS, TRACE_ROOT, parse_trace,
                                 trace_metrics, trace_prompt, write_trace)
-from .agents import MAVGreedyAgent, get_model
-from .inference import MAVModel, shipped_model_path, value_scorer
+from .inference import MAVModel, value_scorer
 
-__all__ = ["MAVISAgent", "generate_traces", "generate_traces_copy_prev", "parent_state_text", "next_node_name",
+__all__ = ["generate_traces", "generate_traces_copy_prev", "parent_state_text", "next_node_name",
            "evaluate_trace_records", "child_state_errors", "CHILD_STATE_KINDS", "trace_node_values",
            "trace_value_choice", "DECISION_RULES", "root_best_actions", "model_root_values"]
 
@@ -328,71 +321,6 @@ def trace_value_choice(res: Any, out: Any, prompt: str, newline_id: int, scoring
     return best
 
 
-class MAVISAgent(Agent):
-    """Plays the move of the model's own minimax trace (see the module docstring). ``model``: a MAVModel or
-    a path; None: the Connect Four MAV-IS shipped in ``mavgame/data`` (``mav_is_connect_four.safetensors``).
-    ``form`` (None: the model's ``trace_form``) is the child form the trace is parsed in. ``decide``
-    (:data:`DECISION_RULES`): "trace" plays the trace's ``Playing m!`` (the paper); "mean" / "max" the minimax
-    choice over the trace's leaves scored from the model's value distributions (:func:`trace_value_choice`),
-    on the same usable traces (a trace the rule cannot decide from plays its own final move). ``copy_prev``
-    (full child form): every ``%prev_state`` line is completed with the parent's state as the trace wrote it
-    rather than decoded (:func:`generate_traces_copy_prev`; a decoding constraint, no outside knowledge).
-    ``copy_names`` (vocabulary v2): the node name after each ``Evaluation for node:`` / ``Decision for node:``
-    is the one the format puts there given the trace's own ``Expand`` lines (:func:`next_node_name`)."""
-
-    def __init__(self, model=None, *, breadth: int = 2, depth: int = 1, backend: str = "auto",
-                 seed: Optional[int] = None, name: Optional[str] = None, form: Optional[str] = None,
-                 decide: str = "trace", copy_prev: bool = False, copy_names: bool = False):
-        if not (1 <= breadth <= 8 and 1 <= depth <= 4):
-            raise ValueError(f"mav_is needs breadth 1..8 and depth 1..4, got breadth={breadth} depth={depth}")
-        if decide not in DECISION_RULES:
-            raise ValueError(f"mav_is: decide must be one of {DECISION_RULES}, not {decide!r}")
-        self.decide = decide
-        self.copy_prev = bool(copy_prev)
-        self.copy_names = bool(copy_names)
-        self.model = get_model(shipped_model_path("connect_four", "mav_is") if model is None else model, backend)
-        if form is not None and form not in TRACE_FORMS:
-            raise ValueError(f"mav_is: trace form must be one of {TRACE_FORMS}, not {form!r}")
-        self._form = form
-        self.breadth, self.depth = int(breadth), int(depth)
-        self.name = name or f"mav-is-b{breadth}d{depth}"
-        self.fallback = MAVGreedyAgent(self.model, seed=seed, name=self.name + "-fallback")
-        game = self.model.game
-        self.games = (game,) if game else None
-        self.stats = {"moves": 0, "from_trace": 0, "fallback": 0, "shape_ok": 0, "tokens": 0, "overruled": 0}
-        self.last: Optional[Any] = None  # the last TraceResult
-
-    @property
-    def form(self) -> str:
-        """The child form traces are parsed in: the one given, else the model's (short for an old model)."""
-        return self._form or getattr(self.model, "trace_form", "short")
-
-    def setup(self, game, *, seed=None, player=None):
-        self.check_game(game)
-        self.fallback.setup(game, seed=seed, player=player)
-
-    def act(self, state):
-        if state.is_terminal():
-            raise AgentError(f"{self.name}: asked to move in a finished game {state.text()!r}")
-        (prompt, out), = generate_traces(self.model, [state], self.breadth, self.depth, copy_prev=self.copy_prev,
-                                         copy_names=self.copy_names)
-        res = parse_trace(prompt + out.text, state, form=self.form)
-        self.last = res
-        self.stats["moves"] += 1
-        self.stats["tokens"] += len(out.ids)
-        self.stats["shape_ok"] += int(res.shape_ok)
-        if res.final_legal:
-            self.stats["from_trace"] += 1
-            if self.decide != "trace":
-                a = trace_value_choice(res, out, prompt, self.model.tokenizer.token_to_id("\n"), self.decide)
-                if a is not None and a != res.final_action:
-                    self.stats["overruled"] += 1
-                    return int(a)
-            return res.final_move
-        self.stats["fallback"] += 1
-        return self.fallback.act(state)
-
-
 def _plus_moves(state) -> Dict[str, int]:
     """{text of state after a: a} for every legal action a of ``state``."""
     out = {}
@@ -548,17 +476,3 @@ def _optimal_rates(trees: Sequence[Any], results: Sequence[Any], gens: Sequence[
     nan = float("nan")
     return {"final_optimal": float(np.mean(ok_final)) if ok_final else nan,
             "mean_choice_optimal": float(np.mean(ok_mean)) if ok_mean else nan}
-
-
-def _make_mav_is(model: Optional[str] = None, breadth: int = 2, depth: int = 1, backend: str = "auto",
-                 form: Optional[str] = None, decide: str = "trace", copy_prev=False, copy_names=False,
-                 **kw) -> MAVISAgent:
-    for key, v in (("copy_prev", copy_prev), ("copy_names", copy_names)):
-        if str(v).lower() not in ("0", "1", "false", "true"):
-            raise ValueError(f"mav_is: {key} must be 0 or 1, not {v!r}")
-    return MAVISAgent(model, breadth=int(breadth), depth=int(depth), backend=backend, form=form, decide=decide,
-                      copy_prev=str(copy_prev).lower() in ("1", "true"),
-                      copy_names=str(copy_names).lower() in ("1", "true"), **kw)
-
-
-register_agent("mav_is", _make_mav_is)

@@ -32,7 +32,7 @@ import numpy as np
 
 from .. import _core
 from .._atomic import write_bytes_atomic
-from .export import float32_to_bf16_bits, load_safetensors, safetensors_bytes
+from .export import check_finite_weights, float32_to_bf16_bits, load_safetensors, safetensors_bytes
 
 FORMAT_NAME = "mavgame-policy"
 FORMAT_VERSION = "1"
@@ -105,8 +105,9 @@ def export_policy(src, out: PathLike, *, dtype: str = "float16") -> Path:
 
 
 def read_policy_file(path: PathLike) -> Tuple[Dict[str, Any], Dict[str, np.ndarray]]:
-    """(config, float32 NumPy state_dict) of an exported file; ValueError naming what is wrong. The shapes are
-    checked by the consumer (PyTorch's load_state_dict, or the native reader)."""
+    """(config, float32 NumPy state_dict) of an exported file; ValueError naming what is wrong (a weight holding
+    NaN or inf: the file, the tensor and the element). The shapes are checked by the consumer (PyTorch's
+    load_state_dict, or the native reader)."""
     tensors, meta = load_safetensors(path)
     if meta.get("format") != FORMAT_NAME:
         raise ValueError(f"{path}: not a mavgame policy network (metadata format {meta.get('format')!r}, "
@@ -117,7 +118,9 @@ def read_policy_file(path: PathLike) -> Tuple[Dict[str, Any], Dict[str, np.ndarr
         cfg = json.loads(meta.get("config", ""))
     except json.JSONDecodeError as e:
         raise ValueError(f"{path}: invalid policy network config JSON: {e}") from None
-    return cfg, {k: v.astype(np.float32) for k, v in tensors.items()}
+    weights = {k: v.astype(np.float32) for k, v in tensors.items()}
+    check_finite_weights(path, weights, "policy network weight")   # as the native reader refuses them
+    return cfg, weights
 
 
 def load_native_policy(path: PathLike, *, max_batch: int = 64, threads: int = 1) -> "_core.PolicyNet":

@@ -36,7 +36,7 @@ import torch
 
 from .. import _core
 from .._checkpoint import UnsafeCheckpointError, load_state, save_state
-from ..play.policy_agents import sample_moves
+from ..agents.policy import sample_moves
 from .policy import (PolicyConfig, PolicyModel, PolicyNet, masked_policy, policy_loss, read_pgn_games,
                      replay_pgn_game)
 

@@ -5,7 +5,7 @@ mirror of every move has the value of the move: the solver's annotation carries 
 record doubles the distinct boards a model sees without a single new solve (AlphaZero-style augmentation; the
 MAV paper's data has no such step, so it is an option, off by default). The same maps let an agent ask the
 model about both views of a position and average its values (``mav:mirror=1``,
-:class:`mavgame.model.agents.MAVGreedyAgent`), as AlphaGo Zero averaged its network over board symmetries.
+:class:`mavgame.agents.mav.MAVGreedyAgent`), as AlphaGo Zero averaged its network over board symmetries.
 
 Records are the position store's dicts (``state``, ``values``, ``best``, ``prev_state``, ``prev_action``,
 ``result``, ...); see docs/model.md "Files".

@@ -1,2 +1,2 @@
-"""Playing games: agents, the league (game loop, adjudication, executors, scheduling), its records,
-result store, PGN, openings, Elo fits and distributed execution."""
+"""Playing games between agents (:mod:`mavgame.agents`): the league (game loop, adjudication, executors,
+scheduling), its records, result store, PGN, openings, Elo fits and distributed execution."""

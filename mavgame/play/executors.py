@@ -6,7 +6,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
-from .agents import Agent, make_agent
+from ..agents import Agent, make_agent
 from .game_loop import play_game
 from .records import GameRecord, Opening
 

@@ -7,7 +7,7 @@ from typing import Callable, List, Optional
 import numpy as np
 
 from .adjudication import Adjudicator
-from .agents import Agent, resolve_move
+from ..agents import Agent, resolve_move
 from .records import GameRecord, Opening
 
 

@@ -44,7 +44,7 @@ import numpy as np
 from .. import _core
 from ..games import registry
 from .adjudication import Adjudicator, _check_uci_game
-from .agents import Agent, AgentError, make_agent
+from ..agents import Agent, AgentError, make_agent
 from .executors import _ProcessExecutor, _SerialExecutor, _Task
 from .game_loop import _check_max_plies, play_game
 from .openings import random_start_positions

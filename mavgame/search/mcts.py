@@ -220,6 +220,42 @@ def _check_seconds(v: Optional[float]) -> float:
     return float(v)
 
 
+_INT32_MAX = 2 ** 31 - 1
+
+
+def _integer(name: str, v: Any, lo: Optional[int] = None, hi: Optional[int] = None) -> int:
+    """An int parameter: TypeError naming it for anything but an integer (a float is not truncated),
+    ValueError naming it and the value outside [lo, hi] (None: no bound here; the core checks its own)."""
+    if not isinstance(v, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, not {type(v).__name__} {v!r:.100}")
+    v = int(v)
+    if (lo is not None and v < lo) or (hi is not None and v > hi):
+        raise ValueError(f"{name} must be an integer in [{'' if lo is None else lo}, {'' if hi is None else hi}], "
+                         f"not {v}")
+    return v
+
+
+def _real(name: str, v: Any, lo: float, hi: float, *, lo_open: bool = False, hint: str = "") -> float:
+    """A float parameter: finite and in [lo, hi] (``lo_open``: > lo); TypeError naming it for a non-number (a
+    complex number is not one), ValueError naming it and the value otherwise."""
+    if isinstance(v, (bool, str, bytes, complex, np.complexfloating)) or not isinstance(
+            v, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a real number, not {type(v).__name__} {v!r:.100}")
+    x = float(v)
+    if not (math.isfinite(x) and (x > lo if lo_open else x >= lo) and x <= hi):
+        rng = f"{'(' if lo_open else '['}{lo:g}, {hi:g}]" if math.isfinite(hi) else f"{'>' if lo_open else '>='} {lo:g}"
+        raise ValueError(f"{name} must be a finite number {'in ' if math.isfinite(hi) else ''}{rng}{hint}, not {v!r}")
+    return x
+
+
+def _is_complex(x: Any) -> bool:
+    """A complex number, or an array or tensor of a complex dtype (a cast to float drops the imaginary part)."""
+    if isinstance(x, (complex, np.complexfloating)):
+        return True
+    dt = getattr(x, "dtype", None)
+    return dt is not None and (bool(getattr(dt, "is_complex", False)) or getattr(dt, "kind", "") == "c")
+
+
 def _result_code(r) -> Optional[int]:
     if r is None:
         return None
@@ -232,7 +268,20 @@ def _result_code(r) -> Optional[int]:
 
 class MCTS:
     """AlphaZero-style MCTS guided by MAV action values, with asynchronous batches and dynamic
-    virtual counts (see the module docstring for parameters and evaluators)."""
+    virtual counts (see the module docstring for parameters and evaluators).
+
+    Every parameter is checked here, by name: the ints are integers (a float is refused, not truncated)
+    that the core range-checks, ``seed`` lies in [0, 2**64), and the floats are finite and in their
+    ranges (``c_base`` > 0, ``c_init`` and ``c_puct`` >= 0, ``eps`` in [0, 1], ``tau`` > 0, ``fpu`` in
+    [-1, 1] or None, ``timeout`` > 0 or None).
+
+    Threads: an MCTS object (its tree, its root and its evaluator) belongs to one thread at a time. A
+    search releases the GIL; a second thread that uses the tree meanwhile gets a RuntimeError saying
+    "in use by another thread" (and an evaluator that calls back into its own tree one saying so). Run
+    concurrent searches with one MCTS each: a built-in evaluator (``"playout"``, ``"c4_solver"``, a
+    native model's capsule) serves one search at a time too, and a capsule given to two concurrent
+    searches is refused in the second the same way. A Python evaluator is called on the searching
+    thread, with the GIL; one shared by several MCTS objects must be thread-safe itself."""
 
     def __init__(self, evaluator: Any = "playout", *, num_simulations: int = 100,
                  batch_size: int = _DEFAULTS["batch_size"], timeout: Optional[float] = _DEFAULTS["timeout"],
@@ -261,24 +310,41 @@ class MCTS:
             raise ValueError(f"prior must be one of {sorted(_PRIOR)}, not {prior!r}")
         if invalid not in _INVALID:
             raise ValueError(f"invalid must be one of {sorted(_INVALID)}, not {invalid!r}")
-        if not isinstance(num_simulations, (int, np.integer)) or num_simulations < 0:
-            raise ValueError(f"num_simulations must be a non-negative int, not {num_simulations!r}")
-        if timeout is not None and not (timeout > 0):
-            raise ValueError(f"timeout must be positive seconds or None, not {timeout!r}")
+        num_simulations = _integer("num_simulations", num_simulations, 0, _INT32_MAX)
+        if timeout is not None:
+            _real("timeout", timeout, 0.0, 1e9, lo_open=True, hint=" seconds (None: wait for every result)")
+        # the float parameters: finite and in range, refused here by name (c_base 0, negative or NaN used
+        # to fall through to a zero c_puct: a greedy search with NaN q values and piled visits)
+        c_base = _real("c_base", c_base, 0.0, math.inf, lo_open=True,
+                       hint=" (AlphaZero's c(s); give c_puct for a constant exploration)")
+        c_init = _real("c_init", c_init, 0.0, math.inf)
+        if c_puct is not None:
+            c_puct = _real("c_puct", c_puct, 0.0, math.inf)
+        eps = _real("eps", eps, 0.0, 1.0)
+        if fpu is not None:
+            fpu = _real("fpu", fpu, -1.0, 1.0, hint=" (None: the lowest value the evaluator gave)")
+        if isinstance(tau, (int, float, np.integer, np.floating, complex)) and not isinstance(tau, bool):
+            tau = _real("tau", tau, 0.0, math.inf, lo_open=True)
+        seed = _integer("seed", seed, 0, 2 ** 64 - 1)
+        playouts = _integer("playouts", playouts, 1, _INT32_MAX)
+        max_plies = _integer("max_plies", max_plies, 0, _INT32_MAX)
         self.max_seconds = _check_seconds(max_seconds)
-        self.num_simulations = int(num_simulations)
+        self.num_simulations = num_simulations
         self.state_tracking = bool(state_tracking)
         self.reuse_tree = bool(reuse_tree)
         self.timeout = timeout
         self.mav_spec = mav_spec
         self.game = game
-        self._cfg = dict(board_size=board_size, flags=flags, state_tracking=self.state_tracking,
-                         batch_size=int(batch_size), timeout=float(timeout or 0.0),
-                         virtual_count=_VC[virtual_count], n_max=int(n_max), n_min=int(n_min),
-                         virtual_loss=int(virtual_loss), c_puct=float(c_puct if c_puct is not None else 0.0),
-                         c_base=float(c_base) if c_puct is None else 0.0, c_init=float(c_init),
-                         prior=_PRIOR[prior], k=int(k), eps=float(eps), tau=tau,
-                         fpu=float("nan") if fpu is None else float(fpu), seed=int(seed),
+        # the ints: integers (not truncated floats); the core checks their ranges, naming each
+        self._cfg = dict(board_size=_integer("board_size", board_size), flags=_integer("flags", flags),
+                         state_tracking=self.state_tracking,
+                         batch_size=_integer("batch_size", batch_size), timeout=float(timeout or 0.0),
+                         virtual_count=_VC[virtual_count], n_max=_integer("n_max", n_max),
+                         n_min=_integer("n_min", n_min), virtual_loss=_integer("virtual_loss", virtual_loss),
+                         c_puct=c_puct if c_puct is not None else 0.0,
+                         c_base=c_base if c_puct is None else 0.0, c_init=c_init,
+                         prior=_PRIOR[prior], k=_integer("k", k), eps=eps, tau=tau,
+                         fpu=float("nan") if fpu is None else fpu, seed=seed,
                          invalid=_INVALID[invalid])
         self.params = dict(k=k, eps=eps, tau=tau, batch_size=batch_size, timeout=timeout, n_max=n_max,
                            n_min=n_min, virtual_count=virtual_count, virtual_loss=virtual_loss, c_puct=c_puct,
@@ -286,7 +352,7 @@ class MCTS:
         # Validate the configuration now (a tree without a game is fine for checking).
         _core.MCTSTree(None, **{**self._cfg, "state_tracking": True})
         self._evaluator_spec = evaluator
-        self._playouts = (int(playouts), int(max_plies), int(seed))
+        self._playouts = (playouts, max_plies, seed)
         self._evaluator = None
         self._tree = None
         self._tree_game = None
@@ -371,6 +437,9 @@ class MCTS:
         mapped to [0, 1]; False: a policy weight, finite and >= 0); EvaluatorError otherwise."""
         if isinstance(v, (bool, str, bytes)) or getattr(v, "ndim", 0) != 0:
             raise self._bad(req, f"{what} {v!r} is not a number")
+        if _is_complex(v):
+            raise self._bad(req, f"{what} {v!r} is complex ({getattr(v, 'dtype', type(v).__name__)}): values "
+                                 "must be real")
         try:
             x = float(v)
         except (TypeError, ValueError, OverflowError):
@@ -448,6 +517,8 @@ class MCTS:
                 d[key] = arr
             elif isinstance(src, (str, bytes)) or not hasattr(src, "__len__"):
                 raise self._bad(req, f"{key!r} is a {type(src).__name__}, not a dict or a list")
+            elif _is_complex(src):
+                raise self._bad(req, f"{key!r} has dtype {getattr(src, 'dtype', 'complex')}: values must be real")
             else:
                 if len(src) != n:
                     raise self._bad(req, f"{key!r} has {len(src)} entries for {n} legal moves")
@@ -524,9 +595,8 @@ class MCTS:
         search, ``stats['timed_out']`` is True and the result is that of the simulations run.
         """
         budget = self.max_seconds if max_seconds is None else _check_seconds(max_seconds)
-        n = self.num_simulations if num_simulations is None else int(num_simulations)
-        if n < 0:
-            raise ValueError(f"num_simulations must be >= 0, not {n}")
+        n = self.num_simulations if num_simulations is None else _integer("num_simulations", num_simulations, 0,
+                                                                           _INT32_MAX)
         if self.state_tracking:
             if isinstance(state, str):
                 if to_move not in (0, 1):

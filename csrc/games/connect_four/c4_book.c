@@ -22,6 +22,34 @@ static int rd16(const unsigned char *p) { return (int)p[0] | (int)p[1] << 8; }
 
 #define KEY_LIMIT (1ULL << 49)
 
+static int popcount64(uint64_t x)
+{
+    int n = 0;
+    for (; x; x &= x - 1)
+        n++;
+    return n;
+}
+
+/* The position of a key (cur + mask, 7 bits a column): each column's value v is 2^h - 1 + (its
+ * stones of the side to move), h its height, so h is the bit length of v + 1 less one.  0, or -1
+ * for a column value no position has (127: a seventh stone). */
+static int key_position(uint64_t key, uint64_t *cur, uint64_t *mask)
+{
+    *cur = *mask = 0;
+    for (int c = 0; c < MG_C4_WIDTH; c++) {
+        uint64_t v = (key >> (7 * c)) & 0x7f;
+        int h = 0;
+        while (h < 7 && ((2ULL << h) - 1) <= v) /* 2^(h+1) - 1 <= v: the column is higher */
+            h++;
+        if (h > MG_C4_HEIGHT)
+            return -1;
+        uint64_t m = (1ULL << h) - 1;
+        *mask |= m << (7 * c);
+        *cur |= (v - m) << (7 * c);
+    }
+    return 0;
+}
+
 int mg_c4_book_open(mg_c4_book *b, const void *data, size_t len, char *err, size_t errlen)
 {
 #define BAD(...)                              \
@@ -66,6 +94,30 @@ int mg_c4_book_open(mg_c4_book *b, const void *data, size_t len, char *err, size
         if (i > 0 && key == prev >> 8)
             BAD("Connect Four book: key %#llx appears twice (entries %llu and %llu)", (unsigned long long)key,
                 (unsigned long long)(i - 1), (unsigned long long)i);
+        /* what the header claims of each entry: a reachable non-terminal position of min_ply..max_ply
+         * stones, with a score such a position can have */
+        uint64_t cur, mask;
+        if (key_position(key, &cur, &mask) < 0)
+            BAD("Connect Four book: entry %llu has key %#llx, not a position (a column of 7 stones)",
+                (unsigned long long)i, (unsigned long long)key);
+        int n = popcount64(mask), own = popcount64(cur);
+        if (own != n / 2)
+            BAD("Connect Four book: entry %llu has key %#llx, not a position: %d of its %d stones belong to the "
+                "side to move, %d expected", (unsigned long long)i, (unsigned long long)key, own, n, n / 2);
+        if (mg_c4_has_four(cur))
+            BAD("Connect Four book: entry %llu has key %#llx, not a position: the side to move has four in a row",
+                (unsigned long long)i, (unsigned long long)key);
+        if (mg_c4_has_four(cur ^ mask))
+            BAD("Connect Four book: entry %llu has key %#llx, a terminal position (four in a row): a book holds "
+                "non-terminal positions only", (unsigned long long)i, (unsigned long long)key);
+        if (n < lo || n > hi)
+            BAD("Connect Four book: entry %llu (key %#llx) has %d stones, outside the header's plies %d..%d",
+                (unsigned long long)i, (unsigned long long)key, n, lo, hi);
+        /* the fastest win of the side to move (its next stone) and of the opponent (the one after) */
+        int smax = (43 - n) / 2, smin = -((42 - n) / 2);
+        if (score < smin || score > smax)
+            BAD("Connect Four book: entry %llu (key %#llx) has score %d, outside [%d, %d] (the scores a position "
+                "of %d stones can have)", (unsigned long long)i, (unsigned long long)key, score, smin, smax, n);
         prev = v;
     }
     b->entries = e;

@@ -12,7 +12,10 @@
  *   the solver's position key (stones of the side to move + all stones, < 2^49) of
  *   the canonical image (the smaller key of the position and its mirror image) and score
  *   lies in [MG_C4_MIN_SCORE, MG_C4_MAX_SCORE].
- * Nothing else: the file is exactly 24 + 8 * count bytes.
+ * Nothing else: the file is exactly 24 + 8 * count bytes.  The reader checks every entry against
+ * what the header claims: a reachable position (per column at most 6 stones, floor(n / 2) of its n
+ * stones the side to move's, neither side with four in a row: non-terminal) of min_ply..max_ply
+ * stones, with a score such a position can have (-(42 - n) / 2 .. (43 - n) / 2).
  *
  * The book reads in place: mg_c4_book_open checks a caller-owned buffer (which must stay
  * alive and unchanged while the book is used) and never allocates; lookups are binary

@@ -1,25 +1,12 @@
-"""Agents of the IDP report (shared/papers/002, section 5; docs/policy.md), for leagues and ``mavgame play``:
-
-======================  =====================================================================
-spec                    agent
-======================  =====================================================================
-``alphabeta``           the report's baseline "AB": alpha-beta with piece values and
-                        piece-square tables (C): ``depth`` (default 4), ``movetime`` ms, ``nodes``,
-                        ``tt`` (1)
-``guided_ab``           "AB with prob": probability-threshold alpha-beta guided by a policy (C):
-                        ``policy`` (a policy file, ``shipped``, ``uniform``, or ``mav`` for a MAV model's
-                        values), ``threshold`` (0.001), ``depth`` (max depth, 8), ``batch`` (32),
-                        ``movetime`` ms, ``nodes``, ``backend``, ``threads`` (1: threads a network
-                        batch); ``mav_model``, ``temperature`` for ``policy=mav``
-``policy``              the policy network alone: picks between its two best moves by their
-                        probabilities (``top``, 2); ``policy``, ``seed``, ``backend``
-``policy_rollouts``     "MCTS" of the report: ``games`` games a legal move (3) played by the
-                        policy, the move with the most wins (draws break ties); ``policy``,
-                        ``max_plies`` (200), ``seed``, ``backend``, ``threads``
-======================  =====================================================================
+"""Agents of the IDP report (shared/papers/002, section 5; docs/policy.md), registered as the kinds ``alphabeta``
+(the report's baseline "AB": alpha-beta with piece values and piece-square tables, in C), ``guided_ab`` ("AB
+with prob": probability-threshold alpha-beta guided by a policy, in C), ``policy`` (the policy network alone,
+between its two best moves) and ``policy_rollouts`` (the report's "MCTS": policy games from each legal move,
+the move with the most wins). Their options: :func:`mavgame.agents.spec.describe_kinds`.
 
 A policy is a callable ``policy(planes, mask) -> (n, 1968)`` over the move index
-(:func:`mavgame._core.policy_planes`); :func:`load_policy` makes one from a spec value. A network runs
+(:func:`mavgame._core.policy_planes`); :func:`load_policy` makes one from a spec value (a policy file,
+``shipped``, ``uniform``; ``guided_ab`` also takes ``mav``, a MAV model's values). A network runs
 in the native engine by default (``backend=native``: ``mavgame._core.PolicyNet``, which
 :func:`mavgame._core.guided_alphabeta` calls from C without the GIL); an exported file such as the
 shipped one needs no PyTorch, a ``policy.pt`` (and ``backend=torch``) does. Chess and Chess960 only.
@@ -32,7 +19,8 @@ from typing import Any, Callable, Dict, List, Optional
 import numpy as np
 
 from .. import _core
-from .agents import Agent, AgentError, _mix, register_agent
+from .base import Agent, AgentError, mix_seeds
+from .spec import options_of, register_agent
 
 PolicyFn = Callable[..., np.ndarray]
 CHESS = ("chess", "chess960")
@@ -95,9 +83,9 @@ def mav_policy(model=None, *, temperature: float = 0.05, scoring: str = "mean", 
     if hasattr(model, "analyse"):
         m = model
     else:
-        from ..model.agents import get_model
+        from .mav import get_model
         m = get_model(model, backend)
-    from ..model.agents import PLAIN
+    from .mav import PLAIN
 
     def policy(planes: np.ndarray, mask: np.ndarray, fens: List[str]) -> np.ndarray:
         out = np.zeros(mask.shape, np.float32)
@@ -188,7 +176,7 @@ class PolicyAgent(Agent):
 
     def setup(self, game, *, seed=None, player=None):
         self.check_game(game)
-        self._rng = np.random.default_rng(_mix(self._seed, seed))
+        self._rng = np.random.default_rng(mix_seeds(self._seed, seed))
 
     def act(self, state) -> int:
         self.check_game(state.game)
@@ -236,7 +224,7 @@ class PolicyRolloutAgent(Agent):
 
     def setup(self, game, *, seed=None, player=None):
         self.check_game(game)
-        self._rng = np.random.default_rng(_mix(self._seed, seed))
+        self._rng = np.random.default_rng(mix_seeds(self._seed, seed))
 
     def act(self, state) -> int:
         self.check_game(state.game)
@@ -279,7 +267,18 @@ class PolicyRolloutAgent(Agent):
         return cands[int(self._rng.integers(len(cands)))]
 
 
-register_agent("alphabeta", lambda **kw: AlphaBetaAgent(**kw))
-register_agent("guided_ab", lambda **kw: GuidedAlphaBetaAgent(**kw))
-register_agent("policy", lambda **kw: PolicyAgent(**kw))
-register_agent("policy_rollouts", lambda **kw: PolicyRolloutAgent(**kw))
+_POLICY = {"policy": "a policy file, shipped or uniform"}
+register_agent("alphabeta", AlphaBetaAgent, options=options_of(AlphaBetaAgent, help={"movetime": "ms"}),
+               help="chess: the IDP report's baseline alpha-beta (piece values and piece-square tables)")
+register_agent("guided_ab", GuidedAlphaBetaAgent,
+               options=options_of(GuidedAlphaBetaAgent, choices={"backend": BACKENDS},
+                                  help={"policy": "a policy file, shipped, uniform, or mav for a MAV model's values",
+                                        "depth": "max depth", "movetime": "ms", "mav_model": "policy=mav",
+                                        "temperature": "policy=mav"}),
+               help="chess: probability-threshold alpha-beta guided by a policy")
+register_agent("policy", PolicyAgent, options=options_of(PolicyAgent, choices={"backend": BACKENDS}, help=_POLICY),
+               help="chess: the policy network alone, one of its top moves drawn by their probabilities")
+register_agent("policy_rollouts", PolicyRolloutAgent,
+               options=options_of(PolicyRolloutAgent, choices={"backend": BACKENDS},
+                                  help={**_POLICY, "games": "games a legal move"}),
+               help="chess: games policy games from each legal move, the move with the most wins")

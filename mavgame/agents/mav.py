@@ -1,6 +1,7 @@
-"""Agents that play with a MAV model (on the agent interface of :mod:`mavgame.play.agents`).
+"""The agents that play with a MAV model, registered as the kinds ``mav``, ``mav_mcts`` and ``mav_is``, and the
+model as an MCTS evaluator.
 
-- :class:`MAVGreedyAgent` ("MAV" in the paper): one model call per move with
+- :class:`MAVGreedyAgent` ("MAV" in the paper, kind ``mav``): one model call per move with
   ``%state %top_all %best_action``; plays the legal move with the highest value by mean scoring (the
   expectation of the 64-way bucket distribution) or max scoring (its mode). When several moves are
   within ``tie`` of the best value, the model's ``%best_action`` decides if it is one of them (the
@@ -9,11 +10,15 @@
   values (test-time symmetry averaging, not in the paper: two prompts a move; Connect Four, tic-tac-toe).
 - :class:`MAVEvaluator`: the model as the evaluator of :class:`mavgame.search.mcts.MCTS` (prior and values
   from its action values, mean or max scoring), in engine mode or in the paper's engine-free state
-  tracking mode (the model also predicts the child states, legal moves and terminal results).
-- :func:`mav_mcts_agent` ("MAV-MCTS"): :class:`mavgame.play.agents.MCTSAgent` with that evaluator.
+  tracking mode (the model also predicts the child states, legal moves and terminal results);
+  :class:`NativeMAVEvaluator` the same in C.
+- :func:`mav_mcts_agent` ("MAV-MCTS", kind ``mav_mcts``): :class:`mavgame.agents.mcts.MCTSAgent` with that
+  evaluator.
+- :class:`MAVISAgent` (MAV-IS, kind ``mav_is``): the move of the model's own minimax trace
+  (:mod:`mavgame.model.mav_is` generates and reads the traces).
 
-Importing this module registers the agent kinds ``mav`` and ``mav_mcts`` for agent specs, e.g.
-``mav:scoring=max`` or ``mav_mcts:sims=64,batch=16`` (``model=PATH`` for another model than the shipped one).
+Specs: ``mav:scoring=max``, ``mav_mcts:sims=64,batch=16``, ``mav_is:breadth=3,depth=1`` (``model=PATH`` for
+another model than the shipped one). The native and NumPy backends need no PyTorch; ``backend=torch`` does.
 """
 from __future__ import annotations
 
@@ -22,8 +27,16 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from ..play.agents import Agent, AgentError, MCTSAgent, _mix, register_agent
-from .inference import MAVModel, game_of_prompt
+from ..mav.search_trace import TRACE_DECISION, TRACE_EVAL, TRACE_FORMS, parse_trace
+from ..model.inference import MAVModel, game_of_prompt, shipped_model_path
+from ..model.mav_is import DECISION_RULES, generate_traces, trace_value_choice
+from ..search.mcts import MCTS
+from .base import Agent, AgentError, mix_seeds
+from .mcts import MCTS_CHOICES, MCTSAgent
+from .spec import options_of, register_agent
+
+__all__ = ["MAVGreedyAgent", "MAVEvaluator", "NativeMAVEvaluator", "MAVMCTSAgent", "mav_mcts_agent", "MAVISAgent",
+           "get_model", "choose_move", "PLAIN"]
 
 PLAIN = "%state %top_all %best_action"
 
@@ -77,7 +90,7 @@ class MAVGreedyAgent(Agent):
         self.mirror = bool(mirror)
         game = self.model.game
         if self.mirror and game:
-            from .symmetry import require_mirror
+            from ..model.symmetry import require_mirror
             require_mirror(game, "mirror=1 (the model's game)")
         self.name = name or f"mav-{scoring}" + ("-mirror" if self.mirror else "")
         self.games = (game,) if game else None
@@ -87,7 +100,7 @@ class MAVGreedyAgent(Agent):
 
     def setup(self, game, *, seed=None, player=None):
         self.check_game(game)
-        self._rng = np.random.default_rng(_mix(self._seed, seed))
+        self._rng = np.random.default_rng(mix_seeds(self._seed, seed))
 
     def decide(self, state):
         """(move, parse result, output) for a state (AgentError if the model was trained on another game)."""
@@ -95,7 +108,7 @@ class MAVGreedyAgent(Agent):
         if not self.mirror:
             (pr, out), = self.model.analyse([state], self.commands)
         else:
-            from .symmetry import mirror_move, mirror_state_text
+            from ..model.symmetry import mirror_move, mirror_state_text
             from .. import State
             text = state.text()
             image = State(state.game, mirror_state_text(state.game, text))
@@ -240,7 +253,7 @@ class NativeMAVEvaluator:
     def __init__(self, model=None, *, scoring: str = "mean", batch_size: int = 16, threads: Optional[int] = None,
                  prefix_sharing: bool = True, spec: Optional[str] = None, state_tracking: bool = False,
                  cache_size: int = 16384, prefix_cache: int = 0):
-        from .inference import NativeBackend
+        from ..model.inference import NativeBackend
         if scoring not in ("mean", "max"):
             raise ValueError(f"scoring must be 'mean' or 'max', not {scoring!r}")
         self.model = get_model(model, "native")
@@ -299,7 +312,7 @@ class MAVMCTSAgent(MCTSAgent):
 
     def setup(self, game, *, seed=None, player=None):
         super().setup(game, seed=seed, player=player)
-        self._rng = np.random.default_rng(_mix(self._seed, seed))
+        self._rng = np.random.default_rng(mix_seeds(self._seed, seed))
 
     def act(self, state):
         from ..search.mcts import SearchError
@@ -328,7 +341,7 @@ def mav_mcts_agent(model=None, sims: int = 64, *, scoring: str = "mean", batch_s
                       cache_size=cache_size)
     game = ev.model.game
     if native is None:
-        from .inference import NativeBackend
+        from ..model.inference import NativeBackend
         native = isinstance(ev.model.backend, NativeBackend) and bool(game)
     if native:
         ev = NativeMAVEvaluator(ev.model, scoring=scoring, batch_size=max(batch_size, 1),
@@ -342,19 +355,123 @@ def mav_mcts_agent(model=None, sims: int = 64, *, scoring: str = "mean", batch_s
                         **kw)
 
 
-def _make_mav(model: Optional[str] = None, scoring: str = "mean", best: int = 1, tie: float = 0.02,
-              backend: str = "auto", mirror: int = 0, **kw) -> MAVGreedyAgent:
-    if mirror not in (0, 1):
-        raise ValueError(f"mav: mirror must be 0 or 1, not {mirror!r}")
+class MAVISAgent(Agent):
+    """Plays the move of the model's own minimax trace: prompts the model for a trace of breadth B and depth D
+    (:func:`mavgame.model.mav_is.generate_traces`), parses it against the true position and plays the move it
+    chose (``Playing m!``), in the child form the model was trained with (``MAVModel.trace_form``). When the
+    trace is unusable (cut off, malformed, its final move illegal) it falls back to searchless MAV on the same
+    model (:class:`MAVGreedyAgent`); ``stats`` counts both. ``model``: a MAVModel or
+    a path; None: the Connect Four MAV-IS shipped in ``mavgame/data`` (``mav_is_connect_four.safetensors``).
+    ``form`` (None: the model's ``trace_form``) is the child form the trace is parsed in. ``decide``
+    (:data:`DECISION_RULES`): "trace" plays the trace's ``Playing m!`` (the paper); "mean" / "max" the minimax
+    choice over the trace's leaves scored from the model's value distributions (:func:`trace_value_choice`),
+    on the same usable traces (a trace the rule cannot decide from plays its own final move). ``copy_prev``
+    (full child form): every ``%prev_state`` line is completed with the parent's state as the trace wrote it
+    rather than decoded (:func:`generate_traces_copy_prev`; a decoding constraint, no outside knowledge).
+    ``copy_names`` (vocabulary v2): the node name after each ``Evaluation for node:`` / ``Decision for node:``
+    is the one the format puts there given the trace's own ``Expand`` lines (:func:`next_node_name`)."""
+
+    def __init__(self, model=None, *, breadth: int = 2, depth: int = 1, backend: str = "auto",
+                 seed: Optional[int] = None, name: Optional[str] = None, form: Optional[str] = None,
+                 decide: str = "trace", copy_prev: bool = False, copy_names: bool = False):
+        if not (1 <= breadth <= 8 and 1 <= depth <= 4):
+            raise ValueError(f"mav_is needs breadth 1..8 and depth 1..4, got breadth={breadth} depth={depth}")
+        if decide not in DECISION_RULES:
+            raise ValueError(f"mav_is: decide must be one of {DECISION_RULES}, not {decide!r}")
+        self.decide = decide
+        self.copy_prev = bool(copy_prev)
+        self.copy_names = bool(copy_names)
+        self.model = get_model(shipped_model_path("connect_four", "mav_is") if model is None else model, backend)
+        if self.copy_names:   # refused now, not at the first move's trace
+            tok = self.model.tokenizer
+            for kw in (TRACE_EVAL, TRACE_DECISION):
+                if len(tok.encode(kw)) != 1:
+                    raise ValueError(f"mav_is: copy_names needs {kw!r} as one token: vocabulary v2 (the model's "
+                                     f"is v{tok.version})")
+        if form is not None and form not in TRACE_FORMS:
+            raise ValueError(f"mav_is: trace form must be one of {TRACE_FORMS}, not {form!r}")
+        self._form = form
+        self.breadth, self.depth = int(breadth), int(depth)
+        self.name = name or f"mav-is-b{breadth}d{depth}"
+        self.fallback = MAVGreedyAgent(self.model, seed=seed, name=self.name + "-fallback")
+        game = self.model.game
+        self.games = (game,) if game else None
+        self.stats = {"moves": 0, "from_trace": 0, "fallback": 0, "shape_ok": 0, "tokens": 0, "overruled": 0}
+        self.last: Optional[Any] = None  # the last TraceResult
+
+    @property
+    def form(self) -> str:
+        """The child form traces are parsed in: the one given, else the model's (short for an old model)."""
+        return self._form or getattr(self.model, "trace_form", "short")
+
+    def setup(self, game, *, seed=None, player=None):
+        self.check_game(game)
+        self.fallback.setup(game, seed=seed, player=player)
+
+    def act(self, state):
+        if state.is_terminal():
+            raise AgentError(f"{self.name}: asked to move in a finished game {state.text()!r}")
+        (prompt, out), = generate_traces(self.model, [state], self.breadth, self.depth, copy_prev=self.copy_prev,
+                                         copy_names=self.copy_names)
+        res = parse_trace(prompt + out.text, state, form=self.form)
+        self.last = res
+        self.stats["moves"] += 1
+        self.stats["tokens"] += len(out.ids)
+        self.stats["shape_ok"] += int(res.shape_ok)
+        if res.final_legal:
+            self.stats["from_trace"] += 1
+            if self.decide != "trace":
+                a = trace_value_choice(res, out, prompt, self.model.tokenizer.token_to_id("\n"), self.decide)
+                if a is not None and a != res.final_action:
+                    self.stats["overruled"] += 1
+                    return int(a)
+            return res.final_move
+        self.stats["fallback"] += 1
+        return self.fallback.act(state)
+
+
+_BACKENDS = ("auto", "native", "numpy", "torch")
+_MODEL = "a .safetensors file; default: the shipped Connect Four model"
+
+
+def _make_mav(model: Optional[str] = None, scoring: str = "mean", best: bool = True, tie: float = 0.02,
+              backend: str = "auto", mirror: bool = False, **kw) -> MAVGreedyAgent:
     return MAVGreedyAgent(model, scoring=scoring, use_best_action=bool(best), tie=tie, backend=backend,
                           mirror=bool(mirror), **kw)
 
 
 def _make_mav_mcts(model: Optional[str] = None, sims: int = 64, scoring: str = "mean", batch: int = 16,
-                   state_tracking: int = 0, backend: str = "auto", cache: int = 100_000, **kw) -> MCTSAgent:
+                   state_tracking: bool = False, backend: str = "auto", cache: int = 100_000, **kw) -> MCTSAgent:
     return mav_mcts_agent(model, sims, scoring=scoring, batch_size=batch, state_tracking=bool(state_tracking),
                           backend=backend, cache_size=cache, **kw)
 
 
-register_agent("mav", _make_mav)
-register_agent("mav_mcts", _make_mav_mcts)
+def _make_mav_is(model: Optional[str] = None, breadth: int = 2, depth: int = 1, backend: str = "auto",
+                 form: Optional[str] = None, decide: str = "trace", copy_prev: bool = False, copy_names: bool = False,
+                 **kw) -> MAVISAgent:
+    return MAVISAgent(model, breadth=int(breadth), depth=int(depth), backend=backend, form=form, decide=decide,
+                      copy_prev=bool(copy_prev), copy_names=bool(copy_names), **kw)
+
+
+register_agent("mav", _make_mav,
+               options=options_of(_make_mav, MAVGreedyAgent, skip=("use_best_action",),
+                                  choices={"scoring": ("mean", "max"), "backend": _BACKENDS},
+                                  help={"model": _MODEL, "best": "%best_action breaks near ties",
+                                        "mirror": "average with the mirror image's values"}),
+               help="the MAV model, searchless: the legal move with the best value (mirror=1: averaged with the "
+                    "mirror image's values; Connect Four, tic-tac-toe)")
+register_agent("mav_mcts", _make_mav_mcts,
+               options=options_of(_make_mav_mcts, mav_mcts_agent, MCTSAgent, MCTS,
+                                  skip=("batch_size", "cache_size", "games", "num_simulations", "evaluator"),
+                                  choices={"scoring": ("mean", "max"), "backend": _BACKENDS, **MCTS_CHOICES},
+                                  help={"model": _MODEL, "state_tracking": "engine-free", "movetime": "ms a move",
+                                        "cache": "model outputs kept", "native": "default: on the native backend"}),
+               help="MAV-MCTS: the model guiding MCTS (state_tracking=1: the model is also the world model); "
+                    "the other options are those of mavgame.MCTS")
+register_agent("mav_is", _make_mav_is,
+               options=options_of(_make_mav_is, MAVISAgent,
+                                  choices={"backend": _BACKENDS, "form": TRACE_FORMS, "decide": DECISION_RULES},
+                                  help={"model": "a .safetensors file; default: the shipped Connect Four MAV-IS",
+                                        "breadth": "1..8", "depth": "1..4"}),
+               help="MAV-IS: the move of the model's own minimax trace of breadth x depth (decide=mean|max: "
+                    "minimax over the trace's value distributions)")

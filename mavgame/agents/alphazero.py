@@ -1,38 +1,50 @@
-"""The AlphaZero agent (needs ``torch``): the C MCTS guided by a trained network's policy (prior) and
-value, registered as the agent kind ``az``::
+"""The AlphaZero agents, registered as the kinds ``az`` and ``azdb`` (they need PyTorch to be built; this
+module imports without it, so their options are known everywhere).
+
+``az`` (:class:`AZAgent`): the C MCTS guided by a trained network's policy (prior) and value::
 
     az:checkpoint=runs/c4/checkpoint.pt,sims=200
 
-Options: ``checkpoint`` (a file written by ``mavgame az``; required), ``sims`` (simulations per move,
-default 100), ``batch`` (leaves per network call, default 1: AlphaZero's sequential search; more use
-the MCTS's virtual counts), ``c_base``/``c_init`` (AlphaZero's c(s), defaults 19652 / 1.25),
-``device`` (cpu, cuda), ``movetime`` (ms per move; ``sims`` then caps the search), ``seed``.
-Play is deterministic for a seed: no root noise, the most visited move.
+``checkpoint`` is a file written by ``mavgame az`` (required); ``batch`` leaves per network call (default 1:
+AlphaZero's sequential search; more use the MCTS's virtual counts), ``c_base``/``c_init`` AlphaZero's c(s)
+(defaults 19652 / 1.25), ``movetime`` ms per move (``sims`` then caps the search). Play is deterministic
+for a seed: no root noise, the most visited move.
 
-The AZdb team (``azdb:``, :class:`AZdbAgent`)::
+``azdb`` (:class:`AZdbAgent`): an AZdb team as one player::
 
     azdb:checkpoint=runs/team/checkpoint.pt,sims=20,select=lcb,rewards=path
 
 ``sims`` per player, ``select`` (visits, value, lcb, gap) or ``player=K``, ``gap``, ``rewards`` (path:
 the paper's play-time search value with the intrinsic rewards summed root to leaf; vd; extrinsic).
+The team's searches (:class:`AZdbTeam`) also serve ``mavgame az-puzzles``. All options:
+:func:`mavgame.agents.spec.describe_kinds`.
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional
+from typing import TYPE_CHECKING, Any, List, Optional
 
 import numpy as np
-import torch
 
 from .. import _core
-from ..play.agents import Agent, MCTSAgent, register_agent
-from .network import AZNet
-from .train import load_checkpoint
+from ..az.azdb import SEARCH_REWARDS
+from ..az.subadditive import RULES
+from ..search.mcts import MCTS
+from .base import Agent
+from .mcts import MCTS_CHOICES, MCTSAgent
+from .spec import options_of, register_agent
+
+if TYPE_CHECKING:
+    from ..az.network import AZNet
 
 __all__ = ["AZEvaluator", "AZAgent", "load_network", "TeamEvaluator", "AZdbTeam", "AZdbAgent"]
 
 
 def load_network(path: str, device: str = "cpu") -> AZNet:
     """The network of an AlphaZero checkpoint, in eval mode on ``device``."""
+    import torch
+
+    from ..az.network import AZNet
+    from ..az.train import load_checkpoint
     d = load_checkpoint(path)
     cfg = d["config"]
     if int(cfg.get("players", 1)) > 1:
@@ -50,11 +62,13 @@ class AZEvaluator:
     in [-1, 1] (use ``MCTS(value_range=(-1, 1))``)."""
 
     def __init__(self, net: AZNet, device: str = "cpu"):
+        import torch
         self.net = net
         self.device = torch.device(device)
         self.name = "az"
 
     def __call__(self, requests: List[Any]) -> List[dict]:
+        import torch
         obs = _core.observation_tensors([r.state for r in requests])
         with torch.no_grad():
             logits, v = self.net(torch.from_numpy(obs).to(self.device))
@@ -69,7 +83,7 @@ class AZEvaluator:
 
 
 class AZAgent(MCTSAgent):
-    """:class:`mavgame.play.agents.MCTSAgent` with the AlphaZero search settings (policy prior without
+    """:class:`mavgame.agents.mcts.MCTSAgent` with the AlphaZero search settings (policy prior without
     uniform mixing, first-play urgency 0, c(s)) and an :class:`AZEvaluator`."""
 
     def __init__(self, checkpoint: Optional[str] = None, sims: Optional[int] = 100, *, batch: int = 1,
@@ -85,7 +99,6 @@ class AZAgent(MCTSAgent):
         self.checkpoint = str(checkpoint)
 
 
-register_agent("az", lambda **kw: AZAgent(**kw))
 
 
 # ---- AZdb: the team ----------------------------------------------------------------------------
@@ -101,7 +114,7 @@ class TeamEvaluator:
 
     def __init__(self, net: AZNet, latent: int, players: int, lam: float, device: str = "cpu", *,
                  weights: Optional[np.ndarray] = None, rewards: str = "path"):
-        from .azdb import SEARCH_REWARDS
+        import torch
         if rewards not in SEARCH_REWARDS:
             raise ValueError(f"rewards must be one of {', '.join(SEARCH_REWARDS)}, not {rewards!r}")
         self.net, self.latent, self.players, self.lam = net, int(latent), int(players), float(lam)
@@ -111,7 +124,9 @@ class TeamEvaluator:
         self.name = f"azdb-{latent}"
 
     def __call__(self, requests: List[Any]) -> List[dict]:
-        from .azdb import latent_planes, search_value
+        import torch
+
+        from ..az.azdb import latent_planes, search_value
         obs = latent_planes(_core.observation_tensors([r.state for r in requests]), self.latent, self.players)
         with torch.no_grad():
             logits, v, vd = self.net(torch.from_numpy(obs).to(self.device))
@@ -137,8 +152,11 @@ class AZdbTeam:
 
     def __init__(self, checkpoint: str, sims: int = 100, *, device: str = "cpu", c_base: float = 19652.0,
                  c_init: float = 1.25, seed: int = 0, rewards: str = "path"):
-        from ..search.mcts import MCTS
-        from .azdb import FeatureMeans, player_lambdas, reward_weights
+        import torch
+
+        from ..az.azdb import FeatureMeans, player_lambdas, reward_weights
+        from ..az.network import AZNet
+        from ..az.train import load_checkpoint
         d = load_checkpoint(checkpoint)
         cfg = d["config"]
         self.players = int(cfg.get("players", 1))
@@ -166,7 +184,7 @@ class AZdbTeam:
 
     def search(self, player: int, state):
         """Player ``player``'s search of ``state``: its :class:`mavgame.az.subadditive.PlayerSearch`."""
-        from .subadditive import PlayerSearch
+        from ..az.subadditive import PlayerSearch
         r = self.mcts[player].search(state)
         return PlayerSearch(np.asarray(r.actions), np.asarray(r.visits), np.asarray(r.q), np.asarray(r.u))
 
@@ -188,7 +206,6 @@ class AZdbAgent(Agent):
                  player: Optional[int] = None, gap: Optional[float] = None, rewards: str = "path",
                  device: str = "cpu", c_base: float = 19652.0, c_init: float = 1.25, seed: int = 0,
                  name: Optional[str] = None):
-        from .subadditive import RULES
         if not checkpoint:
             raise ValueError("the azdb agent needs checkpoint=PATH (a team written by `mavgame az --players N`)")
         if player is None and select not in RULES:
@@ -204,7 +221,7 @@ class AZdbAgent(Agent):
         self.chosen: List[int] = []
 
     def act(self, state) -> int:
-        from .subadditive import select_player
+        from ..az.subadditive import select_player
         self.check_game(state.game)
         if self.player is not None:
             return self.team.search(self.player, state).best_action()
@@ -213,4 +230,19 @@ class AZdbAgent(Agent):
         return a
 
 
-register_agent("azdb", lambda **kw: AZdbAgent(**kw))
+_CHECKPOINT = {"checkpoint": "a file written by `mavgame az`", "device": "cpu, cuda", "movetime": "ms a move"}
+register_agent("az", AZAgent,
+               options=options_of(AZAgent, MCTSAgent, MCTS, required=("checkpoint",), help=_CHECKPOINT,
+                                  choices={k: v for k, v in MCTS_CHOICES.items() if k != "prior"},
+                                  skip=("games", "num_simulations", "batch_size", "prior", "eps", "fpu", "value_range",
+                                        "evaluator")),
+               help="AlphaZero: the MCTS guided by a network trained with `mavgame az` (needs PyTorch; "
+                    "docs/alphazero.md); the other options are those of mavgame.MCTS")
+register_agent("azdb", AZdbAgent,
+               options=options_of(AZdbAgent, required=("checkpoint",), choices={"select": RULES,
+                                                                                "rewards": SEARCH_REWARDS},
+                                  help={"checkpoint": "a team written by `mavgame az --players N`",
+                                        "sims": "per player", "player": "always play player K's move",
+                                        "device": "cpu, cuda"}),
+               help="an AZdb team as one player: every player searches, select picks whose move to play "
+                    "(needs PyTorch; docs/alphazero.md)")
