@@ -6,12 +6,15 @@ Environment switches:
                        with an illegal instruction elsewhere).  The default is portable: the
                        x86-64-v2 baseline, with the hottest searches also compiled for x86-64-v3
                        and picked at load time (csrc/multiversion.h)
-  MAVGAME_PORTABLE=1   accepted for compatibility (portable is the default)
+  MAVGAME_PORTABLE=1   portable even if MAVGAME_NATIVE is set (the default already is; wheels set it)
   MAVGAME_NO_CUDA=1    skip the CUDA kernels even if nvcc is found
   MAVGAME_REQUIRE_CUDA=1  fail the build if the CUDA kernels do not compile (default: warn, build CPU-only)
   MAVGAME_CUDA_ARCH    extra nvcc architecture flags, e.g. "-gencode arch=compute_90,code=sm_90"
                        (default: nvcc's default target, with PTX that the driver compiles for newer GPUs)
   MAVGAME_SANITIZE=1   build with AddressSanitizer + UBSan (load with LD_PRELOAD=libasan)
+
+The build prints one line per phase (the C files compiled, whether CUDA kernels were found and built):
+`pip install -v .` and `python -m build` show them; a plain `pip install .` keeps a backend quiet.
 """
 import os
 import platform
@@ -36,6 +39,11 @@ def c_sources():
 
 def env_flag(name):
     return os.environ.get(name, "") not in ("", "0", "false", "no")
+
+
+def say(msg):
+    """One line per build phase, on stderr (pip shows it with -v; python -m build always)."""
+    print(f"mavgame: {msg}", file=sys.stderr, flush=True)
 
 
 def find_nvcc():
@@ -94,10 +102,13 @@ class BuildExt(build_ext):
         nvcc = find_nvcc()
         ext = self.extensions[0]
         if not cus:
-            print("mavgame: no CUDA kernels in kernels/; building the CPU package", file=sys.stderr)
+            say("no CUDA kernels in kernels/; building the CPU package")
+        elif env_flag("MAVGAME_NO_CUDA"):
+            say(f"{len(cus)} CUDA kernel files found, skipped (MAVGAME_NO_CUDA=1): building the CPU-only package")
         elif nvcc is None:
-            print("mavgame: nvcc not found; building the CPU-only package (CUDA kernels skipped)", file=sys.stderr)
+            say(f"{len(cus)} CUDA kernel files found but no nvcc: building the CPU-only package")
         else:
+            say(f"compiling {len(cus)} CUDA kernel files with {nvcc}")
             objdir = Path(self.build_temp) / "kernels"
             objdir.mkdir(parents=True, exist_ok=True)
             t0 = time.time()
@@ -110,17 +121,19 @@ class BuildExt(build_ext):
             except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
                 if env_flag("MAVGAME_REQUIRE_CUDA"):
                     raise
-                print(f"mavgame: WARNING: the CUDA kernels did not build, building the CPU-only package:\n{exc}",
-                      file=sys.stderr)
+                say(f"WARNING: the CUDA kernels did not build, building the CPU-only package:\n{exc}")
             else:
-                print(f"mavgame: built {len(cus)} CUDA kernel file(s) with {nvcc} in {time.time() - t0:.1f} s",
-                      file=sys.stderr)
+                say(f"built {len(cus)} CUDA kernel file(s) in {time.time() - t0:.1f} s")
                 # the runtime linked statically: the module imports on machines without the CUDA
                 # libraries or a GPU (it then reports no device: _core.cuda_status())
                 ext.extra_objects += objs + [str(static[0])]
                 ext.libraries += ["dl", "rt", "stdc++"]
                 ext.define_macros.append(("MG_WITH_CUDA", "1"))
+        flags = " ".join(f for f in ext.extra_compile_args if f.startswith(("-O", "-march", "-Werror", "-fsanitize")))
+        say(f"building {ext.name} from {len(ext.sources)} C files ({flags})")
+        t0 = time.time()
         super().build_extensions()
+        say(f"{ext.name} built in {time.time() - t0:.0f} s")
 
 
 cflags = ["-std=c11", "-O3", "-Wall", "-Wextra", "-D_POSIX_C_SOURCE=200809L", "-fno-strict-aliasing"]
@@ -128,7 +141,7 @@ ldflags = []
 if env_flag("MAVGAME_WERROR"):
     cflags.append("-Werror")
 define_macros = []
-if env_flag("MAVGAME_NATIVE"):
+if env_flag("MAVGAME_NATIVE") and not env_flag("MAVGAME_PORTABLE"):
     cflags.append("-march=native")
     define_macros.append(("MG_NATIVE_BUILD", "1"))
 elif platform.machine() in ("x86_64", "AMD64"):

@@ -100,7 +100,7 @@ def random_candidate(rng: random.Random, stones: int):
     b = ConnectFour()
     moves = []
     for _ in range(stones):
-        legal = b.legal_moves()
+        legal = b.legal_moves
         if not legal:
             return None
         m = rng.choice(legal)
@@ -108,7 +108,7 @@ def random_candidate(rng: random.Random, stones: int):
         moves.append(m)
         if b.is_terminal():
             return None
-    for m in b.legal_moves():
+    for m in b.legal_moves:
         c = b.copy()
         c.push(m)
         if c.is_terminal() and c.outcome().winner is not None:

@@ -45,7 +45,7 @@ def prompts_of_random_games(n, seed=0):
         for _ in range(int(rng.integers(2, 18))):
             if s.is_terminal():
                 break
-            s.push(str(rng.choice(s.legal_moves())))
+            s.push(str(rng.choice(list(s.legal_moves))))
         if not s.is_terminal():
             out.append(mav.prompt(s))
     return out

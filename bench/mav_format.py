@@ -167,9 +167,9 @@ def main(argv=None):
     rng = np.random.default_rng(2)
     texts, legal_sets = [], []
     for s in states:
-        vals = {m: float(rng.random()) for m in s.legal_moves()}
+        vals = {m: float(rng.random()) for m in s.legal_moves}
         texts.append(mav.prompt(s, PARSE_CMDS) + mav.target(s, vals, PARSE_CMDS))
-        legal_sets.append(frozenset(s.legal_moves()))
+        legal_sets.append(frozenset(s.legal_moves))
 
     # same outputs
     c_prompts = mav.prompts(states, PROMPT_CMDS)

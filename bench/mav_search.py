@@ -65,7 +65,7 @@ def py_tree(tree):
         if acts is not None:
             order = sorted(range(len(acts)), key=lambda k: (-vals[k], acts[k] != best, k))
             ranked = [(st.action_to_str(int(acts[k])), float(vals[k])) for k in order]
-        nodes.append(PyNode(st.text(), st.is_terminal(), st.result() if st.is_terminal() else "*", ranked))
+        nodes.append(PyNode(st.text(), st.is_terminal(), _core.State.result(st) if st.is_terminal() else "*", ranked))
         if i:
             nodes[parent].children[move] = nodes[-1]
     return nodes[0]
@@ -109,7 +109,7 @@ def trees(n, seed=1):
     rng = np.random.default_rng(seed)
 
     def annotate(st):
-        return {m: float(rng.random()) for m in st.legal_moves()}, None
+        return {m: float(rng.random()) for m in st.legal_moves}, None
     out = []
     while len(out) < n:
         s = _core.State("connect_four")

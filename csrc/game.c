@@ -123,6 +123,46 @@ size_t mg_text_out(char *buf, size_t buflen, const char *src, size_t len)
     return len;
 }
 
+const char *mg_quote_str(char *buf, size_t buflen, const char *s, size_t max)
+{
+    size_t n = 0;           /* strlen(s), counted to one past max (what shows the cut) */
+    while (n <= max && s[n])
+        n++;
+    return mg_quote_span(buf, buflen, s, n, max);
+}
+
+const char *mg_quote_span(char *buf, size_t buflen, const char *s, size_t n, size_t max)
+{
+    if (buflen < 6) {       /* no room for the quotes and a mark: an empty string */
+        if (buflen)
+            buf[0] = '\0';
+        return buf;
+    }
+    if (max > buflen - 6)
+        max = buflen - 6;
+    int cut = n > max;
+    if (cut) {
+        /* s[max] is the first byte left out: while it continues a character (10xxxxxx, at most
+         * three of them in valid UTF-8), leave out the rest of that character too. */
+        n = max;
+        size_t k = n;
+        while (k > 0 && n - k < 3 && ((unsigned char)s[k] & 0xC0) == 0x80)
+            k--;
+        if (((unsigned char)s[k] & 0xC0) != 0x80)
+            n = k;          /* else a run of stray continuation bytes: cut at max, between two of them */
+    }
+    buf[0] = '\'';
+    memcpy(buf + 1, s, n);
+    size_t len = n + 1;
+    if (cut) {
+        memcpy(buf + len, "...", 3);
+        len += 3;
+    }
+    buf[len++] = '\'';
+    buf[len] = '\0';
+    return buf;
+}
+
 const char *mg_result_string(int result)
 {
     switch (result) {
@@ -136,8 +176,8 @@ const char *mg_result_string(int result)
 const char *mg_termination_name(int reason)
 {
     static const char *const names[MG_TERM_COUNT] = {
-        "none", "checkmate", "stalemate", "insufficient_material", "fifty_moves",
-        "threefold_repetition", "connected", "board_full",
+        "none", "checkmate", "stalemate", "insufficient_material", "seventyfive_moves", "fivefold_repetition",
+        "fifty_moves", "threefold_repetition", "connected", "board_full",
     };
     if (reason < 0 || reason >= MG_TERM_COUNT)
         return "unknown";

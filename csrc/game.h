@@ -56,8 +56,10 @@ enum mg_termination {
     MG_TERM_CHECKMATE,
     MG_TERM_STALEMATE,
     MG_TERM_INSUFFICIENT_MATERIAL,
-    MG_TERM_FIFTY_MOVES,
-    MG_TERM_THREEFOLD_REPETITION,
+    MG_TERM_SEVENTYFIVE_MOVES,    /* chess: the automatic draw at a halfmove clock of 150 */
+    MG_TERM_FIVEFOLD_REPETITION,  /* chess: the automatic draw at a position's fifth occurrence */
+    MG_TERM_FIFTY_MOVES,          /* the fifty-move rule (a claim in chess, automatic in Gardner) */
+    MG_TERM_THREEFOLD_REPETITION, /* threefold repetition (a claim in chess, automatic in Gardner) */
     MG_TERM_CONNECTED,     /* four in a row, a Hex chain, three in a row */
     MG_TERM_BOARD_FULL,    /* drawn by a full board (Connect Four, tic-tac-toe) */
     MG_TERM_COUNT
@@ -192,6 +194,25 @@ int mg_random_playout_moves(const mg_game *g, void *st, struct mg_rng *rng, int 
 /* Copy `len` bytes of `src` into `buf` (capacity `buflen`) as a NUL-terminated string,
  * truncating if it does not fit; returns the length written.  For to_text implementations. */
 size_t mg_text_out(char *buf, size_t buflen, const char *src, size_t len);
+
+/* Quoting user text (a move string, a name) in an error message, the same in every parser:
+ * mg_quote_str writes `s` in single quotes, whole if it has at most `max` bytes, else its longest
+ * prefix of whole UTF-8 characters within `max` bytes followed by "..." inside the quotes
+ * ('e2e4', 'aaaaaaaa...'), so a message never shows half a character (U+FFFD in Python) and
+ * always marks a cut.  A byte that is no part of a valid character counts as one character.
+ * NUL-terminated into `buf`; `max` is lowered to buflen - 6 if the buffer is smaller than
+ * max + 6 (MG_QUOTE_BUF holds MG_QUOTE_MAX).  Returns buf, for use as a printf argument.  Every game's
+ * move parser (action_from_str, SAN) quotes the move with it.  (The MAV text readers' mg_quote, in
+ * format/mav_util.h, is another thing: it shows a span of raw bytes escaped, '\xc3\xa9'.) */
+#define MG_QUOTE_MAX 32
+#define MG_QUOTE_BUF (MG_QUOTE_MAX + 6)
+const char *mg_quote_str(char *buf, size_t buflen, const char *s, size_t max);
+/* The same for the n bytes at s (a field inside a longer text; no NUL needed). */
+const char *mg_quote_span(char *buf, size_t buflen, const char *s, size_t n, size_t max);
+/* Both into a buffer of the enclosing block (a compound literal), for a printf argument:
+ * snprintf(err, errlen, "invalid move %s", MG_QUOTE(s, MG_QUOTE_MAX)).  `max` is a constant. */
+#define MG_QUOTE(s, max) mg_quote_str((char[(max) + 6]){0}, (max) + 6, (s), (max))
+#define MG_QUOTE_SPAN(s, n, max) mg_quote_span((char[(max) + 6]){0}, (max) + 6, (s), (n), (max))
 
 const char *mg_result_string(int result);       /* "1-0", "0-1", "1/2-1/2", "*" */
 const char *mg_termination_name(int reason);    /* "checkmate", ... */

@@ -50,14 +50,14 @@ def main():
     for i, game in enumerate(MAV_GAMES):
         for s in states(game, 4, rng):
             write(out / "state", bytes([i]) + mav.state_text(s).encode())
-            ann = None if s.is_terminal() else {m: float(rng.random()) for m in s.legal_moves()}
+            ann = None if s.is_terminal() else {m: float(rng.random()) for m in s.legal_moves}
             p, t = b.build([(s, ann)], return_text=True).texts[0]
             write(out / "parse", bytes([i | 0x40]) + (p + t).encode())
             if not s.is_terminal():
                 # search traces with random values: breadth 1-3, depth 1-2 (own generator: the other
                 # corpora stay as they were)
                 def annotate(st):
-                    return {m: float(trng.random()) for m in st.legal_moves()}, None
+                    return {m: float(trng.random()) for m in st.legal_moves}, None
                 tree = mav_search.build_search_tree(s, annotate, depth=2, breadth=3)
                 tb, td = int(trng.integers(1, 4)), int(trng.integers(1, 3))
                 tr = mav_search.write_trace(tree, tb, td)

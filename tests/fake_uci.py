@@ -145,7 +145,7 @@ for line in sys.stdin:
             if MODE == "illegal":
                 say("bestmove a1a1")
                 continue
-        moves = state.legal_moves()
+        moves = state.legal_moves
         if not moves:
             say("info depth 0 score mate 0")
             say("bestmove (none)")

@@ -15,7 +15,7 @@ from mavgame.model.generate import CACHE, PROGRESS, TIMING, load_annotation_cach
 def first_moves(epsilon, n, best):
     """The first move of n tic-tac-toe games under a fixed annotation: 1.0 for `best`, 0 otherwise."""
     def annotate(state):
-        return {m: 1.0 if m in best else 0.0 for m in state.legal_moves()}, best[0]
+        return {m: 1.0 if m in best else 0.0 for m in state.legal_moves}, best[0]
     counts = {}
     for i in range(n):
         rng = np.random.default_rng([7, i])
@@ -84,7 +84,9 @@ def counting_annotator(monkeypatch, solved):
             return ann(state)
         annotate.reset, annotate.cacheable = ann.reset, ann.cacheable
         return annotate
-    monkeypatch.setattr(mod, "connect_four_annotator", make)
+    import mavgame.annotators as annotators
+    annotators.annotated_games()   # every annotator registered
+    monkeypatch.setitem(annotators._ANNOTATORS, "connect_four", (make, annotators._ANNOTATORS["connect_four"][1]))
 
 
 def test_exact_solves_are_cached_and_resume_neither_resolves_nor_duplicates(tmp_path, monkeypatch):

@@ -246,13 +246,13 @@ def test_push_pop_and_errors():
 
 def test_castling_strings():
     board = Chess("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1")
-    assert {"e1g1", "e1c1"} <= set(board.legal_moves())
-    assert "e1h1" not in board.legal_moves()
+    assert {"e1g1", "e1c1"} <= set(board.legal_moves)
+    assert "e1h1" not in board.legal_moves
     assert board.parse_move("e1h1") == board.parse_move("e1g1") == 4 | 7 << 6
     assert board.san("e1g1") == "O-O" and board.san("e1h1") == "O-O"
     assert board.is_castling("e1c1") and not board.is_castling("e1f1")
     b960 = Chess960(fen="r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1")
-    assert {"e1h1", "e1a1"} <= set(b960.legal_moves()) and "e1g1" not in b960.legal_moves()
+    assert {"e1h1", "e1a1"} <= set(b960.legal_moves) and "e1g1" not in b960.legal_moves
     b960.push_san("O-O-O")
     assert b960.fen() == "r3k2r/8/8/8/8/8/8/2KR3R b kq - 1 1"
 
@@ -268,31 +268,70 @@ def test_san_and_helpers():
     assert board.is_capture("h5f7") and not board.is_capture("h5h6")
     assert board.move_info("h5f7") == {"from": "h5", "to": "f7", "piece": "Q", "capture": True,
                                        "promotion": None, "castle": None}
-    assert board.move_stack() == ["e2e4", "e7e5", "d1h5", "b8c6", "f1c4", "g8f6"]
+    assert board.move_stack == ["e2e4", "e7e5", "d1h5", "b8c6", "f1c4", "g8f6"]
     assert board.peek() == "g8f6"
     board.push_san("Qxf7#")
     assert board.is_check() and board.is_checkmate() and board.is_game_over()
     assert board.outcome() == Outcome("checkmate", True) and board.outcome().result() == "1-0"
     assert board.result() == "1-0"
-    assert len(board.legal_actions()) == 0 and board.legal_moves() == []
+    assert len(board.legal_actions()) == 0 and list(board.legal_moves) == []
 
 
 def test_outcomes():
     assert Chess("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1").outcome() == Outcome("stalemate", None)
     assert Chess("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1").is_stalemate()
     assert Chess("7k/8/6K1/8/8/8/8/2N5 b - - 0 1").outcome() == Outcome("insufficient_material", None)
+    assert Chess("7k/8/6K1/8/8/8/8/2N5 b - - 0 1").is_insufficient_material()
     assert Chess("7k/8/6K1/8/8/8/8/2R5 b - - 99 70").outcome() is None
-    assert Chess("7k/8/6K1/8/8/8/8/2R5 b - - 100 70").outcome() == Outcome("fifty_moves", None)
+    assert Chess("7k/8/6K1/8/8/8/8/2R5 b - - 99 70").halfmove_clock == 99
+
+
+def test_fifty_and_seventyfive_move_rules():
+    """python-chess's semantics: the fifty-move rule is a claim (also one move ahead, by a move that is no
+    capture or pawn move), the seventy-five-move rule ends the game; the search's rule ends it at 100."""
+    at = {n: Chess(f"7k/8/6K1/8/8/8/8/2R5 b - - {n} 70") for n in (98, 99, 100, 149, 150)}
+    assert [at[n].outcome() for n in at] == [None, None, None, None, Outcome("seventyfive_moves", None)]
+    assert [at[n].can_claim_fifty_moves() for n in at] == [False, True, True, True, True]
+    assert [at[n].is_fifty_moves() for n in at] == [False, False, True, True, True]
+    assert [at[n].is_seventyfive_moves() for n in at] == [False, False, False, False, True]
+    assert at[99].outcome(claim_draw=True) == Outcome("fifty_moves", None)         # Black's next king move reaches 100
+    assert at[100].outcome(claim_draw=True) == Outcome("fifty_moves", None)
+    assert at[150].outcome(claim_draw=True) == Outcome("seventyfive_moves", None)  # the automatic draw first
+    assert at[100].result() == "*" and at[100].result(claim_draw=True) == "1/2-1/2"
+    assert not at[100].is_game_over() and at[100].is_game_over(claim_draw=True) and at[100].can_claim_draw()
+    # The search's terminal rule: drawn where a draw can be claimed in the position itself.
+    assert [State.outcome(at[n]) for n in at] == [(0, "none"), (0, "none"), (3, "fifty_moves"),
+                                                  (3, "fifty_moves"), (3, "seventyfive_moves")]
+    assert [at[n].is_terminal() for n in at] == [False, False, True, True, True]
+    assert State.result(at[100]) == "1/2-1/2" and at[100].returns() == [0.0, 0.0] and at[100].current_player() == -4
+    # At 99 a claim needs a legal move that keeps the clock running: pawn moves (h3, h4) reset it.
+    assert not Chess("8/8/8/8/8/8/5k1P/7K w - - 99 70").can_claim_fifty_moves()
+    assert Chess("8/8/8/8/8/5k2/7P/7K w - - 99 70").can_claim_fifty_moves()       # Kg1 reaches 100
+
+
+def test_threefold_and_fivefold_repetition():
     board = Chess()
-    for _ in range(2):
-        for m in ("g1f3", "g8f6", "f3g1", "f6g8"):
-            assert board.outcome() is None
-            board.push(m)
-    assert board.outcome() == Outcome("threefold_repetition", None)
-    assert board.outcome().result() == "1/2-1/2"
-    assert State.outcome(board) == (3, "threefold_repetition")
+    shuffle = ("g1f3", "g8f6", "f3g1", "f6g8")
+    for m in shuffle * 2:
+        assert board.outcome() is None
+        board.push(m)
+    # The third occurrence of the start position: a claim for python-chess, the end for the search.
+    assert board.is_repetition(3) and not board.is_repetition(4)
+    assert board.outcome() is None and board.can_claim_threefold_repetition() and board.can_claim_draw()
+    assert board.outcome(claim_draw=True) == Outcome("threefold_repetition", None)
+    assert State.outcome(board) == (3, "threefold_repetition") and board.is_terminal()
     board.pop()
-    assert board.outcome() is None
+    # One move before: the claim looks ahead (g8 again makes the third occurrence), the search does not.
+    assert not board.is_repetition(3) and board.can_claim_threefold_repetition()
+    assert board.outcome(claim_draw=True) == Outcome("threefold_repetition", None)
+    assert State.outcome(board) == (0, "none") and not board.is_terminal()
+    board.push("f6g8")
+    for m in shuffle * 2:
+        board.push(m)
+    assert board.is_repetition(5) and board.is_fivefold_repetition()
+    assert board.outcome() == Outcome("fivefold_repetition", None) and board.result() == "1/2-1/2"
+    assert State.outcome(board) == (3, "fivefold_repetition")
+    assert len(board.move_stack) == 16 and board.fullmove_number == 9
 
 
 def test_copy_hash_eq_pickle():
@@ -311,7 +350,7 @@ def test_copy_hash_eq_pickle():
     assert c.hash == d.hash and c == d
     assert Chess960() != Chess()  # different games
     e = pickle.loads(pickle.dumps(b))
-    assert type(e) is Chess and e == b and e.move_stack() == ["e2e4"]
+    assert type(e) is Chess and e == b and e.move_stack == ["e2e4"]
     f = pickle.loads(pickle.dumps(Chess960(7)))
     assert type(f) is Chess960 and f.fen() == chess960_fen(7)
 

@@ -1,28 +1,35 @@
 """Differential tests: mavgame's chess against python-chess over random games and random input.
 
 At every ply of thousands of random games (standard, Chess960, random endgames, and games biased
-towards repetitions): the legal move sets, FEN, the outcome (checkmate, insufficient material,
-stalemate, fifty-move rule, threefold repetition as python-chess's is_repetition(3)), SAN in and
-out, FEN round trips and the hash partition (equal positions <-> equal hashes) must agree.
+towards repetitions): the legal move sets, FEN, python-chess's outcome() and the search's terminal rule
+(checkmate, insufficient material, stalemate, the 75- and fifty-move rules, fivefold and threefold
+repetition as python-chess's is_repetition(n)), SAN in and out, FEN round trips and the hash partition
+(equal positions <-> equal hashes) must agree.  tests/test_python_chess_agreement.py measures the
+agreement of the python-chess API itself (claims, results, Move and Piece objects) on random games.
 """
 import random
 
 import pytest
 
 from conftest import scaled
-from mavgame import Chess, Chess960, ChessFamily
+from mavgame import Chess, Chess960, ChessFamily, State
 
 chess = pytest.importorskip("chess")
 
 
 def expected_outcome(b):
-    """python-chess's verdict under mavgame's rules (see csrc/games/chess/chess.h)."""
+    """The search's terminal rule (State.outcome, is_terminal; csrc/games/chess/chess.h) from python-chess:
+    its outcome() and, after the automatic draws, a draw claimable in the position itself."""
     if b.is_checkmate():
         return ("checkmate", not b.turn)
     if b.is_insufficient_material():
         return ("insufficient_material", None)
     if not any(b.generate_legal_moves()):
         return ("stalemate", None)
+    if b.halfmove_clock >= 150:
+        return ("seventyfive_moves", None)
+    if b.is_repetition(5):
+        return ("fivefold_repetition", None)
     if b.halfmove_clock >= 100:
         return ("fifty_moves", None)
     if b.is_repetition(3):
@@ -57,12 +64,14 @@ def check_position(ours, b, rng, stats, san_samples=2):
     assert ours.fen() == fen
     moves = list(b.legal_moves)
     ucis = sorted(m.uci() for m in moves)
-    assert sorted(ours.legal_moves()) == ucis, fen
+    assert sorted(ours.legal_moves) == ucis, fen
     assert ours.turn == b.turn
     assert ours.is_check() == b.is_check()
     exp = expected_outcome(b)
-    out = ours.outcome()
-    assert (None if out is None else (out.termination, out.winner)) == exp, fen
+    res, why = State.outcome(ours)
+    assert (None if res == 0 else (why, {1: True, 2: False, 3: None}[res])) == exp, fen
+    out, theirs = ours.outcome(), b.outcome()
+    assert (out and (out.termination, out.winner)) == (theirs and (theirs.termination.name.lower(), theirs.winner))
     stats.see_hash(b, ours)
     # SAN both ways on a sample of the legal moves.
     for m in rng.sample(moves, min(san_samples, len(moves))):
@@ -244,7 +253,7 @@ def test_mutated_fens():
         accepted += 1
         b = chess.Board(fen)
         assert ours.fen() == b.fen(), fen
-        assert sorted(ours.legal_moves()) == sorted(m.uci() for m in b.legal_moves), fen
+        assert sorted(ours.legal_moves) == sorted(m.uci() for m in b.legal_moves), fen
     assert accepted > 100 and rejected > 100
 
 
@@ -350,12 +359,12 @@ def test_positions_beyond_sixteen_pieces_match_python_chess(fen):
     """Positions python-chess calls invalid only for their piece counts play by the rules: legal moves and
     two plies of perft agree with python-chess, every move keeps within the move buffer."""
     ours, ref = Chess(fen), chess.Board(fen)
-    assert sorted(ours.legal_moves()) == sorted(m.uci() for m in ref.legal_moves)
+    assert sorted(ours.legal_moves) == sorted(m.uci() for m in ref.legal_moves)
     total = 0
     for m in list(ref.legal_moves):
         ref.push(m)
         ours.push(m.uci())
-        assert sorted(ours.legal_moves()) == sorted(x.uci() for x in ref.legal_moves), (fen, m.uci())
+        assert sorted(ours.legal_moves) == sorted(x.uci() for x in ref.legal_moves), (fen, m.uci())
         total += ref.legal_moves.count()
         ref.pop()
         ours.pop()
@@ -375,7 +384,7 @@ def test_random_chess_positions_are_the_papers_ood_set():
         assert b.king(chess.WHITE) is not None and b.king(chess.BLACK) is not None
         assert not b.is_checkmate()
         assert not b.was_into_check()                     # the side not to move is not in check
-        assert sorted(Chess(fen).legal_moves()) == sorted(m.uci() for m in b.legal_moves)
+        assert sorted(Chess(fen).legal_moves) == sorted(m.uci() for m in b.legal_moves)
         big += max(chess.popcount(b.occupied_co[c]) for c in (chess.WHITE, chess.BLACK)) > 16
     assert big > 0
     with pytest.raises(ValueError, match="max_pieces"):
@@ -418,7 +427,7 @@ def test_random_placements_write_and_read_back_as_mav():
     texts, states = [], []
     for i, fen in enumerate(random_chess_positions(120, seed=6, max_pieces=62)):
         st = Chess(fen)
-        p, t = mav.ExampleBuilder(seed=i, p_after=1.0).build([(st, {m: 0.5 for m in st.legal_moves()})],
+        p, t = mav.ExampleBuilder(seed=i, p_after=1.0).build([(st, {m: 0.5 for m in st.legal_moves})],
                                                               return_text=True).texts[0]
         texts.append(p + t)
         states.append(st)

@@ -179,6 +179,28 @@ def test_play_against_an_agent(monkeypatch, capsys):
     assert out.count("you play first") == 1
 
 
+def test_play_moves_take_san_and_uci_as_the_prompt_does(monkeypatch, capsys):
+    """--moves reads the notation the prompt reads: SAN or UCI for chess, mixed (issue 49)."""
+    from mavgame import Chess
+    for moves in ("e4 e5", "e2e4 e7e5", "e4 e7e5"):
+        monkeypatch.setattr(sys, "stdin", io.StringIO("moves\nquit\n"))
+        rc, out, err = run(capsys, "play", "--game", "chess", "--agent", "random", "--moves", moves)
+        assert rc == 0, err
+        after = Chess()
+        after.push_san("e4")
+        after.push_san("e5")
+        assert "> " + " ".join(after.legal_moves) + "\n" in out, out   # 'moves' lists the position after them
+    monkeypatch.setattr(sys, "stdin", io.StringIO("Nf3\nquit\n"))   # and the prompt itself, after them
+    rc, out, err = run(capsys, "play", "--game", "chess", "--agent", "random", "--moves", "e4 e5")
+    assert rc == 0 and "illegal move" not in out and "random plays" in out
+    with pytest.raises(SystemExit, match=r"--moves: move 3: illegal SAN 'Nf6'"):
+        cli.main(["play", "--game", "chess", "--agent", "random", "--moves", "e4 e5 Nf6"])
+    with pytest.raises(SystemExit, match=r"--moves: move 1: illegal move 'e2e5'"):
+        cli.main(["play", "--game", "chess", "--agent", "random", "--moves", "e2e5"])
+    with pytest.raises(SystemExit, match=r"--moves: move 2: .*'8'"):
+        cli.main(["play", "--game", "connect_four", "--agent", "random", "--moves", "4 8"])
+
+
 def test_play_second_and_end_of_input(monkeypatch, capsys):
     monkeypatch.setattr(sys, "stdin", io.StringIO("4\n"))
     rc, out, err = run(capsys, "play", "--game", "connect_four", "--agent", "uct:sims=50", "--color", "second")

@@ -159,7 +159,7 @@ def test_play_shows_that_a_slow_agent_is_thinking(tmp_path, capsys, monkeypatch)
         "import time\n"
         "def slow(state):\n"
         "    time.sleep(0.8)\n"
-        "    return state.legal_moves()[0]\n")
+        "    return list(state.legal_moves)[0]\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(cli_play, "THINKING_DELAY", 0.2)
     answers = iter(["4", "quit"])

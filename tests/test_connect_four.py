@@ -108,7 +108,7 @@ def random_position(rng, stones):
 def test_start_and_text():
     b = ConnectFour()
     assert b.text() == START_TEXT
-    assert b.legal_moves() == ["1", "2", "3", "4", "5", "6", "7"]
+    assert list(b.legal_moves) == ["1", "2", "3", "4", "5", "6", "7"]
     assert list(b.legal_actions()) == list(range(7))
     assert b.turn and b.to_move == 0 and not b.is_terminal() and b.outcome() is None
     assert b.game == "connect_four"
@@ -137,7 +137,7 @@ def test_from_moves_forms_agree():
 def test_push_pop_and_errors():
     b = ConnectFour()
     assert b.push("4") == 3 and b.push(3) == 3
-    assert b.move_stack() == ["4", "4"] and b.peek() == "4"
+    assert b.move_stack == ["4", "4"] and b.peek() == "4"
     assert b.cell(3, 0) == "x" and b.cell(3, 1) == "o" and b.cell(3, 2) is None
     assert b.heights() == [0, 0, 0, 2, 0, 0, 0] and b.stones == 2
     before = b.text()
@@ -179,7 +179,7 @@ def test_finished_game():
     b = ConnectFour("1122334")
     o = b.outcome()
     assert o.termination == "connected" and o.winner is True and o.result() == "1-0"
-    assert b.is_terminal() and b.is_game_over() and b.legal_moves() == [] and b.result() == "1-0"
+    assert b.is_terminal() and b.is_game_over() and list(b.legal_moves) == [] and b.result() == "1-0"
     with pytest.raises(ValueError, match="game is over"):
         b.push("5")
     # a drawn full board
@@ -187,7 +187,7 @@ def test_finished_game():
     for _ in range(200):
         g = ConnectFour()
         while not g.is_terminal():
-            g.push(rng.choice(g.legal_moves()))
+            g.push(rng.choice(list(g.legal_moves)))
         if g.outcome().winner is None:
             assert g.outcome().termination == "board_full" and g.stones == 42 and g.result() == "1/2-1/2"
             break
@@ -225,7 +225,7 @@ def test_copy_pickle_svg():
     b = ConnectFour.from_moves("44536")
     b.push("2")
     c = pickle.loads(pickle.dumps(b))
-    assert type(c) is ConnectFour and c == b and c.move_stack() == ["4", "4", "5", "3", "6", "2"]   # from_moves plays them
+    assert type(c) is ConnectFour and c == b and c.move_stack == ["4", "4", "5", "3", "6", "2"]   # from_moves plays them
     d = b.copy()
     d.push("1")
     assert d != b and b.stones == 6

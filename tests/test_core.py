@@ -29,7 +29,7 @@ def test_unknown_game_is_value_error():
 def test_tictactoe_basics():
     s = _core.State("tictactoe")
     assert s.text() == ".../.../... x"
-    assert s.legal_moves() == ["a1", "b1", "c1", "a2", "b2", "c2", "a3", "b3", "c3"]
+    assert list(s.legal_moves) == ["a1", "b1", "c1", "a2", "b2", "c2", "a3", "b3", "c3"]
     assert s.legal_actions().dtype == np.int32
     for m in ["b2", "a1", "c3", "a3", "c1", "b1", "c2"]:
         s.push(m)

@@ -102,7 +102,7 @@ def test_push_str_is_a_deprecated_alias_of_push():
     s = mavgame.ConnectFour()
     with pytest.warns(DeprecationWarning, match="push_str.*use push"):
         assert s.push_str("4") == 3
-    assert s.move_stack() == ["4"]
+    assert s.move_stack == ["4"]
     with pytest.warns(DeprecationWarning), pytest.raises(IllegalMoveError):
         for _ in range(6):
             s.push_str("4")

@@ -9,7 +9,8 @@ import pytest
 
 from mavgame import _core
 from mavgame.agents.engines import FairyStockfishAgent
-from mavgame.engines.fairy import find_fairy_stockfish, open_engine, paper_moves, perft_diff, random_game_diff
+from mavgame.engines.fairy import find_fairy_stockfish, open_engine, perft_diff, random_game_diff
+from mavgame.games.gardner import paper_moves
 from mavgame.games.gardner import START_FEN, Gardner
 from mavgame.engines.uci import EngineError
 
@@ -51,7 +52,7 @@ def test_engine_promotes_to_bishop_but_paper_rules_do_not(engine):
     fen = "k4/2P2/5/5/4K w - - 0 1"
     eng = set(engine.perft(1, fen)[1])
     assert {"c4c5q", "c4c5r", "c4c5b", "c4c5n"} <= eng
-    paper = {str(m) for m in Gardner(fen).legal_moves()}
+    paper = {str(m) for m in Gardner(fen).legal_moves}
     assert eng - paper == {"c4c5b"}
     assert paper <= eng
     # the searchmoves restriction that keeps the engine to the paper's rules
@@ -79,7 +80,7 @@ def test_random_game_diff_detects_a_difference(engine):
     fen = "k4/2P2/5/5/4K w - - 0 1"
     st = _core.State("gardner", fen, 0, 0)
     theirs = set(engine.perft(1, fen)[1])
-    ours = {str(m) for m in st.legal_moves()}
+    ours = {str(m) for m in st.legal_moves}
     assert ours != theirs
 
 
@@ -133,7 +134,7 @@ def test_annotator_values_every_legal_move():
     with Annotator(game="gardner", nodes=3000) as ann:
         a = ann.annotate(START_FEN)
         assert a.game == "gardner"
-        assert set(a.values) == {str(m) for m in Gardner().legal_moves()}
+        assert set(a.values) == {str(m) for m in Gardner().legal_moves}
         assert a.best in a.values and a.order[0] == a.best
         assert all(0.0 <= v <= 1.0 for v in a.values.values())
         a = ann.annotate("k4/2P2/5/5/4K w - - 0 1")

@@ -65,7 +65,7 @@ def test_start_position():
     board = Gardner()
     assert board.fen() == START_FEN
     assert board.game == "gardner"
-    assert sorted(board.legal_moves()) == ["a2a3", "b1a3", "b1c3", "b2b3", "c2c3", "d2d3", "e2e3"]
+    assert sorted(board.legal_moves) == ["a2a3", "b1a3", "b1c3", "b2b3", "c2c3", "d2d3", "e2e3"]
     assert board.turn is True and board.ply == 0 and not board.is_check()
     assert board.outcome() is None and board.result() == "*"
     assert not board.bishop_promotion and Gardner(bishop_promotion=True).bishop_promotion
@@ -131,7 +131,7 @@ def test_bishop_option_changes_perft_only_with_promotions():
     for fen in ("r3k/5/2q2/5/R1B1K w - - 0 1", "k4/5/1n3/5/R1BQK b - - 0 1"):
         assert Gardner(fen).perft(4) == Gardner(fen, bishop_promotion=True).perft(4)
     board = Gardner("k4/2P2/5/5/4K w - - 0 1", bishop_promotion=True)
-    assert "c4c5b" in board.legal_moves()
+    assert "c4c5b" in board.legal_moves
     board.push("c4c5b")
     assert board.fen() == "k1B2/5/5/5/4K b - - 0 1"
     assert board.outcome().termination == "insufficient_material"
@@ -141,7 +141,7 @@ def test_bishop_option_changes_perft_only_with_promotions():
 
 
 def _compare_position(board, pos):
-    assert sorted(board.legal_moves()) == sorted(pos.legal_moves()), board.fen()
+    assert sorted(board.legal_moves) == sorted(pos.legal_moves()), board.fen()
     assert board.fen() == pos.fen()
     assert board.is_check() == pos.in_check(), board.fen()
     outcome = board.outcome()
@@ -164,7 +164,7 @@ def test_random_games_against_reference():
             positions += 1
             if board.outcome() is not None:
                 break
-            move = rng.choice(board.legal_moves())
+            move = rng.choice(list(board.legal_moves))
             board.push(move)
             pos = pos.play(move)
     assert positions >= 3000
@@ -263,7 +263,7 @@ def test_random_games_against_python_chess():
         emb = _embedded_board(chess, board.fen())
         while board.outcome() is None:
             moves = _embedded_moves(chess, emb, bishop)
-            assert sorted(board.legal_moves()) == sorted(u for _, u in moves), board.fen()
+            assert sorted(board.legal_moves) == sorted(u for _, u in moves), board.fen()
             assert board.is_check() == emb.is_check()
             positions += 1
             m, uci = rng.choice(moves)
@@ -312,7 +312,7 @@ def test_san_round_trip_and_marks():
                 seen_mate += mate
                 seen_promo += "=" in san
                 seen_disambig += san[0] in "NBRQ" and len(san.rstrip("+#").replace("x", "")) > 3
-            move = rng.choice(board.legal_moves())
+            move = rng.choice(list(board.legal_moves))
             board.push(move)
             pos = pos.play(move)
     assert seen_mate and seen_promo and seen_disambig
@@ -342,14 +342,14 @@ def test_san_examples():
 def test_push_pop_history_and_copy():
     board = Gardner()
     actions = [board.push(m) for m in ("b2b3", "a4b3", "a2b3", "c4b3")]
-    assert board.move_stack() == ["b2b3", "a4b3", "a2b3", "c4b3"]
+    assert board.move_stack == ["b2b3", "a4b3", "a2b3", "c4b3"]
     assert board.peek() == "c4b3" and board.ply == 4
     assert list(board.history()) == actions
     fen = board.fen()
     copy = board.copy()
-    assert copy == board and type(copy) is Gardner and copy.move_stack() == board.move_stack()
+    assert copy == board and type(copy) is Gardner and copy.move_stack == board.move_stack
     clone = pickle.loads(pickle.dumps(board))
-    assert clone == board and clone.move_stack() == board.move_stack() and type(clone) is Gardner
+    assert clone == board and clone.move_stack == board.move_stack and type(clone) is Gardner
     assert board.pop() == actions[-1]
     assert board != copy and copy.fen() == fen
     while board.ply:
@@ -432,7 +432,7 @@ def test_outcomes():
     rep.pop()
     assert rep.outcome() is None
     # Rules only: legal moves still exist in a position drawn by rule.
-    assert len(Gardner("k4/5/2K2/4R/5 w - - 100 80").legal_moves()) > 0
+    assert len(Gardner("k4/5/2K2/4R/5 w - - 100 80").legal_moves) > 0
 
 
 @pytest.mark.parametrize("partial, full", [
@@ -449,7 +449,7 @@ def test_partial_fen_defaults_like_chess(partial, full):
     "w - - 0 1" (the board alone is White to move), and white space of any kind separates."""
     board = Gardner(partial)
     assert board.fen() == full and board == Gardner(full) and board.hash == Gardner(full).hash
-    assert board.legal_moves() == Gardner(full).legal_moves()
+    assert list(board.legal_moves) == list(Gardner(full).legal_moves)
     # the chess reader gives the same defaults for the same partial forms
     chess_board = "4k3/8/8/8/8/8/4r3/K7"
     tail = full.split(" ", 1)[1]

@@ -27,7 +27,7 @@ def make_set(root: Path, mirror: bool = False):
         st = State(GAME, line)
         mv, _, _ = agent.decide(st)
         bad = i % 2 == 1
-        vals = {m: (0.0 if m == mv else 1.0) if bad else (1.0 if m == mv else 0.0) for m in st.legal_moves()}
+        vals = {m: (0.0 if m == mv else 1.0) if bad else (1.0 if m == mv else 0.0) for m in st.legal_moves}
         rec = {"state": st.text(), "values": vals, "best": max(vals, key=vals.get), "ply": len(line),
                "result": "*"}
         recs.append(rec)

@@ -99,7 +99,7 @@ def test_random_games_against_reference(n, swap):
             assert b.text() == ref.text()
             legal = ref.legal()
             assert b.legal_actions().tolist() == legal
-            assert b.legal_moves() == [cell_name(n, a) for a in legal]
+            assert list(b.legal_moves) == [cell_name(n, a) for a in legal]
             w = ref.winner()
             assert b.is_terminal() == (w is not None)
             o = b.outcome()
@@ -164,7 +164,7 @@ def test_names_actions_and_cells():
     assert b.cell("a1") == "x" and b.cell("b1") == "o" and b.cell((1, 0)) == "x" and b.cell(15) == "o"
     assert b.cell("c3") is None
     assert b.cell_index("d4") == 15 and b.cell_name(6) == "c2"
-    assert b.move_stack() == ["a1", "b1", "a2", "d4"] and b.peek() == "d4"
+    assert b.move_stack == ["a1", "b1", "a2", "d4"] and b.peek() == "d4"
     for bad in ("e1", "a5", "a0", "a01", "", "b", "1a", "swap", "a1x"):
         with pytest.raises(ValueError):
             b.push(bad)
@@ -186,7 +186,7 @@ def test_swap_rule():
     assert b.swap and b.swap_action == 25
     assert 25 not in b.legal_actions()
     b.push("d1")                                  # row 0, column 3
-    assert b.legal_actions()[-1] == 25 and b.legal_moves()[-1] == "swap"
+    assert b.legal_actions()[-1] == 25 and list(b.legal_moves)[-1] == "swap"
     assert b.push("swap") == 25
     assert b.text() == "...../...../...../o..../..... x"   # white on row 3, column 0 = a4
     assert b.turn and 25 not in b.legal_actions()
@@ -230,11 +230,11 @@ def test_text():
 def test_state_api():
     b = Hex.from_moves("c3 b2 d2", size=5)
     c = b.copy()
-    assert c == b and c.hash == b.hash and c.move_stack() == ["c3", "b2", "d2"] and isinstance(c, Hex)
+    assert c == b and c.hash == b.hash and c.move_stack == ["c3", "b2", "d2"] and isinstance(c, Hex)
     c.push("a1")
     assert c != b and c.hash != b.hash
     p = pickle.loads(pickle.dumps(b))
-    assert isinstance(p, Hex) and p == b and p.move_stack() == b.move_stack()
+    assert isinstance(p, Hex) and p == b and p.move_stack == b.move_stack
     # hashes: equal positions by different move orders hash equally, different sizes differ
     d = Hex.from_moves("d2 b2 c3", size=5)
     assert d == b and d.hash == b.hash
@@ -410,4 +410,4 @@ def test_fill_playouts_match_random_play():
 def test_flag_constant_matches_core():
     s = _core.State("hex", None, 3, FLAG_SWAP)
     s.push("a1")
-    assert "swap" in s.legal_moves()
+    assert "swap" in s.legal_moves

@@ -69,7 +69,7 @@ CHILD = textwrap.dedent(r"""
         b = Hex(11)
         out["latency"] = interrupted(lambda: playout_uct(b, simulations=40_000_000))
         out["unchanged"] = b.text() == Hex(11).text()
-        out["works"] = playout_uct(Hex(3), simulations=200).best in Hex(3).legal_moves()
+        out["works"] = playout_uct(Hex(3), simulations=200).best in Hex(3).legal_moves
     elif case == "playouts":
         b = Chess()
         out["latency"] = interrupted(lambda: _core.random_playouts(b, 10**9))

@@ -58,15 +58,6 @@ def test_public_api_is_re_exported():
     assert mavgame.mav.parse is importlib.import_module("mavgame.mav.parse").parse
 
 
-def test_registry_references_name_the_new_modules():
-    from mavgame.games import registry
-    for info in registry.infos():
-        for ref in (info.annotator, info.perfect_player):
-            if isinstance(ref, str):
-                module = ref.split(":")[0]
-                assert module.split(".")[1] not in MOVED, ref
-
-
 def test_worker_functions_pickle_by_their_new_module():
     # what a spawned or forkserver worker receives: functions are pickled by reference and must resolve
     from mavgame.play import executors

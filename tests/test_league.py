@@ -552,7 +552,7 @@ def test_agent_with_running_engine_in_parallel_league(tmp_path):
     agent = UCIAgent(write_fake_engine(tmp_path), nodes=10, name="fake")
     s = _core.State("chess")
     agent.setup("chess")
-    assert s.action_to_str(agent.act(s)) == s.legal_moves()[0]
+    assert s.action_to_str(agent.act(s)) == list(s.legal_moves)[0]
     parent_engine = agent._engine
     ops = [Opening("e4", ("e2e4",)), Opening("d4", ("d2d4",))]
     res = League({"fake": agent, "random": "random"}, "chess", ops, max_plies=6, workers=2).run(progress=False)

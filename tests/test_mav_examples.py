@@ -15,7 +15,7 @@ def positions(game, n, seed, max_plies=40):
             if s.is_terminal():
                 break
             s.push(int(rng.choice(s.legal_actions())))
-        ann = None if s.is_terminal() else {m: float(rng.random()) for m in s.legal_moves()}
+        ann = None if s.is_terminal() else {m: float(rng.random()) for m in s.legal_moves}
         out.append((s, ann))
     return out
 
@@ -60,7 +60,7 @@ def test_the_papers_variations_occur():
     items = positions("chess", 1, 5, max_plies=10) * 400  # cheap: not scaled
     batch = mav.ExampleBuilder(seed=11).build(items, return_text=True)
     headers = [p.splitlines()[0].split()[2:-1] for p, _ in batch.texts]
-    n_legal = len(items[0][0].legal_moves())
+    n_legal = len(items[0][0].legal_moves)
     tops = [c for h in headers for c in h if c.startswith("%top_")]
     ks = [int(c[5:]) for c in tops if c != "%top_all"]
     assert 0.15 < tops.count("%top_all") / len(tops) < 0.35
@@ -102,7 +102,7 @@ def test_item_forms_and_errors():
     s = _core.State("chess")
     prev = s.copy()
     s.push("e2e4")
-    vals = {m: 0.5 for m in s.legal_moves()}
+    vals = {m: 0.5 for m in s.legal_moves}
     b = mav.ExampleBuilder(seed=0, p_transition=1.0)
     r1 = b.build([(s, vals)], return_text=True)
     assert r1.texts[0][0].splitlines()[0].split()[2].startswith("%prev_")
@@ -144,7 +144,7 @@ def test_k_of_a_finished_position_gives_nothing_away_with_k_terminal_prev():
     live = _core.State("connect_four")
     for m in "121212":
         live.push(m)
-    ann = {m: 0.5 for m in live.legal_moves()}
+    ann = {m: 0.5 for m in live.legal_moves}
     assert len(ann) == 7
 
     def ks(item, **opts):

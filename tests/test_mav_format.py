@@ -148,7 +148,7 @@ def test_header_and_prompt_forms():
 
 def test_target_order_values_and_terminal():
     s = _core.State("tictactoe")
-    vals = {m: 0.5 for m in s.legal_moves()}
+    vals = {m: 0.5 for m in s.legal_moves}
     vals["c3"] = 0.9
     vals["a1"] = 0.1
     t = mav.target(s, vals, "%state %top_all %best_action")
@@ -157,7 +157,7 @@ def test_target_order_values_and_terminal():
     assert entries[0] == "c3:<ctrl57>" and entries[-1] == "a1:<ctrl6>" and len(entries) == 9
     assert best == "[%best_action c3]"
     # ties: the given best move goes first among equal values
-    t = mav.target(s, mav.Annotation.from_moves(s, {m: 0.5 for m in s.legal_moves()}, best="b2"),
+    t = mav.target(s, mav.Annotation.from_moves(s, {m: 0.5 for m in s.legal_moves}, best="b2"),
                    "%state %top_2 %best_action")
     assert t == "[%top_2 b2:<ctrl32> a1:<ctrl32>]\n[%best_action b2]\n"
     # k larger than the number of legal moves: all of them
@@ -191,7 +191,7 @@ def test_target_order_values_and_terminal():
 def test_target_after_best_and_transition():
     s = _core.State("chess")
     s.push("e2e4")
-    vals = {m: 0.4 for m in s.legal_moves()}
+    vals = {m: 0.4 for m in s.legal_moves}
     vals["c7c5"] = 0.45
     t = mav.target(s, vals, "%prev_fen %prev_action %fen %top_1 %best_action %fen")
     lines = t.splitlines()
@@ -203,7 +203,7 @@ def test_target_after_best_and_transition():
 def test_annotate_module_annotation_is_accepted():
     from mavgame.engines.annotate import EngineAnnotation
     s = _core.State("chess")
-    ann = EngineAnnotation(fen=s.text(), best="e2e4", values={m: 0.5 for m in s.legal_moves()})
+    ann = EngineAnnotation(fen=s.text(), best="e2e4", values={m: 0.5 for m in s.legal_moves})
     t = mav.target(s, ann, "%state %top_1 %best_action")
     assert t == "[%top_1 e2e4:<ctrl32>]\n[%best_action e2e4]\n"
 

@@ -12,12 +12,12 @@ START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 
 
 def annotated(state, rng):
-    return {m: float(rng.random()) for m in state.legal_moves()}
+    return {m: float(rng.random()) for m in state.legal_moves}
 
 
 def test_parse_clean_output_with_and_without_reference():
     s = _core.State("chess")
-    vals = {m: 0.5 for m in s.legal_moves()}
+    vals = {m: 0.5 for m in s.legal_moves}
     vals["e2e4"] = 0.56
     cmds = "%fen %state %top_all %best_action"
     text = mav.prompt(s, cmds) + mav.target(s, vals, cmds)
@@ -166,7 +166,7 @@ def test_metrics_values():
     s = _core.State("chess")
     cmds = "%state %top_all %best_action"
     p = mav.prompt(s, cmds)
-    good = p + mav.target(s, {m: 0.5 for m in s.legal_moves()}, cmds)
+    good = p + mav.target(s, {m: 0.5 for m in s.legal_moves}, cmds)
     half = p + "[%top_all e2e4:<ctrl3> d2d4:<ctrl3> e2e5:<ctrl3> e2e4:<ctrl1>]\n[%best_action e2e5]\n"
     s2 = _core.State("chess")
     s2.push("e2e4")
@@ -198,7 +198,7 @@ def test_random_garbage_never_crashes():
     s = _core.State("chess")
     cmds = "%prev_fen %prev_action %state %fen %top_all %best_action %state"
     s.push("g1f3")
-    base = (mav.prompt(s, cmds) + mav.target(s, {m: 0.5 for m in s.legal_moves()}, cmds)).encode()
+    base = (mav.prompt(s, cmds) + mav.target(s, {m: 0.5 for m in s.legal_moves}, cmds)).encode()
     for i in range(scaled(3000)):
         b = bytearray(base)
         for _ in range(int(rng.integers(1, 8))):
@@ -222,7 +222,7 @@ def test_random_garbage_never_crashes():
 def test_hex_config_and_swap():
     s = _core.State("hex", board_size=5, flags=4)  # MG_FLAG_HEX_SWAP
     s.push("c2")
-    vals = {m: 0.4 for m in s.legal_moves()}
+    vals = {m: 0.4 for m in s.legal_moves}
     vals["swap"] = 0.6
     cmds = "%prev_state %prev_action %state %top_2 %best_action %state"
     text = mav.prompt(s, cmds) + mav.target(s, vals, cmds)
@@ -256,7 +256,7 @@ def test_chess_state_with_the_chess960_flag_reads_back():
     # which the parser refused and state_from_text could not read
     s = _core.State("chess", None, 0, 1)
     cmds = "%fen %state %top_all"
-    text = mav.prompt(s, cmds) + mav.target(s, {m: 0.5 for m in s.legal_moves()}, cmds)
+    text = mav.prompt(s, cmds) + mav.target(s, {m: 0.5 for m in s.legal_moves}, cmds)
     assert " KQkq . 000 0001]" in text and "HAha" not in text
     r = mav.parse("chess", text, s)
     assert r.ok and not r.issues, r.issues
@@ -268,7 +268,7 @@ def test_chess_state_with_the_chess960_flag_reads_back():
                                          "write it as a chess960 state"):
         mav.prompt(s960, cmds)
     c9 = _core.State("chess960", _core.chess960_fen(100))
-    text = mav.prompt(c9, cmds) + mav.target(c9, {m: 0.5 for m in c9.legal_moves()}, cmds)
+    text = mav.prompt(c9, cmds) + mav.target(c9, {m: 0.5 for m in c9.legal_moves}, cmds)
     assert mav.parse("chess960", text, c9).ok
 
 
@@ -282,7 +282,7 @@ def test_parse_result_fields_are_the_dataclass_fields():
     names = {f.name for f in dataclasses.fields(ParseResult)}
     s = mavgame.State("chess")
     cmds = "%state %top_all %best_action"
-    good = mav.prompt(s, cmds) + mav.target(s, {m: 0.5 for m in s.legal_moves()}, cmds)
+    good = mav.prompt(s, cmds) + mav.target(s, {m: 0.5 for m in s.legal_moves}, cmds)
     lines = good.split("\n")
     bad = "\n".join([lines[0], "[%state nonsense]"] + lines[2:])   # no valid input state: no reference
     for text, ref in ((good, s), (bad, None)):
@@ -290,7 +290,7 @@ def test_parse_result_fields_are_the_dataclass_fields():
         assert set(vars(r)) == names
         assert r.has_ref is (ref is not None) and r.ok is (ref is not None)
         assert type(r.cur) is StateSlot and type(r.after) is StateSlot
-        assert len(r.top) == len(s.legal_moves()) and all(type(e) is MoveEntry for e in r.top)
+        assert len(r.top) == len(s.legal_moves) and all(type(e) is MoveEntry for e in r.top)
         assert all(type(e.duplicate) is bool for e in r.top)
         assert [e.status for e in r.top] == ["legal" if ref is not None else "unchecked"] * len(r.top)
     defaults = {f.name: f.default for f in dataclasses.fields(ParseResult) if f.default is not dataclasses.MISSING}
@@ -308,12 +308,12 @@ def test_top_entries_built_in_c_are_plain_move_entries():
     from mavgame.mav import MoveEntry
     s = mavgame.State("chess")
     cmds = "%state %top_all %best_action"
-    text = mav.prompt(s, cmds) + mav.target(s, {m: 0.25 for m in s.legal_moves()}, cmds)
+    text = mav.prompt(s, cmds) + mav.target(s, {m: 0.25 for m in s.legal_moves}, cmds)
     r = mav.parse("chess", text, true_state=s)
     status = ("legal", "illegal", "malformed", "unchecked")
     expect = [MoveEntry(m, a, b, status[st], bool(d), ln, col)
               for m, (a, b, st, d, ln, col) in zip(r.top_moves, r.top_table.tolist())]
-    assert r.top == expect and len(r.top) == len(s.legal_moves())
+    assert r.top == expect and len(r.top) == len(s.legal_moves)
     assert all(type(e) is MoveEntry and not gc.is_tracked(e) for e in r.top)
     assert pickle.loads(pickle.dumps(r.top)) == expect and repr(r.top[0]) == repr(expect[0])
     assert r.top[0].value == (r.top[0].bucket + 0.5) / mav.BUCKETS

@@ -34,7 +34,7 @@ def random_annotate(seed):
     rng = np.random.default_rng(seed)
 
     def annotate(st):
-        return {m: float(rng.random()) for m in st.legal_moves()}, None
+        return {m: float(rng.random()) for m in st.legal_moves}, None
     return annotate
 
 
@@ -133,7 +133,7 @@ def test_model_mistakes_are_measured(c4_tree):
     assert not res.states_correct and res.shape_ok and res.values_consistent
     # the final move replaced by another legal move that no minimax picks
     root = c4_tree.root
-    others = [m for m in root.legal_moves() if root.parse_move(m) not in tr.choice]
+    others = [m for m in root.legal_moves if root.parse_move(m) not in tr.choice]
     final = text.rsplit("Playing ", 1)[1].split("!")[0]
     res = parse_trace(text.replace(f"Playing {final}!", f"Playing {others[0]}!"), root, choice=tr.choice)
     assert res.final_legal and res.final_minimax is False and not res.values_consistent
@@ -148,7 +148,7 @@ def test_model_mistakes_are_measured(c4_tree):
 def test_illegal_expansion_and_garbage_never_crash(c4_tree):
     tr = write_trace(c4_tree, 2, 1)
     root = c4_tree.root
-    full = [m for m in ("1", "2", "3", "4", "5", "6", "7") if m not in root.legal_moves()]
+    full = [m for m in ("1", "2", "3", "4", "5", "6", "7") if m not in root.legal_moves]
     text = tr.text
     first = parse_trace(text, root).nodes[1].move
     if full:
@@ -180,7 +180,7 @@ def test_terminal_children_and_few_moves():
     assert "[%top_all invalid : \"1-0\"]" in tr.target
     res = parse_trace(tr.text, s, choice=tr.choice)
     assert all(all_true(res).values()), (all_true(res), res.errors)
-    assert len(res.nodes[0].children) == len(s.legal_moves())
+    assert len(res.nodes[0].children) == len(s.legal_moves)
     finished = [n for n in res.nodes if n.terminal]
     assert finished and all(not n.children and n.value == 0 for n in finished)
     assert res.final_move == "a3" and res.nodes[0].value == 63

@@ -73,7 +73,7 @@ def test_every_played_move_is_one_token(tok, game):
         for _ in range(80):
             if s.is_terminal():
                 break
-            for m in s.legal_moves():
+            for m in s.legal_moves:
                 ids = tok.encode(m)
                 assert len(ids) == 1 and tok.vocab[ids[0]] == m, (game, m)
             acts = s.legal_actions()
@@ -111,7 +111,7 @@ def test_round_trip_any_text(tok):
     # a whole MAV text
     st = _core.State("chess")
     text = mav.prompt(st, "%fen %state %top_all %best_action") + mav.target(
-        st, {m: 0.5 for m in st.legal_moves()}, "%fen %state %top_all %best_action")
+        st, {m: 0.5 for m in st.legal_moves}, "%fen %state %top_all %best_action")
     assert tok.decode(tok.encode(text)) == text
 
 
@@ -198,7 +198,7 @@ def _trace_texts(game, seed):
         s.push(int(rng.choice(s.legal_actions())))
 
     def annotate(st):
-        return {m: float(rng.random()) for m in st.legal_moves()}, None
+        return {m: float(rng.random()) for m in st.legal_moves}, None
     tree = build_search_tree(s, annotate, depth=2, breadth=3)
     return s, [write_trace(tree, b, d) for b, d in ((1, 1), (2, 1), (3, 1), (2, 2), (3, 2))]
 
@@ -246,7 +246,7 @@ def test_v2_encodes_mav_text_as_v1(tok, tok2, game):
             text = mav.prompt(s, c, prev_state=prev, prev_action=a)
         else:
             text = mav.prompt(s, c)
-        ann = None if s.is_terminal() else {m: float(rng.random()) for m in s.legal_moves()}
+        ann = None if s.is_terminal() else {m: float(rng.random()) for m in s.legal_moves}
         text += mav.target(s, ann, c)
         assert tok2.encode(text).tolist() == tok.encode(text).tolist()
         ids, _ = tok2.encode_batch([text])

@@ -582,13 +582,13 @@ def test_stockfish_evaluator_values_every_legal_move():
         for ply in range(40):
             if ply % 8 == 7:
                 vals = ev.values(s)
-                assert set(vals) == set(s.legal_moves()), ply
+                assert set(vals) == set(s.legal_moves), ply
                 assert all(0.0 <= v <= 1.0 for v in vals.values())
-            s.push(rng.choice(s.legal_moves()))
+            s.push(rng.choice(list(s.legal_moves)))
         # finished games after a move: mate 1, stalemate 0.5
         s = mavgame.State("chess", "7k/8/6Q1/8/8/8/8/K5R1 w - - 0 1")
         vals = ev.values(s)
-        assert set(vals) == set(s.legal_moves())
+        assert set(vals) == set(s.legal_moves)
         assert vals["g1h1"] == 1.0 or vals["g6g7"] == 1.0
         r = search_checked(MCTS(ev, num_simulations=30, seed=1), s)
         assert np.all(~np.isnan(r.values))  # the search got a value for every root move

@@ -140,7 +140,7 @@ def test_oracle_model_answers_exactly(perfect):
                    prev_action="c3")
     out = perfect.generate([p])[0]
     pr = mav.parse(GAME, p + out.text, true_state=after)
-    assert pr.ok and pr.cur.correct is True and pr.best in after.legal_moves()
+    assert pr.ok and pr.cur.correct is True and pr.best in after.legal_moves
 
 
 # ---- MAV-MCTS ------------------------------------------------------------------------------------------
@@ -213,7 +213,7 @@ def test_choose_move_rules():
 
 def _empty_board_dists(buckets):
     s = mavgame.State(GAME)
-    d = {m: one_hot(20) for m in s.legal_moves()}
+    d = {m: one_hot(20) for m in s.legal_moves}
     d.update({m: (one_hot(b) if np.isscalar(b) else b) for m, b in buckets.items()})
     return s, d
 
@@ -275,7 +275,7 @@ def test_greedy_falls_back_on_unusable_output():
     assert agent.stats["from_best_action"] == 1 and agent.stats["random_fallback"] == 0
     agent = MAVGreedyAgent(ScriptedModel("[%top_all a1:<ctrl63>]\n[%best_action a1]\n"), seed=0)  # a1 is taken
     moves = {move_str(s, agent.act(s)) for _ in range(20)}
-    assert moves <= set(s.legal_moves()) and len(moves) > 1
+    assert moves <= set(s.legal_moves) and len(moves) > 1
     assert agent.stats["random_fallback"] == 20 and agent.stats["from_values"] == 0
 
 
@@ -297,9 +297,9 @@ def test_greedy_mirror_averages_the_two_views():
     s = mavgame.State(GAME, "o../.../xox x")
     m = mavgame.State(GAME, mirror_state_text(GAME, s.text()))
     assert m.text() == "..o/.../xox x"
-    plain = {mv: one_hot(10) for mv in s.legal_moves()}
+    plain = {mv: one_hot(10) for mv in s.legal_moves}
     plain.update({"c3": one_hot(40), "b2": one_hot(38)})
-    image = {mv: one_hot(10) for mv in m.legal_moves()}
+    image = {mv: one_hot(10) for mv in m.legal_moves}
     image.update({"a3": one_hot(30), "b2": one_hot(38)})
     model = OracleModel(fixed_oracle({s.text(): (plain, "c3"), m.text(): (image, "a3")}))
     assert move_str(s, MAVGreedyAgent(model).act(s)) == "c3"
@@ -378,7 +378,7 @@ def test_mav_eval_lookahead_table_searches_the_children(capsys):
 def _request(state):
     """An engine-mode request as the MAV evaluator reads it."""
     return SimpleNamespace(prompt=mav.prompt(state), parent_text=None, legal_actions=state.legal_actions(),
-                           legal_moves=state.legal_moves())
+                           legal_moves=state.legal_moves)
 
 
 @pytest.mark.parametrize("scoring", ["mean", "max"])
@@ -390,7 +390,7 @@ def test_evaluator_scoring_reaches_the_search(scoring):
     (out,) = ev([_request(s)])
     want_a1 = MIDS[63] if scoring == "max" else mean_a1
     assert out["values"]["a1"] == pytest.approx(want_a1) and out["values"]["b2"] == pytest.approx(MIDS[40])
-    assert set(out["values"]) == set(s.legal_moves())
+    assert set(out["values"]) == set(s.legal_moves)
     res = MCTS(ev, num_simulations=8, batch_size=2, seed=3).search(s)
     assert res.values[res.moves.index("a1")] == pytest.approx(want_a1, abs=1e-6)
     # state tracking: the same values, from the parsed output

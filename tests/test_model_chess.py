@@ -58,7 +58,7 @@ def test_chess_pipeline_end_to_end(tmp_path, stockfish):
     for st, p, o in zip(states, prompts, outs):
         pr = mav.parse("chess", p + o.text, true_state=st)
         assert pr.has_ref and pr.top_present, o.text[:200]
-        legal = set(st.legal_moves())
+        legal = set(st.legal_moves)
         # the output lists legal moves of this position, each with its value distribution; max scoring
         # gives the midpoint of the bucket written after the move (the greedy token is the mode)
         # (moves with a malformed entry are left out: MAVModel.generate still reads a value there)
@@ -133,4 +133,4 @@ def test_positions_from_pgn_with_stockfish(tmp_path, stockfish):
             s.push(r["prev_action"])
             assert s.text() == r["state"]
         if r["values"]:
-            assert sorted(r["values"]) == sorted(mavgame.State("chess", r["state"]).legal_moves())
+            assert sorted(r["values"]) == sorted(mavgame.State("chess", r["state"]).legal_moves)

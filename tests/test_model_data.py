@@ -345,7 +345,7 @@ def test_chess_ood_set_is_random_placements_annotated_by_stockfish(tmp_path):
     for r in recs:
         st = Chess(r["state"])
         assert r["prev_state"] is None and r["result"] == "*"
-        assert sorted(r["values"]) == sorted(st.legal_moves()) and r["best"] in r["values"]
+        assert sorted(r["values"]) == sorted(st.legal_moves) and r["best"] in r["values"]
     stats = PositionStore(tmp_path / "ood" / "train").manifest["info"]["stats"]
     assert stats["positions"] == 6 and stats["pieces"]["max"] <= 32
     with pytest.raises(ValueError, match="max_pieces 40"):
@@ -363,7 +363,7 @@ def test_a_game_ended_by_repetition_is_not_recorded_as_finished():
     shuffle = {"b1a3", "a3b1", "b5c3", "c3b5"}
 
     def annotate(st):
-        vals = {m: (1.0 if m in shuffle else 0.5) for m in st.legal_moves()}
+        vals = {m: (1.0 if m in shuffle else 0.5) for m in st.legal_moves}
         return vals, max(vals, key=vals.get)
     recs = play_annotated_game("gardner", annotate, np.random.default_rng(0), epsilon=0.0)
     assert len(recs) == 8 and all(r["values"] for r in recs)   # positions 0..7; the 9th is the third repetition

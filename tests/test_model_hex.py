@@ -38,7 +38,7 @@ def check_links(recs, size):
         if not r["values"]:
             assert st.is_terminal() and r["result"] == st.result() and r["best"] is None
         else:
-            assert not st.is_terminal() and sorted(r["values"]) == sorted(st.legal_moves())
+            assert not st.is_terminal() and sorted(r["values"]) == sorted(st.legal_moves)
             assert r["best"] in r["values"]
 
 
@@ -124,7 +124,7 @@ def test_budgeted_solve_keeps_proofs_and_fills_in_with_mcts():
         value, arr, complete = _core.hex_solve(st, max_nodes=2000)
         assert not complete
         proven = {st.action_to_str(int(a)): int(arr[a]) for a in st.legal_actions() if arr[a]}
-        assert 0 < len(proven) < len(st.legal_moves())
+        assert 0 < len(proven) < len(st.legal_moves)
         vals, best = hex_annotator({"solver_max_nodes": 2000, "sims": 3000, "seed": 4})(st)
         for m, v in proven.items():
             assert vals[m] == (1.0 if v > 0 else 0.0)

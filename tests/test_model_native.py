@@ -93,7 +93,7 @@ def test_v2_model_logits_match_torch(tmp_path, variant):
     for a in (3, 3, 2):
         s.push(a)
     rng = np.random.default_rng(4)
-    tree = build_search_tree(s, lambda st: ({mv: float(rng.random()) for mv in st.legal_moves()}, None), 2, 2)
+    tree = build_search_tree(s, lambda st: ({mv: float(rng.random()) for mv in st.legal_moves}, None), 2, 2)
     text = write_trace(tree, 2, 1).text
     ids = [tok2.bos_id] + tok2.encode(text).tolist()
     assert max(ids) >= TOK.size and len(ids) < 400 and tok2.decode(ids) == text
@@ -325,7 +325,7 @@ def fresh_prompts(n=24, seed=12345):
             if s.is_terminal():
                 break
             prev = s.copy()
-            mv = str(rng.choice(s.legal_moves()))
+            mv = str(rng.choice(list(s.legal_moves)))
             s.push(mv)
         prompts.append(mav.prompt(s, PLAIN))
         if prev is not None:

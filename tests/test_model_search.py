@@ -350,7 +350,7 @@ def test_mav_is_agent_falls_back_on_an_unusable_trace(c4_sets):
     agent.setup("connect_four", seed=0)
     root = record_tree("connect_four", PositionStore(c4_sets / "trees" / "train").record(0)).root
     mv = agent.act(root)
-    assert mv in root.legal_moves() and agent.stats["fallback"] == 1 and agent.stats["from_trace"] == 0
+    assert mv in root.legal_moves and agent.stats["fallback"] == 1 and agent.stats["from_trace"] == 0
     assert agent.last is not None and not agent.last.final_legal
 
 
@@ -801,10 +801,10 @@ def test_model_root_values_are_the_head_of_the_models_own_trace(c4_sets):
         res = parse_trace(prompt + out.text, st)
         top = {m: b for m, _a, b, _s in res.nodes[0].top}
         if ann is None:
-            assert set(top) != set(st.legal_moves())
+            assert set(top) != set(st.legal_moves)
             continue
         vals, best = ann
-        assert set(vals) == set(st.legal_moves()) and {m: bucket(v) for m, v in vals.items()} == top
+        assert set(vals) == set(st.legal_moves) and {m: bucket(v) for m, v in vals.items()} == top
         assert best == res.nodes[0].best
     assert sum(a is not None for a in anns) >= len(roots) - 1
 
@@ -849,7 +849,7 @@ def test_model_rooted_trees_read_back_as_built_when_values_tie(c4_sets, tmp_path
     """Root values listed out of the store's (sorted) key order, all tied: the stored tree still holds the
     children its record's order expands, for every breadth up to the tree's."""
     def root_values(states):
-        return [({m: 0.5 for m in reversed(st.legal_moves())}, None) for st in states]
+        return [({m: 0.5 for m in reversed(st.legal_moves)}, None) for st in states]
 
     generate_search_trees(c4_sets / "pos", tmp_path / "tied", 6, depth=1, breadth=3, progress=False,
                           annotator_options={"max_nodes": 200_000}, val_fraction=0.0, root_values=root_values)

@@ -120,7 +120,7 @@ def test_tictactoe_mirror_is_the_annotation_of_the_mirror_position(moves):
     assert mir["state"] == im.text() == mirror_state_text("tictactoe", st.text())
     assert mir["values"] == want_vals and mir["prev_action"] == flip[moves[-1][0]] + moves[-1][1:]
     assert mir["values"][mir["best"]] == max(want_vals.values())
-    assert all(mirror_move("tictactoe", m, st.text()) == flip[m[0]] + m[1:] for m in st.legal_moves())
+    assert all(mirror_move("tictactoe", m, st.text()) == flip[m[0]] + m[1:] for m in st.legal_moves)
 
 
 def test_mirror_state_and_move_maps():

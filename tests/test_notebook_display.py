@@ -54,7 +54,7 @@ def test_progress_comes_from_one_place():
 
 def test_connect_four_picture_rings_the_last_move():
     c = mavgame.ConnectFour.from_moves("4453")
-    assert c.move_stack() == ["4", "4", "5", "3"] and c.peek() == "3"
+    assert c.move_stack == ["4", "4", "5", "3"] and c.peek() == "3"
     svg = c._repr_svg_()
     rings = re.findall(r'<circle cx="([\d.]+)" cy="([\d.]+)"[^>]*class="last"', svg)
     cell = 350 / 7

@@ -1,6 +1,5 @@
 """The Python game registry (mavgame.games.registry): one descriptor per C game, read by generic code."""
 import dataclasses
-import importlib
 import re
 import warnings
 from pathlib import Path
@@ -52,8 +51,6 @@ def test_descriptors_are_frozen():
         info.max_board_size = 3
     with pytest.raises(TypeError):
         info.flags["swap"] = 0
-    with pytest.raises(TypeError):
-        info.annotator_options["sims"] = 1
 
 
 @pytest.mark.parametrize("bad", ["go", "Chess", "", None])
@@ -71,11 +68,16 @@ def test_unknown_names_in_the_generic_code_name_the_value():
     for call in (lambda: make_annotator("go"), lambda: openings_path("go")):
         with pytest.raises(ValueError, match=r"unknown game 'go' \(games: tictactoe"):
             call()
-    import dataclasses
-    from mavgame.games import registry
-    bare = dataclasses.replace(registry.get("gardner"), annotator=None)
-    with pytest.raises(ValueError, match="no annotator for game 'gardner'"):
-        bare.make_annotator()
+    from mavgame import annotators
+    annotators.annotated_games()   # every annotator module loaded
+    monkeypatch_table = dict(annotators._ANNOTATORS)
+    try:
+        del annotators._ANNOTATORS["gardner"]
+        with pytest.raises(ValueError, match="no annotator for game 'gardner'"):
+            make_annotator("gardner")
+    finally:
+        annotators._ANNOTATORS.clear()
+        annotators._ANNOTATORS.update(monkeypatch_table)
     with pytest.raises(SystemExit, match=r"--game go: unknown game 'go' \(games: "):
         cli.main(["perft", "--game", "go", "--depth", "1"])
     p = make_agent("perfect")
@@ -112,8 +114,9 @@ def test_a_new_descriptor_is_picked_up_by_the_cli_agents_and_leagues(monkeypatch
         shown.append(text)
         return TicTacToe(text)
 
-    fake = dataclasses.replace(registry.get("tictactoe"), name="fake_tictactoe", from_text=from_text, uci=True,
-                               perfect_player="mavgame.agents.basic:perfect_minimax")
+    from mavgame.agents import basic
+    fake = dataclasses.replace(registry.get("tictactoe"), name="fake_tictactoe", from_text=from_text, uci=True)
+    monkeypatch.setitem(basic.PERFECT_PLAYERS, "fake_tictactoe", (basic.perfect_minimax, False))
     with pytest.raises(registry.UnknownGameError):
         registry.get("fake_tictactoe")
     with registry.override(fake):
@@ -145,10 +148,12 @@ class _FakeState:
         return getattr(self._s, name)
 
 
-def test_perfect_players_come_from_the_registry():
-    with registry.override(registry.replace("tictactoe", perfect_player=None)):
-        with pytest.raises(AgentError, match="no perfect player for 'tictactoe'"):
-            make_agent("perfect").setup("tictactoe")
+def test_perfect_players_register_themselves_in_the_agents_layer(monkeypatch):
+    from mavgame.agents import basic
+    monkeypatch.delitem(basic.PERFECT_PLAYERS, "tictactoe")
+    with pytest.raises(AgentError, match="no perfect player for 'tictactoe'"):
+        make_agent("perfect").setup("tictactoe")
+    monkeypatch.undo()
     agent = make_agent("perfect:seed=3")
     agent.setup("connect_four")
     assert type(agent._cur).__name__ == "PerfectConnectFourAgent"
@@ -174,7 +179,7 @@ def test_uci_games_adjudication_and_chess960_start_positions():
         League({"a": "random", "b": "random"}, "hex", adjudicate=300)
 
 
-def test_openings_and_annotator_options_come_from_the_registry():
+def test_openings_come_from_the_registry_and_annotator_options_from_the_annotators():
     from mavgame.annotators import DEFAULT_ANNOTATOR_OPTIONS
     from mavgame.annotators import hex as hex_annotate
     from mavgame.play.openings import openings_path
@@ -182,16 +187,14 @@ def test_openings_and_annotator_options_come_from_the_registry():
     assert openings_path("hex", 7).name == "openings_hex_7.txt"
     assert openings_path("connect_four").exists() and openings_path("tictactoe").exists()
     assert dict(DEFAULT_ANNOTATOR_OPTIONS["hex"]) == hex_annotate.DEFAULT_OPTIONS
-    assert set(DEFAULT_ANNOTATOR_OPTIONS) == {g.name for g in registry.infos() if g.annotator_options}
+    assert set(DEFAULT_ANNOTATOR_OPTIONS) == {"chess", "chess960", "gardner", "connect_four", "hex"}
 
 
 def test_every_annotator_lives_in_the_annotators_package():
     import mavgame.annotators
-    for g in registry.infos():
-        if g.annotator:
-            module, _, fn = g.annotator.partition(":")
-            assert module.startswith("mavgame.annotators."), g
-            assert callable(getattr(importlib.import_module(module), fn))
+    assert mavgame.annotators.annotated_games() == sorted(g.name for g in registry.infos())   # every game
+    for factory, _ in mavgame.annotators._ANNOTATORS.values():
+        assert factory.__module__.startswith("mavgame.annotators."), factory
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert mavgame.annotators.make_annotator("tictactoe") is not None   # the supported path does not warn
@@ -215,10 +218,13 @@ def test_generic_modules_do_not_switch_on_game_names(module):
     assert not [m.group(0) for m in _BRANCH.finditer(text)]
 
 
-def test_every_factory_reference_resolves():
-    """The "module:function" strings of the descriptors name callables that exist (a renamed or removed
-    annotator or perfect player fails here, not in the middle of data generation)."""
-    for info in registry.infos():
-        for ref in (info.annotator, info.perfect_player):
-            if ref is not None:
-                assert callable(registry._resolve(ref)), (info.name, ref)
+def test_the_games_layer_names_no_upper_layer():
+    """Lower layers never name upper ones (issue 48): no module of mavgame/games imports, or names in a string,
+    the annotators, agents, model, play, search or engines packages; their tools register themselves."""
+    import re
+    upper = re.compile(r"mavgame\.(annotators|agents|model|play|search|engines|cli)\b|from \.\.(annotators|agents|model|"
+                       r"play|search|engines|cli)\b")
+    for f in sorted((PKG / "games").glob("*.py")):
+        code = "\n".join(ln for ln in f.read_text().splitlines() if not ln.lstrip().startswith("#"))
+        hits = [m.group(0) for m in upper.finditer(code)]
+        assert not hits, (f.name, hits)

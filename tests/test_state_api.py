@@ -163,7 +163,7 @@ def test_connect_four_actions_are_columns_from_0_and_move_strings_from_1():
         a, b = ConnectFour(), ConnectFour()
         assert a.push(col) == col and b.push(str(col + 1)) == col
         assert a == b and a.action_to_str(col) == str(col + 1) and a.parse_move(str(col + 1)) == col
-        assert a.legal_moves()[col] == str(col + 1)
+        assert list(a.legal_moves)[col] == str(col + 1)
     with pytest.raises(ValueError, match=r"action 7 \(not in 0..6; the move string '7' is action 6\)"):
         ConnectFour().push(7)
     with pytest.raises(ValueError, match=r"not in 0..6\)"):

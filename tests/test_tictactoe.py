@@ -17,7 +17,7 @@ def ref_winner(cells):
 def test_start():
     b = TicTacToe()
     assert b.text() == START_TEXT and repr(b) == f"TicTacToe({START_TEXT!r})"
-    assert b.legal_moves() == ["a1", "b1", "c1", "a2", "b2", "c2", "a3", "b3", "c3"]
+    assert list(b.legal_moves) == ["a1", "b1", "c1", "a2", "b2", "c2", "a3", "b3", "c3"]
     assert list(b.legal_actions()) == list(range(9))
     assert b.turn and b.outcome() is None and not b.is_game_over() and b.game == "tictactoe"
     assert str(b) == ". . .\n. . .\n. . ."
@@ -43,7 +43,7 @@ def test_exhaustive_against_reference():
         if w or full:
             games += 1
             x_wins += w == "x"
-            assert o is not None and b.legal_moves() == []
+            assert o is not None and list(b.legal_moves) == []
             assert o.winner == ({"x": True, "o": False}[w] if w else None)
             assert o.termination == ("connected" if w else "board_full")
             return
@@ -67,7 +67,7 @@ def test_push_names_and_errors():
     b = TicTacToe()
     assert b.push("b2") == 4 and b.push(0) == 0
     assert b.text() == ".../.x./o.. x"
-    assert b.move_stack() == ["b2", "a1"] and b.peek() == "a1"
+    assert b.move_stack == ["b2", "a1"] and b.peek() == "a1"
     assert b.piece_at("b2") == "x" and b.piece_at(0) == "o" and b.piece_at("c3") is None
     before = b.text()
     for bad in ["b2", "d4", "a", "", 9, -1, 4]:
@@ -90,7 +90,7 @@ def test_finished_copy_pickle_svg():
     with pytest.raises(ValueError):
         b.push("c3")
     c = pickle.loads(pickle.dumps(b))
-    assert type(c) is TicTacToe and c == b and c.move_stack() == b.move_stack()
+    assert type(c) is TicTacToe and c == b and c.move_stack == b.move_stack
     d = b.copy()
     assert d == b and d is not b
     root = ET.fromstring(b._repr_svg_())

@@ -27,7 +27,7 @@ def test_mcts_c_evaluator_stops_on_time_with_a_move():
     assert dt < 0.2 + SLACK
     assert res.stats["timed_out"] is True
     assert 0 < res.stats["simulations"] < 10 ** 7
-    assert res.best_move in b.legal_moves()
+    assert res.best_move in b.legal_moves
     assert 0 < int(res.visits.sum()) <= res.root_visits
     m.check()  # the tree is consistent: no virtual counts left behind
     # a search within its budget says so, and the tree goes on growing
@@ -38,7 +38,7 @@ def test_mcts_c_evaluator_stops_on_time_with_a_move():
 def test_mcts_constructor_budget_and_best_move():
     m = MCTS("playout", num_simulations=10 ** 7, seed=2, max_seconds=0.15)
     mv, dt = timed(lambda: m.best_move(Chess()))
-    assert dt < 0.15 + SLACK and mv in Chess().legal_moves()
+    assert dt < 0.15 + SLACK and mv in Chess().legal_moves
     assert m.last_result.stats["timed_out"]
     # a per-search budget overrides the constructor's
     mv, dt = timed(lambda: m.best_move(Chess(), 200, max_seconds=30))

@@ -85,7 +85,7 @@ def test_fake_engine_round_trip(tmp_path):
         r = eng.go(moves=["e2e4"], multipv=3, nodes=10)
         legal = _core.State("chess")
         legal.push("e2e4")
-        assert r.bestmove == legal.legal_moves()[0]
+        assert r.bestmove == list(legal.legal_moves)[0]
         assert [ln.multipv for ln in r.lines] == [1, 2, 3] and r.lines[1].score == Score(cp=-10)
         total, per_move = eng.perft(2, moves=["e2e4"])
         assert total == 600 and len(per_move) == 20 and sum(per_move.values()) == 600
@@ -151,13 +151,13 @@ def test_malformed_info_lines_are_ignored_and_named(tmp_path, caplog):
         r = eng.go(moves=["e2e4"], depth=1)
     s = _core.State("chess")
     s.push("e2e4")
-    assert r.bestmove == s.legal_moves()[0] and not eng.closed
+    assert r.bestmove == list(s.legal_moves)[0] and not eng.closed
     assert len(r.ignored) == 1 and "non-integer cp score 'abc'" in r.ignored[0]
     assert "ignored a malformed info line" in caplog.text
     eng.close()
     with UCIEngine(write_fake_engine(tmp_path, "garbage")) as eng:
         r = eng.go(depth=1)
-        assert r.bestmove == _core.State("chess").legal_moves()[0] and r.score == Score(cp=0)
+        assert r.bestmove == _core.State("chess").legal_moves[0] and r.score == Score(cp=0)
         assert len(r.ignored) == 3
         assert "non-integer depth 'x'" in r.ignored[0] and "unknown kind 'wins'" in r.ignored[2]
         assert eng.play(depth=1) is not None  # still usable
@@ -260,12 +260,12 @@ def test_stockfish_search():
         legal = _core.State("chess")
         legal.push("e2e4")
         assert len(r.lines) == 4 and len({ln.move for ln in r.lines}) == 4
-        assert all(ln.move in legal.legal_moves() for ln in r.lines)
+        assert all(ln.move in legal.legal_moves for ln in r.lines)
         # mate in one for White: Ra8#
         r = sf.go("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1", depth=5, multipv=1)
         assert r.bestmove == "a1a8" and r.score == Score(mate=1)
         t = time.monotonic()
-        assert sf.play(movetime=50) in _core.State("chess").legal_moves()
+        assert sf.play(movetime=50) in _core.State("chess").legal_moves
         assert time.monotonic() - t < 3
 
 
@@ -280,7 +280,7 @@ def test_annotator_values_every_move():
         a = ann.annotate(STARTPOS, ["e2e4"])
         s = _core.State("chess")
         s.push("e2e4")
-        assert sorted(a.values) == sorted(s.legal_moves())
+        assert sorted(a.values) == sorted(s.legal_moves)
         assert a.best in a.values and a.order[0] == a.best
         assert all(0.0 <= v <= 1.0 for v in a.values.values())
         vals = [a.values[m] for m in a.order]
@@ -295,7 +295,7 @@ def test_annotator_values_every_move():
         assert over.best is None and over.values == {}
         c960 = ann.annotate(_core.chess960_fen(0))  # KQkq castling field: detected as Chess960
         assert c960.game == "chess960"
-        assert sorted(c960.values) == sorted(_core.State("chess960", _core.chess960_fen(0)).legal_moves())
+        assert sorted(c960.values) == sorted(_core.State("chess960", _core.chess960_fen(0)).legal_moves)
         text = a.to_mav("%state %top_3 %best_action")
         assert text.startswith("<mav game=chess> %state %top_3 %best_action </mav>\n")
         assert f"[%best_action {a.best}]" in text and f"[%top_3 {a.order[0]}:" in text
@@ -307,7 +307,7 @@ def test_annotator_with_fake_engine_and_errors(tmp_path):
 
     with Annotator(write_fake_engine(tmp_path), nodes=10) as ann:
         a = ann.annotate(STARTPOS)
-        assert len(a.values) == 20 and a.best == _core.State("chess").legal_moves()[0]
+        assert len(a.values) == 20 and a.best == _core.State("chess").legal_moves[0]
     bad = write_fake_engine(tmp_path, "bad_score", trigger="d2d4")
     out = []
     with pytest.raises(EngineError, match=r"position 1 .*gave no score .*malformed info lines.*non-integer cp score"):
@@ -372,4 +372,4 @@ def test_engine_works_inside_a_running_event_loop(tmp_path):
             return eng.play(depth=1), eng.perft(1)[0]
 
     move, n = asyncio.run(main())
-    assert move == _core.State("chess").legal_moves()[0] and n == 20
+    assert move == _core.State("chess").legal_moves[0] and n == 20

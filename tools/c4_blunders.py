@@ -26,7 +26,7 @@ PHASES = ((14, "opening"), (28, "middle"), (99, "end"))
 
 def _wins_at_once(st: ConnectFour) -> bool:
     """Can the side to move make four in a row with its next move?"""
-    for m in st.legal_moves():
+    for m in st.legal_moves:
         t = st.copy()
         t.push(m)
         if t.is_terminal() and t.outcome().winner is not None:

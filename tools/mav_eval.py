@@ -136,7 +136,7 @@ def lookahead_table(model, recs, breadths=LOOKAHEAD_BREADTHS, batch_size: int = 
     root_vals = [out.values("mean") for _, out in model.analyse(roots, batch_size=batch_size)]
     kids, where = [], []
     for i, s in enumerate(roots):
-        for mv in s.legal_moves():
+        for mv in s.legal_moves:
             c = s.copy()
             c.push(mv)
             if not c.is_terminal():
@@ -152,10 +152,10 @@ def lookahead_table(model, recs, breadths=LOOKAHEAD_BREADTHS, batch_size: int = 
             return child[(i, mv)]
         c = roots[i].copy()
         c.push(mv)
-        return 0.5 if c.result() == "1/2-1/2" else 1.0
+        return 0.5 if State.result(c) == "1/2-1/2" else 1.0
 
     def choose(j, b):
-        legal = roots[j].legal_moves()
+        legal = roots[j].legal_moves
         cands = sorted(legal, key=lambda m: -root_vals[j].get(m, -1.0))[:b] if b else legal
         return cands[0] if b == 1 else max(cands, key=lambda m: look(j, m))
     moves = {(f"top{b}" if b else "all"): [choose(j, b) for j in range(len(live))] for b in breadths}

@@ -157,5 +157,102 @@ PyObject *mg_py_real_array(PyObject *o, int type, int min_depth, int max_depth, 
 {
     if (mg_py_check_real(o, what) < 0)
         return NULL;
+    /* text is no number: the forced cast would parse '0.5' (a str, or an array or list of them) */
+    int text = PyUnicode_Check(o) || PyBytes_Check(o);
+    if (!text && (PyArray_Check(o) || PySequence_Check(o))) {
+        PyArrayObject *raw = (PyArrayObject *)PyArray_FromAny(o, NULL, 0, 0, 0, NULL);
+        if (!raw)
+            PyErr_Clear();  /* not an array at all: the conversion below says so */
+        else
+            text = PyArray_ISSTRING(raw);
+        Py_XDECREF(raw);
+    }
+    if (text) {
+        PyErr_Format(PyExc_TypeError, "%s must be real numbers, not text (%.100s)", what, Py_TYPE(o)->tp_name);
+        return NULL;
+    }
     return PyArray_FROMANY(o, type, min_depth, max_depth, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+}
+
+/* -1 with an OverflowError naming `what`, the value and its flat index if an entry of the integer array `a`
+ * (kind 'i' or 'u') lies outside the range of NumPy integer type `type`; else 0. */
+static int check_int_range(PyArrayObject *a, int type, const char *what)
+{
+    PyArray_Descr *to = PyArray_DescrFromType(type);
+    if (!to)
+        return -1;
+    int safe = PyArray_CanCastTo(PyArray_DESCR(a), to);
+    int bits = 8 * (int)PyDataType_ELSIZE(to);
+    Py_DECREF(to);
+    if (safe)
+        return 0;
+    int is_unsigned = PyTypeNum_ISUNSIGNED(type), from_unsigned = PyArray_ISUNSIGNED(a);
+    /* the target's range as [lo, hi] (hi as an unsigned value) */
+    long long lo = is_unsigned ? 0 : (bits >= 64 ? LLONG_MIN : -(1LL << (bits - 1)));
+    unsigned long long hi = bits >= 64 ? (is_unsigned ? ULLONG_MAX : (unsigned long long)LLONG_MAX)
+                                       : (1ULL << (bits - (is_unsigned ? 0 : 1))) - 1;
+    PyArrayObject *w = (PyArrayObject *)PyArray_FROMANY((PyObject *)a, from_unsigned ? NPY_UINT64 : NPY_INT64, 0, 0,
+                                                        NPY_ARRAY_CARRAY_RO);
+    if (!w)
+        return -1;
+    npy_intp n = PyArray_SIZE(w);
+    int rc = 0;
+    for (npy_intp i = 0; i < n && rc == 0; i++) {
+        char v[32];
+        if (from_unsigned) {
+            unsigned long long x = ((const npy_uint64 *)PyArray_DATA(w))[i];
+            if (x > hi) {
+                snprintf(v, sizeof v, "%llu", x);
+                rc = -1;
+            }
+        } else {
+            long long x = ((const npy_int64 *)PyArray_DATA(w))[i];
+            if (x < lo || (x > 0 && (unsigned long long)x > hi)) {
+                snprintf(v, sizeof v, "%lld", x);
+                rc = -1;
+            }
+        }
+        if (rc < 0) {
+            PyObject *tn = (PyObject *)PyArray_DescrFromType(type);
+            if (tn)
+                PyErr_Format(PyExc_OverflowError, "%s: %s (at flat index %zd) does not fit in %S", what, v,
+                             (Py_ssize_t)i, tn);
+            Py_XDECREF(tn);
+        }
+    }
+    Py_DECREF(w);
+    return rc;
+}
+
+PyObject *mg_py_int_array(PyObject *o, int type, int min_depth, int max_depth, const char *what)
+{
+    /* the array NumPy makes of `o` as it is (no cast), to see what it holds */
+    PyArrayObject *raw = (PyArrayObject *)PyArray_FromAny(o, NULL, 0, 0, 0, NULL);
+    if (!raw) {
+        if (!PyErr_ExceptionMatches(PyExc_ValueError) && !PyErr_ExceptionMatches(PyExc_TypeError))
+            return NULL;
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "%s must be an array of integers, not %.100s", what, Py_TYPE(o)->tp_name);
+        return NULL;
+    }
+    char kind = PyArray_DESCR(raw)->kind;
+    /* an empty list is a float64 array to NumPy: with no values there is nothing a cast could change */
+    int ok = kind == 'b' || kind == 'i' || kind == 'u' || (kind == 'f' && PyArray_SIZE(raw) == 0);
+    if (!ok) {
+        PyErr_Format(PyExc_TypeError, "%s must be integers, not an array of dtype %S%s", what,
+                     (PyObject *)PyArray_DESCR(raw),
+                     kind == 'f' ? " (a float would be truncated)" : kind == 'c' ? " (complex)" : "");
+        Py_DECREF(raw);
+        return NULL;
+    }
+    /* (a mask, NPY_BOOL: any integer is a truth value, nonzero true, as in Python) */
+    if ((kind == 'i' || kind == 'u') && type != NPY_BOOL && check_int_range(raw, type, what) < 0) {
+        Py_DECREF(raw);
+        return NULL;
+    }
+    /* every value fits: the forced cast (int64 to int32, say) changes none */
+    PyObject *a = PyArray_FROMANY((PyObject *)raw, type, min_depth, max_depth,
+                                  NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+    Py_DECREF(raw);
+    return a;
 }

@@ -60,9 +60,20 @@ int mg_py_int_conv(PyObject *o, void *spec);
 /* A real (not complex) numeric array of `o`, converted to `type` (NPY_FLOAT32, NPY_FLOAT64) with
  * NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST and min_depth..max_depth dimensions; NULL with an
  * exception: TypeError "<what> is complex (dtype <dtype>): values must be real" for a complex array
- * or number (a cast would drop the imaginary part silently), else the conversion's error.  Returns a
+ * or number (a cast would drop the imaginary part silently), TypeError "<what> must be real numbers,
+ * not text" for a str or bytes or an array of them (the cast would parse '0.5'), else the conversion's
+ * error.  Returns a
  * PyArrayObject * as PyObject * so that this header needs no NumPy include. */
 PyObject *mg_py_real_array(PyObject *o, int type, int min_depth, int max_depth, const char *what);
+/* An integer array of `o`, converted to the NumPy integer type `type` (NPY_INT32, NPY_INT64) with
+ * NPY_ARRAY_IN_ARRAY and min_depth..max_depth dimensions, for arrays of action ids, lengths and indices:
+ * a cast never changes a value.  NULL with an exception: TypeError "<what> must be integers, not an array
+ * of dtype <dtype>" for floats (1.5 would become 1), complex numbers, strings ('12' would be parsed),
+ * objects (None); OverflowError "<what>: <value> (at flat index <i>) does not fit in <type>" for an
+ * integer the cast would wrap (2**32 + 4 to int32: 4); else the conversion's error (the depth).  Bools
+ * are integers; an empty sequence (to NumPy float64) is accepted.  With `type` NPY_BOOL (a mask) any
+ * integer is a truth value (nonzero: true). */
+PyObject *mg_py_int_array(PyObject *o, int type, int min_depth, int max_depth, const char *what);
 /* 1 when `o` is a complex number or an array of a complex dtype (no exception either way). */
 int mg_py_is_complex(PyObject *o);
 /* 0 when `o` is not complex (a real number or array, or anything NumPy makes no array of: the

@@ -221,7 +221,7 @@ static PyObject *az_set_team(py_az *self, PyObject *args, PyObject *kwds)
         return NULL;
     if (!az_ready(self))
         return NULL;
-    PyArrayObject *la = (PyArrayObject *)PyArray_FROMANY(lo, NPY_INT32, 0, 0, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+    PyArrayObject *la = (PyArrayObject *)mg_py_int_array(lo, NPY_INT32, 0, 0, "set_team: latents");
     if (!la)
         return NULL;
     int shape[3];
@@ -440,10 +440,15 @@ static PyObject *az_path_rewards(PyObject *Py_UNUSED(mod), PyObject *args)
     }
     float *res = PyArray_DATA((PyArrayObject *)out);
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyArrayObject *pa = (PyArrayObject *)PyArray_FROMANY(PySequence_Fast_GET_ITEM(seq, i), NPY_INT32, 1, 1,
-                                                             NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+        char what[64];
+        snprintf(what, sizeof what, "az_path_rewards: paths[%zd]", i);
+        PyArrayObject *pa = (PyArrayObject *)mg_py_int_array(PySequence_Fast_GET_ITEM(seq, i), NPY_INT32, 1, 1, what);
         if (!pa) {
-            PyErr_Format(PyExc_ValueError, "az_path_rewards: paths[%zd] is not a sequence of int actions", i);
+            /* floats, strings, ints that do not fit: the helper's TypeError / OverflowError says so */
+            if (!PyErr_ExceptionMatches(PyExc_TypeError) && !PyErr_ExceptionMatches(PyExc_OverflowError)) {
+                PyErr_Clear();
+                PyErr_Format(PyExc_ValueError, "az_path_rewards: paths[%zd] is not a sequence of int actions", i);
+            }
             goto fail;
         }
         char err[MG_ERRLEN];

@@ -9,6 +9,11 @@
  *                                        squares as file + rank * files, piece/promotion as 'P'..'K' / '' ,
  *                                        castle 0, 1 (O-O) or 2 (O-O-O)
  *   chess960_fen(n) -> str               FEN of Chess960 start position n (0..959, 518 = standard)
+ *   chess_draw_rules(state, claims) -> (insufficient_material, repetitions, can_claim_fifty,
+ *                                        can_claim_threefold)
+ *                                        python-chess's draw rules of a chess or Chess960 state (the
+ *                                        claims, which look a move ahead, only when `claims` is true:
+ *                                        None otherwise)
  *
  * The state-taking functions work for any game with SAN hooks (mg_san_ops_for).
  */
@@ -114,6 +119,30 @@ static PyObject *py_chess960_fen(PyObject *Py_UNUSED(mod), PyObject *arg)
     return PyUnicode_FromStringAndSize(buf, (Py_ssize_t)len);
 }
 
+static PyObject *py_chess_draw_rules(PyObject *Py_UNUSED(mod), PyObject *args)
+{
+    PyObject *st;
+    int claims = 0;
+    if (!PyArg_ParseTuple(args, "O|p:chess_draw_rules", &st, &claims))
+        return NULL;
+    mg_py_state *s = mg_py_state_arg(st, "state");
+    if (!s)
+        return NULL;
+    if (s->game != &mg_chess && s->game != &mg_chess960) {
+        PyErr_Format(PyExc_TypeError, "python-chess's draw rules are for chess and chess960 states, not '%s'",
+                     s->game->name);
+        return NULL;
+    }
+    const mg_chess_state *cs = (const mg_chess_state *)s->state;
+    int fifty = 0, threefold = 0;
+    if (claims)
+        mg_chess_draw_claims(cs, &fifty, &threefold);
+    PyObject *f = claims ? PyBool_FromLong(fifty) : Py_NewRef(Py_None);
+    PyObject *t = claims ? PyBool_FromLong(threefold) : Py_NewRef(Py_None);
+    return Py_BuildValue("(OiNN)", mg_chess_insufficient_material(cs) ? Py_True : Py_False,
+                         mg_chess_repetitions(cs), f, t);
+}
+
 static PyMethodDef chess_methods[] = {
     {"san", py_san, METH_VARARGS, "san(state, action) -> str\n\nStandard Algebraic Notation of a legal action."},
     {"parse_san", py_parse_san, METH_VARARGS,
@@ -122,6 +151,11 @@ static PyMethodDef chess_methods[] = {
     {"is_check", py_is_check, METH_O, "is_check(state) -> bool\n\nWhether the side to move is in check."},
     {"move_info", py_move_info, METH_VARARGS,
      "move_info(state, action) -> (from, to, piece, capture, promotion, castle)\n\nDescribes a legal action."},
+    {"chess_draw_rules", py_chess_draw_rules, METH_VARARGS,
+     "chess_draw_rules(state, claims=False) -> (insufficient_material, repetitions, can_claim_fifty, "
+     "can_claim_threefold)\n\npython-chess's draw rules of a chess or Chess960 state: is_insufficient_material(), "
+     "the occurrences of the position (is_repetition(n) is repetitions >= n) and, with claims, "
+     "can_claim_fifty_moves() and can_claim_threefold_repetition() (None without)."},
     {"chess960_fen", py_chess960_fen, METH_O,
      "chess960_fen(n) -> str\n\nFEN of Chess960 start position n in 0..959 (Scharnagl numbering; 518 is the "
      "standard position)."},

@@ -254,7 +254,7 @@ int mg_py_ann_arg(PyObject *acts, PyObject *vals, mg_py_ann *a)
         PyErr_SetString(PyExc_ValueError, "an annotation needs both actions and values");
         return -1;
     }
-    a->acts = (PyArrayObject *)PyArray_FROMANY(acts, NPY_INT32, 1, 1, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+    a->acts = (PyArrayObject *)mg_py_int_array(acts, NPY_INT32, 1, 1, "annotation actions");
     if (!a->acts)
         return -1;
     a->vals = (PyArrayObject *)mg_py_real_array(vals, NPY_FLOAT64, 1, 1, "annotation values");

@@ -43,9 +43,10 @@ static int tree_parse(PyObject *o, tree_arg *t)
         return -1;
     }
     for (int i = 0; i < 6; i++) {
-        t->arr[i] = (PyArrayObject *)(i == 4 ? mg_py_real_array(PyTuple_GET_ITEM(o, i), NPY_FLOAT64, 1, 1, "tree values")
-                                             : PyArray_FROMANY(PyTuple_GET_ITEM(o, i), NPY_INT32, 1, 1,
-                                                               NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST));
+        char what[32];
+        snprintf(what, sizeof what, "tree %s", names[i]);
+        t->arr[i] = (PyArrayObject *)(i == 4 ? mg_py_real_array(PyTuple_GET_ITEM(o, i), NPY_FLOAT64, 1, 1, what)
+                                             : mg_py_int_array(PyTuple_GET_ITEM(o, i), NPY_INT32, 1, 1, what));
         if (!t->arr[i]) {
             tree_free(t);
             return -1;
@@ -348,7 +349,7 @@ static PyObject *py_reference_order(PyObject *Py_UNUSED(m), PyObject *args, PyOb
     mg_py_state *s = mg_py_state_arg(so, "state");
     if (!s)
         return NULL;
-    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(acts, NPY_INT32, 1, 1, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+    PyArrayObject *a = (PyArrayObject *)mg_py_int_array(acts, NPY_INT32, 1, 1, "actions");
     PyArrayObject *v = a ? (PyArrayObject *)mg_py_real_array(vals, NPY_FLOAT64, 1, 1, "values") : NULL;
     PyObject *res = NULL;
     if (a && v) {

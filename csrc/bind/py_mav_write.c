@@ -66,7 +66,7 @@ static PyObject *py_mav_write(PyObject *Py_UNUSED(m), PyObject *args, PyObject *
         return NULL;
     PyArrayObject *order = NULL;
     if (order_o != Py_None) {
-        order = (PyArrayObject *)PyArray_FROMANY(order_o, NPY_INT32, 1, 1, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+        order = (PyArrayObject *)mg_py_int_array(order_o, NPY_INT32, 1, 1, "order");
         if (!order) {
             mg_py_ann_clear(&ann);
             return NULL;

@@ -177,4 +177,9 @@ static PyMethodDef playout_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-int mg_bind_playout(PyObject *m) { return PyModule_AddFunctions(m, playout_methods); }
+int mg_bind_playout(PyObject *m)
+{
+    if (PyModule_AddIntConstant(m, "PLAYOUT_MAX_SIMULATIONS", MG_PMCTS_MAX_SIMULATIONS) < 0)
+        return -1;
+    return PyModule_AddFunctions(m, playout_methods);
+}

@@ -237,7 +237,7 @@ static PyObject *pnet_policy(py_policy_net *self, PyObject *args, PyObject *kw)
     PyArrayObject *planes = planes_arg(po);
     if (!planes)
         return NULL;
-    PyArrayObject *mask = (PyArrayObject *)PyArray_FROM_OTF(mo, NPY_BOOL, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+    PyArrayObject *mask = (PyArrayObject *)mg_py_int_array(mo, NPY_BOOL, 0, 0, "PolicyNet: mask");
     if (!mask) {
         Py_DECREF(planes);
         return NULL;
@@ -279,7 +279,7 @@ static PyObject *pnet_sample(py_policy_net *self, PyObject *args, PyObject *kw)
     if (!planes)
         return NULL;
     npy_intp n = PyArray_DIM(planes, 0);
-    mask = (PyArrayObject *)PyArray_FROM_OTF(mo, NPY_BOOL, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+    mask = (PyArrayObject *)mg_py_int_array(mo, NPY_BOOL, 0, 0, "PolicyNet.sample: mask");
     u = (PyArrayObject *)mg_py_real_array(uo, NPY_FLOAT64, 0, 0, "PolicyNet.sample: u");
     if (!mask || !u)
         goto done;

@@ -177,7 +177,7 @@ static PyObject *tok_decode_batch(mg_py_tok *self, PyObject *args, PyObject *kw)
     npy_intp B = PyArray_DIM(a, 0), Lw = PyArray_DIM(a, 1);
     PyArrayObject *lens = NULL;
     if (lo != Py_None) {
-        lens = (PyArrayObject *)PyArray_FROMANY(lo, NPY_INT64, 1, 1, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+        lens = (PyArrayObject *)mg_py_int_array(lo, NPY_INT64, 1, 1, "decode_batch: lengths");
         if (!lens || PyArray_DIM(lens, 0) != B) {
             if (lens)
                 PyErr_Format(PyExc_ValueError, "lengths has %zd entries for %zd rows", (Py_ssize_t)PyArray_DIM(lens, 0),

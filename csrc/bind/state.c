@@ -239,15 +239,51 @@ static int move_error(mg_py_state *self, const char *what)
     return -1;
 }
 
-/* repr(o) into buf, cut to fit; -1 with an exception if repr fails. */
+/* repr(o) into buf (buflen >= 8); one too long is cut on a UTF-8 character boundary and ends in "..." (a huge
+ * int's digits).  -1 with an exception if repr fails. */
 static int repr_text(PyObject *o, char *buf, size_t buflen)
 {
     PyObject *r = PyObject_Repr(o);
-    const char *rs = r ? PyUnicode_AsUTF8(r) : NULL;
-    if (rs)
-        snprintf(buf, buflen, "%s", rs);
+    Py_ssize_t n;
+    const char *rs = r ? PyUnicode_AsUTF8AndSize(r, &n) : NULL;
+    if (rs) {
+        size_t len = (size_t)n;
+        if (len >= buflen) {
+            len = buflen - 4;
+            while (len > 0 && ((unsigned char)rs[len] & 0xC0) == 0x80)
+                len--;
+        }
+        memcpy(buf, rs, len);
+        strcpy(buf + len, (size_t)n >= buflen ? "..." : "");
+    }
     Py_XDECREF(r);
     return rs ? 0 : -1;
+}
+
+/* The move error for a move string no game parser can read (`why`: it has a NUL character, or a lone surrogate
+ * that has no UTF-8 form): the move is shown as the repr of its first MG_QUOTE_MAX characters, "..." after it if
+ * cut (the C parsers' quoting, mg_quote_str, needs UTF-8 text). */
+static int unreadable_move(mg_py_state *self, PyObject *move, const char *why)
+{
+    Py_ssize_t n = PyUnicode_GetLength(move);
+    PyObject *head = PyUnicode_Substring(move, 0, n > MG_QUOTE_MAX ? MG_QUOTE_MAX : n);
+    char rs[10 * MG_QUOTE_MAX + 8], err[sizeof rs + 128];   /* an escape as '\U0010ffff' has 10 bytes */
+    int rc = head ? repr_text(head, rs, sizeof rs) : -1;
+    Py_XDECREF(head);
+    if (rc < 0)
+        return -1;
+    snprintf(err, sizeof err, "invalid %s move %s%s: %s", self->game->name, rs, n > MG_QUOTE_MAX ? "..." : "", why);
+    return move_error(self, err);
+}
+
+/* The UTF-8 text of a move string, NULL with an exception set on failure; NULL with no exception set if it is
+ * not valid Unicode (a lone surrogate: it has no UTF-8 form), which callers report as a bad move. */
+static const char *move_utf8(PyObject *move, Py_ssize_t *size)
+{
+    const char *s = PyUnicode_AsUTF8AndSize(move, size);
+    if (!s && PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
+        PyErr_Clear();
+    return s;
 }
 
 /* Parse an int action or a move string into a legal action; -1 with an exception on failure. */
@@ -257,18 +293,14 @@ int mg_py_state_parse_move(mg_py_state *self, PyObject *move, int32_t *out)
     char err[MG_ERRLEN] = "";
     if (PyUnicode_Check(move)) {
         Py_ssize_t size;
-        const char *s = PyUnicode_AsUTF8AndSize(move, &size);
+        const char *s = move_utf8(move, &size);
         if (!s)
-            return -1;
-        if ((Py_ssize_t)strlen(s) != size) {
-            char rs[104];
-            if (repr_text(move, rs, sizeof rs) < 0)
-                return -1;
-            snprintf(err, sizeof err, "invalid %s move %s: contains a NUL character", g->name, rs);
-            return move_error(self, err);
-        }
+            return PyErr_Occurred() ? -1 : unreadable_move(self, move, "not valid Unicode (a lone surrogate)");
+        if ((Py_ssize_t)strlen(s) != size)
+            return unreadable_move(self, move, "contains a NUL character");
         if (strlen(s) >= 64) {
-            snprintf(err, sizeof err, "invalid %s move '%.40s...': too long", g->name, s);
+            snprintf(err, sizeof err, "invalid %s move %s: too long", g->name,
+                     MG_QUOTE(s, MG_QUOTE_MAX));
             return move_error(self, err);
         }
         if (g->action_from_str(self->state, s, out, err, sizeof err) != MG_OK) {
@@ -394,7 +426,8 @@ static PyObject *state_legal_actions_mask(mg_py_state *self, PyObject *Py_UNUSED
     return arr;
 }
 
-static PyObject *state_legal_moves(mg_py_state *self, PyObject *Py_UNUSED(ignored))
+/* The `legal_moves` property (python-chess's name is an attribute, not a method): a new list of the move strings. */
+static PyObject *state_get_legal_moves(mg_py_state *self, void *Py_UNUSED(c))
 {
     CHECK_INIT(self);
     int32_t moves[MG_MAX_MOVES];
@@ -421,11 +454,11 @@ static PyObject *state_is_legal(mg_py_state *self, PyObject *move)
     int32_t a;
     if (PyUnicode_Check(move)) {
         Py_ssize_t size;
-        const char *s = PyUnicode_AsUTF8AndSize(move, &size);
+        const char *s = move_utf8(move, &size);
         char err[MG_ERRLEN];
-        if (!s)
+        if (!s && PyErr_Occurred())
             return NULL;
-        if (strlen(s) >= 64 || (Py_ssize_t)strlen(s) != size)
+        if (!s || strlen(s) >= 64 || (Py_ssize_t)strlen(s) != size)
             Py_RETURN_FALSE;
         return PyBool_FromLong(self->game->action_from_str(self->state, s, &a, err, sizeof err) == MG_OK);
     }
@@ -974,8 +1007,6 @@ static PyMethodDef state_methods[] = {
      "legal_actions() -> numpy.ndarray[int32]\n\nThe legal actions in the game's move generation order."},
     {"legal_actions_mask", (PyCFunction)state_legal_actions_mask, METH_NOARGS,
      "legal_actions_mask() -> numpy.ndarray[bool]\n\nA mask over all num_actions action ids."},
-    {"legal_moves", (PyCFunction)state_legal_moves, METH_NOARGS,
-     "legal_moves() -> list[str]\n\nThe legal moves as strings (UCI for chess)."},
     {"is_legal", (PyCFunction)state_is_legal, METH_O, "is_legal(move) -> bool"},
     {"text", (PyCFunction)state_text, METH_NOARGS, "text() -> str\n\nThe game's own text (FEN for chess)."},
     {"root_text", (PyCFunction)state_root_text, METH_NOARGS,
@@ -1027,6 +1058,9 @@ static PyGetSetDef state_getset[] = {
     {"to_move", (getter)state_get_to_move, NULL, "The player to move: 0 (first) or 1 (second).", NULL},
     {"hash", (getter)state_get_hash, NULL, "64-bit position hash (Zobrist key).", NULL},
     {"ply", (getter)state_get_ply, NULL, "Number of moves pushed since construction.", NULL},
+    {"legal_moves", (getter)state_get_legal_moves, NULL,
+     "The legal moves as a new list of move strings (UCI for chess), a property as python-chess's "
+     "board.legal_moves; the game classes give a live view (mavgame.games.base.LegalMoves).", NULL},
     {"game", (getter)state_get_game, NULL, "The game's registry name.", NULL},
     {"num_actions", (getter)state_get_num_actions, NULL, "Size of the action id space.", NULL},
     {"max_moves", (getter)state_get_max_moves, NULL, "Upper bound on the number of legal moves.", NULL},

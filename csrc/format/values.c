@@ -74,6 +74,7 @@ static int score_row(const double *x, int method, int logits, double *out, char 
             total += w[i];
         }
     } else {
+        double mx = 0.0;
         for (int i = 0; i < MG_MAV_BUCKETS; i++) {
             if (!(x[i] >= 0.0) || isinf(x[i])) {
                 mg_errf(err, errlen, "row %zu: probability %d is %g (must be finite and >= 0)", row, i, x[i]);
@@ -81,10 +82,23 @@ static int score_row(const double *x, int method, int logits, double *out, char 
             }
             w[i] = x[i];
             total += w[i];
+            if (x[i] > mx)
+                mx = x[i];
         }
         if (!(total > 0.0)) {
             mg_errf(err, errlen, "row %zu: the probabilities sum to 0", row);
             return -1;
+        }
+        if (isinf(total) || mx < 1e-290) {
+            /* Huge finite weights (64 of 1e308): their sum overflows and the mean would be inf / inf = NaN;
+             * tiny ones (a lone 5e-324): weight * bucket value underflows and the mean would be 0, below
+             * bucket 0's value.  Weights relative to the largest, in [0, 1], sum to 1..64.  (Only then: the
+             * scores of every other row stay the same to the last bit.) */
+            total = 0.0;
+            for (int i = 0; i < MG_MAV_BUCKETS; i++) {
+                w[i] = x[i] / mx;
+                total += w[i];
+            }
         }
     }
     if (method == MG_MAV_SCORE_MAX) {

@@ -39,29 +39,27 @@ static int read_placement(const char *f, size_t len, int files, int ranks, const
                           char *why, size_t whylen)
 {
     const char *p = f, *end = f + len;
-    const int shown = len > 40 ? 40 : (int)len;   /* characters of the field named in messages */
     char cb[16];
     memset(board, 0, (size_t)(files * ranks));
     for (int rank = ranks - 1; rank >= 0; rank--) {
         const char *rs = p;
         while (p < end && *p != '/')
             p++;
-        const int rl = (int)(p - rs) > 40 ? 40 : (int)(p - rs);
+#define RANK MG_QUOTE_SPAN(rs, (size_t)(p - rs), 40)   /* the rank named in messages (cut after 40 bytes) */
         int file = 0, prev_digit = 0;
         for (const char *q = rs; q < p; q++) {
             char c = *q;
             if (c >= '0' && c <= '9') {
                 if (c == '0' || c - '0' > files)
-                    WHY("bad empty-square count '%c' in rank %d '%.*s' (expected 1..%d)", c, rank + 1, rl, rs,
-                        files);
+                    WHY("bad empty-square count '%c' in rank %d %s (expected 1..%d)", c, rank + 1, RANK, files);
                 if (prev_digit)
-                    WHY("two digits in a row in rank %d '%.*s'", rank + 1, rl, rs);
+                    WHY("two digits in a row in rank %d %s", rank + 1, RANK);
                 file += c - '0';
                 prev_digit = 1;
             } else {
                 int code = letter_code(letters, c);
                 if (!code)
-                    WHY("bad piece letter %s in rank %d '%.*s'", show_char(c, cb), rank + 1, rl, rs);
+                    WHY("bad piece letter %s in rank %d %s", show_char(c, cb), rank + 1, RANK);
                 if (file < files)
                     board[rank * files + file] = (uint8_t)code;
                 file++;
@@ -69,15 +67,16 @@ static int read_placement(const char *f, size_t len, int files, int ranks, const
             }
         }
         if (file != files)
-            WHY("rank %d '%.*s' has %d squares, expected %d", rank + 1, rl, rs, file, files);
+            WHY("rank %d %s has %d squares, expected %d", rank + 1, RANK, file, files);
         if (rank > 0) {
             if (p >= end)
-                WHY("board '%.*s' has %d ranks, expected %d", shown, f, ranks - rank, ranks);
+                WHY("board %s has %d ranks, expected %d", MG_QUOTE_SPAN(f, len, 40), ranks - rank, ranks);
             p++;
         }
     }
     if (p != end)
-        WHY("board '%.*s' has more than %d ranks", shown, f, ranks);
+        WHY("board %s has more than %d ranks", MG_QUOTE_SPAN(f, len, 40), ranks);
+#undef RANK
     return MG_OK;
 }
 
@@ -91,7 +90,7 @@ int mg_fen_read_board(const char *text, int files, int ranks, const char *letter
         if (!*p)
             break;
         if (n == MG_FEN_FIELDS) {
-            snprintf(why, whylen, "more than %d fields (extra '%.20s')", MG_FEN_FIELDS, p);
+            snprintf(why, whylen, "more than %d fields (extra %s)", MG_FEN_FIELDS, MG_QUOTE(p, 20));
             return -1;
         }
         field[n] = p;

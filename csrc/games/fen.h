@@ -14,17 +14,20 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../game.h"   /* MG_QUOTE */
+
 #define MG_FEN_MAX_FILES 9   /* empty runs are written as one digit */
 #define MG_FEN_MAX_RANKS 9
 
 /* In a FEN reader with `char *err, size_t errlen` parameters: write "invalid <what> '<text>':
- * <reason>" (the reason printf-formatted) and return MG_ERR. */
-#define MG_FEN_ERR(what, text, ...)                                              \
-    do {                                                                         \
-        char why_[160];                                                          \
-        snprintf(why_, sizeof why_, __VA_ARGS__);                                \
-        snprintf(err, errlen, "invalid %s '%.80s': %s", (what), (text), why_);  \
-        return MG_ERR;                                                           \
+ * <reason>" (the reason printf-formatted; the text quoted by mg_quote_str, game.h, cut after 80
+ * bytes) and return MG_ERR. */
+#define MG_FEN_ERR(what, text, ...)                                                        \
+    do {                                                                                   \
+        char why_[160];                                                                    \
+        snprintf(why_, sizeof why_, __VA_ARGS__);                                          \
+        snprintf(err, errlen, "invalid %s %s: %s", (what), MG_QUOTE((text), 80), why_);   \
+        return MG_ERR;                                                                     \
     } while (0)
 
 #define MG_FEN_FIELDS 6       /* board, side, castling, en passant, halfmove, fullmove */

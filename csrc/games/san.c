@@ -100,7 +100,7 @@ int mg_san_parse(const mg_san_ops *ops, const void *st, const char *san, int32_t
     while (len < sizeof s - 1 && san[len])
         len++;
     if (san[len] || len == 0)
-        SAN_ERR("invalid SAN '%.20s%s'", san, san[len] ? "...'" : "");
+        SAN_ERR("invalid SAN %s", MG_QUOTE(san, MG_QUOTE_MAX));
     memcpy(s, san, len + 1);
     /* Check, mate and annotation marks are accepted and ignored. */
     while (len > 0 && strchr("+#!?", s[len - 1]))

@@ -82,10 +82,6 @@ int mg_model_load_file(mg_model *m, const char *path, char *err, size_t errlen);
 
 void mg_model_free(mg_model *m);
 
-/* IEEE half and bfloat16 bit patterns to float. */
-float mg_half_to_float(uint16_t h);
-float mg_bf16_to_float(uint16_t b);
-
 #ifdef __cplusplus
 }
 #endif

@@ -16,7 +16,41 @@
 
 #include "../game.h"
 #include "json.h"
-#include "model.h"
+
+/* ---- half-precision conversions (the container's F16 and BF16 dtypes) ----------------------- */
+
+float mg_half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1F, man = h & 0x3FF, bits;
+    if (exp == 0) {
+        if (man == 0) {
+            bits = sign;
+        } else { /* subnormal: normalise */
+            int e = -1;
+            do {
+                e++;
+                man <<= 1;
+            } while (!(man & 0x400));
+            bits = sign | ((uint32_t)(127 - 15 - e) << 23) | ((man & 0x3FF) << 13);
+        }
+    } else if (exp == 0x1F) {
+        bits = sign | 0x7F800000u | (man << 13);
+    } else {
+        bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
+    }
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+float mg_bf16_to_float(uint16_t b)
+{
+    uint32_t bits = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
 
 static const char *const DT_NAMES[MG_ST_NDTYPES] = {"F64", "F32", "F16", "BF16", "I64", "I32", "I16",
                                                      "I8",  "U8",  "U16", "U32",  "U64", "BOOL"};

@@ -94,6 +94,10 @@ int mg_st_with_file(const char *path, mg_st_bytes_fn fn, void *ctx, char *err, s
  * a hint).  Never to be called on a heap buffer, whose pages it would zero. */
 void mg_st_release_mapped(const uint8_t *data, size_t n);
 
+/* IEEE half and bfloat16 bit patterns to float. */
+float mg_half_to_float(uint16_t h);
+float mg_bf16_to_float(uint16_t b);
+
 #ifdef __cplusplus
 }
 #endif

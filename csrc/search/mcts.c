@@ -102,10 +102,20 @@ int mg_mcts_config_check(const mg_mcts_config *c, char *err, size_t errlen)
 /* ------------------------------------------------------------------------------------------ */
 /* Create / free                                                                               */
 
+/* AlphaZero's log((1 + n + c_base) / c_base), finite for every finite c_base > 0: below about 1e-290 the
+ * quotient overflows to inf (c_base 5e-324: (1 + n) / c_base > DBL_MAX), the difference of the logs does not
+ * (log(1 + n) + 744.4).  The quotient's log is kept where it is finite, so that searches with every other
+ * c_base are unchanged to the last bit. */
+double mg_mcts_c_base_log(double c_base, double n)
+{
+    double q = (1.0 + n + c_base) / c_base;
+    return isfinite(q) ? log(q) : log(1.0 + n + c_base) - log(c_base);
+}
+
 /* c(N) * sqrt(N) of the PUCT exploration term. */
 static double cscale(const mg_mcts_config *c, double n)
 {
-    double cn = c->c_base > 0 ? log((1.0 + n + c->c_base) / c->c_base) + c->c_init : c->c_puct;
+    double cn = c->c_base > 0 ? mg_mcts_c_base_log(c->c_base, n) + c->c_init : c->c_puct;
     return cn * sqrt(n);
 }
 

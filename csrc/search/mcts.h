@@ -113,6 +113,9 @@ typedef struct mg_mcts_config {
 void mg_mcts_config_default(mg_mcts_config *c);
 /* MG_OK or MG_ERR naming the bad field and value. */
 int mg_mcts_config_check(const mg_mcts_config *c, char *err, size_t errlen);
+/* log((1 + n + c_base) / c_base) of AlphaZero's c(s), finite for every finite c_base > 0 and n >= 0
+ * (computed as log(1 + n + c_base) - log(c_base) where the quotient overflows: c_base below ~1e-290). */
+double mg_mcts_c_base_log(double c_base, double n);
 
 typedef struct mg_mcts mg_mcts;
 

@@ -45,8 +45,8 @@ int mg_mcts_set_root_text(mg_mcts *m, const char *text, int to_move, int ply, ch
     }
     size_t len;
     if (!text || !mcts_text_ok(text, MG_MAX_TEXT, &len)) {
-        snprintf(err, errlen, "mcts: root text '%.60s' is empty, longer than %d bytes or has control characters",
-                 text ? text : "(null)", MG_MAX_TEXT - 1);
+        snprintf(err, errlen, "mcts: root text %s is empty, longer than %d bytes or has control characters",
+                 MG_QUOTE(text ? text : "(null)", 60), MG_MAX_TEXT - 1);
         return MG_ERR;
     }
     if (to_move != MG_P0 && to_move != MG_P1) {
@@ -74,12 +74,14 @@ int mcts_tracking_advance_move(mg_mcts *m, const char *move, char *err, size_t e
         if (strcmp(m->a.moves[root->first_edge + j], move) != 0)
             continue;
         if (!mcts_root_child_known(m, j)) {
-            snprintf(err, errlen, "mcts: move '%.20s' was never evaluated: its state is unknown to the tree", move);
+            snprintf(err, errlen, "mcts: move %s was never evaluated: its state is unknown to the tree",
+                     MG_QUOTE(move, MG_QUOTE_MAX));
             return MG_ERR;
         }
         return mcts_reroot(m, root->first_edge + j, err, errlen);
     }
-    snprintf(err, errlen, "mcts: move '%.20s' is not among the root's predicted moves", move);
+    snprintf(err, errlen, "mcts: move %s is not among the root's predicted moves",
+             MG_QUOTE(move, MG_QUOTE_MAX));
     return MG_ERR;
 }
 

@@ -426,12 +426,16 @@ static void test_long_games(void)
         mg_chess.make(&s, acts[i], &undo[i]);
         int why;
         int r = mg_chess.outcome(&s, &why);
+        /* python-chess's precedence: the automatic draws (75 moves, fivefold) before the claimable ones. */
         if (i < 7)
             ok &= r == MG_ONGOING;
-        else if (i < 99)
+        else if (i < 15)
             ok &= r == MG_DRAW && why == MG_TERM_THREEFOLD_REPETITION;
+        else if (i < 149)
+            ok &= r == MG_DRAW && why == MG_TERM_FIVEFOLD_REPETITION;
         else
-            ok &= r == MG_DRAW && why == MG_TERM_FIFTY_MOVES;
+            ok &= r == MG_DRAW && why == MG_TERM_SEVENTYFIVE_MOVES;
+        ok &= mg_chess_repetitions(&s) == (i + 1) / 4 + 1 || i + 1 >= MG_CHESS_HIST;
         ok &= consistent(&s);
     }
     for (int i = 999; i >= 0; i--)

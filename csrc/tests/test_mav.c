@@ -73,6 +73,15 @@ static void test_values(void)
     MG_CHECK(strstr(err, "row 1") != NULL);
     memset(d, 0, sizeof d);
     MG_CHECK(mg_mav_score(&d[0][0], 1, 64, MG_MAV_SCORE_MAX, 0, out, err, sizeof err) == -1);
+    /* huge finite weights: their sum overflows, the score (normalised by the largest) does not */
+    for (int i = 0; i < 64; i++)
+        d[0][i] = 1e308;
+    MG_CHECK(mg_mav_score(&d[0][0], 1, 64, MG_MAV_SCORE_MEAN, 0, out, err, sizeof err) == 0 && close_to(out[0], 0.5));
+    d[0][0] = 5e-324;    /* and one subnormal weight alone is all of a distribution (no underflow to 0) */
+    for (int i = 1; i < 64; i++)
+        d[0][i] = 0;
+    MG_CHECK(mg_mav_score(&d[0][0], 1, 64, MG_MAV_SCORE_MEAN, 0, out, err, sizeof err) == 0 &&
+             close_to(out[0], 0.5 / 64));
 }
 
 static void test_specs(void)

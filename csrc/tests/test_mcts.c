@@ -205,6 +205,12 @@ static void test_config(void)
     MG_CHECK(mg_mcts_create(G, &c, err, sizeof err) == NULL && strstr(err, "k 0"));
     mg_mcts_config_default(&c);
     MG_CHECK(mg_mcts_create(NULL, &c, err, sizeof err) == NULL && strstr(err, "needs a game"));
+    /* c(s)'s log: the quotient's log where it is finite, finite where the quotient overflows */
+    MG_CHECK(mg_mcts_c_base_log(19652.0, 100.0) == log((1.0 + 100.0 + 19652.0) / 19652.0));
+    MG_CHECK(isinf((1.0 + 8.0 + 5e-324) / 5e-324));
+    MG_CHECK(isfinite(mg_mcts_c_base_log(5e-324, 8.0)) && fabs(mg_mcts_c_base_log(5e-324, 8.0) - (log(9.0) -
+                                                                   log(5e-324))) < 1e-12);
+    MG_CHECK(isfinite(mg_mcts_c_base_log(1e-310, 1e9)) && mg_mcts_c_base_log(1e-310, 0.0) > 700);
 
     mg_mcts *m = mg_mcts_create(G, NULL, err, sizeof err);
     MG_CHECK(m != NULL);

@@ -78,5 +78,33 @@ int main(void)
     MG_CHECK(g->action_from_str(st, "b2", &a, err, sizeof err) == MG_OK && a == 4);
     MG_CHECK(g->action_from_str(st, "d4", &a, err, sizeof err) == MG_ERR);
     MG_CHECK(g->action_from_str(st, "b", &a, err, sizeof err) == MG_ERR);
+    MG_CHECK(strstr(err, "move 'b':") != NULL);
+
+    /* mg_quote_str, the move parsers' quoting: whole, or cut on a UTF-8 boundary and marked */
+    char q[MG_QUOTE_BUF];
+    MG_CHECK(strcmp(mg_quote_str(q, sizeof q, "e2e4", MG_QUOTE_MAX), "'e2e4'") == 0);
+    MG_CHECK(strcmp(mg_quote_str(q, sizeof q, "", MG_QUOTE_MAX), "''") == 0);
+    MG_CHECK(strcmp(mg_quote_str(q, sizeof q, "abcdef", 6), "'abcdef'") == 0);
+    MG_CHECK(strcmp(mg_quote_str(q, sizeof q, "abcdefg", 6), "'abcdef...'") == 0);
+    /* "a" then U+00E9 (2 bytes) and U+20AC (3 bytes): a cut inside a character leaves all of it out */
+    MG_CHECK(strcmp(mg_quote_str(q, sizeof q, "a\xc3\xa9\xc3\xa9", 4), "'a\xc3\xa9...'") == 0);
+    MG_CHECK(strcmp(mg_quote_str(q, sizeof q, "a\xe2\x82\xac\xe2\x82\xac", 5), "'a\xe2\x82\xac...'") == 0);
+    MG_CHECK(strcmp(mg_quote_str(q, sizeof q, "a\xe2\x82\xac\xe2\x82\xac", 6), "'a\xe2\x82\xac...'") == 0);
+    MG_CHECK(strcmp(mg_quote_str(q, sizeof q, "\xf0\x9f\x98\x80x", 2), "'...'") == 0);
+    /* stray continuation bytes are characters of their own */
+    MG_CHECK(strcmp(mg_quote_str(q, sizeof q, "\x80\x80\x80\x80\x80\x80", 5), "'\x80\x80\x80\x80\x80...'") == 0);
+    MG_CHECK(strcmp(mg_quote_span(q, sizeof q, "a/b c", 3, MG_QUOTE_MAX), "'a/b'") == 0);   /* a field: n bytes */
+    MG_CHECK(strcmp(MG_QUOTE_SPAN("a\xc3\xa9\xc3\xa9/x", 5, 4), "'a\xc3\xa9...'") == 0);
+    MG_CHECK(strcmp(MG_QUOTE("abcdefg", 6), "'abcdef...'") == 0);
+    char small[9];   /* a small buffer lowers max to 3 */
+    MG_CHECK(strcmp(mg_quote_str(small, sizeof small, "abcdef", 20), "'abc...'") == 0);
+    MG_CHECK(strcmp(mg_quote_str(small, 3, "abcdef", 20), "") == 0);
+    char longmove[80];
+    memset(longmove, 'a', sizeof longmove - 1);
+    longmove[sizeof longmove - 1] = '\0';
+    longmove[MG_QUOTE_MAX - 1] = '\xc3';     /* a 2-byte character across the cut */
+    longmove[MG_QUOTE_MAX] = '\xa9';
+    MG_CHECK(g->action_from_str(st, longmove, &a, err, sizeof err) == MG_ERR);
+    MG_CHECK(strstr(err, "aa...': expected") != NULL && strstr(err, "\xc3") == NULL);
     MG_TEST_MAIN_END("test_tictactoe");
 }

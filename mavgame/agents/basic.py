@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from typing import Dict, Optional
+from typing import Callable, Dict, Optional, Tuple
 
 import numpy as np
 
@@ -78,7 +78,7 @@ class PerfectConnectFourAgent(Agent):
     def act(self, state) -> Move:
         scores = self.move_scores(state)
         legal = [int(a) for a in state.legal_actions()]
-        cols = {int(state.action_from_str(str(c + 1))): c for c in range(7) if str(c + 1) in state.legal_moves()}
+        cols = {int(state.action_from_str(str(c + 1))): c for c in range(7) if str(c + 1) in state.legal_moves}
         vals = {a: scores[cols[a]] for a in legal if a in cols and not np.isnan(scores[cols[a]])}
         if not vals:
             if not legal:
@@ -171,12 +171,21 @@ class _PerfectAny(Agent):
     def _pick(self, game):
         agent = self._players.get(game)
         if agent is None:
-            try:
-                agent = registry.get(game).make_perfect_player(**self.kw)
-            except ValueError as e:
-                raise AgentError(f"agent {self.name!r}: {e}") from None
+            self.check_game(game)
+            agent = PERFECT_PLAYERS[game][0](**self.kw)
             self._players[game] = agent
         return agent
+
+    def check_game(self, game: str) -> None:
+        """AgentError when ``game`` has no perfect player (checked before any game is played)."""
+        try:
+            registry.get(game)
+        except registry.UnknownGameError as e:
+            raise AgentError(f"agent {self.name!r}: {e}") from None
+        if game not in PERFECT_PLAYERS:
+            have = sorted(PERFECT_PLAYERS)
+            raise AgentError(f"agent {self.name!r}: no perfect player for {game!r} (games with one: "
+                             f"{', '.join(have)})")
 
     def setup(self, game, *, seed=None, player=None):
         self._cur = self._pick(game)
@@ -188,8 +197,8 @@ class _PerfectAny(Agent):
         return self._cur.act(state)
 
 
-# The perfect players of the game registry (GameInfo.perfect_player): the options of the ``perfect`` spec,
-# each taking the ones it has (the spec is one for every game).
+# The perfect players of the games, registered here (the games layer names no agent): the options of the
+# ``perfect`` spec, each taking the ones it has (the spec is one for every game).
 
 def _own(cls, kw) -> dict:
     names = inspect.signature(cls).parameters
@@ -209,6 +218,25 @@ def perfect_hex(**kw) -> Agent:
 def perfect_minimax(**kw) -> Agent:
     """Small games (tic-tac-toe): exact minimax (:class:`MinimaxAgent`)."""
     return MinimaxAgent(**_own(MinimaxAgent, kw))
+
+
+# game -> (factory(**options) -> Agent, slow: it solves the game exactly, so early moves can take minutes)
+PERFECT_PLAYERS: Dict[str, Tuple[Callable[..., Agent], bool]] = {}
+
+
+def register_perfect_player(game: str, factory: Callable[..., Agent], slow: bool = False) -> None:
+    """Make ``factory(**options)`` the ``perfect`` agent of ``game``."""
+    PERFECT_PLAYERS[game] = (factory, bool(slow))
+
+
+def is_slow_perfect_player(game: str) -> bool:
+    """Whether the perfect player of ``game`` solves exactly (early moves can take minutes)."""
+    return PERFECT_PLAYERS.get(game, (None, False))[1]
+
+
+register_perfect_player("connect_four", perfect_connect_four, slow=True)
+register_perfect_player("hex", perfect_hex, slow=True)
+register_perfect_player("tictactoe", perfect_minimax)
 
 
 def _make_python(fn: str, name: Optional[str] = None, **kw):

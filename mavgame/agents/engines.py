@@ -13,6 +13,7 @@ from .. import _core
 from ..engines import fairy
 from ..engines.stockfish_levels import PAPER_MOVETIME_MS
 from ..games import registry
+from ..games.gardner import paper_moves
 from .base import Agent, AgentError
 from .spec import options_of, register_agent
 
@@ -172,7 +173,7 @@ class FairyStockfishAgent(UCIAgent):
     ``skill``: Skill Level -20..20 (Fairy-Stockfish's range), ``elo``: UCI_LimitStrength with
     UCI_Elo (1350..2850); the search limit is ``movetime`` ms (default 100), ``nodes`` or ``depth``;
     ``path`` the binary (default :func:`mavgame.engines.fairy.find_fairy_stockfish`).  Under mavgame's
-    default rules the engine never plays a bishop promotion (:func:`mavgame.engines.fairy.paper_moves`)."""
+    default rules the engine never plays a bishop promotion (:func:`mavgame.games.gardner.paper_moves`)."""
 
     games = ("gardner",)
 
@@ -192,7 +193,7 @@ class FairyStockfishAgent(UCIAgent):
         self.skill = skill
 
     def search_moves(self, state) -> Optional[List[str]]:
-        return fairy.paper_moves(state)
+        return paper_moves(state)
 
 
 def _make_uci(path: str, **kw) -> UCIAgent:

@@ -113,7 +113,7 @@ class MAVGreedyAgent(Agent):
             text = state.text()
             image = State(state.game, mirror_state_text(state.game, text))
             (pr, out), (mpr, mout) = self.model.analyse([state, image], self.commands)
-        legal = set(state.legal_moves())
+        legal = set(state.legal_moves)
         vals = {m: v for m, v in out.values(self.scoring).items() if m in legal}
         best = pr.best if pr.best_present and pr.best in legal else None
         if self.mirror:
@@ -144,7 +144,7 @@ class MAVGreedyAgent(Agent):
         if mv is not None:
             self.stats["from_values"] += 1
             return mv
-        legal = state.legal_moves()
+        legal = list(state.legal_moves)
         if pr.best_present and pr.best in legal:
             self.stats["from_best_action"] += 1
             return pr.best
@@ -324,7 +324,7 @@ class MAVMCTSAgent(MCTSAgent):
             if not isinstance(e.__cause__, SearchError):
                 raise
             self.stats["random_fallback"] += 1
-            legal = state.legal_moves()
+            legal = list(state.legal_moves)
             if self._mcts is not None:
                 self._mcts.reset()
             return legal[int(self._rng.integers(len(legal)))]

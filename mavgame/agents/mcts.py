@@ -12,6 +12,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from .. import _core
 from ..search.mcts import MCTS, playout_uct
 from .base import Agent, AgentError, Move, mix_seeds
 from .spec import Option, options_of, register_agent
@@ -126,6 +127,9 @@ class UCTAgent(Agent):
                 raise ValueError("sims=None needs a movetime")
             sims = MOVETIME_SIMS
         self.sims = check_sims(sims)
+        if self.sims > _core.PLAYOUT_MAX_SIMULATIONS:
+            raise ValueError(f"uct: sims must be <= {_core.PLAYOUT_MAX_SIMULATIONS:,} (the playout UCT's tree), "
+                             f"got {self.sims:,}")
         self.c = None if c is None else float(c)   # None: the core's exploration constant
         self.name = name or (f"uct-{movetime}ms" if movetime is not None else f"uct-{self.sims}")
         self._seed = seed

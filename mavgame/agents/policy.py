@@ -91,7 +91,7 @@ def mav_policy(model=None, *, temperature: float = 0.05, scoring: str = "mean", 
         out = np.zeros(mask.shape, np.float32)
         states = [_core.State("chess", f) for f in fens]
         for i, (st, (_, o)) in enumerate(zip(states, m.analyse(states, PLAIN))):
-            vals = {mv: v for mv, v in o.values(scoring).items() if mv in set(st.legal_moves())}
+            vals = {mv: v for mv, v in o.values(scoring).items() if mv in set(st.legal_moves)}
             if not vals:
                 continue
             top = max(vals.values())
@@ -256,7 +256,7 @@ class PolicyRolloutAgent(Agent):
                 s.push(_core.policy_action(s, int(k)))
             live = [i for i in live if not runs[i].is_terminal()]
         for i, s in enumerate(runs):
-            r = s.result() if s.is_terminal() else "1/2-1/2"
+            r = _core.State.result(s) if s.is_terminal() else "1/2-1/2"
             draws[i] = r == "1/2-1/2"
             wins[i] = r == ("1-0" if me == 0 else "0-1")
         first_arr = np.array(first)

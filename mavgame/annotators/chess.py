@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Callable, Dict, Optional, Tuple
 
+from . import register_annotator
+
 
 def chess_annotator(options: Dict) -> Callable:
     """``annotate(state) -> ({move: value}, best move)`` with Stockfish (or any UCI engine) through
@@ -24,3 +26,8 @@ def chess_annotator(options: Dict) -> Callable:
 
 
 __all__ = ["chess_annotator"]
+
+
+# the games this annotator serves, with their default per-position budgets
+register_annotator("chess", chess_annotator, {"nodes": 20_000})
+register_annotator("chess960", chess_annotator, {"nodes": 20_000})

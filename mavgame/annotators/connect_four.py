@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
+from . import register_annotator
+
 
 def connect_four_annotator(options: Dict[str, Any]):
     """The perfect Connect Four solver (mavgame._core.C4Solver, with the shipped opening book when the package
@@ -49,7 +51,7 @@ def connect_four_annotator(options: Dict[str, Any]):
             res = board.solve(solver=exact, weak=weak, exact_best=weak)
         else:
             res = board.solve(max_nodes=max_n, max_seconds=max_s, solver=solver, weak=weak, exact_best=weak)
-        legal = state.legal_moves()
+        legal = state.legal_moves
         if not res.complete or sorted(res.move_scores) != sorted(legal):
             return None
         vals = {m: 1.0 if sc > 0 else 0.0 if sc < 0 else 0.5 for m, sc in sorted(res.move_scores.items())}
@@ -60,3 +62,8 @@ def connect_four_annotator(options: Dict[str, Any]):
 
 
 __all__ = ["connect_four_annotator"]
+
+
+# a per-position budget that keeps data generation finite (an unbudgeted solve of an opening position
+# can take many minutes)
+register_annotator("connect_four", connect_four_annotator, {"max_nodes": 1_000_000})

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Tuple
 
+from . import register_annotator
+
 
 def exhaustive_annotator(options: Dict[str, Any]):
     """Exact values by exhaustive negamax with memoisation (tiny games such as tic-tac-toe only;
@@ -26,3 +28,7 @@ def exhaustive_annotator(options: Dict[str, Any]):
 
 
 __all__ = ["exhaustive_annotator"]
+
+
+# the games this annotator serves, with their default per-position budgets
+register_annotator("tictactoe", exhaustive_annotator, None)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Callable, Dict, Optional, Tuple
 
+from . import register_annotator
+
 
 def gardner_annotator(options: Dict) -> Callable:
     """``annotate(state) -> ({move: value}, best move)`` with Fairy-Stockfish (or the UCI engine named by
@@ -24,3 +26,7 @@ def gardner_annotator(options: Dict) -> Callable:
 
 
 __all__ = ["gardner_annotator"]
+
+
+# the games this annotator serves, with their default per-position budgets
+register_annotator("gardner", gardner_annotator, {"nodes": 20_000})

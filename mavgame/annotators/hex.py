@@ -33,9 +33,9 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 MAX_SOLVER_SIZE = 7     # MG_HEX_SOLVER_MAX_N in csrc/search/hex_solver.h
 
-from ..games import registry  # noqa: E402
+from . import register_annotator  # noqa: E402
 
-DEFAULT_OPTIONS: Dict[str, Any] = dict(registry.get("hex").annotator_options)   # GameInfo.annotator_options
+DEFAULT_OPTIONS: Dict[str, Any] = {"solve_max_cells": 49, "solver_max_nodes": 1_000_000, "sims": 10_000}
 
 _KNOWN = {"solve_max_cells", "solver_max_nodes", "sims", "c", "seed", "exact_only"}
 
@@ -141,3 +141,7 @@ def hex_annotator(options: Optional[Dict[str, Any]] = None) -> Callable:
 
 
 __all__ = ["hex_annotator", "position_seed", "DEFAULT_OPTIONS", "MAX_SOLVER_SIZE"]
+
+
+# the games this annotator serves, with their default per-position budgets
+register_annotator("hex", hex_annotator, DEFAULT_OPTIONS)

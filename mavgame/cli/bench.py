@@ -267,14 +267,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
             raise fail(str(e))
         budget = args.seconds
         if kind == "perft":
-            depth, n, dt = 1, 0, 0.0
-            while True:  # deepen until one perft takes at least the budget / 4
+            depth, n, dt = 0, 0, 0.0
+            while depth < 12:  # deepen until one perft takes at least the budget / 4, or the tree ends
                 t = time.perf_counter()
-                n = s.perft(depth)
-                dt = time.perf_counter() - t
-                if dt >= budget / 4 or depth >= 12 or n == 0:
+                m = s.perft(depth + 1)
+                if m == 0:     # deeper than every game lasts (tic-tac-toe past 9 plies): keep the last
                     break
-                depth += 1
+                depth, n, dt = depth + 1, m, time.perf_counter() - t
+                if dt >= budget / 4:
+                    break
             rows.append((g, f"perft({depth})", n, dt, "nodes"))
         elif kind == "playouts":
             n, dt, k = 0, 0.0, 64

@@ -124,8 +124,12 @@ def run_league(args, agents: Dict[str, str], out: Optional[str], event: Optional
     from ..play.store import StoreError
 
     for path in getattr(args, "export", None) or []:
-        if os.path.splitext(path)[1].lower() not in (".jsonl", ".csv", ".pgn", ".txt"):
-            raise fail(f"--export {path}: use a .jsonl, .csv, .pgn or .txt name")
+        ext = os.path.splitext(path)[1].lower()
+        if ext not in (".jsonl", ".csv", ".pgn", ".txt"):
+            raise fail(f"--export {path}: use a .jsonl, .csv, .pgn (chess games) or .txt (move lists) name")
+        if ext == ".pgn" and not registry.in_family(args.game, "chess"):
+            raise fail(f"--export {path}: PGN is a chess format; {args.game} games export as .txt move lists, "
+                       ".jsonl or .csv")
     anchors = _parse_anchors(args.anchor)
     unknown = [k for k in anchors if k not in agents]
     if unknown:
@@ -171,13 +175,16 @@ def run_league(args, agents: Dict[str, str], out: Optional[str], event: Optional
 
 def _play_league(args, lg, agents: Dict[str, str], anchors: Dict[str, float], out: Optional[str], todo: int,
                  done: int, to_stdout: bool) -> int:
-    from ..play.league import LeagueError
+    from ..play.league import LeagueError, LeagueInterrupted
 
     where = f"; results in {out}" + (f" ({done} game(s) there already: resuming)" if done else "") if out else ""
     print(f"{args.game}: {len(agents)} agents, {len(lg.openings)} opening(s), {todo} games{where}", file=sys.stderr)
     t0 = time.perf_counter()
     try:
         res = lg.run(progress=not args.no_progress, max_games=getattr(args, "max_games", None))
+    except LeagueInterrupted as e:   # Ctrl-C: the status of every interrupted command
+        print(f"mavgame: {e}", file=sys.stderr)
+        return 130
     except LeagueError as e:
         print(f"mavgame: {e}", file=sys.stderr)
         return 2

@@ -75,8 +75,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         check_args(args)
         return args.func(args)
-    except KeyboardInterrupt:
-        print("mavgame: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as e:
+        print(f"mavgame: interrupted{': ' + str(e) if str(e) else ''}", file=sys.stderr)
         return 130
     except SystemExit:
         raise

@@ -29,6 +29,19 @@ class HelpFormatter(argparse.HelpFormatter):
         return super()._fill_text(text, width, indent)
 
 
+class DefaultsHelpFormatter(HelpFormatter):
+    """Adds ``(default: X)`` to an option's help where it says something: not for required options, a None or
+    empty default, a flag, or a help text that already names its default."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        d = action.default
+        if ("default" in text or action.required or d is None or d is argparse.SUPPRESS or d == [] or d == ""
+                or isinstance(d, bool) or not action.option_strings):
+            return text
+        return text + " (default: %(default)s)"
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with one-line errors: ``mavgame: perft: argument --depth: must be >= 0, not -1 (see ...)``."""
 
@@ -145,6 +158,12 @@ def parse_agents(items: Sequence[str], game: Optional[str] = None) -> Dict[str, 
         if game is not None and plays and game not in plays:
             ag.close()
             raise fail(f"agent {it!r} cannot play {game!r} (it plays {', '.join(plays)})")
+        if game is not None:
+            try:
+                ag.check_game(game)   # the agent's own check (the perfect player of the game, ...)
+            except Exception as e:  # noqa: BLE001 - AgentError or a registry error: one line
+                ag.close()
+                raise fail(f"agent {it!r}: {e}")
         check_engine(it, ag)
         name = name or (spec if ":" not in spec else ag.name)
         ag.close()
@@ -209,7 +228,7 @@ def add_league_options(p: argparse.ArgumentParser) -> None:
                    help="write all games: PGN for the chess family, one move list per line for other games")
     p.add_argument("--export", action="append", default=None, metavar="FILE",
                    help="also export the results by extension: .jsonl (records), .csv (one row per game), .pgn "
-                        "(repeat for several)")
+                        "(chess-family games), .txt (one move list per game) (repeat for several)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--prior", type=float, default=1.0,
                    help="virtual draws added to each pair in the Elo fit (keeps perfect scores finite; 0: plain "

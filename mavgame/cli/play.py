@@ -7,6 +7,7 @@ import time
 from typing import Optional
 
 from .. import _core
+from ..errors import IllegalMoveError
 from ..games import registry
 from .options import (add_game_options, agent_table, check_engine, fail)
 
@@ -24,7 +25,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--color", choices=["first", "second", "white", "black", "x", "o"], default="first",
                     help="your side: first (White, x) or second (default: first)")
     p.add_argument("--fen", default=None, help="start position in the game's own text (FEN for chess)")
-    p.add_argument("--moves", default=None, help="moves to play from the start position first (space-separated)")
+    p.add_argument("--moves", default=None,
+                    help="moves to play from the start position first, space-separated, in the notation the "
+                         "prompt takes (UCI or SAN for chess: \"e4 e5 Nf3\" or \"e2e4 e7e5 g1f3\")")
     p.add_argument("--swap", action="store_true", help="Hex: play with the swap (pie) rule")
     p.add_argument("--hint", default="uct:sims=2000", help="agent that answers 'hint' (default: uct:sims=2000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the agent, >= 0 (default: 0)")
@@ -42,16 +45,17 @@ def _display(state) -> str:
 
 
 def _parse_human_move(state, s: str) -> int:
+    """The action of a move typed at the prompt or given to --moves: the game's move string (UCI for the chess
+    family) or, in the chess family, SAN ("e4", "Nf3", "O-O").  A well-formed UCI move that is illegal keeps
+    its UCI message; text that is no UCI move is read as SAN and a failure reports the SAN parser's reason."""
     try:
-        return int(state.action_from_str(s))
-    except ValueError as e:
-        if registry.get(state.game).san:
-            from .. import _core
-            try:
-                return int(_core.parse_san(state, s))
-            except (ValueError, AttributeError):
-                pass
-        raise ValueError(str(e))
+        return int(state.parse_move(s))
+    except IllegalMoveError:
+        raise
+    except ValueError:
+        if not registry.get(state.game).san:
+            raise
+    return int(_core.parse_san(state, s))
 
 
 THINKING_DELAY = 2.0  # seconds an agent thinks in `mavgame play` before the elapsed time is shown
@@ -102,7 +106,8 @@ class _Thinking:
 
 def _thinking_hint(spec: str, game: str) -> str:
     kind = spec.split(":", 1)[0].split("=")[-1]
-    if kind in ("perfect", "minimax") and registry.get(game).slow_perfect_player:
+    from ..agents.basic import is_slow_perfect_player
+    if kind in ("perfect", "minimax") and is_slow_perfect_player(game):
         return " (the perfect player solves the position exactly: early moves can take minutes; Ctrl-C quits)"
     return ""
 
@@ -124,11 +129,11 @@ def cmd_play(args: argparse.Namespace) -> int:
         state = _core.State(args.game, args.fen, args.board_size, _core.FLAG_HEX_SWAP if args.swap else 0)
     except ValueError as e:
         raise fail(f"--fen {args.fen!r}: {e}" if args.fen is not None else str(e))
-    for m in (args.moves or "").split():
+    for i, m in enumerate((args.moves or "").split(), 1):
         try:
-            state.push(m)
+            state.push(_parse_human_move(state, m))
         except ValueError as e:
-            raise fail(f"--moves: {e}")
+            raise fail(f"--moves: move {i}: {e}")
     human = 0 if args.color in ("first", "white", "x") else 1
     agent.setup(args.game, seed=args.seed, player=1 - human)
     names = {human: "you", 1 - human: agent.name}
@@ -167,7 +172,7 @@ def cmd_play(args: argparse.Namespace) -> int:
             agent.close()
             return 0
         if cmd in ("moves", "legal", "?"):
-            print(" ".join(state.legal_moves()), file=out)
+            print(" ".join(state.legal_moves), file=out)
             continue
         if cmd == "undo":
             if len(state.history()) >= 2:

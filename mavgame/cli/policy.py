@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from .options import DefaultsHelpFormatter
 
 DESCRIPTION = None
 
@@ -14,7 +15,7 @@ DESCRIPTION = None
 def add_arguments(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="policy_command", required=True)
     tr = sub.add_parser("train", help="supervised training on the moves of PGN games",
-                        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+                        formatter_class=DefaultsHelpFormatter,
                         description="Train a policy network on the moves of PGN games (first moves skipped, "
                         "BCE over the legal moves, Adam), save OUT/policy.pt and OUT/metrics.json and print "
                         "the move-matching accuracy on held-out games. Resumable: the same command run again "
@@ -42,20 +43,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     tr.add_argument("--log-every", type=int, default=100, help="steps a line of OUT/train_log.jsonl (mean loss)")
     tr.add_argument("--no-progress", action="store_true", help="no progress bars")
     ac = sub.add_parser("accuracy", help="move-matching accuracy of a trained policy on PGN games",
-                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                        formatter_class=DefaultsHelpFormatter)
     ac.add_argument("--model", required=True, help="policy.pt written by `mavgame policy train`")
     ac.add_argument("--pgn", action="append", required=True, metavar="FILE", help="PGN file (repeatable)")
     ac.add_argument("--skip-moves", type=int, default=10)
     ac.add_argument("--max-games", type=int, default=0)
     ac.add_argument("--device", default="cpu")
     ex = sub.add_parser("export", help="write a policy.pt as the native engine's file (safetensors; then no "
-                        "PyTorch is needed to play with it)", formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                        "PyTorch is needed to play with it)", formatter_class=DefaultsHelpFormatter)
     ex.add_argument("--model", required=True, help="policy.pt written by `mavgame policy train` / `rl`")
     ex.add_argument("--out", required=True, help="the exported file (e.g. policy.safetensors)")
     ex.add_argument("--dtype", default="float16", choices=("float16", "bfloat16", "float32"),
                     help="weight type in the file (the engine computes in float32)")
     rl = sub.add_parser("rl", help="the report's reinforcement-learning stage (self-play from decisive games)",
-                        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+                        formatter_class=DefaultsHelpFormatter,
                         description="Self-play from random positions of the decisive games of PGN files with the "
                         "report's reward table; the fixed opponent is replaced when the network beats it over "
                         "--opponent-games games; games over --max-plies plies are aborted. Resumable: run the "

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, Optional
 
+from .options import DefaultsHelpFormatter
 
 DESCRIPTION = ('Generate engine-annotated positions (epsilon-greedy games), train a MAV transformer on them, '
                'export it (safetensors) and report the held-out metrics. Resumes from OUT/checkpoint.pt when it '
@@ -40,7 +41,7 @@ def _kv(text: str):
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.formatter_class = argparse.ArgumentDefaultsHelpFormatter
+    p.formatter_class = DefaultsHelpFormatter
     g = p.add_argument_group("data (generated into --data unless it already holds a position set)")
     g.add_argument("--game", default="connect_four", help="game to generate positions for")
     g.add_argument("--data", required=True, help="directory of the position set (train/ and val/)")
@@ -396,8 +397,7 @@ def run(args: argparse.Namespace) -> int:
         import torch  # noqa: F401
     except ImportError:
         raise SystemExit("mavgame train needs PyTorch: pip install torch") from None
-    from ..model.train import TrainConfig, Trainer
-    from ..model.train import saved_train_config
+    from ..model.train import TrainConfig, Trainer, json_safe, saved_train_config
     try:
         saved = saved_train_config(args.out)
     except ValueError as e:
@@ -437,14 +437,14 @@ def run(args: argparse.Namespace) -> int:
           f"positions, device {tr.device}, precision {tr.precision}, from step {tr.step}", file=sys.stderr)
     last = tr.run(args.stop_after or None)
     if tr.step < cfg.steps:
-        print(json.dumps({"stopped_at_step": tr.step, **last}, sort_keys=True))
+        print(json.dumps(json_safe({"stopped_at_step": tr.step, **last}), sort_keys=True))
         return 0
     report: Dict[str, Any] = {"train": last}
     if args.final_eval_positions and tr.val_store is not None:
         report["heldout"] = trainer_metrics(tr, n_positions=args.final_eval_positions, full=True)
     if args.ood_games:
-        from ..model.ood import ood_positions
         from ..model.inference import MAVModel, evaluate_records
+        from ..model.ood import ood_positions
         gen = (tr.train_store.manifest.get("info") or {}).get("stats") or {}
         recs, ood_info = ood_positions(tr.game, Path(args.out) / "ood", args.ood_games, seed=10_000 + args.seed,
                                        exclude=[s for s in (tr.train_store, tr.val_store) if s is not None],
@@ -461,14 +461,28 @@ def run(args: argparse.Namespace) -> int:
         from ..model.search_data import parse_shapes
         val = Path(args.search_data) / "val"
         if (val / MANIFEST).exists():
-            from ..model.store import PositionStore
             from ..model.inference import MAVModel
+            from ..model.store import PositionStore
             tr.model.eval()
             recs = list(PositionStore(val))[:args.final_eval_positions]
             report["search_heldout"] = evaluate_trace_records(MAVModel.from_module(tr.model, tr.game), tr.game,
                                                               recs, parse_shapes(args.search_shapes),
                                                               form=cfg.trace_form)
-    path = tr.export(args.export, info={"metrics": report, "command": " ".join(sys.argv)})
+    path = tr.export(args.export, info={"metrics": json_safe(report), "command": " ".join(sys.argv)})
     report["exported"] = str(path)
-    print(json.dumps(report, sort_keys=True))
+    print(summary(report), file=sys.stderr)
+    print(json.dumps(json_safe(report), sort_keys=True))
     return 0
+
+
+def summary(report: Dict[str, Any]) -> str:
+    """The final report for people: per section (train, heldout, ood, search_heldout) its numbers, one line."""
+    lines = ["mavgame train: done"]
+    for section, body in report.items():
+        if not isinstance(body, dict):
+            lines.append(f"  {section}: {body}")
+            continue
+        nums = [(k, v) for k, v in sorted(body.items()) if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        text = ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in nums[:10])
+        lines.append(f"  {section}: {text}{', ...' if len(nums) > 10 else ''}")
+    return "\n".join(lines)

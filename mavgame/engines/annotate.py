@@ -209,7 +209,7 @@ class Annotator:
         s = _core.State("gardner", fen)
         for m in moves:
             s.push(m)
-        ours = [str(m) for m in s.legal_moves()]
+        ours = [str(m) for m in s.legal_moves]
         extra = set(engine_legal) - set(ours)
         if set(ours) - set(engine_legal) or any(not (len(m) == 5 and m[4] == "b") for m in extra):
             raise EngineError(f"engine {self._engine.name!r} disagrees with mavgame's Gardner rules in {s.text()!r}: "

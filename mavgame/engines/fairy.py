@@ -40,7 +40,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 from .. import _core
 from .uci import EngineError, UCIEngine
 
-__all__ = ["VARIANT", "find_fairy_stockfish", "binary_path", "open_engine", "engine_moves", "paper_moves",
+__all__ = ["VARIANT", "find_fairy_stockfish", "binary_path", "open_engine", "engine_moves",
            "perft_diff", "random_game_diff", "FLAG_BISHOP_PROMOTION", "SKILL_MIN", "SKILL_MAX"]
 
 #: the UCI_Variant value of Gardner's minichess
@@ -102,16 +102,6 @@ def open_engine(path: Optional[str] = None, options: Optional[Dict[str, object]]
     return eng
 
 
-def paper_moves(state) -> Optional[List[str]]:
-    """The ``searchmoves`` that keep the engine to mavgame's rules in ``state``: its legal moves when
-    the game forbids bishop promotion and a promotion is legal (the engine would also consider the
-    bishop promotion), else None (the engine's own moves are the game's)."""
-    if state.flags & FLAG_BISHOP_PROMOTION:
-        return None
-    moves = [str(m) for m in state.legal_moves()]
-    return moves if any(len(m) == 5 for m in moves) else None
-
-
 def engine_moves(eng: UCIEngine, fen: str, moves: Sequence[str] = ()) -> Set[str]:
     """The engine's legal moves in ``fen`` after ``moves`` (``go perft 1``)."""
     return set(eng.perft(1, fen, moves)[1])
@@ -159,7 +149,7 @@ def random_game_diff(eng: UCIEngine, seed: int, max_plies: int = 200, fen: Optio
     bad: List[Dict[str, Any]] = []
     ply = 0
     while ply < max_plies:
-        ours = {str(m) for m in st.legal_moves()}
+        ours = {str(m) for m in st.legal_moves}
         theirs = engine_moves(eng, root, line)
         if not bishop_promotion:
             theirs = {m for m in theirs if not (len(m) == 5 and m[4] == "b")}

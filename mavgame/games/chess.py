@@ -11,10 +11,25 @@
 >>> board.turn  # True: White to move, as python-chess's chess.WHITE
 True
 
-Moves are UCI strings (``"e2e4"``, ``"e7e8q"``) or integer actions
-(``from | to << 6 | promo << 12``, see ``csrc/games/chess.h``).  Standard chess writes castling
+>>> len(board.legal_moves), "g1f3" in board.legal_moves   # python-chess's names: a live view of Moves
+(29, True)
+>>> move = next(m for m in board.legal_moves if m == "g1f3")
+>>> move.uci(), move.from_square, move.to_square, move.promotion, board.san(move)
+('g1f3', 6, 21, None, 'Nf3')
+>>> board.outcome() is None, board.is_check(), board.piece_at(4), board.move_stack
+(True, False, 'K', ['e2e4', 'e7e5'])
+
+Moves go in as UCI strings (``"e2e4"``, ``"e7e8q"``), SAN (``push_san``) or integer actions
+(``from | to << 6 | promo << 12``, see ``csrc/games/chess.h``), and come out (``legal_moves``,
+``move_stack``, ``peek()``) as :class:`Move`: a str, the UCI text itself, with python-chess's
+``uci()``, ``from_square``, ``to_square`` and ``promotion``.  Standard chess writes castling
 as the king's two-square move (``e1g1``) and also accepts king-takes-rook (``e1h1``); Chess960
-uses king-takes-rook only.
+uses king-takes-rook only (as python-chess).
+
+Game end: ``outcome()``, ``is_game_over()`` and ``result()`` follow python-chess (the automatic draws
+at 75 moves and fivefold repetition; the fifty-move rule and threefold repetition only with
+``claim_draw=True``); ``is_terminal()``, ``State.outcome(board)`` and every search also end the game
+where a draw can be claimed (docs/architecture.md, "python-chess names").
 
 :class:`ChessFamily` is the shared base of the chess-like games (chess, Chess960, Gardner 5x5
 minichess): everything in it is generic over ``FILES`` x ``RANKS`` and the game's FEN-like text.
@@ -26,12 +41,106 @@ from typing import Dict, List, Optional, Union
 from .. import _core
 from . import registry
 from ..errors import InvalidMoveError
-from .base import GameBase, Outcome
+from .base import _CLAIMABLE, _WINNER, GameBase, Outcome, Termination
 
-Move = Union[str, int]
+MoveArg = Union[str, int]   # what the methods take: a move string (a Move is one) or an int action
 
 WHITE = True
 BLACK = False
+# python-chess's piece types (chess.PAWN ... chess.KING): Move.promotion and Piece.piece_type
+PAWN, KNIGHT, BISHOP, ROOK, QUEEN, KING = range(1, 7)
+_PIECE_LETTERS = " pnbrqk"
+
+
+class Move(str):
+    """A chess-family move as python-chess's ``chess.Move``: the UCI string itself (a ``str``: equal to
+    ``"e2e4"`` and hashed as it, so it is a dict key and ``push()`` argument like any move string, and it
+    prints and serialises as the string), with python-chess's attributes:
+
+    - ``uci()``: the UCI text (a plain str);
+    - ``from_square``, ``to_square``: square indices ``file + FILES * rank`` (a1 = 0; python-chess's
+      ``chess.E2`` etc. on the 8x8 board; standard chess's castling is the king's two-square move, Chess960's
+      king-takes-rook, as python-chess writes them);
+    - ``promotion``: python-chess's piece type (``chess.QUEEN`` is 5, the module's ``QUEEN``) or None;
+      ``drop`` is always None.
+
+    Unlike ``chess.Move`` it does not compare equal to a ``chess.Move`` (compare ``m.uci()``), and its
+    ``repr`` is the string's.  ``Move.from_uci("e2e4")`` checks the notation only (the board checks
+    legality)."""
+
+    __slots__ = ()
+    FILES = 8
+    RANKS = 8
+    drop = None
+
+    def uci(self) -> str:
+        """The move in UCI notation (a plain str)."""
+        return str.__str__(self)
+
+    def _square(self, i: int) -> int:
+        return (ord(self[i]) - 97) + (ord(self[i + 1]) - 49) * self.FILES
+
+    @property
+    def from_square(self) -> int:
+        return self._square(0)
+
+    @property
+    def to_square(self) -> int:
+        return self._square(2)
+
+    @property
+    def promotion(self) -> Optional[int]:
+        return _PIECE_LETTERS.index(self[4].lower()) if len(self) > 4 else None
+
+    @classmethod
+    def from_uci(cls, uci: str) -> "Move":
+        """The Move for UCI text (python-chess's ``Move.from_uci``); InvalidMoveError if it is not a move
+        in the notation (legality is the board's: ``board.is_legal``, ``push``)."""
+        if not isinstance(uci, str):
+            raise TypeError(f"from_uci takes a str, not {type(uci).__name__}")
+        files = "abcdefgh"[:cls.FILES]
+        ranks = "12345678"[:cls.RANKS]
+        if (len(uci) not in (4, 5) or uci[0] not in files or uci[1] not in ranks or uci[2] not in files
+                or uci[3] not in ranks or (len(uci) == 5 and uci[4] not in "nbrq") or uci[:2] == uci[2:4]):
+            raise InvalidMoveError(f"invalid uci: {uci!r}")
+        return cls(uci)
+
+
+class _GardnerMove(Move):
+    __slots__ = ()
+    FILES = 5
+    RANKS = 5
+
+
+_UNICODE_PIECES = dict(zip("RNBQKPrnbqkp", "\u2656\u2658\u2657\u2655\u2654\u2659\u265c\u265e\u265d\u265b\u265a\u265f"))
+
+
+class Piece(str):
+    """A piece as python-chess's ``chess.Piece``: its letter itself (a ``str``: ``board.piece_at(4) == "K"``),
+    with ``symbol()``, ``piece_type`` (``PAWN`` 1 .. ``KING`` 6, python-chess's numbers), ``color``
+    (True: White) and ``unicode_symbol()``."""
+
+    __slots__ = ()
+
+    def symbol(self) -> str:
+        return str.__str__(self)
+
+    @property
+    def piece_type(self) -> int:
+        return _PIECE_LETTERS.index(self.lower())
+
+    @property
+    def color(self) -> bool:
+        return self.isupper()
+
+    def unicode_symbol(self, *, invert_color: bool = False) -> str:
+        return _UNICODE_PIECES[self.swapcase() if invert_color else str.__str__(self)]
+
+    @classmethod
+    def from_symbol(cls, symbol: str) -> "Piece":
+        if not isinstance(symbol, str) or len(symbol) != 1 or symbol.lower() not in _PIECE_LETTERS[1:]:
+            raise ValueError(f"invalid piece symbol {symbol!r}")
+        return cls(symbol)
 
 
 # Unicode chess glyphs for the SVG board (filled shapes for both sides, coloured by fill).
@@ -41,17 +150,19 @@ _GLYPHS = {"k": "\u265a", "q": "\u265b", "r": "\u265c", "b": "\u265d", "n": "\u2
 class ChessFamily(GameBase):
     """Base class of the chess-like games; subclasses set GAME (registry name), FILES and RANKS.
 
-    The hot methods (push, pop, legal_actions, legal_moves, perft, copy) are the C methods of
-    mavgame._core.State.  ``push`` takes a UCI string or an int action and raises
+    The hot methods (push, pop, legal_actions, perft, copy) are the C methods of
+    mavgame._core.State.  ``push`` takes a UCI string (a :class:`Move` is one) or an int action and raises
     :class:`~mavgame.InvalidMoveError` (malformed) or :class:`~mavgame.IllegalMoveError` (illegal),
     both ValueError, naming the move and the FEN; the state is then unchanged.
-    ``pop()`` returns the action taken back.  ``State.outcome(board)`` still gives the raw
-    ``(result, termination)`` pair of the generic interface.
+    ``push()`` and ``pop()`` return the action played or taken back (python-chess's return None and the
+    Move).  ``legal_moves``, ``move_stack`` and ``peek()`` give :class:`Move` objects.  ``State.outcome(board)``
+    still gives the raw ``(result, termination)`` pair of the generic interface (the search's rule).
     """
 
     GAME = "chess"
     FILES = 8
     RANKS = 8
+    _MOVE = Move
 
     # --- text ---------------------------------------------------------------------------
 
@@ -69,8 +180,22 @@ class ChessFamily(GameBase):
             rows.append("".join(row))
         return rows
 
-    def piece_at(self, square: Union[int, str]) -> Optional[str]:
-        """Piece letter on a square ("a1" or file + rank * FILES), None if empty."""
+    @property
+    def halfmove_clock(self) -> int:
+        """The halfmove clock of the FEN (plies since the last capture or pawn move), as python-chess's."""
+        return int(self.text().split()[4])
+
+    @property
+    def fullmove_number(self) -> int:
+        """The move number of the FEN (1 at the start, +1 after each Black move), as python-chess's.  (The
+        ``ply`` attribute is the number of moves pushed since construction; python-chess's ``ply()`` method
+        is ``2 * (fullmove_number - 1) + (not turn)``.)"""
+        return int(self.text().split()[5])
+
+    def piece_at(self, square: Union[int, str]) -> Optional[Piece]:
+        """The :class:`Piece` on a square (python-chess's ``piece_at``; a str, its letter: "K", "p"), None if
+        empty.  The square is an index ``file + rank * FILES`` (python-chess's ``chess.E1`` is 4) or a name
+        ("e1")."""
         if isinstance(square, str):
             sq = self._square_index(square)
         else:
@@ -78,7 +203,7 @@ class ChessFamily(GameBase):
             if not 0 <= sq < self.FILES * self.RANKS:
                 raise ValueError(f"square {square} is off the {self.FILES}x{self.RANKS} board")
         ch = self.board_rows()[self.RANKS - 1 - sq // self.FILES][sq % self.FILES]
-        return None if ch == "." else ch
+        return None if ch == "." else Piece(ch)
 
     def _square_index(self, name: str) -> int:
         if len(name) == 2 and "a" <= name[0] < chr(ord("a") + self.FILES) and "1" <= name[1] <= str(self.RANKS):
@@ -97,7 +222,7 @@ class ChessFamily(GameBase):
 
     # --- moves --------------------------------------------------------------------------
 
-    def san(self, move: Move) -> str:
+    def san(self, move: MoveArg) -> str:
         """SAN of a legal move (UCI string or action), e.g. "Nf3", "O-O", "exd8=Q+"."""
         return _core.san(self, self.parse_move(move))
 
@@ -133,7 +258,7 @@ class ChessFamily(GameBase):
         """Play a move given in UCI (python-chess's name); returns its action (errors as :meth:`parse_uci`)."""
         return self.push(self.parse_uci(uci))
 
-    def uci(self, move: Move) -> str:
+    def uci(self, move: MoveArg) -> str:
         """UCI string of a legal move."""
         return self.action_to_str(self.parse_move(move))
 
@@ -141,7 +266,10 @@ class ChessFamily(GameBase):
         """SAN of every legal move, in move generation order."""
         return [_core.san(self, int(a)) for a in self.legal_actions()]
 
-    def move_info(self, move: Move) -> dict:
+    def _move_names(self) -> List[str]:
+        return self.legal_sans()
+
+    def move_info(self, move: MoveArg) -> dict:
         """Describes a legal move: from/to square names, piece, capture, promotion, castle."""
         f, t, piece, capture, promo, castle = _core.move_info(self, self.parse_move(move))
         return {
@@ -153,10 +281,10 @@ class ChessFamily(GameBase):
             "castle": {0: None, 1: "O-O", 2: "O-O-O"}[castle],
         }
 
-    def is_capture(self, move: Move) -> bool:
+    def is_capture(self, move: MoveArg) -> bool:
         return bool(_core.move_info(self, self.parse_move(move))[3])
 
-    def is_castling(self, move: Move) -> bool:
+    def is_castling(self, move: MoveArg) -> bool:
         return bool(_core.move_info(self, self.parse_move(move))[5])
 
     # --- status -------------------------------------------------------------------------
@@ -169,6 +297,10 @@ class ChessFamily(GameBase):
 
     def is_stalemate(self) -> bool:
         return len(self.legal_actions()) == 0 and not self.is_check()
+
+    def is_fifty_moves(self) -> bool:
+        """A halfmove clock of at least 100 in a position with legal moves (python-chess's)."""
+        return self.halfmove_clock >= 100 and len(self.legal_actions()) > 0
 
     # --- perft --------------------------------------------------------------------------
 
@@ -197,16 +329,25 @@ class ChessFamily(GameBase):
 
     @classmethod
     def from_python_chess(cls, board):
-        """A Chess (Chess960 for a chess960 board) with the board's root position and move stack."""
-        _python_chess()
-        if cls is ChessFamily:
+        """A Chess (Chess960 for a chess960 board) with the board's root position and move stack.
+
+        ``ChessFamily.from_python_chess`` and ``Chess.from_python_chess`` follow the board's ``chess960``
+        flag; ``Chess960.from_python_chess`` gives a Chess960 game for any board (a standard board's castling
+        moves become king-takes-rook)."""
+        chess = _python_chess()
+        if not isinstance(board, chess.Board):
+            raise TypeError(f"from_python_chess takes a chess.Board, not {type(board).__name__}")
+        if cls in (ChessFamily, Chess):
             cls = Chess960 if board.chess960 else Chess
         if (cls.FILES, cls.RANKS) != (8, 8):
             raise TypeError(f"{cls.__name__} has no python-chess equivalent")
+        chess960 = cls.GAME == "chess960"
+        root = board.root()
         obj = cls.__new__(cls)
-        _core.State.__init__(obj, cls.GAME, board.root().fen())
+        _core.State.__init__(obj, cls.GAME, root.fen())
         for move in board.move_stack:
-            obj.push(move.uci())
+            obj.push(root.uci(move, chess960=chess960))   # the castling notation of the target game
+            root.push(move)
         return obj
 
     # --- pictures -----------------------------------------------------------------------
@@ -294,7 +435,69 @@ def _python_chess():
     return chess
 
 
-class Chess(ChessFamily):
+class _ChessRules(ChessFamily):
+    """python-chess's end of game and draw claims, for Chess and Chess960 (docs/architecture.md,
+    "python-chess names").
+
+    ``outcome()``, ``is_game_over()`` and ``result()`` end the game as python-chess's do: checkmate,
+    insufficient material, stalemate and the automatic draws (the seventy-five-move rule,
+    fivefold repetition); with ``claim_draw=True`` also a draw the player to move can claim
+    (``can_claim_fifty_moves()``, ``can_claim_threefold_repetition()``, which also look one legal move
+    ahead).  ``is_terminal()``, ``State.outcome(board)``, ``State.result(board)``, ``returns()``,
+    ``current_player()`` and every search (MCTS, solvers, alpha-beta, leagues, the MAV data) follow the
+    search's rule instead: the game also ends where a draw can be claimed in the position itself (halfmove
+    clock 100, the position's third occurrence), as an engine claims what it can."""
+
+    def outcome(self, *, claim_draw: bool = False) -> Optional[Outcome]:  # type: ignore[override]
+        """python-chess's ``outcome(claim_draw=False)``: the Outcome of a game over by checkmate, insufficient
+        material, stalemate, the seventy-five-move rule or fivefold repetition; with ``claim_draw`` also by
+        a claimable fifty-move or threefold-repetition draw; None otherwise."""
+        result, termination = _core.State.outcome(self)   # the search's rule, in python-chess's precedence
+        if result != 0 and termination not in _CLAIMABLE:
+            return Outcome(Termination(termination), _WINNER.get(result))
+        if claim_draw:
+            _, _, fifty, threefold = _core.chess_draw_rules(self, True)
+            if fifty:
+                return Outcome(Termination.FIFTY_MOVES, None)
+            if threefold:
+                return Outcome(Termination.THREEFOLD_REPETITION, None)
+        return None
+
+    def is_insufficient_material(self) -> bool:
+        """Neither side can mate by material (python-chess's ``is_insufficient_material``)."""
+        return _core.chess_draw_rules(self)[0]
+
+    def is_repetition(self, count: int = 3) -> bool:
+        """The position has occurred ``count`` times (python-chess's ``is_repetition``: since construction,
+        since the last capture, pawn move, loss of castling rights or move from a position with a legal en
+        passant capture; a repetition the next move could make does not count)."""
+        return _core.chess_draw_rules(self)[1] >= count
+
+    def is_seventyfive_moves(self) -> bool:
+        """The automatic draw: a halfmove clock of at least 150 in a position with legal moves."""
+        return self.halfmove_clock >= 150 and len(self.legal_actions()) > 0
+
+    def is_fivefold_repetition(self) -> bool:
+        """The automatic draw: the position's fifth occurrence (``is_repetition(5)``)."""
+        return self.is_repetition(5)
+
+    def can_claim_fifty_moves(self) -> bool:
+        """The player to move can claim the fifty-move rule: a halfmove clock of at least 100, or a legal move
+        that is no capture or pawn move reaches it (python-chess's)."""
+        return _core.chess_draw_rules(self, True)[2]
+
+    def can_claim_threefold_repetition(self) -> bool:
+        """The player to move can claim threefold repetition: the position occurred three times, or a legal
+        move reaches a position's third occurrence (python-chess's)."""
+        return _core.chess_draw_rules(self, True)[3]
+
+    def can_claim_draw(self) -> bool:
+        """``can_claim_fifty_moves() or can_claim_threefold_repetition()`` (python-chess's)."""
+        _, _, fifty, threefold = _core.chess_draw_rules(self, True)
+        return fifty or threefold
+
+
+class Chess(_ChessRules):
     """Standard chess.  ``Chess()`` is the start position; ``Chess(fen)`` any legal position."""
 
     GAME = "chess"
@@ -303,7 +506,7 @@ class Chess(ChessFamily):
         super().__init__(self.GAME, fen)
 
 
-class Chess960(ChessFamily):
+class Chess960(_ChessRules):
     """Fischer random chess: ``Chess960(position)`` with the start position number 0..959
     (Scharnagl numbering, 518 is the standard array), or from a FEN: ``Chess960(fen=...)`` or
     ``Chess960("<fen>")``; castling rights in FEN may be KQkq, X-FEN or Shredder-FEN letters;
@@ -328,14 +531,12 @@ def chess960_fen(position: int) -> str:
 
 registry.register(registry.GameInfo(
     name=Chess.GAME, cls=Chess, family="chess", from_text=lambda text, size, flags: Chess(text),
-    san=True, uci=True, openings="openings_chess.txt",
-    annotator="mavgame.annotators.chess:chess_annotator", annotator_options={"nodes": 20_000},
-    ood_placements="mavgame.model.ood:random_chess_position_set"))
+    san=True, uci=True, openings="openings_chess.txt"))
 registry.register(registry.GameInfo(
     name=Chess960.GAME, cls=Chess960, family="chess", from_text=lambda text, size, flags: Chess960(fen=text),
     flags={"chess960": _core.FLAG_CHESS960}, san=True, pgn_variant="Chess960", uci=True, uci_chess960=True,
-    start_position=_core.chess960_fen, start_positions=960, start_prefix="960-",
-    annotator="mavgame.annotators.chess:chess_annotator", annotator_options={"nodes": 20_000}))
+    start_position=_core.chess960_fen, start_positions=960, start_prefix="960-"))
 
 
-__all__ = ["ChessFamily", "Chess", "Chess960", "Outcome", "chess960_fen", "WHITE", "BLACK"]
+__all__ = ["ChessFamily", "Chess", "Chess960", "Move", "Piece", "Outcome", "chess960_fen", "WHITE", "BLACK",
+           "PAWN", "KNIGHT", "BISHOP", "ROOK", "QUEEN", "KING"]

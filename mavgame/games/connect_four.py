@@ -6,7 +6,7 @@
 '......./......./......./......./...o.../..oxx.. x'
 >>> board.push("4")
 3
->>> board.legal_moves()
+>>> list(board.legal_moves)       # python-chess's board.legal_moves: a live view of the move strings
 ['1', '2', '3', '4', '5', '6', '7']
 >>> ConnectFour(moves="44").solve(max_seconds=0.001).complete
 False
@@ -139,7 +139,7 @@ class ConnectFour(GameBase):
     @classmethod
     def from_moves(cls, moves: str) -> "ConnectFour":
         """The position after a sequence of columns 1..7 ("" = the empty board), with the moves in its
-        history (``move_stack()``, ``pop()``, the last move ringed in the SVG picture)."""
+        history (``move_stack``, ``pop()``, the last move ringed in the SVG picture)."""
         return cls(moves=moves)
 
     # --- text ---------------------------------------------------------------------------
@@ -270,10 +270,6 @@ def solver(tt_log2: int = 0, book: bool = True) -> "_core.C4Solver":
 registry.register(registry.GameInfo(
     name=ConnectFour.GAME, cls=ConnectFour, family="connect_four",
     from_text=lambda text, size, flags: ConnectFour(text), openings="openings_connect_four.txt",
-    # a per-position budget that keeps data generation finite (an unbudgeted solve of an opening
-    # position can take many minutes)
-    annotator="mavgame.annotators.connect_four:connect_four_annotator", annotator_options={"max_nodes": 1_000_000},
-    perfect_player="mavgame.agents.basic:perfect_connect_four", slow_perfect_player=True,
     phases=(("opening", 0, 13), ("middle", 14, 27), ("end", 28, 42))))
 
 

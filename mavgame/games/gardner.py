@@ -4,7 +4,7 @@
 >>> board = Gardner()
 >>> board.fen()
 'rnbqk/ppppp/5/PPPPP/RNBQK w - - 0 1'
->>> sorted(board.legal_moves())
+>>> sorted(board.legal_moves)
 ['a2a3', 'b1a3', 'b1c3', 'b2b3', 'c2c3', 'd2d3', 'e2e3']
 >>> board.push_san("Nc3")
 301
@@ -16,7 +16,9 @@ without the pawn double step, en passant and castling.  Pawns promote to a knigh
 ``bishop_promotion=True`` also allows a bishop (pgx's gardner_chess does; the solved-game paper
 of Mhalla and Prost does not).  The game ends by checkmate, stalemate, insufficient material (kings
 only, king and one minor piece against a king, or only bishops all on one square colour), the
-fifty-move rule (halfmove clock 100) or threefold repetition.
+fifty-move rule (halfmove clock 100) or threefold repetition, both automatic here: ``outcome()``,
+``is_game_over()`` and ``result()`` are the rules' (``claim_draw`` changes nothing: there is no claim, and
+no seventy-five-move or fivefold rule; the python-chess claim methods are Chess's and Chess960's only).
 
 Moves are UCI-style strings on squares a1..e5 (``"b2b3"``, ``"a4a5q"``) or integer actions
 ``from + 25 * to + 625 * promo`` (squares ``file + 5 * rank``; promo 0 none, 1 knight, 2 bishop,
@@ -24,11 +26,11 @@ Moves are UCI-style strings on squares a1..e5 (``"b2b3"``, ``"a4a5q"``) or integ
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import List, Optional
 
 from .. import _core
 from . import registry
-from .chess import ChessFamily, Outcome
+from .chess import ChessFamily, Outcome, _GardnerMove
 
 #: ``mg_config.flags`` bit that allows promotion to a bishop (MG_FLAG_GARDNER_BISHOP in game.h).
 FLAG_BISHOP_PROMOTION = _core.FLAG_GARDNER_BISHOP
@@ -43,6 +45,7 @@ class Gardner(ChessFamily):
     GAME = "gardner"
     FILES = 5
     RANKS = 5
+    _MOVE = _GardnerMove
 
     def __init__(self, fen: Optional[str] = None, bishop_promotion: bool = False):
         flags = FLAG_BISHOP_PROMOTION if bishop_promotion else 0
@@ -62,8 +65,17 @@ class Gardner(ChessFamily):
 registry.register(registry.GameInfo(
     name=Gardner.GAME, cls=Gardner, family="chess",
     from_text=lambda text, size, flags: Gardner(text, bishop_promotion=bool(flags & FLAG_BISHOP_PROMOTION)),
-    flags={"bishop_promotion": FLAG_BISHOP_PROMOTION}, san=True, pgn_variant="Gardner", uci_variant="gardner",
-    annotator="mavgame.annotators.gardner:gardner_annotator", annotator_options={"nodes": 20_000}))
+    flags={"bishop_promotion": FLAG_BISHOP_PROMOTION}, san=True, pgn_variant="Gardner", uci_variant="gardner"))
 
 
-__all__ = ["Gardner", "Outcome", "START_FEN", "FLAG_BISHOP_PROMOTION"]
+def paper_moves(state: "Gardner") -> Optional[List[str]]:
+    """The ``searchmoves`` that keep the engine to mavgame's rules in ``state``: its legal moves when
+    the game forbids bishop promotion and a promotion is legal (the engine would also consider the
+    bishop promotion), else None (the engine's own moves are the game's)."""
+    if state.flags & FLAG_BISHOP_PROMOTION:
+        return None
+    moves = [str(m) for m in state.legal_moves]
+    return moves if any(len(m) == 5 for m in moves) else None
+
+
+__all__ = ["Gardner", "Outcome", "START_FEN", "FLAG_BISHOP_PROMOTION", "paper_moves"]

@@ -367,9 +367,9 @@ def check(lines: Sequence[OracleLine], *, mate_nodes: int = 2_000_000, draw_plie
     ``mate_method``: the prover's method for the ``#x`` leaves and the uncovered replies ("pns", the
     default, or "alphabeta": exhaustive, exact distances, shallow).  Budgets: ``mate_nodes`` per ``#x``
     leaf (and per retry of a refuted leaf, ``retry_moves`` of them), ``draw_plies`` / ``draw_nodes`` per drawn leaf,
-    ``cover_moves`` / ``cover_nodes`` per uncovered opponent reply; ``engine`` (a Fairy-Stockfish
-    :class:`~mavgame.engines.uci.UCIEngine` from :func:`mavgame.engines.fairy.open_engine`, or None) then judges the
-    replies the prover left open with ``engine_nodes`` nodes each."""
+    ``cover_moves`` / ``cover_nodes`` per uncovered opponent reply; ``engine`` (a Fairy-Stockfish UCI engine,
+    or None: anything with ``go(fen, nodes=..., searchmoves=...)`` returning a result with ``.score``) then judges
+    the replies the prover left open with ``engine_nodes`` nodes each."""
     import time
 
     from .gardner_prover import Prover
@@ -467,7 +467,7 @@ def check(lines: Sequence[OracleLine], *, mate_nodes: int = 2_000_000, draw_plie
                     row["status"] = "hopeless (mate proven)" if res.proven else "not covered"
                     row["mate_plies"] = res.mate_plies
                     if not res.proven and engine is not None:
-                        from ..engines.fairy import paper_moves
+                        from .gardner import paper_moves
                         board.push(int(a))
                         sc = engine.go(board.fen(), nodes=engine_nodes, searchmoves=paper_moves(board)).score
                         board.pop()

@@ -324,10 +324,7 @@ registry.register(registry.GameInfo(
     name=Hex.GAME, cls=Hex, family="hex",
     from_text=lambda text, size, flags: Hex(size or None, swap=bool(flags & FLAG_SWAP), text=text),
     flags={"swap": FLAG_SWAP}, default_board_size=DEFAULT_SIZE, max_board_size=MAX_SIZE,
-    openings="openings_hex_{board_size}.txt",
-    annotator="mavgame.annotators.hex:hex_annotator",
-    annotator_options={"solve_max_cells": 49, "solver_max_nodes": 1_000_000, "sims": 10_000},
-    perfect_player="mavgame.agents.basic:perfect_hex", slow_perfect_player=True))
+    openings="openings_hex_{board_size}.txt"))
 
 
 __all__ = ["Hex", "HexSolveResult", "Outcome", "SWAP", "FLAG_SWAP", "MAX_SIZE", "DEFAULT_SIZE"]

@@ -15,9 +15,10 @@ games with :func:`register` when it is imported.  Lookups load every module of `
     ...
     mavgame.games.registry.UnknownGameError: unknown game 'go' (games: tictactoe, gardner, chess, ...)
 
-Factories that would pull in heavy modules (annotators, perfect players) are named as
-``"module:attribute"`` strings and imported on first use.  See docs/architecture.md, "Adding a game
-(Python side)", for the checklist.
+The registry names nothing above the games: the tools of a game register themselves from their own layer
+(OpenSpiel's registration beside what it registers): annotators in the annotators package, perfect players
+beside the basic agents, out-of-distribution sets beside the model's data code.  See
+docs/architecture.md, "Adding a game (Python side)", for the checklist.
 """
 from __future__ import annotations
 
@@ -44,11 +45,6 @@ class UnknownGameError(ValueError):
     """A game name that the registry does not know (the message names it and lists the known ones)."""
 
 
-def _resolve(ref: str) -> Callable:
-    mod, _, attr = ref.partition(":")
-    return getattr(importlib.import_module(mod), attr)
-
-
 @dataclass(frozen=True)
 class GameInfo:
     """What generic Python code needs to know about one game.
@@ -66,14 +62,6 @@ class GameInfo:
     - ``start_position(n)`` / ``start_positions`` / ``start_prefix``: numbered start positions used as
       openings instead of an opening file (Chess960's 960 positions, named ``960-N``).
     - ``openings``: the shipped opening file in ``mavgame/data`` (``{board_size}`` filled in), or None.
-    - ``annotator``: ``"module:function"`` of ``function(options) -> annotate(state)`` for the MAV data
-      pipeline, with ``annotator_options`` as its default budget; None: no annotator.
-    - ``perfect_player``: ``"module:function"`` of ``function(**kwargs) -> Agent`` (the ``perfect``
-      agent kind), None if the game has none; ``slow_perfect_player``: it solves the game exactly, so
-      early moves can take minutes.
-    - ``ood_placements``: ``"module:function"`` of ``function(out, n, seed=..., annotator_options=...,
-      workers=..., progress=...)`` that writes an annotated position set of ``n`` random placements, the
-      game's out-of-distribution set instead of random-play games (chess: the MAV paper's), or None.
     - ``phases``: ``(name, first ply, last ply)`` of the opening, middle and end game for the data
       statistics (``mavgame data-stats``); empty: per ply only.
     """
@@ -94,19 +82,10 @@ class GameInfo:
     start_positions: int = 0
     start_prefix: str = ""
     openings: Optional[str] = None
-    annotator: Optional[str] = None
-    annotator_options: Mapping[str, Any] = field(default_factory=dict)
-    perfect_player: Optional[str] = None
-    slow_perfect_player: bool = False
-    ood_placements: Optional[str] = None
     phases: Tuple[Tuple[str, int, int], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "flags", types.MappingProxyType(dict(self.flags)))
-        object.__setattr__(self, "annotator_options", types.MappingProxyType(dict(self.annotator_options)))
-        for ref in (self.annotator, self.perfect_player, self.ood_placements):
-            if ref is not None and ":" not in ref:
-                raise ValueError(f"game {self.name!r}: {ref!r} is not a 'module:function' reference")
 
     @property
     def sized(self) -> bool:
@@ -144,21 +123,6 @@ class GameInfo:
             raise ValueError(f"{label!r}: the start positions of {self.name} are "
                              f"{self.start_prefix}0..{self.start_prefix}{self.start_positions - 1}")
         return self.start_position(int(num))
-
-    def make_annotator(self, options: Optional[Mapping[str, Any]] = None) -> Callable:
-        """``annotate(state) -> ({move: value}, best move)`` for the MAV data pipeline (``options``
-        replace ``annotator_options``)."""
-        if self.annotator is None:
-            raise ValueError(f"no annotator for game {self.name!r} (games with one: "
-                             f"{', '.join(g.name for g in infos() if g.annotator)})")
-        return _resolve(self.annotator)(dict(options or {}))
-
-    def make_perfect_player(self, **kwargs: Any) -> Any:
-        """The game's perfect player (an :class:`mavgame.agents.base.Agent`); ValueError if there is none."""
-        if self.perfect_player is None:
-            raise ValueError(f"no perfect player for {self.name!r} (games with one: "
-                             f"{', '.join(g.name for g in infos() if g.perfect_player)})")
-        return _resolve(self.perfect_player)(**kwargs)
 
 
 _REGISTRY: Dict[str, GameInfo] = {}
@@ -226,7 +190,7 @@ class override:
     """Context manager that registers descriptors for a while (tests, experiments) and restores the
     registry afterwards::
 
-        with registry.override(dataclasses.replace(registry.get("tictactoe"), perfect_player=None)):
+        with registry.override(dataclasses.replace(registry.get("tictactoe"), openings=None)):
             ...
     """
 

@@ -8,7 +8,7 @@
 0
 >>> board.text()
 '.../.x./o.. x'
->>> len(board.legal_moves())
+>>> len(board.legal_moves)
 7
 
 Cells are named a1..c3 (column a..c, row 1..3 from the bottom); the action is
@@ -135,7 +135,6 @@ class TicTacToe(GameBase):
 registry.register(registry.GameInfo(
     name=TicTacToe.GAME, cls=TicTacToe, family="tictactoe",
     from_text=lambda text, size, flags: TicTacToe(text), openings="openings_tictactoe.txt",
-    annotator="mavgame.annotators.exhaustive:exhaustive_annotator", perfect_player="mavgame.agents.basic:perfect_minimax",
     phases=(("opening", 0, 2), ("middle", 3, 5), ("end", 6, 9))))
 
 

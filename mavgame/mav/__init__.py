@@ -11,7 +11,7 @@ specification, with examples for every game, is ``docs/format.md``.
     >>> print(mav.prompt(s, "%state %top_all %best_action"), end="")
     <mav game=tictactoe> %state %top_all %best_action </mav>
     [%state x .........]
-    >>> values = {m: 0.5 for m in s.legal_moves()}
+    >>> values = {m: 0.5 for m in s.legal_moves}
     >>> values["b2"] = 0.6
     >>> print(mav.target(s, values, "%state %top_3 %best_action"), end="")
     [%top_3 b2:<ctrl38> a1:<ctrl32> b1:<ctrl32>]

@@ -99,7 +99,7 @@ def build_search_tree(state, annotate: Annotate, depth: int = 3, breadth: int = 
         return None
     tree = SearchTree(state.copy(), [], depth, breadth)
     if root is not None:
-        legal = set(state.legal_moves())
+        legal = set(state.legal_moves)
         named = set(root[0])
         if named != legal or (root[1] is not None and root[1] not in legal):
             raise ValueError(f"root annotation of {state.text()!r}: moves {sorted(named)} with best {root[1]!r}, "

@@ -39,7 +39,7 @@ def play_annotated_game(game: str, annotate, rng: np.random.Generator, epsilon: 
     recs: List[Optional[Dict[str, Any]]] = []
     prev: Optional[Tuple[str, str]] = None
     while st.ply < random_opening and not st.is_terminal():
-        moves = st.legal_moves()
+        moves = list(st.legal_moves)
         mv = moves[int(rng.integers(len(moves)))]
         prev = (st.text(), mv)
         st.push(mv)
@@ -74,7 +74,7 @@ def play_annotated_game(game: str, annotate, rng: np.random.Generator, epsilon: 
                     persistent.record(text, new_entry)
                 else:
                     persistent[text] = new_entry
-        moves = st.legal_moves()
+        moves = list(st.legal_moves)
         if ann is None:  # the engine could not annotate it within its budget: left out, random move
             recs.append({"skipped": True, "ply": st.ply})
             mv = moves[int(rng.integers(len(moves)))]

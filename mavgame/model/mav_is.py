@@ -70,13 +70,13 @@ def model_root_values(model: MAVModel, states: Sequence[Any], breadth: int = 4, 
     from ..mav.values import bucket_value
     prompts = [trace_prompt(s, breadth, depth) for s in states]
     if max_new_tokens is None:
-        max_new_tokens = 48 + 8 * max((len(s.legal_moves()) for s in states), default=0)
+        max_new_tokens = 48 + 8 * max((len(s.legal_moves) for s in states), default=0)
     outs = model.generate(prompts, max_new_tokens=max_new_tokens, batch_size=batch_size)
     res: List[Optional[Tuple[Dict[str, float], Optional[str]]]] = []
     for st, out in zip(states, outs):
         head = out.text.split(TRACE_EXPAND, 1)[0]
         m = _ROOT_TOP.search(head)
-        legal = set(st.legal_moves())
+        legal = set(st.legal_moves)
         if m is None:
             res.append(None)
             continue

@@ -4,7 +4,7 @@ piece placements (annotated by Stockfish into a position set: the Table-2 metric
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -152,21 +152,20 @@ def ood_positions(game: str, out, n_games: int, exclude: Sequence[Any] = (), see
     does: loose, scattered, often lost for one side long before the end. Returns (records, info) with
     info = {games, generated, in_excluded, positions, epsilon, random_opening, seed}.
 
-    For a game with random placements (``GameInfo.ood_placements``; ``placements``, default True there) the
+    For a game with random placements (:data:`OOD_PLACEMENTS`; ``placements``, default True there) the
     set is those instead: for chess the paper's, ``n_games`` random piece placements
     (:func:`random_chess_position_set`), info = {placements, generated, in_excluded, positions, seed, kind}."""
-    from ..games import registry
     root = Path(out)
-    maker = registry.get(game).ood_placements
+    maker = OOD_PLACEMENTS.get(game)
     if placements is None:
         placements = maker is not None
     if placements:
         if maker is None:
             raise ValueError(f"{game!r} has no random-placement out-of-distribution set (games with one: "
-                             f"{', '.join(g.name for g in registry.infos() if g.ood_placements)})")
+                             f"{', '.join(sorted(OOD_PLACEMENTS))})")
         if not (root / "train" / MANIFEST).exists():
-            registry._resolve(maker)(root, n_games, seed=seed, annotator_options=annotator_options,
-                                     workers=workers, progress=progress)
+            maker(root, n_games, seed=seed, annotator_options=annotator_options, workers=workers,
+                  progress=progress)
     elif not (root / "train" / MANIFEST).exists():
         generate_positions(game, root, n_games, seed=seed, epsilon=1.0, workers=workers, val_fraction=0.0,
                            board_size=board_size, random_opening=random_opening,
@@ -185,4 +184,9 @@ def ood_positions(game: str, out, n_games: int, exclude: Sequence[Any] = (), see
     return keep, info
 
 
-__all__ = ["random_chess_positions", "random_chess_position_set", "ood_positions", "STOCKFISH_MAX_PIECES"]
+# game -> function(out, n, seed=..., annotator_options=..., workers=..., progress=...) writing an annotated set
+# of n random placements: the game's out-of-distribution set instead of random-play games (chess: the paper's)
+OOD_PLACEMENTS: Dict[str, Callable[..., Any]] = {"chess": random_chess_position_set}
+
+__all__ = ["random_chess_positions", "random_chess_position_set", "ood_positions", "OOD_PLACEMENTS",
+           "STOCKFISH_MAX_PIECES"]

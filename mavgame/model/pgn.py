@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
+from .. import _core
 from ..annotators import DEFAULT_ANNOTATOR_OPTIONS
 from .generate import _WORKER, _run_jobs
 from .store import PositionWriter
@@ -91,7 +92,7 @@ def _pgn_game_records(headers: Dict[str, str], sans: List[str], annotate, every:
             rec: Dict[str, Any] = {"state": text, "prev_state": prev[0] if prev else None,
                                    "prev_action": prev[1] if prev else None, "ply": ply}
             if st.is_terminal():
-                rec.update(values={}, best=None, result=st.result())
+                rec.update(values={}, best=None, result=_core.State.result(st))   # the search's rule, as is_terminal
                 recs.append(rec)
                 break
             ann = cache.get(text)

@@ -143,7 +143,7 @@ def decisive_games(pgn_paths: Sequence[str], *, mate_only: bool = False, max_gam
             continue
         if mate_only:
             st, ok = replay_pgn_game(headers, sans)
-            if not ok or not st.is_terminal() or st.result() != res:
+            if not ok or not st.is_terminal() or _core.State.result(st) != res:
                 continue
         out.append(StartGame(headers, list(sans), 0 if res == "1-0" else 1))
     if not out:
@@ -166,7 +166,7 @@ class SelfPlayGame:
     def outcome(self, color: int) -> str:
         if self.aborted:
             return "aborted"
-        r = self.state.result()
+        r = _core.State.result(self.state)   # the search's rule (a claimable draw ends the game)
         if r == "1/2-1/2":
             return "draw"
         return "win" if (r == "1-0") == (color == 0) else "loss"

@@ -265,6 +265,45 @@ def _set_rng_state(st: Dict[str, Any]) -> None:
         torch.cuda.set_rng_state_all(st["cuda"])
 
 
+def json_safe(obj: Any) -> Any:
+    """``obj`` with every non-finite float (NaN, inf) replaced by None, so that ``json.dumps`` writes JSON
+    (which has no NaN) that every reader accepts."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    return obj
+
+
+class _StopOnInterrupt:
+    """While active (main thread only), Ctrl-C sets ``requested`` instead of raising, so the training loop
+    stops between two steps, writes its checkpoint and then raises KeyboardInterrupt; a second Ctrl-C
+    raises at once."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._old: Any = None
+
+    def __enter__(self) -> "_StopOnInterrupt":
+        import signal
+        import threading
+        if threading.current_thread() is threading.main_thread():
+            self._old = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def _handler(self, signum, frame) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def __exit__(self, *exc) -> None:
+        if self._old is not None:
+            import signal
+            signal.signal(signal.SIGINT, self._old)
+
+
 def save_checkpoint(path: Path, state: Dict[str, Any]) -> None:
     """Write the checkpoint durably (temporary file, fsync, rename)."""
     save_state(state, path)
@@ -484,7 +523,7 @@ class Trainer:
 
     def log(self, rec: Dict[str, Any]) -> None:
         with open(self.out / LOG, "a", encoding="utf-8") as f:
-            f.write(json.dumps(rec, sort_keys=True) + "\n")
+            f.write(json.dumps(json_safe(rec), sort_keys=True) + "\n")
 
     # -- the loop ---------------------------------------------------------------------------------
     def run(self, stop_after: Optional[int] = None) -> Dict[str, Any]:
@@ -502,7 +541,19 @@ class Trainer:
         it = iter(self._loader())
         t0, tok0 = time.perf_counter(), self.tokens_seen
         run_loss, run_n, last = 0.0, 0, {}
-        while self.step < stop:
+        with _StopOnInterrupt() as interrupt:
+            last = self._steps(it, stop, bar, t0, tok0, run_loss, run_n, last, interrupt)
+        if bar is not None:
+            bar.close()
+        if interrupt.requested:
+            self.checkpoint()
+            raise KeyboardInterrupt(f"training interrupted at step {self.step}; the checkpoint "
+                                    f"{self.out / CHECKPOINT} holds it: run the same command to resume")
+        return last
+
+    def _steps(self, it, stop, bar, t0, tok0, run_loss, run_n, last, interrupt) -> Dict[str, Any]:
+        cfg = self.cfg
+        while self.step < stop and not interrupt.requested:
             lr = lr_at(self.step, cfg)
             for g in self.opt.param_groups:
                 g["lr"] = lr
@@ -558,8 +609,6 @@ class Trainer:
                     if bar is not None:
                         bar.write(" ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}"
                                            for k, v in metrics.items()))
-        if bar is not None:
-            bar.close()
         return last
 
 

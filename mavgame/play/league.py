@@ -53,7 +53,7 @@ from .records import CHESS_FAMILY, GameRecord, Opening, RecordError, check_recor
 from .results import LeagueResults, ResultsWarning, load_results
 from .store import ResultStore, StoreError, store_path_for
 
-__all__ = ["Opening", "GameRecord", "Adjudicator", "League", "LeagueResults", "LeagueError", "play_game",
+__all__ = ["Opening", "GameRecord", "Adjudicator", "League", "LeagueResults", "LeagueError", "LeagueInterrupted", "play_game",
            "match", "load_results", "to_pgn", "to_movelist", "CHESS_FAMILY", "ResultStore", "StoreError",
            "ResultsWarning"]
 
@@ -62,6 +62,10 @@ FILE_VERSION = 1
 
 class LeagueError(RuntimeError):
     """A game of the league failed (the message names the game and the cause); finished games are saved."""
+
+
+class LeagueInterrupted(LeagueError):
+    """The league was interrupted (Ctrl-C); finished games are saved and a rerun resumes."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -204,6 +208,9 @@ class League:
                 if n is not None:
                     if n < 1:
                         raise ValueError(f"the number of openings must be >= 1, not {n}")
+                    if n > len(ops):
+                        raise ValueError(f"{n} openings asked, but {self.game} ships {len(ops)} (give at most "
+                                         f"{len(ops)}, a file, or random:PLIES:N for more)")
                     ops = ops[:n]
         else:
             ops = [o if isinstance(o, Opening) else Opening(str(i), tuple(o)) for i, o in enumerate(openings)]
@@ -393,7 +400,7 @@ class League:
                 bar.close()
                 bar = None
             where = f" in {self.store_path}; run again to resume" if store is not None else ""
-            raise LeagueError(f"league interrupted after {played} new game(s); finished games are saved{where}") from None
+            raise LeagueInterrupted(f"league interrupted after {played} new game(s); finished games are saved{where}") from None
         finally:
             if bar is not None:
                 bar.close()

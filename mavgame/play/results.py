@@ -172,15 +172,26 @@ class LeagueResults:
         return len(self.games)
 
     def export(self, path: str) -> int:
-        """Writes by the file name's extension: ``.jsonl``, ``.csv``, ``.pgn``/``.txt`` (games)."""
+        """Writes by the file name's extension: ``.jsonl`` (records), ``.csv`` (one row per game), ``.pgn`` (chess-family
+        games only) or ``.txt`` (one move list per game, any game); ValueError for any other, or PGN of a non-chess
+        game."""
         ext = os.path.splitext(path)[1].lower()
         if ext == ".jsonl":
             return self.write_jsonl(path)
         if ext == ".csv":
             return self.write_csv(path)
-        if ext in (".pgn", ".txt"):
+        if ext == ".pgn":
+            if not registry.in_family(self.game, "chess"):
+                raise ValueError(f"export {path!r}: PGN is a chess format and {self.game} games are not chess; "
+                                 "use .txt (one move list per game), .jsonl or .csv")
             return self.write_games(path)
-        raise ValueError(f"export {path!r}: unknown extension {ext!r} (use .jsonl, .csv, .pgn or .txt)")
+        if ext == ".txt":
+            with open(path, "w") as f:
+                for g in self.games:
+                    f.write(to_movelist(g) + "\n")
+            return len(self.games)
+        raise ValueError(f"export {path!r}: unknown extension {ext!r} (use .jsonl, .csv, .pgn for chess games, "
+                         ".txt for move lists)")
 
 
 def load_results(path: str) -> LeagueResults:

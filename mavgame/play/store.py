@@ -35,7 +35,7 @@ from typing import List, Optional, Tuple
 
 from .records import GameRecord, RecordError, check_record
 
-__all__ = ["ResultStore", "StoreError", "ImportReport", "read_jsonl", "store_path_for", "SCHEMA_VERSION"]
+__all__ = ["ResultStore", "StoredElo", "StoreError", "ImportReport", "read_jsonl", "store_path_for", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 1
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -144,6 +144,26 @@ class ImportReport:
         return s
 
 
+
+class StoredElo(dict):
+    """An Elo table as stored in a results store (the JSON of :meth:`mavgame.play.elo.EloResult.to_dict`): a
+    plain dict, shown as a table in Jupyter (``_repr_html_``) and by ``to_pandas()``."""
+
+    def rows(self) -> List[dict]:
+        return list(self.get("rows") or [])
+
+    def _repr_html_(self) -> str:
+        from .._tables import html_table
+        rows = self.rows()
+        cols = [c for c in (rows[0] if rows else {}) if c != "agent"]
+        return html_table(cols, [[r.get(c) for c in cols] for r in rows], self.get("method") or "Elo",
+                          index=[r.get("agent") for r in rows])
+
+    def to_pandas(self):
+        """The table as a pandas DataFrame, one row per agent (needs pandas)."""
+        from .._tables import pandas
+        return pandas().DataFrame(self.rows()).set_index("agent")
+
 class ResultStore:
     """A league's SQLite results store (see the module docstring).
 
@@ -222,11 +242,12 @@ class ResultStore:
     def set_header(self, header: dict) -> None:
         self._write(lambda db: db.execute("INSERT OR REPLACE INTO meta VALUES ('league', ?)", (json.dumps(header),)))
 
-    def elo(self) -> Optional[dict]:
+    def elo(self) -> Optional["StoredElo"]:
         """The last Elo table stored (:meth:`mavgame.play.elo.EloResult.to_dict`: ratings, the scale's origin,
-        the prior, the calibration), or None."""
+        the prior, the calibration) as a :class:`StoredElo` (a dict that Jupyter shows as a table), or None.
+        To refit from the games: ``mavgame.play.load_results(path).elo()``."""
         row = self.db.execute("SELECT value FROM meta WHERE name = 'elo'").fetchone()
-        return None if row is None else json.loads(row[0])
+        return None if row is None else StoredElo(json.loads(row[0]))
 
     def set_elo(self, table: dict) -> None:
         """Stores an Elo table (JSON data, NaN-free) as the store's last one."""

@@ -81,7 +81,7 @@ class StateOracle:
         self.values_fn = values_fn
 
     def _answer(self, state) -> Dict[str, Any]:
-        res = state.result()
+        res = _core.State.result(state)   # the search's terminal rule (for a game class too)
         if res != "*":
             return {"state": state.text(), "result": res}
         return {"state": state.text(), "values": self.values_fn(state)}
@@ -146,7 +146,7 @@ class UCIEvaluator:
         One MultiPV search values most moves; with a small limit the engine may stop before it
         has a line for every move, so each move still missing is valued by searching the position
         after it (a finished game: 1 for the mating move, 0.5 for a draw)."""
-        moves = state.legal_moves()
+        moves = list(state.legal_moves)
         if not moves:
             return {}
         fen = state.text()
@@ -161,7 +161,7 @@ class UCIEvaluator:
                 continue
             child = state.copy()
             child.push(mv)
-            res = child.result()
+            res = _core.State.result(child)
             if res != "*":
                 out[mv] = 0.5 if res == "1/2-1/2" else 1.0  # only the mover can have won
                 continue

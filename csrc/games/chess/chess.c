@@ -542,13 +542,52 @@ int mg_chess_insufficient_material(const S *s)
     return 1;
 }
 
-static int repetitions(const S *s)
+int mg_chess_repetitions(const S *s)
 {
     int count = 1;
     for (uint32_t k = 2; k <= s->rep_len && k < MG_CHESS_HIST; k += 2)
         if (s->hist[(s->ply - k) & (MG_CHESS_HIST - 1)] == s->hash)
             count++;
     return count;
+}
+
+/* Occurrences of hash h among the window of `s` (the current position and the positions since the
+ * last irreversible move): python-chess's transposition counter of can_claim_threefold_repetition. */
+static int window_count(const S *s, uint64_t h)
+{
+    int count = 0;
+    for (uint32_t k = 0; k <= s->rep_len && k < MG_CHESS_HIST; k++)
+        count += s->hist[(s->ply - k) & (MG_CHESS_HIST - 1)] == h;
+    return count;
+}
+
+void mg_chess_draw_claims(const S *s, int *fifty, int *threefold)
+{
+    int32_t moves[MG_CHESS_MAX_MOVES];
+    int n = mg_chess_legal_actions(s, moves);
+    int f = n > 0 && s->halfmove >= 100;
+    int t = window_count(s, s->hash) >= 3;
+    int look_fifty = fifty && !f && s->halfmove >= 99, look_three = threefold && !t;
+    if (look_fifty || look_three) {
+        /* One legal move ahead, on a copy: the fifty-move clock reaching 100 by a move that is no
+         * capture or pawn move (to a position with legal moves), or a move to a position that occurred
+         * twice already (the position after an irreversible move cannot have: its material, pawns or
+         * castling rights differ from all of the window's). */
+        S c = *s;
+        U u;
+        for (int i = 0; i < n && (look_fifty || look_three); i++) {
+            chess_make(&c, moves[i], &u);
+            if (look_fifty && c.halfmove >= 100 && mg_chess_count_legal(&c) > 0)
+                f = 1, look_fifty = 0;
+            if (look_three && window_count(s, c.hash) >= 2)
+                t = 1, look_three = 0;
+            chess_unmake(&c, moves[i], &u);
+        }
+    }
+    if (fifty)
+        *fifty = f;
+    if (threefold)
+        *threefold = t;
 }
 
 static int chess_outcome(const void *st, int *reason)
@@ -565,12 +604,17 @@ static int chess_outcome(const void *st, int *reason)
     } else if (n == 0) {
         r = MG_DRAW;
         why = MG_TERM_STALEMATE;
-    } else if (s->halfmove >= 100) {
+    } else if (s->halfmove >= 100 || s->rep_len >= 4) {
+        /* The automatic draws first (python-chess's order), then those a player may claim. */
+        int reps = s->rep_len >= 4 ? mg_chess_repetitions(s) : 1;
         r = MG_DRAW;
-        why = MG_TERM_FIFTY_MOVES;
-    } else if (s->rep_len >= 4 && repetitions(s) >= 3) {
-        r = MG_DRAW;
-        why = MG_TERM_THREEFOLD_REPETITION;
+        why = s->halfmove >= 150 ? MG_TERM_SEVENTYFIVE_MOVES
+              : reps >= 5        ? MG_TERM_FIVEFOLD_REPETITION
+              : s->halfmove >= 100 ? MG_TERM_FIFTY_MOVES
+              : reps >= 3          ? MG_TERM_THREEFOLD_REPETITION
+                                   : MG_TERM_NONE;
+        if (why == MG_TERM_NONE)
+            r = MG_ONGOING;
     }
     if (reason)
         *reason = why;
@@ -663,7 +707,8 @@ static int chess_action_from_str(const void *st, const char *str, int32_t *a, ch
         str[2] < 'a' || str[2] > 'h' || str[3] < '1' || str[3] > '8') {
         char fen[MG_MAX_TEXT];
         mg_chess_to_fen(s, fen, sizeof fen);
-        snprintf(err, errlen, "invalid UCI move '%.16s' (expected e.g. e2e4 or e7e8q) in %s", str, fen);
+        snprintf(err, errlen, "invalid UCI move %s (expected e.g. e2e4 or e7e8q) in %s",
+                 MG_QUOTE(str, MG_QUOTE_MAX), fen);
         return MG_ERR;
     }
     int from = (str[0] - 'a') + 8 * (str[1] - '1');

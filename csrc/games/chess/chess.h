@@ -32,13 +32,19 @@
  * an en passant capture is legal, so it is printed, hashed and compared only
  * then (python-chess's default fen() does the same).
  *
- * Outcome (in this order, as python-chess's outcome() with these rules): checkmate,
- * insufficient material (python-chess's is_insufficient_material), stalemate,
- * fifty-move rule (halfmove clock >= 100), threefold repetition (the position has
- * occurred three times since the state was constructed, counting only positions
- * since the last irreversible move: a capture, a pawn move, a loss of castling
- * rights, or a move from a position with a legal en passant capture; this is
- * python-chess's is_repetition(3)).
+ * Outcome: the search's terminal rule (mg_game.outcome: is_terminal, MCTS, the solvers,
+ * leagues, the MAV data), in python-chess's order of precedence: checkmate, insufficient
+ * material (python-chess's is_insufficient_material), stalemate, the seventy-five-move rule
+ * (halfmove clock >= 150), fivefold repetition, the fifty-move rule (halfmove clock >= 100),
+ * threefold repetition.  A repetition count is python-chess's is_repetition(n): the
+ * occurrences of the position since the state was constructed, counting only positions
+ * since the last irreversible move (a capture, a pawn move, a loss of castling rights, or a
+ * move from a position with a legal en passant capture), over the last MG_CHESS_HIST - 1
+ * plies.  So a position where a draw can be claimed (fifty moves, threefold) ends the game
+ * here, as an engine claims what it can; python-chess's outcome() ends a game only at the
+ * automatic draws (75 moves, fivefold) and leaves the other two to a claim:
+ * mg_chess_draw_claims below answers its can_claim_fifty_moves and
+ * can_claim_threefold_repetition (which also look one legal move ahead).
  */
 #ifndef MG_CHESS_H
 #define MG_CHESS_H
@@ -65,9 +71,11 @@ enum { MG_CH_PAWN = 1, MG_CH_KNIGHT, MG_CH_BISHOP, MG_CH_ROOK, MG_CH_QUEEN, MG_C
 #define MG_CHESS_MAX_MOVES 592
 #define MG_CHESS_NUM_ACTIONS (5 * 4096)
 
-/* Hashes kept for repetition detection (a power of two > 100: a longer run of
- * reversible moves already ends the game by the fifty-move rule). */
-#define MG_CHESS_HIST 128
+/* Hashes kept for repetition detection (a power of two > 151: a run of reversible moves
+ * from a halfmove clock of 0 lasts at most 150 plies before the seventy-five-move rule ends
+ * the game, so python-chess's claims and repetitions are counted over the whole run; past an
+ * automatic end, a position is compared with the last MG_CHESS_HIST - 1 plies only). */
+#define MG_CHESS_HIST 256
 
 /* Castling right index: color * 2 + side, side 0 = h-side (O-O), 1 = a-side (O-O-O). */
 typedef struct mg_chess_state {
@@ -125,6 +133,14 @@ void mg_chess_set_ep(mg_chess_state *s, int pushed);
 /* Non-zero if square `sq` is attacked by `color` with occupancy `occ`. */
 int mg_chess_attacked(const mg_chess_state *s, int sq, int color, uint64_t occ);
 int mg_chess_insufficient_material(const mg_chess_state *s);
+/* The occurrences of the position (1: none before it), as python-chess's is_repetition(n) is
+ * "repetitions >= n" (see Outcome above). */
+int mg_chess_repetitions(const mg_chess_state *s);
+/* python-chess's draw claims: *fifty = can_claim_fifty_moves() (a halfmove clock >= 100, or
+ * >= 99 and a legal move that keeps the clock running to a position with legal moves);
+ * *threefold = can_claim_threefold_repetition() (the position occurred three times, or a legal
+ * move reaches a position that occurred twice).  Either pointer may be NULL. */
+void mg_chess_draw_claims(const mg_chess_state *s, int *fifty, int *threefold);
 /* Square of the king's destination / rook's destination for castling right i. */
 int mg_chess_castle_king_to(int right);
 int mg_chess_castle_rook_to(int right);

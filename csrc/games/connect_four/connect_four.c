@@ -29,19 +29,19 @@ int mg_c4_from_moves(mg_c4_state *out, const char *moves, char *err, size_t errl
     for (size_t i = 0; moves[i]; i++) {
         char c = moves[i];
         if (c < '1' || c > '7') {
-            snprintf(err, errlen, "Connect Four move sequence '%.60s': bad character '%c' at offset %zu "
-                     "(expected columns 1..7)", moves, c, i);
+            snprintf(err, errlen, "Connect Four move sequence %s: bad character '%c' at offset %zu "
+                     "(expected columns 1..7)", MG_QUOTE(moves, 60), c, i);
             return MG_ERR;
         }
         int col = c - '1';
         if (s.won) {
-            snprintf(err, errlen, "Connect Four move sequence '%.60s': move %zu ('%c') is played after the "
-                     "game was won", moves, i + 1, c);
+            snprintf(err, errlen, "Connect Four move sequence %s: move %zu ('%c') is played after the "
+                     "game was won", MG_QUOTE(moves, 60), i + 1, c);
             return MG_ERR;
         }
         if (s.mask & mg_c4_top_col(col)) {
-            snprintf(err, errlen, "Connect Four move sequence '%.60s': move %zu ('%c') is played in a full "
-                     "column", moves, i + 1, c);
+            snprintf(err, errlen, "Connect Four move sequence %s: move %zu ('%c') is played in a full "
+                     "column", MG_QUOTE(moves, 60), i + 1, c);
             return MG_ERR;
         }
         mg_c4_play(&s, col);
@@ -73,27 +73,27 @@ static int c4_from_board_text(mg_c4_state *out, const char *text, char *err, siz
                 stones[1] |= bit;
             else if (c != '.') {
                 if (c == '\0' || c == '/' || c == ' ')
-                    snprintf(err, errlen, "Connect Four text '%.80s': row %d (from the top) has %d cells, "
-                             "expected 7", text, MG_C4_HEIGHT - row, col);
+                    snprintf(err, errlen, "Connect Four text %s: row %d (from the top) has %d cells, "
+                             "expected 7", MG_QUOTE(text, 80), MG_C4_HEIGHT - row, col);
                 else
-                    snprintf(err, errlen, "Connect Four text '%.80s': bad character '%c' at offset %d "
-                             "(expected 'x', 'o' or '.')", text, c, (int)(p - text));
+                    snprintf(err, errlen, "Connect Four text %s: bad character '%c' at offset %d "
+                             "(expected 'x', 'o' or '.')", MG_QUOTE(text, 80), c, (int)(p - text));
                 return MG_ERR;
             }
         }
         if (row > 0 && *p++ != '/') {
             if (p[-1] && strchr(".xoXO", p[-1]))
-                snprintf(err, errlen, "Connect Four text '%.80s': row %d (from the top) has more than 7 cells",
-                         text, MG_C4_HEIGHT - row);
+                snprintf(err, errlen, "Connect Four text %s: row %d (from the top) has more than 7 cells",
+                         MG_QUOTE(text, 80), MG_C4_HEIGHT - row);
             else
-                snprintf(err, errlen, "Connect Four text '%.80s': expected '/' after row %d (from the top) at "
-                         "offset %d", text, MG_C4_HEIGHT - row, (int)(p - 1 - text));
+                snprintf(err, errlen, "Connect Four text %s: expected '/' after row %d (from the top) at "
+                         "offset %d", MG_QUOTE(text, 80), MG_C4_HEIGHT - row, (int)(p - 1 - text));
             return MG_ERR;
         }
     }
     if (*p != ' ' || (p[1] != 'x' && p[1] != 'o') || p[2] != '\0') {
-        snprintf(err, errlen, "Connect Four text '%.80s': expected ' x' or ' o' (side to move) after the "
-                 "6 rows", text);
+        snprintf(err, errlen, "Connect Four text %s: expected ' x' or ' o' (side to move) after the "
+                 "6 rows", MG_QUOTE(text, 80));
         return MG_ERR;
     }
     int to_move = p[1] == 'o';
@@ -105,27 +105,27 @@ static int c4_from_board_text(mg_c4_state *out, const char *text, char *err, siz
             if (!filled)
                 seen_empty = 1;
             else if (seen_empty) {
-                snprintf(err, errlen, "Connect Four text '%.80s': floating stone in column %d, row %d from "
-                         "the bottom, above an empty cell", text, col + 1, row + 1);
+                snprintf(err, errlen, "Connect Four text %s: floating stone in column %d, row %d from "
+                         "the bottom, above an empty cell", MG_QUOTE(text, 80), col + 1, row + 1);
                 return MG_ERR;
             }
         }
     }
     int nx = __builtin_popcountll(stones[0]), no = __builtin_popcountll(stones[1]);
     if (!(nx == no || nx == no + 1)) {
-        snprintf(err, errlen, "Connect Four text '%.80s': impossible counts (%d x, %d o; x moves first)", text,
+        snprintf(err, errlen, "Connect Four text %s: impossible counts (%d x, %d o; x moves first)", MG_QUOTE(text, 80),
                  nx, no);
         return MG_ERR;
     }
     if ((nx == no) != (to_move == 0)) {
-        snprintf(err, errlen, "Connect Four text '%.80s': side to move '%c' does not match %d x and %d o",
-                 text, p[1], nx, no);
+        snprintf(err, errlen, "Connect Four text %s: side to move '%c' does not match %d x and %d o",
+                 MG_QUOTE(text, 80), p[1], nx, no);
         return MG_ERR;
     }
     uint64_t mover = stones[to_move], last = stones[to_move ^ 1];
     if (mg_c4_has_four(mover)) {
-        snprintf(err, errlen, "Connect Four text '%.80s': the side to move ('%c') already has four in a row, "
-                 "so play went on after a win", text, p[1]);
+        snprintf(err, errlen, "Connect Four text %s: the side to move ('%c') already has four in a row, "
+                 "so play went on after a win", MG_QUOTE(text, 80), p[1]);
         return MG_ERR;
     }
     if (mg_c4_has_four(last)) {
@@ -141,8 +141,8 @@ static int c4_from_board_text(mg_c4_state *out, const char *text, char *err, siz
                 ok = 1;
         }
         if (!ok) {
-            snprintf(err, errlen, "Connect Four text '%.80s': '%c' has fours that no single last move can "
-                     "have made, so play went on after a win", text, p[1] == 'x' ? 'o' : 'x');
+            snprintf(err, errlen, "Connect Four text %s: '%c' has fours that no single last move can "
+                     "have made, so play went on after a win", MG_QUOTE(text, 80), p[1] == 'x' ? 'o' : 'x');
             return MG_ERR;
         }
     }
@@ -252,7 +252,8 @@ static size_t c4_action_to_str(const void *st, int32_t a, char *buf, size_t bufl
 static int c4_action_from_str(const void *st, const char *s, int32_t *a, char *err, size_t errlen)
 {
     if (!(s[0] >= '1' && s[0] <= '7' && s[1] == '\0')) {
-        snprintf(err, errlen, "invalid Connect Four move '%.20s': expected a column 1..7", s);
+        snprintf(err, errlen, "invalid Connect Four move %s: expected a column 1..7",
+                 MG_QUOTE(s, MG_QUOTE_MAX));
         return MG_ERR;
     }
     int32_t col = s[0] - '1';

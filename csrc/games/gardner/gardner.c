@@ -419,8 +419,8 @@ static int g_init(void *st, const mg_config *cfg, char *err, size_t errlen)
 
 #define GFEN_ERR(...) MG_FEN_ERR("Gardner FEN", text, __VA_ARGS__)
 
-/* A FEN field shown in a message: at most 20 characters. */
-#define SHOW(i) (flen[i] > 20 ? 20 : (int)flen[i]), field[i]
+/* A FEN field shown in a message (quoted, cut after 20 bytes). */
+#define SHOW(i) MG_QUOTE_SPAN(field[i], flen[i], 20)
 
 static int g_from_text(void *vst, const mg_config *cfg, const char *text, char *err, size_t errlen)
 {
@@ -445,18 +445,18 @@ static int g_from_text(void *vst, const mg_config *cfg, const char *text, char *
             put_piece(&s, sq, board[sq]);
     if (nf > 1) {
         if (flen[1] != 1 || (field[1][0] != 'w' && field[1][0] != 'b'))
-            GFEN_ERR("side to move '%.*s' must be 'w' or 'b'", SHOW(1));
+            GFEN_ERR("side to move %s must be 'w' or 'b'", SHOW(1));
         s.side = field[1][0] == 'b';
     }
     static const char *const field_name[2] = {"castling", "en passant"};
     for (int f = 2; f < 4 && f < nf; f++)
         if (flen[f] != 1 || field[f][0] != '-')
-            GFEN_ERR("%s field '%.*s' must be '-' (Gardner has no castling or en passant)", field_name[f - 2],
+            GFEN_ERR("%s field %s must be '-' (Gardner has no castling or en passant)", field_name[f - 2],
                      SHOW(f));
     if (nf > 4 && !mg_fen_uint(field[4], flen[4], &s.halfmove))
-        GFEN_ERR("halfmove clock '%.*s' is not a non-negative integer", SHOW(4));
+        GFEN_ERR("halfmove clock %s is not a non-negative integer", SHOW(4));
     if (nf > 5 && (!mg_fen_uint(field[5], flen[5], &s.fullmove) || s.fullmove == 0))
-        GFEN_ERR("fullmove number '%.*s' is not a positive integer", SHOW(5));
+        GFEN_ERR("fullmove number %s is not a positive integer", SHOW(5));
 
     /* Position checks. */
     for (int c = 0; c < 2; c++) {
@@ -602,9 +602,9 @@ static int g_action_from_str(const void *st, const char *str, int32_t *a, char *
     }
     if (!ok) {
         snprintf(err, errlen,
-                 "invalid Gardner move '%.20s': expected from and to squares a1..e5 and an optional "
+                 "invalid Gardner move %s: expected from and to squares a1..e5 and an optional "
                  "promotion letter n, b, r or q (e.g. 'b2b3', 'a4a5q')",
-                 str);
+                 MG_QUOTE(str, MG_QUOTE_MAX));
         return MG_ERR;
     }
     int from = (str[0] - 'a') + 5 * (str[1] - '1');
@@ -629,7 +629,7 @@ static int g_action_from_str(const void *st, const char *str, int32_t *a, char *
         why = "only a pawn can promote";
     else if (promo && g_is_legal(s, ACTION(from, to, 0)))
         why = "this move is not a promotion";
-    snprintf(err, errlen, "illegal Gardner move '%.20s': %s", str, why);
+    snprintf(err, errlen, "illegal Gardner move %s: %s", MG_QUOTE(str, MG_QUOTE_MAX), why);
     return MG_ERR;
 }
 

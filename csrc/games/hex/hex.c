@@ -222,19 +222,20 @@ static int hex_from_text(void *st, const mg_config *cfg, const char *text, char 
     /* The size is the number of rows: the count of '/' before the first space, plus one. */
     const char *sp = strchr(text, ' ');
     if (!sp) {
-        snprintf(err, errlen, "hex text '%.60s': expected rows separated by '/', a space and the side to move",
-                 text);
+        snprintf(err, errlen, "hex text %s: expected rows separated by '/', a space and the side to move",
+                 MG_QUOTE(text, 60));
         return MG_ERR;
     }
     int n = 1;
     for (const char *p = text; p < sp; p++)
         n += *p == '/';
     if (n > MG_HEX_MAX_N) {
-        snprintf(err, errlen, "hex text '%.60s': %d rows, at most %d allowed", text, n, MG_HEX_MAX_N);
+        snprintf(err, errlen, "hex text %s: %d rows, at most %d allowed", MG_QUOTE(text, 60), n, MG_HEX_MAX_N);
         return MG_ERR;
     }
     if (cfg && cfg->board_size && cfg->board_size != n) {
-        snprintf(err, errlen, "hex text '%.60s' has %d rows but the board size is %d", text, n, cfg->board_size);
+        snprintf(err, errlen, "hex text %s has %d rows but the board size is %d", MG_QUOTE(text, 60), n,
+                 cfg->board_size);
         return MG_ERR;
     }
     mg_hex_state s;
@@ -253,10 +254,10 @@ static int hex_from_text(void *st, const mg_config *cfg, const char *text, char 
                 continue;
             else {
                 snprintf(err, errlen,
-                         "hex text '%.60s': row %d of %d has %s at offset %d (expected 'x', 'o' or '.'; every row "
+                         "hex text %s: row %d of %d has %s at offset %d (expected 'x', 'o' or '.'; every row "
                          "needs %d cells)",
-                         text, r + 1, n, ch == '/' || ch == ' ' ? "too few cells" : "a bad character", (int)(p - text),
-                         n);
+                         MG_QUOTE(text, 60), r + 1, n, ch == '/' || ch == ' ' ? "too few cells" : "a bad character",
+                         (int)(p - text), n);
                 return MG_ERR;
             }
             if (colour == MG_HEX_BLACK)
@@ -267,15 +268,15 @@ static int hex_from_text(void *st, const mg_config *cfg, const char *text, char 
         }
         char want = r < n - 1 ? '/' : ' ';
         if (*p != want) {
-            snprintf(err, errlen, "hex text '%.60s': row %d of %d has more than %d cells (offset %d)", text, r + 1,
-                     n, n, (int)(p - text));
+            snprintf(err, errlen, "hex text %s: row %d of %d has more than %d cells (offset %d)", MG_QUOTE(text, 60),
+                     r + 1, n, n, (int)(p - text));
             return MG_ERR;
         }
         p++;
     }
     if (!((p[0] == 'x' || p[0] == 'o') && p[1] == '\0')) {
-        snprintf(err, errlen, "hex text '%.60s': expected the side to move ('x' or 'o') after the board, got '%.10s'",
-                 text, p);
+        snprintf(err, errlen, "hex text %s: expected the side to move ('x' or 'o') after the board, got %s",
+                 MG_QUOTE(text, 60), MG_QUOTE(p, 10));
         return MG_ERR;
     }
     s.to_move = p[0] == 'o';
@@ -285,19 +286,19 @@ static int hex_from_text(void *st, const mg_config *cfg, const char *text, char 
     } else if (diff == s.to_move - 1) {
         if (!swap) {
             snprintf(err, errlen,
-                     "hex text '%.60s': %d x and %d o with '%c' to move is only possible after a swap, but the swap "
+                     "hex text %s: %d x and %d o with '%c' to move is only possible after a swap, but the swap "
                      "rule is off",
-                     text, nx, no, p[0]);
+                     MG_QUOTE(text, 60), nx, no, p[0]);
             return MG_ERR;
         }
         if (nx + no == 0) {
-            snprintf(err, errlen, "hex text '%.60s': an empty board must have x to move", text);
+            snprintf(err, errlen, "hex text %s: an empty board must have x to move", MG_QUOTE(text, 60));
             return MG_ERR;
         }
         s.swapped = 1;
     } else {
-        snprintf(err, errlen, "hex text '%.60s': impossible counts (%d x, %d o) with '%c' to move", text, nx, no,
-                 p[0]);
+        snprintf(err, errlen, "hex text %s: impossible counts (%d x, %d o) with '%c' to move", MG_QUOTE(text, 60), nx,
+                 no, p[0]);
         return MG_ERR;
     }
     if (s.winner) {
@@ -312,7 +313,7 @@ static int hex_from_text(void *st, const mg_config *cfg, const char *text, char 
                     ok = 1;
         }
         if (!ok) {
-            snprintf(err, errlen, "hex text '%.60s': impossible position (play continued after a win)", text);
+            snprintf(err, errlen, "hex text %s: impossible position (play continued after a win)", MG_QUOTE(text, 60));
             return MG_ERR;
         }
     }
@@ -457,13 +458,13 @@ static int hex_action_from_str(const void *st, const char *str, int32_t *a, char
     while (ok && *p >= '0' && *p <= '9' && row < 1000)
         row = row * 10 + (*p++ - '0');
     if (!ok || *p != '\0') {
-        snprintf(err, errlen, "invalid hex move '%.20s': expected a cell like 'a1' (column letter, row number) or 'swap'",
-                 str);
+        snprintf(err, errlen, "invalid hex move %s: expected a cell like 'a1' (column letter, row number) or 'swap'",
+                 MG_QUOTE(str, MG_QUOTE_MAX));
         return MG_ERR;
     }
     if (col >= n || row > n) {
-        snprintf(err, errlen, "invalid hex move '%.20s': the cell is outside the %dx%d board (a1..%c%d)", str, n, n,
-                 'a' + n - 1, n);
+        snprintf(err, errlen, "invalid hex move %s: the cell is outside the %dx%d board (a1..%c%d)",
+                 MG_QUOTE(str, MG_QUOTE_MAX), n, n, 'a' + n - 1, n);
         return MG_ERR;
     }
     int32_t m = (row - 1) * n + col;

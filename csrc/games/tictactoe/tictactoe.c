@@ -47,28 +47,28 @@ static int ttt_from_text(void *st, const mg_config *cfg, const char *text, char 
                 s.cell[row * 3 + col] = 2;
                 no++;
             } else if (c != '.') {
-                snprintf(err, errlen, "tic-tac-toe text %.40s: expected 'x', 'o' or '.' at offset %d",
-                         text, (int)(p - text));
+                snprintf(err, errlen, "tic-tac-toe text %s: expected 'x', 'o' or '.' at offset %d",
+                         MG_QUOTE(text, 40), (int)(p - text));
                 return MG_ERR;
             }
         }
         if (row > 0 && *p++ != '/') {
-            snprintf(err, errlen, "tic-tac-toe text %.40s: expected '/' after row %d", text, 3 - row);
+            snprintf(err, errlen, "tic-tac-toe text %s: expected '/' after row %d", MG_QUOTE(text, 40), 3 - row);
             return MG_ERR;
         }
     }
     if (*p != ' ' || (p[1] != 'x' && p[1] != 'o') || p[2] != '\0') {
-        snprintf(err, errlen, "tic-tac-toe text %.40s: expected ' x' or ' o' (side to move) after the board",
-                 text);
+        snprintf(err, errlen, "tic-tac-toe text %s: expected ' x' or ' o' (side to move) after the board",
+                 MG_QUOTE(text, 40));
         return MG_ERR;
     }
     s.to_move = p[1] == 'o';
     if (!(nx == no || nx == no + 1)) {
-        snprintf(err, errlen, "tic-tac-toe text %.40s: impossible counts (%d x, %d o)", text, nx, no);
+        snprintf(err, errlen, "tic-tac-toe text %s: impossible counts (%d x, %d o)", MG_QUOTE(text, 40), nx, no);
         return MG_ERR;
     }
     if ((nx == no) != (s.to_move == 0)) {
-        snprintf(err, errlen, "tic-tac-toe text %.40s: side to move '%c' does not match %d x and %d o", text,
+        snprintf(err, errlen, "tic-tac-toe text %s: side to move '%c' does not match %d x and %d o", MG_QUOTE(text, 40),
                  p[1], nx, no);
         return MG_ERR;
     }
@@ -83,7 +83,8 @@ static int ttt_from_text(void *st, const mg_config *cfg, const char *text, char 
         }
     }
     if ((x_line && o_line) || (x_line && s.to_move != 1) || (o_line && s.to_move != 0)) {
-        snprintf(err, errlen, "tic-tac-toe text %.40s: impossible position (play continued after a win)", text);
+        snprintf(err, errlen, "tic-tac-toe text %s: impossible position (play continued after a win)",
+                 MG_QUOTE(text, 40));
         return MG_ERR;
     }
     memcpy(st, &s, sizeof s);
@@ -185,7 +186,8 @@ static size_t ttt_action_to_str(const void *st, int32_t a, char *buf, size_t buf
 static int ttt_action_from_str(const void *st, const char *s, int32_t *a, char *err, size_t errlen)
 {
     if (!(s[0] >= 'a' && s[0] <= 'c' && s[1] >= '1' && s[1] <= '3' && s[2] == '\0')) {
-        snprintf(err, errlen, "invalid tic-tac-toe move '%.20s': expected a cell a1..c3", s);
+        snprintf(err, errlen, "invalid tic-tac-toe move %s: expected a cell a1..c3",
+                 MG_QUOTE(s, MG_QUOTE_MAX));
         return MG_ERR;
     }
     int32_t m = (s[1] - '1') * 3 + (s[0] - 'a');
