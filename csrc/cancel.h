@@ -45,6 +45,8 @@ static inline int mg_cancel_tick(mg_cancel *c)
 {
     if (!c)
         return 0;
+    if (c->stopped) /* sticky: once stopped, every tick says so (a deep recursion unwinds at once) */
+        return 1;
     if (c->left) {
         c->left--;
         return 0;

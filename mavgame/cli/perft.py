@@ -19,8 +19,35 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--divide", action="store_true", help="print the count below each legal move")
 
 
+def estimate_seconds(state, depth: int, probe: float = 0.05) -> float:
+    """A rough time for ``state.perft(depth)``: perft of growing depth until one takes ``probe`` seconds,
+    then that time times the last branching factor for every ply left (0 when the probe reaches depth)."""
+    prev, k = 1, 0
+    while k < depth:
+        t = time.perf_counter()
+        n = state.perft(k + 1)
+        dt = time.perf_counter() - t
+        k += 1
+        if n == 0:           # the tree ends before `depth` (every game over)
+            return 0.0
+        if dt >= probe:
+            if k == depth:
+                return 0.0
+            return dt * max(n / max(prev, 1), 1.0) ** (depth - k)
+        prev = n
+    return 0.0
+
+
 def cmd_perft(args: argparse.Namespace) -> int:
     state = make_state(args.game, args.fen, args.board_size, 0)
+    if args.depth > 4:
+        est = estimate_seconds(state, args.depth)
+        if est > 10:
+            when = f"{est / 3600:.1f} hours" if est > 3600 else f"{est:.0f} s"
+            if est > 86400 * 365:
+                when = "more than a year"
+            print(f"mavgame: perft {args.depth} of this position may take about {when} on one core; "
+                  "Ctrl-C stops it", file=sys.stderr)
     if args.divide:
         t0 = time.perf_counter()
         try:

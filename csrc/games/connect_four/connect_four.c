@@ -298,6 +298,8 @@ MG_TARGET_V3 C4_PERFT_LEAN(c4_perft_lean_v3)
 
 static uint64_t c4_perft_top(uint64_t cur, uint64_t mask, int depth, int v3, mg_cancel *cancel)
 {
+    if (cancel && cancel->stopped) /* every node above the lean subtrees unwinds at once */
+        return 0;
     if (depth <= C4_PERFT_LEAN_DEPTH) {
         if (mg_cancel_tick(cancel))
             return 0;
