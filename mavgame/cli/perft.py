@@ -40,13 +40,13 @@ def estimate_seconds(state, depth: int, probe: float = 0.05) -> float:
 
 def cmd_perft(args: argparse.Namespace) -> int:
     state = make_state(args.game, args.fen, args.board_size, 0)
-    if args.depth > 4:
+    if 4 < args.depth <= 64:   # deeper is refused by perft itself, naming the bound
         est = estimate_seconds(state, args.depth)
         if est > 10:
-            when = f"{est / 3600:.1f} hours" if est > 3600 else f"{est:.0f} s"
+            when = f"about {est / 3600:.1f} hours" if est > 3600 else f"about {est:.0f} s"
             if est > 86400 * 365:
                 when = "more than a year"
-            print(f"mavgame: perft {args.depth} of this position may take about {when} on one core; "
+            print(f"mavgame: perft {args.depth} of this position may take {when} on one core; "
                   "Ctrl-C stops it", file=sys.stderr)
     if args.divide:
         t0 = time.perf_counter()
