@@ -133,3 +133,18 @@ def get(name: str) -> CompatGame:
         return GAMES[name]
     except KeyError:
         raise ValueError(f"unknown game {name!r} (games: {', '.join(names())})") from None
+
+
+def render(render_mode: Optional[str], game: str, state: Any, warn: Callable[[str], None], how: str) -> Optional[str]:
+    """The ``render()`` of the PettingZoo and Gymnasium environments: ``"ansi"``, the board as text (the game
+    class's drawing and the position's text); ``"human"``, that text printed; no mode, a warning (``how``
+    says how to ask for one) and None."""
+    if render_mode is None:
+        warn(f"render() was called without a render_mode ({how})")
+        return None
+    from ..games import registry
+    text = f"{registry.get(game).display(state)}\n{state.text()}"
+    if render_mode == "human":
+        print(text)
+        return None
+    return text

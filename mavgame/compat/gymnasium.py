@@ -42,7 +42,6 @@ from gymnasium import spaces
 
 from .. import _core
 from ..errors import IllegalMoveError
-from ..games import registry
 from . import _games
 
 __all__ = ["MavgameEnv", "register", "env_ids"]
@@ -149,14 +148,8 @@ class MavgameEnv(gymnasium.Env):
     def render(self) -> Optional[str]:
         """``"ansi"``: the board as text (the game class's drawing and the position's text);
         ``"human"``: printed."""
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() was called without a render_mode (render_mode='ansi')")
-            return None
-        text = f"{registry.get(self.game).display(self.mavgame_state)}\n{self.mavgame_state.text()}"
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return _games.render(self.render_mode, self.game, self.mavgame_state, gymnasium.logger.warn,
+                             "render_mode='ansi'")
 
     def close(self) -> None:
         self.opponent.close()

@@ -42,7 +42,6 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import AgentSelector, wrappers
 
 from .. import _core
-from ..games import registry
 from . import _games
 
 __all__ = ["env", "raw_env"]
@@ -150,14 +149,8 @@ class raw_env(AECEnv, EzPickle):
     def render(self) -> Optional[str]:
         """``"ansi"``: the board as text (the game class's drawing and the position's text);
         ``"human"``: printed."""
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() was called without a render_mode (env(..., render_mode='ansi'))")
-            return None
-        text = f"{registry.get(self.game).display(self.mavgame_state)}\n{self.mavgame_state.text()}"
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return _games.render(self.render_mode, self.game, self.mavgame_state, gymnasium.logger.warn,
+                             "env(..., render_mode='ansi')")
 
     def close(self) -> None:
         pass
