@@ -8,6 +8,8 @@ Environment switches:
                        and picked at load time (csrc/multiversion.h)
   MAVGAME_PORTABLE=1   portable even if MAVGAME_NATIVE is set (the default already is; wheels set it)
   MAVGAME_NO_CUDA=1    skip the CUDA kernels even if nvcc is found
+  MAVGAME_NVCC         the nvcc to use (default: nvcc on PATH, $CUDA_HOME/bin/nvcc, /usr/local/cuda/bin/nvcc, then
+                       the PyPI wheel's, nvidia/cu*/bin/nvcc in site-packages: pip install nvidia-cuda-nvcc)
   MAVGAME_REQUIRE_CUDA=1  fail the build if the CUDA kernels do not compile (default: warn, build CPU-only)
   MAVGAME_CUDA_ARCH    extra nvcc architecture flags, e.g. "-gencode arch=compute_90,code=sm_90"
                        (default: nvcc's default target, with PTX that the driver compiles for newer GPUs)
@@ -46,14 +48,44 @@ def say(msg):
     print(f"mavgame: {msg}", file=sys.stderr, flush=True)
 
 
+def pip_nvcc_candidates():
+    """Where the PyPI CUDA compiler wheel (``pip install nvidia-cuda-nvcc``) puts nvcc: ``nvidia/cu*/bin/nvcc``
+    under a site-packages directory of this interpreter (the build's own environment first, then the base
+    environment's: pip's isolated build environments see only their own)."""
+    import site
+    import sysconfig
+    roots = []
+    for key in ("purelib", "platlib"):
+        roots.append(sysconfig.get_paths().get(key))
+        roots.append(sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_prefix}).get(key))
+    try:
+        roots += site.getsitepackages() + [site.getusersitepackages()]
+    except AttributeError:  # old virtualenv's site module
+        pass
+    found = []
+    for root in dict.fromkeys(r for r in roots if r):
+        found += sorted(Path(root).glob("nvidia/cu*/bin/nvcc"), reverse=True)   # the newest CUDA major first
+    return [str(p) for p in found if os.access(p, os.X_OK)]
+
+
 def find_nvcc():
+    """The nvcc to build the kernels with, or None: ``MAVGAME_NVCC`` (a path; it must exist), else ``nvcc`` on
+    PATH, else ``$CUDA_HOME/bin/nvcc`` (``CUDA_PATH``, ``/usr/local/cuda``), else the PyPI wheel's
+    (``nvidia-cuda-nvcc``, in this interpreter's site-packages)."""
     if env_flag("MAVGAME_NO_CUDA"):
         return None
+    forced = os.environ.get("MAVGAME_NVCC", "")
+    if forced:
+        if not (Path(forced).is_file() and os.access(forced, os.X_OK)):
+            raise SystemExit(f"mavgame: MAVGAME_NVCC={forced!r} is not an executable file")
+        return forced
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         cuda_home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
         cand = Path(cuda_home) / "bin" / "nvcc"
         nvcc = str(cand) if cand.exists() else None
+    if nvcc is None:
+        nvcc = next(iter(pip_nvcc_candidates()), None)
     return nvcc
 
 

@@ -138,7 +138,7 @@ def main() -> int:
         try:
             import torch
 
-            from mavgame.model.policy import PolicyConfig, PolicyModel, PolicyNet
+            from mavgame.policy.network import PolicyConfig, PolicyModel, PolicyNet
             torch.manual_seed(0)
             torch.set_num_threads(1)
             if args.model:
@@ -151,7 +151,7 @@ def main() -> int:
             print("torch is not installed: no PyTorch network row")
     native = None
     if not args.no_network:
-        from mavgame.model.policy_export import load_native_policy, policy_file_bytes
+        from mavgame.policy.export import load_native_policy, policy_file_bytes
         if net is not None:
             import dataclasses
             native = _core.PolicyNet(policy_file_bytes(net.net.state_dict(), dataclasses.asdict(net.net.config),

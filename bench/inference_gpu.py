@@ -33,7 +33,8 @@ import numpy as np  # noqa: E402
 
 import mavgame  # noqa: E402
 from mavgame import _core, mav  # noqa: E402
-from mavgame.model.inference import MAVModel, generate_ids, shipped_model_path, vocab_fingerprint  # noqa: E402
+from mavgame.mav import vocab_fingerprint  # noqa: E402
+from mavgame.model.inference import MAVModel, generate_ids, shipped_model_path  # noqa: E402
 from inference import prompts_of_random_games  # noqa: E402  (bench/inference.py: the same prompts)
 
 RANDOM = {"medium": dict(d_model=512, n_layers=8, n_heads=8, n_kv_heads=2, d_ff=1408),

@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import mavgame  # noqa: E402
 from mavgame import mav  # noqa: E402
-from mavgame.model import search_data  # noqa: E402
+from mavgame.datasets import search_data  # noqa: E402
 from mavgame.agents.mav import PLAIN  # noqa: E402
 from mavgame.model.inference import shipped_model_path  # noqa: E402
 from mavgame.play.league import League  # noqa: E402
@@ -47,7 +47,7 @@ from mavgame.play.openings import random_openings  # noqa: E402
 
 
 def parse_shapes(text: str):
-    """--shapes through the training's own parser (mavgame.model.search_data.parse_shapes); '' for none."""
+    """--shapes through the training's own parser (mavgame.datasets.search_data.parse_shapes); '' for none."""
     if not text.strip():
         return []
     try:

@@ -60,8 +60,8 @@ def main() -> int:
         print("torch is not installed: nothing to compare the native engine with")
         return 0
     torch.set_num_threads(args.threads)
-    from mavgame.model.policy import PolicyConfig, PolicyModel, PolicyNet
-    from mavgame.model.policy_export import policy_file_bytes
+    from mavgame.policy.network import PolicyConfig, PolicyModel, PolicyNet
+    from mavgame.policy.export import policy_file_bytes
     from mavgame.agents.policy import SHIPPED_POLICY
 
     rounds = args.rounds or (5 if args.quick else 9)

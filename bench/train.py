@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import mavgame  # noqa: E402
 from mavgame import mav  # noqa: E402
-from mavgame.model.data import PositionStore, generate_positions, mav_encoder, pad_batch  # noqa: E402
+from mavgame.datasets import PositionStore, generate_positions, mav_encoder, pad_batch  # noqa: E402
 from mavgame.model.inference import MAVModel, shipped_model_path  # noqa: E402
 from _timing import interleaved  # noqa: E402
 

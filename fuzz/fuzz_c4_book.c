@@ -13,10 +13,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > (1u << 16))
         return 0;
-    unsigned char *buf = malloc(size ? size : 1);
-    if (!buf)
-        return 0;
-    memcpy(buf, data, size);
+    uint8_t *buf = fuzz_bytes(data, size);
     char err[MG_ERRLEN];
     mg_c4_book b;
     if (mg_c4_book_open(&b, buf, size, err, sizeof err) == MG_OK) {

@@ -7,20 +7,14 @@
  * it is small its forward pass runs on a short prompt with finite-or-not logits but no fault.
  * The seed corpus (fuzz/corpus/model) holds tiny models in float32, float16 and bfloat16.
  */
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
+#include "fuzz_common.h"
 
-#include "../csrc/game.h"
 #include "../csrc/model/engine.h"
 #include "../csrc/model/model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    uint8_t *buf = malloc(size ? size : 1);
-    if (!buf)
-        abort();
-    memcpy(buf, data, size);
+    uint8_t *buf = fuzz_bytes(data, size);
     mg_model m;
     char err[MG_ERRLEN];
     if (mg_model_load_buffer(&m, buf, size, err, sizeof err) == MG_OK) {

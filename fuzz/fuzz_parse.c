@@ -15,19 +15,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     if (!R && !(R = malloc(sizeof *R)))
         abort();
-    const mg_game *games[FUZZ_MAX_GAMES];
-    int ng = fuzz_mav_games(games);
-    if (!ng)
-        return 0;
     int sel = data[0];
-    const mg_game *g = (sel & 0x80) ? NULL : games[(sel & 0x3f) % ng];
+    _Alignas(16) unsigned char ref[MG_MAX_STATE];
+    const void *refp;
+    const mg_game *g = fuzz_game_and_root(sel, 0x3f, !(sel & 0x80) && (sel & 0x40), ref, &refp);
+    if (!g)
+        return 0;
+    if (sel & 0x80)
+        g = NULL; /* the parser's own game detection */
     size_t n;
     char *text = fuzz_text(data, size, 0, &n);
-    _Alignas(16) unsigned char ref[MG_MAX_STATE];
-    char err[MG_ERRLEN];
-    const void *refp = NULL;
-    if (g && (sel & 0x40) && g->init(ref, NULL, err, sizeof err) == MG_OK)
-        refp = ref;
     mg_mav_parse(g, NULL, text, n, refp, R);
     if (R->n_moves < 0 || R->n_moves > MG_MAV_MAX_TOP || R->n_issues < 0 || (R->ok && R->n_issues))
         abort();

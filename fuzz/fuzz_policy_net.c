@@ -9,19 +9,13 @@
  * and its masked softmax on the logits, without a fault.  The seed corpus (fuzz/corpus/policy_net)
  * holds the smallest networks (1 channel, pooling head) in float16 and bfloat16.
  */
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
+#include "fuzz_common.h"
 
-#include "../csrc/game.h"
 #include "../csrc/model/policy_net.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    uint8_t *buf = malloc(size ? size : 1);
-    if (!buf)
-        abort();
-    memcpy(buf, data, size);
+    uint8_t *buf = fuzz_bytes(data, size);
     mg_policy_net net;
     char err[MG_ERRLEN];
     err[0] = 0;

@@ -20,19 +20,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     if (!R && !(R = malloc(sizeof *R)))
         abort();
-    const mg_game *games[FUZZ_MAX_GAMES];
-    int ng = fuzz_mav_games(games);
-    if (!ng)
-        return 0;
     int sel = data[0];
-    const mg_game *g = games[(sel & 0x1f) % ng];
+    _Alignas(16) unsigned char ref[MG_MAX_STATE];
+    const void *refp;
+    const mg_game *g = fuzz_game_and_root(sel, 0x1f, sel & 0x40, ref, &refp);
+    if (!g)
+        return 0;
     size_t n;
     char *text = fuzz_text(data, size, 0, &n);
-    _Alignas(16) unsigned char ref[MG_MAX_STATE];
-    char err[MG_ERRLEN];
-    const void *refp = NULL;
-    if ((sel & 0x40) && g->init(ref, NULL, err, sizeof err) == MG_OK)
-        refp = ref;
     mg_trace_choice choice = {0, 2, {0, 1}};
     memset(R->issues, 0, sizeof R->issues);
     mg_trace_parse(g, NULL, (sel & 0x80) ? MG_TRACE_FORM_FULL : MG_TRACE_FORM_SHORT, text, n, refp, (sel & 0x20) ? &choice : NULL, R);

@@ -84,7 +84,7 @@ def main():
 def policy_seeds(out: Path):
     """The smallest chess policy networks (1 channel, pooling head; 0 and 1 residual blocks) as exported files,
     float16 and bfloat16 (fuzz/corpus/policy_net)."""
-    from mavgame.model.policy_export import policy_file_bytes
+    from mavgame.policy.export import policy_file_bytes
     rng = np.random.default_rng(2)
     for blocks, dtype in ((0, "float16"), (1, "bfloat16")):
         sd = {"stem.weight": (1, 41, 1, 1), "stem.bias": (1,), "fc.weight": (1968, 16), "fc.bias": (1968,)}

@@ -48,9 +48,11 @@ __global__ void attention_prefill_kernel1(float *out, const float *q, const floa
     }
     int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     float m[PF_ROWS_PER_WARP], l[PF_ROWS_PER_WARP], acc[PF_ROWS_PER_WARP][PF_CHUNKS];
+    MGK_UNROLL
     for (int a = 0; a < PF_ROWS_PER_WARP; a++) {
         m[a] = -INFINITY;
         l[a] = 0.0f;
+        MGK_UNROLL
         for (int c = 0; c < PF_CHUNKS; c++)
             acc[a][c] = 0.0f;
     }
@@ -63,6 +65,7 @@ __global__ void attention_prefill_kernel1(float *out, const float *q, const floa
             vs[j * MGK_MAX_HEAD_DIM + i] = ok ? V[(long)t * kvd + i] : 0.0f;
         }
         __syncthreads();
+        MGK_UNROLL /* m, l and acc are indexed by a and c: unrolled, they stay in registers */
         for (int a = 0; a < PF_ROWS_PER_WARP; a++) {
             int rr = warp * PF_ROWS_PER_WARP + a; /* warp-uniform: the shuffles below are safe */
             int p = pos_first + rr;
@@ -80,11 +83,13 @@ __global__ void attention_prefill_kernel1(float *out, const float *q, const floa
             float pj = sc == -INFINITY ? 0.0f : expf(sc - mn), alpha = expf(m[a] - mn);
             l[a] = l[a] * alpha + mgk_warp_sum(pj);
             m[a] = mn;
+            MGK_UNROLL
             for (int c = 0; c < PF_CHUNKS; c++)
                 acc[a][c] *= alpha;
             int nk = p - k0 + 1 < PF_BK ? p - k0 + 1 : PF_BK;
             for (int j = 0; j < nk; j++) {
                 float pb = __shfl_sync(MGK_FULL_MASK, pj, j);
+                MGK_UNROLL
                 for (int c = 0; c < PF_CHUNKS; c++) {
                     int i = lane + 32 * c;
                     if (i < hd)
@@ -93,10 +98,12 @@ __global__ void attention_prefill_kernel1(float *out, const float *q, const floa
             }
         }
     }
+    MGK_UNROLL
     for (int a = 0; a < PF_ROWS_PER_WARP; a++) {
         int rr = warp * PF_ROWS_PER_WARP + a;
         if (rr >= nq)
             continue;
+        MGK_UNROLL
         for (int c = 0; c < PF_CHUNKS; c++) {
             int i = lane + 32 * c;
             if (i < hd)

@@ -13,12 +13,16 @@
 #define MGK_SHARED16(T, name, n) __shared__ __align__(16) T name[n] /* 16-byte aligned: vector loads */
 #define MGK_LAUNCH(kernel, grid, block, smem, ...) kernel<<<grid, block, smem>>>(__VA_ARGS__)
 #define MGK_ON_GPU 1
+/* a loop over a register array fully unrolled, so that the array stays in registers (a dynamic index puts
+ * it in local memory: tests/test_kernels_ptxas.py fails on any stack frame) */
+#define MGK_UNROLL _Pragma("unroll")
 #else
 #include "harness/cuda_cpu.h"
 #define MGK_SHARED(T, name, n) T *name = mgk::shared_alloc<T>(n)
 #define MGK_SHARED16(T, name, n) MGK_SHARED(T, name, n)
 #define MGK_LAUNCH(kernel, grid, block, smem, ...) mgk::launch(grid, block, smem, [&] { kernel(__VA_ARGS__); })
 #define MGK_ON_GPU 0
+#define MGK_UNROLL
 #endif
 
 #include "mgk.h"
@@ -38,6 +42,22 @@ __device__ __forceinline__ float mgk_warp_max(float v)
         v = fmaxf(v, __shfl_xor_sync(MGK_FULL_MASK, v, o));
     return v;
 }
+
+/* a bfloat16 weight (the upper 16 bits of a float32) as float: exact, so that the products and their float32
+ * accumulation are those of the C reference over the same rounded weights */
+__device__ __forceinline__ float mgk_bf16_to_float(uint16_t b)
+{
+#if MGK_ON_GPU
+    return __uint_as_float((unsigned)b << 16);
+#else
+    uint32_t u = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+#endif
+}
+__device__ __forceinline__ float mgk_weight(const float *w, long i) { return w[i]; }
+__device__ __forceinline__ float mgk_weight(const uint16_t *w, long i) { return mgk_bf16_to_float(w[i]); }
 
 /* the launcher's status: a launch error (GPU) or MGK_OK */
 static inline int mgk_status(void)

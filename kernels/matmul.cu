@@ -19,6 +19,9 @@
  *      contiguous 64-byte run, loaded by consecutive threads.  The forward pass uses it where its
  *      tiles reach 40% of the multiprocessors (mgk_matmul_pick), kernel 2 otherwise (decode steps of
  *      few rows, narrow outputs: 64x128 tiles would leave most of the GPU idle).
+ *   2 and 3 also read bfloat16 weights (mgk_matmul_bf16: the same packed layout, 2 bytes a weight, half the
+ *      weight traffic), converted to float32 exactly as they are staged in shared memory; products and
+ *      accumulation stay float32, so the result is the C reference's over the bf16-rounded weights.
  */
 #include "common.cuh"
 #include "model/matmul.h"
@@ -45,7 +48,8 @@ __global__ void matmul_kernel1(float *y, const float *x, const float *w, int n, 
 
 #define T2 32 /* tile edge (rows, columns and k step) of kernel 2 */
 
-__global__ void matmul_kernel2(float *y, const float *x, const float *w, int n, int in, int out, int acc)
+template <typename WT> /* float, or uint16_t: bfloat16 bits */
+__global__ void matmul_kernel2(float *y, const float *x, const WT *w, int n, int in, int out, int acc)
 {
     MGK_SHARED(float, xs, T2 * (T2 + 1)); /* [row][k], padded */
     MGK_SHARED(float, ws, T2 * T2);       /* [k][col] */
@@ -58,7 +62,7 @@ __global__ void matmul_kernel2(float *y, const float *x, const float *w, int n, 
             int r = r0 + rr, k = k0 + tx, j = c0 + tx;
             xs[rr * (T2 + 1) + tx] = r < n && k < in ? x[(long)r * in + k] : 0.0f;
             int kk = k0 + rr;
-            ws[rr * T2 + tx] = kk < in && j < out ? w[packed_at(in, kk, j)] : 0.0f;
+            ws[rr * T2 + tx] = kk < in && j < out ? mgk_weight(w, packed_at(in, kk, j)) : 0.0f;
         }
         __syncthreads();
         for (int k = 0; k < T2; k++) {
@@ -94,7 +98,8 @@ __device__ __forceinline__ void ld4(const float *p, float *v)
 #endif
 }
 
-__global__ void matmul_kernel3(float *y, const float *x, const float *w, int n, int in, int out, int acc)
+template <typename WT>
+__global__ void matmul_kernel3(float *y, const float *x, const WT *w, int n, int in, int out, int acc)
 {
     MGK_SHARED16(float, xs, BK3 * XS3); /* [k][row], padded */
     MGK_SHARED16(float, ws, BK3 * BN3); /* [k][col] */
@@ -114,7 +119,8 @@ __global__ void matmul_kernel3(float *y, const float *x, const float *w, int n, 
         }
         for (int q = 0; q < 8; q++) { /* panel q of the tile: 16 k rows x 16 floats, contiguous in W */
             int pnl = c0 / 16 + q, k = k0 + wk;
-            ws[wk * BN3 + q * 16 + wj] = pnl < panels && k < in ? w[(long)pnl * in * 16 + (long)k * 16 + wj] : 0.0f;
+            ws[wk * BN3 + q * 16 + wj] =
+                pnl < panels && k < in ? mgk_weight(w, (long)pnl * in * 16 + (long)k * 16 + wj) : 0.0f;
         }
         __syncthreads();
         for (int k = 0; k < BK3; k++) {
@@ -142,24 +148,41 @@ __global__ void matmul_kernel3(float *y, const float *x, const float *w, int n, 
     }
 }
 
-extern "C" int mgk_matmul(int variant, float *y, const float *x, const float *w, int n, int in, int out,
-                          int accumulate)
+template <typename WT>
+static int matmul_launch(int variant, float *y, const float *x, const WT *w, int n, int in, int out, int accumulate)
 {
     if (n < 0 || in < 1 || out < 1 || n > 65535 * T2)
         return MGK_ERR_ARG;
     if (n == 0)
         return MGK_OK;
-    if (variant == 1)
-        MGK_LAUNCH(matmul_kernel1, dim3((out + 127) / 128, n), dim3(128), 0, y, x, w, n, in, out, accumulate);
-    else if (variant == 2)
-        MGK_LAUNCH(matmul_kernel2, dim3((out + T2 - 1) / T2, (n + T2 - 1) / T2), dim3(256), 0, y, x, w, n, in, out,
-                   accumulate);
-    else if (variant == 3)
-        MGK_LAUNCH(matmul_kernel3, dim3((out + BN3 - 1) / BN3, (n + BM3 - 1) / BM3), dim3(256), 0, y, x, w, n, in,
+    if (variant == 2)
+        MGK_LAUNCH(matmul_kernel2<WT>, dim3((out + T2 - 1) / T2, (n + T2 - 1) / T2), dim3(256), 0, y, x, w, n, in,
                    out, accumulate);
+    else if (variant == 3)
+        MGK_LAUNCH(matmul_kernel3<WT>, dim3((out + BN3 - 1) / BN3, (n + BM3 - 1) / BM3), dim3(256), 0, y, x, w, n,
+                   in, out, accumulate);
     else
         return MGK_ERR_ARG;
     return mgk_status();
+}
+
+extern "C" int mgk_matmul(int variant, float *y, const float *x, const float *w, int n, int in, int out,
+                          int accumulate)
+{
+    if (variant != 1)
+        return matmul_launch(variant, y, x, w, n, in, out, accumulate);
+    if (n < 0 || in < 1 || out < 1 || n > 65535 * T2)
+        return MGK_ERR_ARG;
+    if (n == 0)
+        return MGK_OK;
+    MGK_LAUNCH(matmul_kernel1, dim3((out + 127) / 128, n), dim3(128), 0, y, x, w, n, in, out, accumulate);
+    return mgk_status();
+}
+
+extern "C" int mgk_matmul_bf16(int variant, float *y, const float *x, const uint16_t *w, int n, int in, int out,
+                               int accumulate)
+{
+    return matmul_launch(variant, y, x, w, n, in, out, accumulate);
 }
 
 /* Kernel 3 once its tiles reach 40% of the multiprocessors.  Measured on an H100 (132 multiprocessors,
@@ -172,6 +195,8 @@ extern "C" int mgk_matmul_pick(int n, int out, int sm_count)
 }
 
 #ifdef MGK_MAIN
+#include <cstring>
+
 #include "driver.h"
 
 int main(int argc, char **argv)
@@ -211,6 +236,39 @@ int main(int argc, char **argv)
                 else if (!acc && n * out >= 1000)
                     drv::report_time(what, drv::time_us([&] { mgk_matmul(v, dy, dx, dw, n, in, out, 0); }));
             }
+            /* bf16 weights: the reference over the same weights rounded to bf16 (nearest, ties to even) */
+            std::vector<uint16_t> wb(w.size());
+            std::vector<float> wr(w.size());
+            for (size_t i = 0; i < w.size(); i++) {
+                uint32_t u;
+                std::memcpy(&u, &w[i], sizeof u);
+                wb[i] = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+                u = (uint32_t)wb[i] << 16;
+                std::memcpy(&wr[i], &u, sizeof u);
+            }
+            auto refb = y0;
+            mg_matmul_portable(refb.data(), x.data(), wr.data(), n, in, out, 0, out, acc);
+            uint16_t *dwb = drv::to_dev(wb);
+            for (int v = 2; v <= 3; v++) {
+                char what[96];
+                std::snprintf(what, sizeof what, "matmul%d-bf16 n=%d in=%d out=%d acc=%d", v, n, in, out, acc);
+                cudaMemcpy(dy, y0.data(), y0.size() * sizeof(float), cudaMemcpyHostToDevice);
+                if (mgk_matmul_bf16(v, dy, dx, dwb, n, in, out, acc) != MGK_OK) {
+                    std::printf("launch failed: %s\n", what);
+                    fails++;
+                    continue;
+                }
+                auto got = drv::to_host(dy, y0.size());
+                if (!drv::close(what, got.data(), refb.data(), got.size(), 2e-6f * in, 1e-5f))
+                    fails++;
+                else if (!acc && n * out >= 1000)
+                    drv::report_time(what, drv::time_us([&] { mgk_matmul_bf16(v, dy, dx, dwb, n, in, out, 0); }));
+            }
+            if (mgk_matmul_bf16(1, dy, dx, dwb, n, in, out, acc) != MGK_ERR_ARG) {
+                std::printf("matmul1-bf16 accepted (kernel 1 has no bf16 variant)\n");
+                fails++;
+            }
+            cudaFree(dwb);
             cudaFree(dx);
             cudaFree(dw);
             cudaFree(dy);

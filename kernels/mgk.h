@@ -38,6 +38,10 @@ int mgk_glu(int variant, float *g, const float *u, long n, int geglu);
  * (matmul.h; mg_matmul_portable). Variants 1 (one thread per output), 2 (32x32 shared-memory tiles)
  * and 3 (64x128 tiles, 4x8 outputs per thread in registers). */
 int mgk_matmul(int variant, float *y, const float *x, const float *w, int n, int in, int out, int accumulate);
+/* The same with bfloat16 weights (uint16_t: the upper half of a float32; the packed layout), float32 x, y and
+ * accumulation: variants 2 and 3 (MGK_ERR_ARG otherwise). */
+int mgk_matmul_bf16(int variant, float *y, const float *x, const uint16_t *w, int n, int in, int out,
+                    int accumulate);
 
 /* The variant the forward pass uses for an n x out product on a GPU of sm_count multiprocessors: 3
  * when its 64x128 tiles reach 40% of the multiprocessors, else 2 (more, smaller blocks). */

@@ -10,7 +10,9 @@ subpackage each (docs/architecture.md):
 - :mod:`mavgame.search`: MCTS over the C engine and batched evaluators;
 - :mod:`mavgame.engines`: UCI engines (Stockfish), their skill levels, engine annotation;
 - :mod:`mavgame.play`: games between agents, leagues, results, Elo;
-- :mod:`mavgame.model`: the MAV transformer (training, inference, data; needs PyTorch);
+- :mod:`mavgame.datasets`: position sets and the training data pipeline;
+- :mod:`mavgame.model`: the MAV transformer (training, export, inference; training needs PyTorch);
+- :mod:`mavgame.policy`: the IDP chess policy network (needs PyTorch);
 - :mod:`mavgame.agents`: the agent interface, the agent specs and their kinds (the top layer).
 
 The public API is re-exported here (``__all__``); the play and engine names load on first use.
@@ -26,7 +28,9 @@ from .errors import AmbiguousMoveError, IllegalMoveError, InvalidMoveError
 from .games.base import Outcome, Termination
 from .games import registry
 from . import mav
-from .search.mcts import MCTS, SearchError, SearchResult, playout_uct
+from .search.mcts import MCTS
+from .search.results import SearchError, SearchResult
+from .search.uct import playout_uct
 
 __version__ = "0.1.0"
 
@@ -47,7 +51,7 @@ _LAZY = {
     "match": ("mavgame.play.league", "match"),
     "fit_elo": ("mavgame.play.elo", "fit_elo"),
     "UCIEngine": ("mavgame.engines.uci", "UCIEngine"),
-    "EngineError": ("mavgame.engines.uci", "EngineError"),
+    "EngineError": ("mavgame.engines.uci_protocol", "EngineError"),
 }
 
 __all__ = [
@@ -74,10 +78,11 @@ def __dir__():
     return sorted(set(globals()) | set(_LAZY))
 
 
-# The shipped Connect Four opening book (if the package has one) serves c4_solve's default solver.
-from .games.c4_book import install_shipped_book as _install_book  # noqa: E402
+# c4_solve's default solver, with the shipped Connect Four opening book (if the package has one), is made
+# by the first solve that needs it: importing mavgame neither reads the book nor allocates the solver's table.
+from .games.connect_four import install_lazy_default_solver as _install_lazy_default_solver  # noqa: E402
 
-_install_book()
+_install_lazy_default_solver()
 
 
 def game_names() -> list:

@@ -6,10 +6,13 @@ python-chess, so ``except chess.IllegalMoveError`` habits carry over::
 
     >>> import mavgame
     >>> try:
-    ...     mavgame.Chess().push_uci("e2e5")
+    ...     mavgame.ConnectFour.from_moves("444444").push("4")
     ... except mavgame.IllegalMoveError as e:
     ...     print(e)
-    illegal move 'e2e5' in position 'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1'
+    illegal Connect Four move '4': the column is full; legal moves: 1, 2, 3, 5, 6, 7
+
+The message names the move, says why, and lists the legal moves; the chess family's also names the position by
+its FEN (``illegal move 'e2e5' in position 'rnbqkbnr/... w KQkq - 0 1'; legal moves: a2a3, ...``).
 
 The C binding raises them (``csrc/bind/state.c``, ``mg_py_move_error``), choosing the type by the
 first word of the core's message, which every game's move parser begins with ("invalid",

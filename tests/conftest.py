@@ -33,12 +33,28 @@ def test_scale() -> float:
 test_scale.__test__ = False  # not a test
 
 
+#: What the reference data is and where it comes from (the skip reason and the header say it).
+SHARED_DATA_WHAT = ("the reference data (perft tables perft/tricky.perft and perft/chess960.perft, from "
+                    "chessprogramming.org's Perft_Results pages)")
+
+
+def shared_data_missing() -> str:
+    """Why the reference data is not here, and how to give it; "" when it is."""
+    env = os.environ.get("MG_SHARED_DATA")
+    d = shared_data_dir()
+    if d.is_dir():
+        return ""
+    if env:
+        return f"{SHARED_DATA_WHAT} is missing: MG_SHARED_DATA={env} is not a folder"
+    return f"{SHARED_DATA_WHAT} is missing: set MG_SHARED_DATA to the folder that holds it"
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    d = shared_data_dir()
-    if not d.is_dir():
-        pytest.skip(f"reference data not found at {d}")
-    return d
+    why = shared_data_missing()
+    if why:
+        pytest.skip(why)
+    return shared_data_dir()
 
 
 @pytest.fixture(scope="session")
@@ -51,26 +67,99 @@ def scaled(n: int) -> int:
     return max(1, int(n * test_scale()))
 
 
-OPTIONAL_MODULES = [("torch", "the MAV model tests"), ("chess", "the python-chess tests"),
-                    ("safetensors", "model export tests"), ("pyspiel", "the OpenSpiel comparisons"),
-                    ("matplotlib", "Elo plots"), ("ray", "Ray executors")]
-OPTIONAL_PROGRAMS = [("stockfish", "engine and chess annotation tests")]
+# Every optional thing whose absence skips tests, with what needs it and how to get it: the report header names
+# each one missing (test_rough_edges checks that every module a test importorskip()s is listed here).
+OPTIONAL_MODULES = [
+    ("torch", "the MAV model, policy and AlphaZero tests", "pip install torch"),
+    ("chess", "the python-chess comparisons", "pip install chess"),
+    ("safetensors", "model export tests", "pip install safetensors"),
+    ("pyspiel", "the OpenSpiel comparisons", "pip install open_spiel"),
+    ("gymnasium", "the Gymnasium adapter", "pip install gymnasium"),
+    ("pettingzoo", "the PettingZoo adapter", "pip install pettingzoo"),
+    ("hypothesis", "the property tests", "pip install hypothesis"),
+    ("matplotlib", "Elo plots", "pip install matplotlib"),
+    ("ray", "Ray executors", "pip install ray"),
+    ("sphinx", "the API reference build", "pip install -e '.[docs]'"),
+]
+
+
+def _engine(name: str, env_var: str) -> bool:
+    try:
+        from mavgame.engines.uci import find_engine
+    except ImportError:
+        return shutil.which(name, path=os.environ.get("PATH", "") + os.pathsep + "/usr/games") is not None
+    return find_engine(name, env_var) is not None
+
+
+def _nvcc() -> bool:
+    forced = os.environ.get("MAVGAME_NVCC")
+    if forced:
+        return os.path.isfile(forced) and os.access(forced, os.X_OK)
+    return shutil.which("nvcc") is not None
+
+
+def _cuda_device() -> str:
+    """"" when a CUDA device is usable, else the core's reason (said once)."""
+    try:
+        from mavgame import _core
+    except ImportError as e:
+        return f"the extension does not import ({e})"
+    n, why = _core.cuda_status()
+    return "" if n > 0 else why
+
+
+def _native_engine() -> bool:
+    try:
+        from mavgame.model.inference import native_available
+    except ImportError:
+        return False
+    return bool(native_available())
+
+
+def _c4_test_sets() -> bool:
+    d = shared_data_dir() / "connect_four"
+    return d.is_dir() and any(d.glob("Test_L*"))
+
+
+# (name, present() -- True; False, or a string saying why not, when missing --, what needs it, how to get it)
+OPTIONAL_OTHERS = [
+    ("stockfish", lambda: _engine("stockfish", "MAVGAME_STOCKFISH"), "engine and chess annotation tests",
+     "apt-get install stockfish, or MAVGAME_STOCKFISH=PATH"),
+    ("fairy-stockfish", lambda: _engine("fairy-stockfish", "MAVGAME_FAIRY_STOCKFISH"),
+     "the Gardner rules oracle and its agent", "fairy-stockfish on PATH, or MAVGAME_FAIRY_STOCKFISH=PATH"),
+    ("nvcc", _nvcc, "the CUDA build check and ptxas's kernel reports", "the CUDA toolkit, or MAVGAME_NVCC=PATH"),
+    ("CUDA GPU", lambda: _cuda_device() or True, "the GPU engine tests", "a CUDA build and a usable NVIDIA GPU"),
+    ("native engine", _native_engine, "the native model engine tests", "build the extension (setup.py build_ext)"),
+    ("objdump", lambda: shutil.which("objdump") is not None, "the portable build check", "binutils"),
+    ("git", lambda: shutil.which("git") is not None, "the source distribution checks", "git and a git checkout"),
+    ("reference data", lambda: not shared_data_missing(), "perft against published tables",
+     "MG_SHARED_DATA=folder with perft/tricky.perft and perft/chess960.perft"),
+    ("Connect Four test sets", _c4_test_sets, "solver scores against the published test sets",
+     "connect_four/Test_L* inside the MG_SHARED_DATA folder"),
+]
 
 
 def _optional_tools():
+    """(found names, missing (name, what needs it, how to get it or why not))."""
     found, missing = [], []
-    for mod, used in OPTIONAL_MODULES:
-        (found if importlib.util.find_spec(mod) is not None else missing).append((mod, used))
-    path = os.environ.get("PATH", "") + os.pathsep + "/usr/games"
-    for prog, used in OPTIONAL_PROGRAMS:
-        (found if shutil.which(prog, path=path) else missing).append((prog, used))
+    for mod, used, get in OPTIONAL_MODULES:
+        if importlib.util.find_spec(mod) is not None:
+            found.append(mod)
+        else:
+            missing.append((mod, used, get))
+    for name, present, used, get in OPTIONAL_OTHERS:
+        ok = present()
+        if ok is True:
+            found.append(name)
+        else:
+            missing.append((name, used, ok if isinstance(ok, str) else get))
     return found, missing
 
 
 def pytest_report_header(config):
     found, missing = _optional_tools()
-    lines = ["mavgame optional tools found: " + (", ".join(n for n, _ in found) or "none")]
+    lines = ["mavgame optional tools found: " + (", ".join(found) or "none")]
     if missing:
-        lines.append("missing (their tests are skipped, see the summary): "
-                     + "; ".join(f"{n} ({used})" for n, used in missing))
+        lines.append("missing (their tests are skipped; the summary lists each skip):")
+        lines += [f"  {n}: {used}; {get}" for n, used, get in missing]
     return lines

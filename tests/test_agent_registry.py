@@ -62,7 +62,7 @@ def test_options_carry_types_and_defaults_from_the_signatures():
     assert agent_kind("mav").options["mirror"].type is bool and agent_kind("uct").options["c"].type is float
     assert agent_kind("az").options["checkpoint"].required and agent_kind("azdb").options["checkpoint"].required
     assert agent_kind("uci").options["path"].required and agent_kind("python").options["fn"].required
-    assert agent_kind("mav_is").options["breadth"].default == 2                    # tools/mav_is_ladder.py reads it
+    assert agent_kind("mav_is").options["breadth"].default == 2                    # mavgame.analysis.mav_is_ladder reads it
 
 
 def test_an_unknown_kind_is_refused_naming_the_kinds():

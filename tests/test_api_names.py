@@ -6,8 +6,8 @@ import pytest
                                          ("mavgame.engines.annotate", "chess_annotator"),
                                          ("mavgame.engines.uci", "SearchResult"),
                                          ("mavgame.games.hex", "MCTSResult"),
-                                         ("mavgame.model.data", "ANNOTATORS"),
-                                         ("mavgame.model.data", "hex_annotator")])
+                                         ("mavgame.datasets", "ANNOTATORS"),
+                                         ("mavgame.datasets", "hex_annotator")])
 def test_old_names_are_gone(module, old):
     """0.1.0 has no outside users: a renamed name leaves no alias (issue 48)."""
     import importlib
@@ -18,7 +18,7 @@ def test_old_names_are_gone(module, old):
 def test_hex_is_searched_by_playout_uct_not_a_method():
     from mavgame import Hex
     from mavgame.agents.mcts import UCTAgent
-    from mavgame.search.mcts import UCTResult, playout_uct
+    from mavgame.search.uct import UCTResult, playout_uct
     b = Hex.from_moves("a1", size=4)
     assert not hasattr(b, "mcts")
     new = playout_uct(b, 500, seed=2)

@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from mavgame.model.data import PositionStore, generate_positions, play_annotated_game
-from mavgame.model.data_stats import format_stats, position_set_stats
-from mavgame.model.generate import CACHE, PROGRESS, TIMING, load_annotation_cache
+from mavgame.datasets import PositionStore, generate_positions, play_annotated_game
+from mavgame.datasets.stats import format_stats, position_set_stats
+from mavgame.datasets.positions import CACHE, PROGRESS, TIMING, load_annotation_cache
 
 
 def first_moves(epsilon, n, best):
@@ -54,7 +54,7 @@ C4 = dict(seed=3, epsilon=0.2, val_fraction=0.2, random_opening=16, progress=Fal
 
 def test_terminal_positions_are_records_and_examples(tmp_path):
     from mavgame import mav
-    from mavgame.model.records import _new_state
+    from mavgame.datasets.records import _new_state
     stats = generate_positions("connect_four", tmp_path, 6, **C4)
     recs = list(PositionStore(tmp_path / "train")) + list(PositionStore(tmp_path / "val"))
     term = [r for r in recs if not r["values"]]
@@ -90,7 +90,7 @@ def counting_annotator(monkeypatch, solved):
 
 
 def test_exact_solves_are_cached_and_resume_neither_resolves_nor_duplicates(tmp_path, monkeypatch):
-    from mavgame.model import store
+    from mavgame.datasets import store
     whole = tmp_path / "whole"
     generate_positions("connect_four", whole, 16, **C4)
     cache = load_annotation_cache(whole / CACHE)

@@ -1,23 +1,13 @@
-"""tools/c4_play_positions.py (positions of stored games, solver-annotated, with the generated data's split) and
-tools/c4_blunders.py (an agent's mistakes in stored games, by the solver)."""
-import importlib.util
+"""mavgame.analysis.c4_play_positions (positions of stored games, solver-annotated, with the generated data's split)
+and mavgame.analysis.c4_blunders (an agent's mistakes in stored games, by the solver)."""
 import json
-from pathlib import Path
 
 import pytest
 
+from mavgame.analysis import c4_blunders, c4_play_positions
 from mavgame.games.connect_four import ConnectFour
-from mavgame.model.store import position_split
+from mavgame.datasets.store import position_split
 from mavgame.play.league import match
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def _tool(name="c4_play_positions"):
-    spec = importlib.util.spec_from_file_location(name, REPO / "tools" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _records(root):
@@ -33,7 +23,7 @@ def _records(root):
 def test_positions_of_stored_games_are_annotated_and_split(tmp_path, capsys):
     store = tmp_path / "games.sqlite"
     match("uct:sims=20", "random", "connect_four", 3, path=str(store), progress=False, seed=5)
-    tool = _tool()
+    tool = c4_play_positions
     assert tool.main([str(store), "--out", str(tmp_path / "data"), "--val-fraction", "0.3", "--workers", "1",
                       "--min-ply", "12"]) == 0
     counts = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
@@ -62,13 +52,13 @@ def test_positions_of_stored_games_are_annotated_and_split(tmp_path, capsys):
 
 def test_bad_store_is_named(tmp_path):
     with pytest.raises(SystemExit):
-        _tool().main([str(tmp_path / "nope.sqlite"), "--out", str(tmp_path / "d")])
+        c4_play_positions.main([str(tmp_path / "nope.sqlite"), "--out", str(tmp_path / "d")])
 
 
 def test_blunders_match_the_solver(tmp_path, capsys):
     store = tmp_path / "games.sqlite"
     match("uct:sims=20", "random", "connect_four", 2, path=str(store), progress=False, seed=7)
-    tool = _tool("c4_blunders")
+    tool = c4_blunders
     res = tool.mistakes(str(store), "random")
     # recount by hand: a move is a mistake when another legal move has a better win / draw / loss value
     import sqlite3

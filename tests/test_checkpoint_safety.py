@@ -110,7 +110,7 @@ def test_az_resume_refuses_the_checkpoint(tmp_path, marker, capsys):
 
 
 def test_train_resume_refuses_the_checkpoint(tmp_path, marker, capsys):
-    from mavgame.model.store import PositionWriter
+    from mavgame.datasets.store import PositionWriter
     data = tmp_path / "data"
     with PositionWriter(data, "tictactoe", shard_size=40, val_fraction=0.1) as w:
         for i in range(20):
@@ -161,7 +161,7 @@ def test_policy_train_resume_refuses_the_state(tmp_path, marker, pgn_file, capsy
 
 
 def test_policy_rl_resume_and_policy_models_refuse_the_file(tmp_path, marker, pgn_file, capsys):
-    from mavgame.model import policy as P
+    from mavgame.policy import network as P
     out = tmp_path / "rl"
     out.mkdir()
     _evil(out / "rl_state.pt", marker)
@@ -198,7 +198,7 @@ def test_a_foreign_train_checkpoint_names_the_file(tmp_path):
 # ---- item 5: the policy trainer's seed sets the initial weights -------------------------------------------
 
 def test_policy_train_seed_fixes_the_initial_weights(tmp_path, pgn_file):
-    from mavgame.model import policy as P
+    from mavgame.policy import network as P
     cfg = P.PolicyConfig(channels=4, blocks=1)
     runs = []
     for name, seed in (("a", 3), ("b", 3), ("c", 4)):
@@ -225,9 +225,9 @@ def test_atomic_write_keeps_the_old_file_on_failure(tmp_path):
 
 def test_whole_file_writers_fsync_before_the_rename(tmp_path, monkeypatch, pgn_file):
     """Checkpoints, policy.pt, metrics.json and exported models go through the fsynced atomic writer."""
-    from mavgame.model import policy as P
+    from mavgame.policy import network as P
     from mavgame.model.export import save_safetensors
-    from mavgame.model.policy_export import export_policy
+    from mavgame.policy.export import export_policy
     synced = []
     real = os.fsync
 
@@ -259,7 +259,7 @@ def test_az_log_is_mended_after_a_kill_between_checkpoint_and_log(tmp_path):
 
 def test_generation_workers_are_clamped_to_the_work(tmp_path, monkeypatch):
     from mavgame import workers
-    from mavgame.model import generate
+    from mavgame.datasets import positions
     asked = []
     real = workers.pool
 
@@ -270,5 +270,5 @@ def test_generation_workers_are_clamped_to_the_work(tmp_path, monkeypatch):
         return real(n, *a, **kw)
 
     monkeypatch.setattr(workers, "pool", pool)
-    generate.generate_positions("tictactoe", tmp_path / "d", 2, workers=1_000_000, progress=False)
+    positions.generate_positions("tictactoe", tmp_path / "d", 2, workers=1_000_000, progress=False)
     assert max(asked, default=1) <= 2

@@ -374,7 +374,7 @@ def test_positions_beyond_sixteen_pieces_match_python_chess(fen):
 def test_random_chess_positions_are_the_papers_ood_set():
     """Random placements (the paper's out-of-distribution chess set): valid, not checkmate, both kings, side not
     to move not in check, some with more than 16 pieces a side, reproducible."""
-    from mavgame.model.data import random_chess_positions
+    from mavgame.datasets import random_chess_positions
     fens = random_chess_positions(300, seed=3)
     assert len(set(fens)) == 300 and random_chess_positions(300, seed=3) == fens
     assert random_chess_positions(5, seed=4) != fens[:5]
@@ -407,7 +407,7 @@ def test_random_placements_perft_matches_python_chess(n, seed):
     """Move generation on the paper's out-of-distribution placements (up to 62 pieces, many queens and
     pawns, promotions, checks): perft 2 and the SAN of every move on every position and perft 3 on one in 20
     agree with python-chess (80 positions by default, 400 in the slow run)."""
-    from mavgame.model.data import random_chess_positions
+    from mavgame.datasets import random_chess_positions
     fens = random_chess_positions(n, seed=seed, max_pieces=62)
     assert max(len(chess.Board(f).piece_map()) for f in fens) > 40
     for fen in fens:
@@ -423,7 +423,7 @@ def test_random_placements_write_and_read_back_as_mav():
     """The MAV writer and reader on placements of up to 62 pieces: %state, %top_all, %best_action, the state
     after the best action and the outcome of finished positions all read back exactly."""
     from mavgame import mav
-    from mavgame.model.data import random_chess_positions
+    from mavgame.datasets import random_chess_positions
     texts, states = [], []
     for i, fen in enumerate(random_chess_positions(120, seed=6, max_pieces=62)):
         st = Chess(fen)

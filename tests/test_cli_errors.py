@@ -101,7 +101,7 @@ def test_annotate_with_a_failing_engine_and_workers_fails_once(tmp_path):
     import time
 
     from mavgame.engines.annotate import _worker_annotate, _worker_init, annotate_many
-    from mavgame.engines.uci import EngineError
+    from mavgame.engines.uci_protocol import EngineError
     dead = write_fake_engine(tmp_path, "crash_at_start")
     for engine in ("/nonexistent", "/bin/true", str(dead)):
         t = time.monotonic()

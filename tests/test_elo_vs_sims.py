@@ -1,17 +1,13 @@
-"""tools/elo_vs_sims.py: Elo against simulations from a league store (issue 13's Table-1 plot)."""
+"""``python -m mavgame.analysis.elo_vs_sims``: Elo against simulations from a league store (issue 13's Table-1 plot)."""
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from mavgame.play.league import League
 from mavgame.play.results import LeagueResults
 from mavgame.play.store import ResultStore
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import elo_vs_sims  # noqa: E402
+from mavgame.analysis import elo_vs_sims
 
 
 def test_family():
@@ -49,16 +45,16 @@ def test_table_matches_the_league_fit(store):
 def test_command_line(store, tmp_path):
     path, _ = store
     out = tmp_path / "p.png"
-    r = subprocess.run([sys.executable, str(ROOT / "tools/elo_vs_sims.py"), path, str(out), "--zero", "uct-4"],
+    r = subprocess.run([sys.executable, "-m", "mavgame.analysis.elo_vs_sims", path, str(out), "--zero", "uct-4"],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "uct-32" in r.stdout and "rand" in r.stdout
-    r = subprocess.run([sys.executable, str(ROOT / "tools/elo_vs_sims.py"), path, str(out), "--zero", "nobody"],
+    r = subprocess.run([sys.executable, "-m", "mavgame.analysis.elo_vs_sims", path, str(out), "--zero", "nobody"],
                        capture_output=True, text=True)
     assert r.returncode != 0 and "nobody" in r.stderr
     junk = tmp_path / "junk.sqlite"
     junk.write_bytes(b"not a database at all")
-    r = subprocess.run([sys.executable, str(ROOT / "tools/elo_vs_sims.py"), str(junk), str(out)],
+    r = subprocess.run([sys.executable, "-m", "mavgame.analysis.elo_vs_sims", str(junk), str(out)],
                        capture_output=True, text=True)
     assert r.returncode != 0 and "junk.sqlite" in r.stderr

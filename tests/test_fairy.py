@@ -12,7 +12,7 @@ from mavgame.agents.engines import FairyStockfishAgent
 from mavgame.engines.fairy import find_fairy_stockfish, open_engine, perft_diff, random_game_diff
 from mavgame.games.gardner import paper_moves
 from mavgame.games.gardner import START_FEN, Gardner
-from mavgame.engines.uci import EngineError
+from mavgame.engines.uci_protocol import EngineError
 
 pytestmark = pytest.mark.skipif(find_fairy_stockfish() is None, reason="fairy-stockfish not installed")
 
@@ -151,7 +151,7 @@ def test_annotator_values_every_legal_move():
 
 
 def test_mav_data_annotator_for_gardner():
-    from mavgame.model.data import make_annotator
+    from mavgame.datasets import make_annotator
     ann = make_annotator("gardner", {"nodes": 2000})
     try:
         vals, best = ann(Gardner())
@@ -175,7 +175,7 @@ def test_cli_annotate_gardner(tmp_path):
 @pytest.mark.slow
 def test_mav_data_generation_for_gardner(tmp_path):
     # the MAV data pipeline end to end for Gardner: epsilon-greedy games annotated by Fairy-Stockfish
-    from mavgame.model.data import generate_positions
+    from mavgame.datasets import generate_positions
     r = generate_positions("gardner", tmp_path, 2, seed=1, annotator_options={"nodes": 500}, progress=False,
                            max_plies=30)
     assert r["game"] == "gardner" and r["positions_unique"] > 20 and r["moves_annotated"] > 100

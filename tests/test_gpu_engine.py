@@ -16,7 +16,7 @@ from mavgame.model.inference import MAVModel, native_available, shipped_model_pa
 from test_model_native import TOK, VARIANTS, fresh_prompts, make_model, random_prompts, tree_prompts
 
 pytestmark = pytest.mark.skipif(not native_available() or _core.cuda_status()[0] == 0,
-                                reason="no usable CUDA device (" + _core.cuda_status()[1] + ")")
+                                reason=_core.cuda_status()[1] if native_available() else "no native engine built")
 
 GROUP = list(range(100, 400))
 

@@ -1,7 +1,7 @@
-"""tools/grow_model.py: a model grown deeper or wider computes the same logits, and its new blocks can learn."""
+"""``python -m mavgame.model.grow``: a model grown deeper or wider computes the same logits, and its new blocks
+can learn."""
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,10 +10,8 @@ from mavgame import mav
 from mavgame.model.config import MAVConfig
 from mavgame.model.export import expected_shapes, export_model, load_exported
 from mavgame.model.inference import NumpyTransformer
+from mavgame.model.grow import grow
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-from grow_model import grow  # noqa: E402
 
 TOK = mav.Tokenizer()
 
@@ -69,12 +67,12 @@ def test_command_line(tmp_path):
     src = tmp_path / "m.safetensors"
     export_model(src, w, cfg, "1")
     out = tmp_path / "g.safetensors"
-    r = subprocess.run([sys.executable, str(ROOT / "tools/grow_model.py"), str(src), str(out), "--layers", "5"],
+    r = subprocess.run([sys.executable, "-m", "mavgame.model.grow", str(src), str(out), "--layers", "5"],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     g, gcfg, vocab, info = load_exported(out)
     assert gcfg.n_layers == 5 and vocab == "1" and info["grown_layers"] == "3->5"
     np.testing.assert_allclose(logits(g, gcfg), logits(w, cfg), rtol=1e-5, atol=1e-5)
-    r = subprocess.run([sys.executable, str(ROOT / "tools/grow_model.py"), str(tmp_path / "nope.safetensors"),
+    r = subprocess.run([sys.executable, "-m", "mavgame.model.grow", str(tmp_path / "nope.safetensors"),
                         str(out), "--layers", "5"], capture_output=True, text=True)
     assert r.returncode != 0 and "nope.safetensors" in r.stderr

@@ -1,17 +1,16 @@
-"""tools/hard_positions.py: exactly the positions the searchless agent plays wrong, each once, resumable."""
+"""``python -m mavgame.analysis.hard_positions``: exactly the positions the searchless agent plays wrong, each once,
+resumable."""
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 from mavgame import State
 from mavgame.agents.mav import MAVGreedyAgent
-from mavgame.model.store import PositionStore, PositionWriter
+from mavgame.datasets.store import PositionStore, PositionWriter
+from mavgame.analysis import hard_positions as hp
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import hard_positions as hp  # noqa: E402
 
 GAME = "connect_four"
 MODEL = ROOT / "mavgame" / "data" / "mav_connect_four.safetensors"

@@ -20,7 +20,7 @@ CHILD = textwrap.dedent(r"""
     import json, os, signal, sys, threading, time
     import numpy as np
     from mavgame import Chess, ConnectFour, Hex, MCTS, _core
-    from mavgame.search.mcts import playout_uct
+    from mavgame.search.uct import playout_uct
 
     # a process started in the background by a shell without job control inherits SIGINT ignored, and Python
     # then installs no KeyboardInterrupt handler: install it, so that the test does not depend on its parent

@@ -1,5 +1,5 @@
-"""tools/mav_is_ladder.py: each MAV-IS shape's games against the searchless MAV, pooled over stores, with the
-score's Elo and interval, token costs from a league's results.json, the table and the plot, bad inputs."""
+"""``python -m mavgame.analysis.mav_is_ladder``: each MAV-IS shape's games against the searchless MAV, pooled over
+stores, with the score's Elo and interval, token costs from a league's results.json, the table and the plot, bad inputs."""
 import json
 import math
 import subprocess
@@ -10,10 +10,8 @@ import pytest
 
 from mavgame.play.records import GameRecord
 from mavgame.play.store import ResultStore
+from mavgame.analysis import mav_is_ladder
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import mav_is_ladder  # noqa: E402
 
 AGENTS = {"mav": "mav:model=m.safetensors", "is-2x1": "mav_is:breadth=2,depth=1,copy_prev=1,model=m.safetensors",
           "is-2x2n": "mav_is:breadth=2,depth=2,copy_prev=1,copy_names=1", "mcts": "uct:sims=100"}
@@ -67,16 +65,16 @@ def test_command_line_table_tokens_and_plot(stores, tmp_path):
         {"agent": "mav-is-2x1", "spec": "mav_is:breadth=2,depth=1,model=m", "tokens": 454.0},
         {"agent": "mav-is-2x2", "spec": "mav_is:breadth=2,depth=2,model=m", "tokens": 1110.0}]}))
     png = tmp_path / "l.png"
-    r = subprocess.run([sys.executable, str(ROOT / "tools/mav_is_ladder.py"), "--series", f"m={stores[0]},{stores[1]}",
+    r = subprocess.run([sys.executable, "-m", "mavgame.analysis.mav_is_ladder", "--series", f"m={stores[0]},{stores[1]}",
                         "--tokens", f"m={res}", "--out", str(png)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "| 2x1 | 454 | 2 / 1 / 1 | 62.5 % |" in r.stdout and "| 2x2+names | 1,110 | 1 / 0 / 1 | 50.0 % | +0" in r.stdout
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    r = subprocess.run([sys.executable, str(ROOT / "tools/mav_is_ladder.py"), "--series", f"m={stores[0]}",
+    r = subprocess.run([sys.executable, "-m", "mavgame.analysis.mav_is_ladder", "--series", f"m={stores[0]}",
                         "--out", str(tmp_path / "x.png")], capture_output=True, text=True)
     assert r.returncode == 2 and "give --tokens" in r.stderr and not (tmp_path / "x.png").exists()
     glob_arg = str(Path(stores[0]).parent / "*.sqlite")
-    r = subprocess.run([sys.executable, str(ROOT / "tools/mav_is_ladder.py"), "--series", f"m={glob_arg}"],
+    r = subprocess.run([sys.executable, "-m", "mavgame.analysis.mav_is_ladder", "--series", f"m={glob_arg}"],
                        capture_output=True, text=True)
     assert r.returncode == 0 and "| 2x1 | – | 2 / 1 / 1 |" in r.stdout
 
@@ -87,7 +85,7 @@ def test_command_line_table_tokens_and_plot(stores, tmp_path):
     (["--series", "m=/nonexistent/*.sqlite"], "no store matches"),
 ])
 def test_bad_arguments_name_the_value(args, message):
-    r = subprocess.run([sys.executable, str(ROOT / "tools/mav_is_ladder.py"), *args], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "mavgame.analysis.mav_is_ladder", *args], capture_output=True, text=True)
     assert r.returncode == 2 and message in r.stderr
 
 
@@ -96,9 +94,9 @@ def test_reference_missing_or_no_shapes(stores, tmp_path):
         mav_is_ladder.ladder([stores[0]], ref="nobody")
     other = tmp_path / "o.sqlite"
     _store(other, [("mcts", "mav", "1-0")])
-    r = subprocess.run([sys.executable, str(ROOT / "tools/mav_is_ladder.py"), "--series", f"m={other}",
+    r = subprocess.run([sys.executable, "-m", "mavgame.analysis.mav_is_ladder", "--series", f"m={other}",
                         "--tokens", f"x={other}"], capture_output=True, text=True)
     assert r.returncode == 2 and "--tokens" in r.stderr and "LABEL of --series (m)" in r.stderr
-    r = subprocess.run([sys.executable, str(ROOT / "tools/mav_is_ladder.py"), "--series", f"m={other}"],
+    r = subprocess.run([sys.executable, "-m", "mavgame.analysis.mav_is_ladder", "--series", f"m={other}"],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "no game between 'mav' and a mav_is agent" in r.stderr

@@ -13,7 +13,7 @@ from mavgame.mav.search_trace import (
     trace_prompt,
     write_trace,
 )
-from mavgame.model.data import make_annotator
+from mavgame.datasets import make_annotator
 
 C4_GAME = "4 4 3 5 3 3 2 6 5 4 4 1 1 7".split()
 

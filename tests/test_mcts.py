@@ -16,7 +16,9 @@ import pytest
 import mavgame
 from mavgame import _core
 from mavgame.search.evaluators import StateOracle, ThreadPoolEvaluator
-from mavgame.search.mcts import MCTS, EvaluatorError, Request, SearchError
+from mavgame.search.evaluator_io import EvaluatorError, Request
+from mavgame.search.mcts import MCTS
+from mavgame.search.results import SearchError
 
 from conftest import REPO, scaled
 
@@ -663,8 +665,8 @@ def test_a_search_without_a_move_raises():
     from mavgame.agents.mcts import MCTSAgent
     with pytest.raises(AgentError, match="found no move"):
         MCTSAgent(lambda reqs: ["junk"] * len(reqs), 4).act(s)
-    # zero simulations asked: no move, and no error
-    assert MCTS("playout", num_simulations=0).search(s).best_move is None
+    # zero simulations asked of one search (it re-roots the tree): no move, and no error
+    assert MCTS("playout", num_simulations=1).search(s, 0).best_move is None
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads /proc/self/status")

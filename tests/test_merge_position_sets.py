@@ -1,4 +1,4 @@
-"""tools/merge_position_sets.py: merged sets read back with every record, repeats and val sources honoured."""
+"""``python -m mavgame.datasets.merge``: merged sets read back with every record, repeats and val sources honoured."""
 import json
 import subprocess
 import sys
@@ -6,12 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from mavgame.model.records import DATA_FORMAT, MANIFEST
-from mavgame.model.store import PositionStore
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import merge_position_sets as mps  # noqa: E402
+from mavgame.datasets.records import DATA_FORMAT, MANIFEST
+from mavgame.datasets.store import PositionStore
+from mavgame.datasets import merge as mps
 
 
 def make_set(root: Path, name: str, n_train: int, n_val: int, game="connect_four", fmt=DATA_FORMAT):
@@ -81,6 +78,6 @@ def test_refusals(tmp_path):
         mps.merge(str(tmp_path / "m1"), [(a, 1), (h, 1)])
     with pytest.raises(ValueError, match="other-format"):
         mps.merge(str(tmp_path / "m2"), [(f, 1)])
-    r = subprocess.run([sys.executable, str(ROOT / "tools/merge_position_sets.py"), str(tmp_path / "m3"),
+    r = subprocess.run([sys.executable, "-m", "mavgame.datasets.merge", str(tmp_path / "m3"),
                         str(tmp_path / "missing")], capture_output=True, text=True)
     assert r.returncode != 0 and "missing" in r.stderr

@@ -16,13 +16,15 @@ import mavgame
 from mavgame import mav
 from mavgame.agents import make_agent
 from mavgame.play.league import Opening, match
-from mavgame.search.mcts import MCTS, SearchError
+from mavgame.search.mcts import MCTS
+from mavgame.search.results import SearchError
 from mavgame.agents.mav import MAVEvaluator, MAVGreedyAgent, MAVMCTSAgent, choose_move, mav_mcts_agent
 from mavgame.model.config import MAVConfig
-from mavgame.model.symmetry import mirror_state_text
-from mavgame.model.data import make_annotator
+from mavgame.datasets.symmetry import mirror_state_text
+from mavgame.datasets import make_annotator
 from mavgame.model.export import expected_shapes, export_model
-from mavgame.model.inference import MAVModel, MAVOutput, bucket_midpoints, vocab_fingerprint
+from mavgame.mav import vocab_fingerprint
+from mavgame.model.inference import MAVModel, MAVOutput, bucket_midpoints
 
 GAME = "tictactoe"
 MIDS = bucket_midpoints()
@@ -281,7 +283,7 @@ def test_greedy_falls_back_on_unusable_output():
 
 def test_greedy_mirror_plays_perfectly_with_perfect_values(perfect):
     agent = MAVGreedyAgent(perfect, mirror=True, seed=0)
-    assert agent.name == "mav-mean-mirror"
+    assert agent.name == "mav-mirror"
     for text, win in FORCED_WINS:
         st = mavgame.State(GAME, text)
         perfect.prompts_seen.clear()
@@ -307,16 +309,6 @@ def test_greedy_mirror_averages_the_two_views():
     assert mv == "b2" and pr.best == "c3" and out.values()["c3"] == pytest.approx(MIDS[40])   # plain view's
     with pytest.raises(ValueError, match="'hex'"):
         MAVGreedyAgent(OracleModel(game="hex"), mirror=True)
-
-
-def _load_tool(name):
-    import importlib.util
-    from pathlib import Path
-    path = Path(__file__).resolve().parents[1] / "tools" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"_tool_{name}", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _solved_positions(seed: int, n: int):
@@ -346,24 +338,24 @@ def _solver_oracle(annotate, flip):
 
 
 def test_mav_eval_greedy_table_scores_the_agents_moves(capsys):
-    """tools/mav_eval.py --greedy: a model with the solver's values plays a best move everywhere, in both
+    """mavgame.analysis.mav_eval --greedy: a model with the solver's values plays a best move everywhere, in both
     views and both scorings; one whose values are turned upside down does not."""
     annotate, recs = _solved_positions(seed=3, n=6)
-    tool = _load_tool("mav_eval")
+    from mavgame.analysis import mav_eval as tool
     good = tool.greedy_table(OracleModel(_solver_oracle(annotate, lambda st: False), game="connect_four"), recs)
-    assert set(good) == {"mav-mean", "mav-mean-mirror", "mav-max", "mav-max-mirror"}
+    assert set(good) == {"mav", "mav-mirror", "mav-max", "mav-max-mirror"}
     assert all(r["all"] == 1.0 for r in good.values())
     bad = tool.greedy_table(OracleModel(_solver_oracle(annotate, lambda st: True), game="connect_four"), recs)
     assert all(r["all"] == 0.0 for r in bad.values())          # it plays a worst move, never a best one
-    assert "mav-mean-mirror | 1.000" in capsys.readouterr().out
+    assert "mav-mirror | 1.000" in capsys.readouterr().out
 
 
 def test_mav_eval_lookahead_table_searches_the_children(capsys):
-    """tools/mav_eval.py --lookahead: with the solver's values everywhere every breadth plays a best move; with
+    """mavgame.analysis.mav_eval --lookahead: with the solver's values everywhere every breadth plays a best move; with
     the root's values turned upside down but the children's exact, the greedy move (top 1) is never a best move
     and the two-ply minimax over all moves always is: the table reads the children's answers."""
     annotate, recs = _solved_positions(seed=5, n=5)
-    tool = _load_tool("mav_eval")
+    from mavgame.analysis import mav_eval as tool
     good = tool.lookahead_table(OracleModel(_solver_oracle(annotate, lambda st: False), game="connect_four"), recs)
     assert set(good) == {"top1", "top2", "top4", "all"}
     assert all(r["all"] == 1.0 for r in good.values())
@@ -487,7 +479,7 @@ def test_agent_specs_build_and_play_a_match(tiny_export):
     agent = make_agent(spec)
     assert isinstance(agent, MAVMCTSAgent) and agent.spec == spec
     assert agent.sims == 16 and agent.kwargs["batch_size"] == 4 and agent.kwargs["state_tracking"] is True
-    assert agent.kwargs["game"] == GAME and agent.games == (GAME,) and agent.name == "mav-mcts-st-mean-16"
+    assert agent.kwargs["game"] == GAME and agent.games == (GAME,) and agent.name == "mav-mcts-st-16"
     assert agent.evaluator.model.path == str(tiny_export) and agent.evaluator.model.game == GAME
     greedy = make_agent(f"mav:scoring=max,best=0,tie=0.05,model={tiny_export},backend=numpy")
     assert isinstance(greedy, MAVGreedyAgent) and greedy.scoring == "max" and greedy.tie == 0.05

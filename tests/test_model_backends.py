@@ -7,7 +7,8 @@ import pytest
 from mavgame import mav
 from mavgame.model.config import MAVConfig
 from mavgame.model.export import expected_shapes
-from mavgame.model.inference import NumpyTransformer, _TorchBackend, default_torch_threads, generate_ids
+from mavgame.model.inference import NumpyTransformer, default_torch_threads, generate_ids
+from mavgame.model.inference.backends import _TorchBackend
 
 TOK = mav.Tokenizer()
 

@@ -7,7 +7,7 @@ torch = pytest.importorskip("torch")
 
 import mavgame  # noqa: E402
 from mavgame import mav  # noqa: E402
-from mavgame.model.data import PositionStore, generate_positions  # noqa: E402
+from mavgame.datasets import PositionStore, generate_positions  # noqa: E402
 from mavgame.model.inference import MAVModel, evaluate_records  # noqa: E402
 from mavgame.model.train import TrainConfig, train  # noqa: E402
 from mavgame.engines.uci import find_stockfish  # noqa: E402
@@ -92,18 +92,18 @@ PGN = """[Event "test"]
 
 
 def test_pgn_reader():
-    from mavgame.model.data import read_pgn
+    from mavgame.datasets import read_pgn
     games = list(read_pgn(PGN))
     assert [len(m) for _, m in games] == [7, 8]
     assert games[0][0]["White"] == "a" and games[0][1][-1] == "Qxf7#" and games[1][1][-2:] == ["O-O", "O-O"]
 
 
 def test_positions_from_pgn_spawned_workers_write_the_same_set(tmp_path, stockfish, monkeypatch):
-    """mavgame.model.pgn._pgn_job and the generation initializer run in spawned workers (fresh
+    """mavgame.datasets.pgn._pgn_job and the generation initializer run in spawned workers (fresh
     interpreters import them): the same positions as one process (values may differ in the last digits: a
     worker's engine hash holds other positions)."""
     from mavgame import workers
-    from mavgame.model.pgn import positions_from_pgn
+    from mavgame.datasets.pgn import positions_from_pgn
     (tmp_path / "g.pgn").write_text(PGN)
     kw = dict(val_fraction=0.3, progress=False, chunk=1, annotator_options={"engine": stockfish, "nodes": 500})
     a = positions_from_pgn([tmp_path / "g.pgn"], tmp_path / "one", workers=1, **kw)
@@ -118,7 +118,7 @@ def test_positions_from_pgn_spawned_workers_write_the_same_set(tmp_path, stockfi
 
 
 def test_positions_from_pgn_with_stockfish(tmp_path, stockfish):
-    from mavgame.model.data import positions_from_pgn
+    from mavgame.datasets import positions_from_pgn
     (tmp_path / "g.pgn").write_text(PGN)
     stats = positions_from_pgn([tmp_path / "g.pgn"], tmp_path / "data", val_fraction=0.0, progress=False,
                                annotator_options={"engine": stockfish, "nodes": 2000})

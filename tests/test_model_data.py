@@ -4,9 +4,9 @@ import json
 import numpy as np
 import pytest
 
-from mavgame.model.data import (PositionStore, PositionWriter, epoch_permutation, generate_positions, position_split,
+from mavgame.datasets import (PositionStore, PositionWriter, epoch_permutation, generate_positions, position_split,
                                  validate_record)
-from mavgame.model.generate import _gen_games as _REAL_GEN_GAMES
+from mavgame.datasets.positions import _gen_games as _REAL_GEN_GAMES
 
 
 def rec(i):
@@ -94,7 +94,7 @@ def collect(ds, workers):
 
 def test_dataset_deterministic_over_workers_no_dup_no_drop(tmp_path):
     _torch()
-    from mavgame.model.data import MAVDataset
+    from mavgame.datasets import MAVDataset
     write_set(tmp_path, n=130, val_fraction=0.0)
     store = PositionStore(tmp_path / "train")
     n = len(store)
@@ -110,7 +110,7 @@ def test_dataset_deterministic_over_workers_no_dup_no_drop(tmp_path):
         assert set(ep[e * n:(e + 1) * n]) == {e}
     assert idx[:n] != idx[n:2 * n]           # reshuffled every epoch
     # each batch is the encoder's output for exactly those records with the batch's seed, right-padded
-    from mavgame.model.data import batch_seed
+    from mavgame.datasets import batch_seed
     for b in batches[:12]:
         want = encoder([store.record(i) for i in b[1]], batch_seed(11, b[0]))
         for (wt, wm), t, m in zip(want, b[3], b[4]):
@@ -123,7 +123,7 @@ def test_dataset_deterministic_over_workers_no_dup_no_drop(tmp_path):
 
 def test_dataset_resume_continues_the_stream(tmp_path):
     _torch()
-    from mavgame.model.data import MAVDataset
+    from mavgame.datasets import MAVDataset
     write_set(tmp_path, n=90, val_fraction=0.0)
     store = PositionStore(tmp_path / "train")
     whole = collect(MAVDataset(store, encoder, batch_size=8, seed=3, num_batches=25), 0)
@@ -133,7 +133,7 @@ def test_dataset_resume_continues_the_stream(tmp_path):
 
 def test_dataset_rejects_too_long_examples(tmp_path):
     _torch()
-    from mavgame.model.data import MAVDataset
+    from mavgame.datasets import MAVDataset
     write_set(tmp_path, n=20, val_fraction=0.0)
     ds = MAVDataset(PositionStore(tmp_path / "train"), encoder, batch_size=4, max_len=3, num_batches=1)
     with pytest.raises(ValueError, match="exceeds the maximum length 3"):
@@ -144,7 +144,7 @@ def test_generation_is_deterministic_over_workers(tmp_path):
     """Connect Four with a node budget: the same records whatever the number of processes."""
     kw = dict(seed=4, epsilon=0.3, val_fraction=0.2, random_opening=11, progress=False, chunk=2,
               annotator_options={"max_nodes": 100_000, "tt_log2": 16})
-    from mavgame.model.data import generate_positions
+    from mavgame.datasets import generate_positions
     a = generate_positions("connect_four", tmp_path / "a", 6, workers=1, **kw)
     b = generate_positions("connect_four", tmp_path / "b", 6, workers=2, **kw)
     for k in ("positions_unique", "train", "val", "unannotated_by_ply", "results", "value_histogram"):
@@ -187,7 +187,7 @@ class Stop(Exception):
 def interrupt_after_adds(monkeypatch, n):
     """PositionWriter.add raises after n records, with what it wrote pushed to the files (as a kill would
     leave lines past the last recorded chunk)."""
-    from mavgame.model import store
+    from mavgame.datasets import store
     orig, calls = store.PositionWriter.add, [0]
 
     def add(self, rec):
@@ -209,7 +209,7 @@ def _stop_at_game_4(job):
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_interrupted_generation_resumes_byte_identical(tmp_path, monkeypatch, workers):
-    from mavgame.model.data import PROGRESS, generate_positions
+    from mavgame.datasets import PROGRESS, generate_positions
     whole = generate_positions("tictactoe", tmp_path / "whole", 40, workers=workers, **TTT)
     want = snapshot(tmp_path / "whole")
     assert not (tmp_path / "whole" / PROGRESS).exists()
@@ -237,21 +237,21 @@ def test_interrupted_generation_resumes_byte_identical(tmp_path, monkeypatch, wo
 
 
 def test_connect_four_generation_resumes_after_a_worker_fails(tmp_path, monkeypatch):
-    from mavgame.model import generate
-    generate.generate_positions("connect_four", tmp_path / "whole", 6, workers=1, **C4)
+    from mavgame.datasets import positions
+    positions.generate_positions("connect_four", tmp_path / "whole", 6, workers=1, **C4)
     with monkeypatch.context() as mp:
-        mp.setattr(generate, "_gen_games", _stop_at_game_4)
+        mp.setattr(positions, "_gen_games", _stop_at_game_4)
         with pytest.raises(Stop):
-            generate.generate_positions("connect_four", tmp_path / "part", 6, workers=2, **C4)
-    assert json.loads((tmp_path / "part" / generate.PROGRESS).read_text())["games_done"] == 4
-    generate.generate_positions("connect_four", tmp_path / "part", 6, workers=2, **C4)
+            positions.generate_positions("connect_four", tmp_path / "part", 6, workers=2, **C4)
+    assert json.loads((tmp_path / "part" / positions.PROGRESS).read_text())["games_done"] == 4
+    positions.generate_positions("connect_four", tmp_path / "part", 6, workers=2, **C4)
     assert snapshot(tmp_path / "part") == snapshot(tmp_path / "whole")
 
 
 
 @pytest.mark.parametrize("method", ["spawn", "forkserver"])
 def test_generation_workers_import_under_spawn_and_forkserver(tmp_path, monkeypatch, method):
-    """The worker functions (mavgame.model.generate._gen_init / _gen_games) are importable by fresh
+    """The worker functions (mavgame.datasets.positions._gen_init / _gen_games) are importable by fresh
     interpreters: spawn and forkserver pools write the same files as one process."""
     import multiprocessing as mp
     from mavgame import workers
@@ -264,7 +264,7 @@ def test_generation_workers_import_under_spawn_and_forkserver(tmp_path, monkeypa
     assert snapshot(tmp_path / "pool") == snapshot(tmp_path / "one")
 
 def test_resume_refuses_other_arguments(tmp_path, monkeypatch):
-    from mavgame.model.data import PROGRESS, generate_positions
+    from mavgame.datasets import PROGRESS, generate_positions
     with monkeypatch.context() as mp:
         interrupt_after_adds(mp, 60)
         with pytest.raises(Stop):
@@ -285,7 +285,7 @@ def test_resume_refuses_other_arguments(tmp_path, monkeypatch):
 
 def test_interrupted_run_can_be_finished_with_more_games(tmp_path, monkeypatch):
     """Games and chunks do not depend on the total: an interrupted run continues into a larger one exactly."""
-    from mavgame.model.data import generate_positions
+    from mavgame.datasets import generate_positions
     generate_positions("tictactoe", tmp_path / "whole", 48, **TTT)
     with monkeypatch.context() as mp:
         interrupt_after_adds(mp, 50)
@@ -297,7 +297,7 @@ def test_interrupted_run_can_be_finished_with_more_games(tmp_path, monkeypatch):
 
 def test_train_command_resumes_generation(tmp_path, monkeypatch, capsys):
     from mavgame.cli import main
-    from mavgame.model.data import PROGRESS, generate_positions
+    from mavgame.datasets import PROGRESS, generate_positions
     args = ["train", "--game", "tictactoe", "--data", None, "--games", "40", "--generate-only", "--no-progress"]
 
     def run(d, *extra):
@@ -318,7 +318,7 @@ def test_train_command_resumes_generation(tmp_path, monkeypatch, capsys):
 
 
 def test_ood_positions_exclude_the_training_sets(tmp_path):
-    from mavgame.model.data import ood_positions
+    from mavgame.datasets import ood_positions
     generate_positions("tictactoe", tmp_path / "d", 30, seed=1, epsilon=0.0, val_fraction=0.2, progress=False)
     recs, info = ood_positions("tictactoe", tmp_path / "ood", 20, seed=5, progress=False,
                                exclude=[tmp_path / "d" / "train", PositionStore(tmp_path / "d" / "val")])
@@ -335,7 +335,7 @@ def test_chess_ood_set_is_random_placements_annotated_by_stockfish(tmp_path):
     """The paper's out-of-distribution chess set in the Table-2 tooling: ood_positions("chess") writes random
     placements annotated by Stockfish (every legal move valued, the best among them), none from games."""
     from mavgame.engines.uci import find_stockfish
-    from mavgame.model.data import ood_positions, random_chess_position_set
+    from mavgame.datasets import ood_positions, random_chess_position_set
     from mavgame import Chess
     if find_stockfish() is None:
         pytest.skip("stockfish is not installed")
@@ -358,8 +358,8 @@ def test_a_game_ended_by_repetition_is_not_recorded_as_finished():
     """Gardner knights shuffling home and back: the threefold repetition ends the game, but the last
     position's text shows an ongoing game, so it is not recorded as a finished (unannotated) one."""
     import numpy as np
-    from mavgame.model.generate import play_annotated_game
-    from mavgame.model.records import _new_state
+    from mavgame.datasets.positions import play_annotated_game
+    from mavgame.datasets.records import _new_state
     shuffle = {"b1a3", "a3b1", "b5c3", "c3b5"}
 
     def annotate(st):
@@ -375,8 +375,8 @@ def test_finished_positions_repeat_k_times_per_epoch(tmp_path):
     """--finished-repeat K: every finished position (result not "*") K times in each epoch, the others once,
     the same stream for any number of workers, and a plain order when K is 1."""
     _torch()
-    from mavgame.model.data import ExampleOrder, MAVDataset
-    from mavgame.model.dataset import finished_repeats
+    from mavgame.datasets import ExampleOrder, MAVDataset
+    from mavgame.datasets.dataset import finished_repeats
     with PositionWriter(tmp_path, "tictactoe", shard_size=17, val_fraction=0.0) as w:
         for i in range(60):
             r = rec(i)

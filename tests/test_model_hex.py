@@ -9,7 +9,7 @@ import pytest
 import mavgame
 from mavgame import _core, mav
 from mavgame.games.hex import Hex
-from mavgame.model.data import (DEFAULT_ANNOTATOR_OPTIONS, MAVEncoder, PositionStore, generate_positions,
+from mavgame.datasets import (DEFAULT_ANNOTATOR_OPTIONS, MAVEncoder, PositionStore, generate_positions,
                                 make_annotator)
 from mavgame.annotators.hex import _centre_distance, hex_annotator, position_seed
 

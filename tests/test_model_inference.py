@@ -12,7 +12,8 @@ import mavgame
 from mavgame import mav
 from mavgame.model.config import MAVConfig
 from mavgame.model.export import expected_shapes, export_model, load_safetensors, save_safetensors
-from mavgame.model.inference import MAVModel, bucket_midpoints, vocab_fingerprint
+from mavgame.mav import vocab_fingerprint
+from mavgame.model.inference import MAVModel, bucket_midpoints
 
 TOK = mav.Tokenizer()
 MIDS = bucket_midpoints()

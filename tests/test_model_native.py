@@ -13,8 +13,9 @@ import mavgame
 from mavgame import _core, mav
 from mavgame.model.config import MAVConfig
 from mavgame.model.export import expected_shapes, export_model, save_safetensors, load_safetensors
+from mavgame.mav import vocab_fingerprint
 from mavgame.model.inference import (MAVModel, NativeBackend, NumpyTransformer, PLAIN, TRANSITION, generate_ids,
-                                     native_available, shipped_model_path, vocab_fingerprint)
+                                     native_available, shipped_model_path)
 
 pytestmark = pytest.mark.skipif(not native_available(), reason="extension built without the native engine")
 TOK = mav.Tokenizer()

@@ -8,9 +8,9 @@ import pytest
 from mavgame import _core
 from mavgame.agents import make_agent
 from mavgame.mav.search_trace import build_search_tree, parse_trace, write_trace
-from mavgame.model.data import PositionStore, PositionWriter, make_annotator
+from mavgame.datasets import PositionStore, PositionWriter, make_annotator
 from mavgame.model.inference import shipped_model_path
-from mavgame.model.search_data import (MixedStore, MixtureEncoder, TraceEncoder, generate_search_trees,
+from mavgame.datasets.search_data import (MixedStore, MixtureEncoder, TraceEncoder, generate_search_trees,
                                        parse_shapes, record_tree, tree_record)
 
 
@@ -87,7 +87,7 @@ def test_mixed_store_share_and_mixture_encoder(c4_sets):
     assert all(kinds[i:i + 5].count(True) == 2 for i in range(0, len(m) - 5, 5))
     with pytest.raises(ValueError, match="search_fraction"):
         MixedStore(mav, trees, 1.0)
-    from mavgame.model.data import mav_encoder
+    from mavgame.datasets import mav_encoder
     enc = MixtureEncoder(mav_encoder("connect_four")[0], TraceEncoder("connect_four", [(2, 1)], 1024))
     recs = [m.record(i) for i in range(10)]
     ex = enc(recs, 0)
@@ -131,7 +131,7 @@ def _tiny_v1_model(path, tie=False):
     from mavgame import mav
     from mavgame.model.config import MAVConfig
     from mavgame.model.export import expected_shapes, export_model
-    from mavgame.model.inference import vocab_fingerprint
+    from mavgame.mav import vocab_fingerprint
     tok = mav.Tokenizer(1)
     cfg = MAVConfig(vocab_size=tok.size, d_model=16, n_layers=1, n_heads=2, n_kv_heads=1, d_ff=32, max_seq_len=256,
                     tie_embeddings=tie, line_pos=8, newline_id=tok.token_to_id("\n"))
@@ -651,7 +651,7 @@ def test_mirrored_tree_is_the_solver_tree_of_the_mirror_position(c4_sets):
     """A mirrored tree record holds the solver's values of the mirrored positions node for node; its traces
     are read back whole by the parser against the mirrored root, their minimax choice the mirror of the
     original's; mirroring twice is the identity."""
-    from mavgame.model.symmetry import mirror_move, mirror_tree_record
+    from mavgame.datasets.symmetry import mirror_move, mirror_tree_record
     ann = make_annotator("connect_four", {"max_nodes": 200_000})
     for rec in list(PositionStore(c4_sets / "trees" / "train"))[:3]:
         mir = mirror_tree_record("connect_four", rec)
@@ -676,7 +676,7 @@ def test_mirrored_tree_is_the_solver_tree_of_the_mirror_position(c4_sets):
 
 
 def test_trace_encoder_mirror_option(c4_sets):
-    from mavgame.model.symmetry import mirror_tree_record
+    from mavgame.datasets.symmetry import mirror_tree_record
     recs = list(PositionStore(c4_sets / "trees" / "train"))[:6]
     plain = TraceEncoder("connect_four", [(2, 1), (3, 2)], 4096)
     always = TraceEncoder("connect_four", [(2, 1), (3, 2)], 4096, p_mirror=1.0)
@@ -767,7 +767,7 @@ def test_model_rooted_trees_mark_their_root_and_count_what_the_search_overrules(
 
 
 def test_trace_encoder_leaves_a_model_roots_values_out_of_the_loss(c4_sets):
-    from mavgame.model.search_data import root_value_spans
+    from mavgame.datasets.search_data import root_value_spans
     store = PositionStore(c4_sets / "trees" / "train")
     recs = [store.record(i) for i in range(min(6, len(store)))]
     marked = [dict(r, root_source="model") for r in recs]
@@ -867,7 +867,7 @@ def test_val_only_trees_are_all_held_out(c4_sets, tmp_path, capsys):
     """val_only: every root is a position of the val split at the fraction, none of a tree set drawn with
     that fraction trains on it, the rest are counted as skipped_split; a zero fraction is refused."""
     from mavgame.cli import main
-    from mavgame.model.records import position_split
+    from mavgame.datasets.records import position_split
     stats = generate_search_trees(c4_sets / "pos", tmp_path / "held", 50, depth=1, breadth=2, progress=False,
                                   annotator_options={"max_nodes": 200_000}, val_fraction=0.3, val_only=True)
     held = list(PositionStore(tmp_path / "held" / "val"))

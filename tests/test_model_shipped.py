@@ -2,7 +2,7 @@
 import pytest
 
 import mavgame
-from mavgame.model.data import PositionStore, generate_positions
+from mavgame.datasets import PositionStore, generate_positions
 from mavgame.model.inference import MAVModel, evaluate_records, shipped_model_path
 
 

@@ -1,4 +1,4 @@
-"""Mirror augmentation of training records (mavgame.model.symmetry, MAVEncoder's p_mirror, --mirror)."""
+"""Mirror augmentation of training records (mavgame.datasets.symmetry, MAVEncoder's p_mirror, --mirror)."""
 import argparse
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 
 import mavgame
 from mavgame.annotators import make_annotator
-from mavgame.model.symmetry import mirror_games, mirror_move, mirror_record, mirror_records, mirror_state_text
+from mavgame.datasets.symmetry import mirror_games, mirror_move, mirror_record, mirror_records, mirror_state_text
 
 
 def _mirror_moves(moves: str) -> str:
@@ -78,7 +78,7 @@ def test_encoder_mirror_builds_the_mirrored_examples(tmp_path):
     refused; the command line passes --mirror only when it is used and refuses values outside [0, 1]."""
     pytest.importorskip("torch")
     from mavgame.cli.train import add_arguments, example_options
-    from mavgame.model.dataset import mav_encoder
+    from mavgame.datasets.dataset import mav_encoder
     annotate = make_annotator("connect_four", {"max_nodes": 0, "exact_plies": 14})
     recs = [_record(m, annotate) for m in ("43", "4453", "1212121", "336")]
     enc, _ = mav_encoder("connect_four", p_mirror=1.0, p_top_all=0.5)

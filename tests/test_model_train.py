@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 
 import mavgame  # noqa: E402
 from mavgame import mav  # noqa: E402
-from mavgame.model.data import PositionStore, PositionWriter, generate_positions  # noqa: E402
+from mavgame.datasets import PositionStore, PositionWriter, generate_positions  # noqa: E402
 from mavgame.model.inference import MAVModel, evaluate_records, trainer_metrics  # noqa: E402
 from mavgame.model.train import TrainConfig, Trainer, lr_at, train  # noqa: E402
 
@@ -440,7 +440,7 @@ def test_outcome_weight_marks_the_finished_or_not_token(tmp_path):
     import argparse
     import torch
     from mavgame.cli.train import add_arguments, example_options
-    from mavgame.model.dataset import mav_encoder
+    from mavgame.datasets.dataset import mav_encoder
     from mavgame.model.train import masked_loss
     from mavgame.model.config import MAVConfig
     from mavgame.model.transformer import MAVTransformer

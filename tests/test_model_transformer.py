@@ -5,7 +5,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from mavgame.model.config import MAVConfig  # noqa: E402
-from mavgame.model.inference import NumpyTransformer, _TorchBackend, generate_ids  # noqa: E402
+from mavgame.model.inference import NumpyTransformer, generate_ids  # noqa: E402
+from mavgame.model.inference.backends import _TorchBackend  # noqa: E402
 from mavgame.model.transformer import KVCache, MAVTransformer, greedy_generate, left_pad  # noqa: E402
 
 CONFIGS = [

@@ -9,7 +9,7 @@ import pytest
 
 from mavgame import _core
 from mavgame.games.hex import Hex
-from mavgame.search.mcts import playout_uct
+from mavgame.search.uct import playout_uct
 
 TTT_LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
 

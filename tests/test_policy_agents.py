@@ -121,7 +121,7 @@ def test_guided_search_runs_on_a_real_mav_model(tmp_path):
     from mavgame import mav
     from mavgame.model.config import MAVConfig
     from mavgame.model.export import expected_shapes, export_model
-    from mavgame.model.inference import vocab_fingerprint
+    from mavgame.mav import vocab_fingerprint
 
     tok = mav.Tokenizer()
     cfg = MAVConfig(vocab_size=tok.size, d_model=16, n_layers=1, n_heads=2, n_kv_heads=1, d_ff=32, max_seq_len=256)

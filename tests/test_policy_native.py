@@ -11,7 +11,7 @@ import pytest
 
 import mavgame
 from mavgame import _core
-from mavgame.model.policy_export import policy_file_bytes
+from mavgame.policy.export import policy_file_bytes
 from mavgame.agents.policy import SHIPPED_POLICY, load_policy
 
 
@@ -47,7 +47,7 @@ def _random_net(channels, blocks, head, seed=0):
 
 def test_agrees_with_pytorch_on_random_and_shipped_weights():
     torch = pytest.importorskip("torch")
-    from mavgame.model.policy import PolicyModel, PolicyNet, PolicyConfig, masked_policy
+    from mavgame.policy.network import PolicyModel, PolicyNet, PolicyConfig, masked_policy
 
     states = _states(8)
     planes, mask = _core.policy_planes(states), _core.policy_legal_mask(states)
@@ -79,8 +79,8 @@ def test_agrees_with_pytorch_on_random_and_shipped_weights():
 
 def test_export_round_trip_from_policy_pt(tmp_path):
     torch = pytest.importorskip("torch")
-    from mavgame.model.policy import PolicyConfig, PolicyModel, PolicyNet
-    from mavgame.model.policy_export import export_policy, load_native_policy
+    from mavgame.policy.network import PolicyConfig, PolicyModel, PolicyNet
+    from mavgame.policy.export import export_policy, load_native_policy
 
     torch.manual_seed(0)
     model = PolicyModel(PolicyNet(PolicyConfig(channels=8, blocks=1, head="conv")))
@@ -245,7 +245,7 @@ def test_backends_and_errors():
 def test_export_command(tmp_path, capsys):
     torch = pytest.importorskip("torch")
     from mavgame.cli import main
-    from mavgame.model.policy import PolicyConfig, PolicyModel, PolicyNet
+    from mavgame.policy.network import PolicyConfig, PolicyModel, PolicyNet
 
     torch.manual_seed(1)
     PolicyModel(PolicyNet(PolicyConfig(channels=4, blocks=1))).save(tmp_path / "p.pt")

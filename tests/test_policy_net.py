@@ -1,4 +1,4 @@
-"""The IDP policy network (mavgame/model/policy.py): shapes, masking, loss, PGN data, a short training
+"""The IDP policy network (mavgame/policy/network.py): shapes, masking, loss, PGN data, a short training
 run whose loss falls, save/load, the `mavgame policy` command. Skipped without PyTorch."""
 import json
 
@@ -9,7 +9,7 @@ torch = pytest.importorskip("torch")
 
 import mavgame  # noqa: E402
 from mavgame import _core  # noqa: E402
-from mavgame.model import policy as P  # noqa: E402
+from mavgame.policy import network as P  # noqa: E402
 from mavgame.play.pgn import to_pgn  # noqa: E402
 from mavgame.play.records import GameRecord  # noqa: E402
 

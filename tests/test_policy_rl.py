@@ -1,4 +1,4 @@
-"""The IDP report's RL stage (mavgame/model/policy_rl.py): the reward table, the labels, the opponent
+"""The IDP report's RL stage (mavgame/policy/rl.py): the reward table, the labels, the opponent
 replacement rule, the move cap, the examples a game teaches, and a short resumable run of `mavgame policy
 rl`. Skipped without PyTorch."""
 import json
@@ -10,8 +10,8 @@ torch = pytest.importorskip("torch")
 
 import mavgame  # noqa: E402
 from mavgame import _core  # noqa: E402
-from mavgame.model import policy as P  # noqa: E402
-from mavgame.model import policy_rl as R  # noqa: E402
+from mavgame.policy import network as P  # noqa: E402
+from mavgame.policy import rl as R  # noqa: E402
 from mavgame.play.pgn import to_pgn  # noqa: E402
 from mavgame.play.records import GameRecord  # noqa: E402
 
@@ -176,7 +176,7 @@ def test_rl_run_is_resumable_and_updates_the_network(pgn_file, tmp_path, capsys)
     import subprocess
     import sys
     from pathlib import Path
-    tool = Path(__file__).resolve().parents[1] / "tools" / "policy_rl_plot.py"
+    tool = Path(__file__).resolve().parents[1] / "experiments" / "2026-11-27-idp-policy-6000-games" / "policy_rl_plot.py"
     pr = subprocess.run([sys.executable, str(tool), str(out), "--window", "2"], capture_output=True, text=True,
                         timeout=120)
     assert pr.returncode == 0, pr.stderr

@@ -15,7 +15,9 @@ import pytest
 import mavgame
 from mavgame import _core
 from mavgame.mav import values as mav_values
-from mavgame.search.mcts import MCTS, EvaluatorError, playout_uct
+from mavgame.search.evaluator_io import EvaluatorError
+from mavgame.search.mcts import MCTS
+from mavgame.search.uct import playout_uct
 
 DATA = Path(mavgame.__file__).parent / "data"
 MAV_FILE = DATA / "mav_connect_four.safetensors"
@@ -102,7 +104,7 @@ def test_model_with_non_finite_weights_is_refused(tmp_path, value):
 
 @pytest.mark.parametrize("value", [NAN, INF])
 def test_policy_net_with_non_finite_weights_is_refused(tmp_path, value):
-    from mavgame.model.policy_export import read_policy_file
+    from mavgame.policy.export import read_policy_file
     bad = _poke(POLICY_FILE, tmp_path / "bad_policy.safetensors", "tower.1.a.bias", value)
     with pytest.raises(ValueError) as e:
         _core.PolicyNet(str(bad))

@@ -63,7 +63,7 @@ def test_unknown_names_raise_naming_the_value_and_the_games(bad):
 
 
 def test_unknown_names_in_the_generic_code_name_the_value():
-    from mavgame.model.data import make_annotator
+    from mavgame.datasets import make_annotator
     from mavgame.play.openings import openings_path
     for call in (lambda: make_annotator("go"), lambda: openings_path("go")):
         with pytest.raises(ValueError, match=r"unknown game 'go' \(games: tictactoe"):
@@ -125,7 +125,8 @@ def test_a_new_descriptor_is_picked_up_by_the_cli_agents_and_leagues(monkeypatch
         args = cli.build_parser().parse_args(["play", "--game", "fake_tictactoe"])
         cli_options.check_args(args)   # no SystemExit: a known game
         s = _core.State("tictactoe")
-        assert cli_play._display(_FakeState(s, "fake_tictactoe")) == str(TicTacToe(s.text()))
+        shown_board = cli_play.with_coordinates(TicTacToe(s.text()).board_rows())
+        assert cli_play._display(_FakeState(s, "fake_tictactoe")) == shown_board
         assert shown == [s.text()]
         assert "fake_tictactoe" in UCIAgent.games
         agent = make_agent("perfect")
@@ -198,16 +199,16 @@ def test_every_annotator_lives_in_the_annotators_package():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert mavgame.annotators.make_annotator("tictactoe") is not None   # the supported path does not warn
-        from mavgame.model import data
-        assert data.make_annotator is mavgame.annotators.make_annotator     # nor the public re-exports
+        from mavgame import datasets
+        assert datasets.make_annotator is mavgame.annotators.make_annotator     # nor the public re-exports
 
 
 # Generic modules: no comparison, membership test or table keyed on a game's name (the registry holds
 # what they used to switch on).
 GENERIC = ["agents/base.py", "agents/spec.py", "cli/options.py", "cli/league.py", "cli/match.py", "cli/play.py", "cli/train.py", "play/league.py", "play/openings.py", "play/pgn.py", "play/results.py", "play/records.py",
            "search/evaluators.py",
-           "model/data.py", "model/records.py", "model/store.py", "model/dataset.py",
-           "model/generate.py", "model/ood.py", "model/pgn.py", "annotators/__init__.py"]
+           "datasets/__init__.py", "datasets/records.py", "datasets/store.py", "datasets/dataset.py",
+           "datasets/positions.py", "datasets/ood.py", "datasets/pgn.py", "annotators/__init__.py"]
 _NAMES = "|".join(map(re.escape, ["chess", "chess960", "gardner", "connect_four", "hex", "tictactoe"]))
 _BRANCH = re.compile(rf'(?<!family )(==|!=|\bin|not in) \(?"({_NAMES})"|^\s+"({_NAMES})": |= \("({_NAMES})"', re.M)
 
@@ -222,8 +223,8 @@ def test_the_games_layer_names_no_upper_layer():
     """Lower layers never name upper ones (issue 48): no module of mavgame/games imports, or names in a string,
     the annotators, agents, model, play, search or engines packages; their tools register themselves."""
     import re
-    upper = re.compile(r"mavgame\.(annotators|agents|model|play|search|engines|cli)\b|from \.\.(annotators|agents|model|"
-                       r"play|search|engines|cli)\b")
+    upper = re.compile(r"mavgame\.(annotators|agents|model|datasets|policy|analysis|play|search|engines|cli)\b|"
+                       r"from \.\.(annotators|agents|model|datasets|policy|analysis|play|search|engines|cli)\b")
     for f in sorted((PKG / "games").glob("*.py")):
         code = "\n".join(ln for ln in f.read_text().splitlines() if not ln.lstrip().startswith("#"))
         hits = [m.group(0) for m in upper.finditer(code)]

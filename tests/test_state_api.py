@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mavgame import Chess, ConnectFour, Gardner, Hex, State, TicTacToe, _core, cli
-from mavgame.search.mcts import playout_uct
+from mavgame.search.uct import playout_uct
 
 
 # ---- rule flags ---------------------------------------------------------------------------------
@@ -130,28 +130,30 @@ def test_other_budgets_are_checked():
         ConnectFour().solve(max_nodes=2 ** 64)
 
 
-# ---- OpenSpiel names ----------------------------------------------------------------------------
+# ---- OpenSpiel names: the adapter (mavgame.compat.openspiel), not State aliases ---------------------------------
 
 @pytest.mark.parametrize("make", [Chess, Gardner, ConnectFour, lambda: Hex(4), TicTacToe])
-def test_openspiel_names(make):
+def test_state_has_one_name_per_method_and_returns(make):
+    """The OpenSpiel spellings of the main API (current_player, apply_action, clone, action_to_string,
+    string_to_action) and push_str are gone from State (issue 49); returns(), which has no other spelling, stays.
+    OpenSpiel users use mavgame.compat.openspiel."""
     s = make()
-    assert s.current_player() == 0 and s.returns() == [0.0, 0.0]
+    for alias in ("current_player", "apply_action", "clone", "action_to_string", "string_to_action", "push_str"):
+        assert not hasattr(s, alias), alias
+    assert s.to_move == 0 and s.returns() == [0.0, 0.0]
     a = int(s.legal_actions()[0])
-    assert s.string_to_action(s.action_to_string(a)) == a
-    assert s.action_to_string(0, a) == s.action_to_str(a)
-    c = s.clone()
-    assert s.apply_action(a) is None
-    assert s.ply == 1 and c.ply == 0 and c != s
-    assert s.current_player() == 1
+    assert s.action_from_str(s.action_to_str(a)) == a
+    c = s.copy()
+    assert s.push(a) == a and s.ply == 1 and c.ply == 0 and c != s and s.to_move == 1
 
 
 def test_returns_and_terminal_player():
     s = ConnectFour.from_moves("1212121")              # x completes four in column 1
-    assert s.is_terminal() and s.current_player() == -4
+    assert s.is_terminal()
     assert s.returns() == [1.0, -1.0]
     t = TicTacToe("xx./oo./x.. o")
-    t.apply_action("c2")                                   # o completes the middle row
-    assert t.returns() == [-1.0, 1.0] and t.current_player() == -4
+    t.push("c2")                                           # o completes the middle row
+    assert t.returns() == [-1.0, 1.0] and t.is_terminal()
     d = TicTacToe("xox/xox/oxo o")
     assert d.is_terminal() and d.returns() == [0.0, 0.0]
 

@@ -9,7 +9,7 @@ import pytest
 from mavgame import Chess, Hex, MCTS, _core
 from mavgame.agents import make_agent
 from mavgame.agents.mcts import MCTSAgent, UCTAgent
-from mavgame.search.mcts import playout_uct
+from mavgame.search.uct import playout_uct
 
 SLACK = 1.5  # seconds on top of the budget (a shared, loaded test machine)
 

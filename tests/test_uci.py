@@ -8,17 +8,17 @@ from pathlib import Path
 import pytest
 
 from mavgame import _core
-from mavgame.engines.uci import (
+from mavgame.engines.uci import UCIEngine, find_engine, find_stockfish
+from mavgame.engines.uci_protocol import (
     STARTPOS,
     EngineError,
     EngineProtocolError,
     EngineTerminatedError,
     EngineTimeoutError,
     Score,
-    UCIEngine,
     cp_to_win_prob,
-    find_stockfish,
     parse_info,
+    parse_option,
 )
 from fake_uci import write_fake_engine
 
@@ -70,6 +70,40 @@ def test_parse_info():
                       ("info depth 1 multipv 0 score cp 3 pv e2e4", "multipv 0")]:
         with pytest.raises(EngineProtocolError, match=what):
             parse_info(bad)
+
+
+def test_parse_option():
+    opt = parse_option("option name Skill Level type spin default 20 min -20 max 20")
+    assert (opt.name, opt.type, opt.default, opt.min, opt.max) == ("Skill Level", "spin", "20", -20, 20)
+    opt = parse_option("option name UCI_Variant type combo default chess var chess var gardner var 3check")
+    assert opt.default == "chess" and opt.vars == ["chess", "gardner", "3check"]
+    assert parse_option("option name Clear Hash type button").type == "button"
+    with pytest.raises(EngineProtocolError, match="malformed option line"):
+        parse_option("option Hash spin")
+    with pytest.raises(EngineProtocolError, match="option 'Hash' has a non-integer max"):
+        parse_option("option name Hash type spin default 16 min 1 max lots")
+
+
+def test_find_engine_env_path_and_dirs(tmp_path, monkeypatch):
+    """One lookup serves Stockfish and Fairy-Stockfish: $VAR, then PATH, then the install directories."""
+    exe = tmp_path / "bin" / "someengine"
+    exe.parent.mkdir()
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    monkeypatch.delenv("MG_TEST_ENGINE", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
+    assert find_engine("someengine", "MG_TEST_ENGINE", dirs=()) is None
+    assert find_engine("someengine", "MG_TEST_ENGINE", dirs=(str(tmp_path), str(exe.parent))) == str(exe)
+    monkeypatch.setenv("PATH", str(exe.parent))
+    assert find_engine("someengine", "MG_TEST_ENGINE", dirs=()) == str(exe)
+    monkeypatch.setenv("MG_TEST_ENGINE", str(tmp_path / "missing"))   # set but wrong: no fallback
+    assert find_engine("someengine", "MG_TEST_ENGINE") is None
+    monkeypatch.setenv("MG_TEST_ENGINE", str(exe))
+    assert find_engine("other", "MG_TEST_ENGINE", dirs=()) == str(exe)
+    from mavgame.engines.fairy import find_fairy_stockfish
+    monkeypatch.setenv("MAVGAME_FAIRY_STOCKFISH", str(exe))
+    monkeypatch.setenv("MAVGAME_STOCKFISH", str(exe))
+    assert find_fairy_stockfish() == find_stockfish() == str(exe)
 
 
 # ---- the fake engine -------------------------------------------------------------------------------

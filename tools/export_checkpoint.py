@@ -3,7 +3,8 @@
     python tools/export_checkpoint.py runs/c4-ktp-long /tmp/step.safetensors [--dtype float32]
 
 The same file `mavgame train` exports at the end (the run's metadata, the step reached), so the evaluation
-tools (tools/mav_eval.py, tools/c4_outcome_probe.py, tools/mav_is_eval.py) can follow a long run.
+tools (mavgame.analysis.mav_eval, mavgame.analysis.mav_is_eval,
+experiments/2026-11-27-c4-mav-finished-games/c4_outcome_probe.py) can follow a long run.
 """
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ def main(argv=None) -> int:
     tok = ck.get("tokenizer") or {}
     game = args.game
     if game is None:
-        from mavgame.model.store import PositionStore
+        from mavgame.datasets.store import PositionStore
         try:
             game = PositionStore(Path(tcfg["data"]) / "train").game
         except (OSError, ValueError, KeyError) as e:

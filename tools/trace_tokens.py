@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mavgame import _core, mav  # noqa: E402
 from mavgame.mav.search_trace import build_search_tree, write_trace  # noqa: E402
-from mavgame.model.data import make_annotator  # noqa: E402
+from mavgame.datasets import make_annotator  # noqa: E402
 
 SHAPES = [(1, 1), (2, 1), (3, 1), (4, 1), (5, 1), (2, 2), (3, 2), (4, 2), (2, 3)]
 

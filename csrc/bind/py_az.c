@@ -484,12 +484,7 @@ static PyMethodDef az_functions[] = {
 
 int mg_bind_az(PyObject *m)
 {
-    if (PyType_Ready(&py_az_type) < 0)
+    if (mg_py_add_type(m, "AZSelfPlay", &py_az_type) < 0)
         return -1;
-    Py_INCREF(&py_az_type);
-    if (PyModule_AddObject(m, "AZSelfPlay", (PyObject *)&py_az_type) < 0) {
-        Py_DECREF(&py_az_type);
-        return -1;
-    }
     return PyModule_AddFunctions(m, az_functions);
 }

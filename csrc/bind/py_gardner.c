@@ -232,12 +232,5 @@ static PyTypeObject py_gprover_type = {
 
 int mg_bind_gardner(PyObject *m)
 {
-    if (PyType_Ready(&py_gprover_type) < 0)
-        return -1;
-    Py_INCREF(&py_gprover_type);
-    if (PyModule_AddObject(m, "GardnerProver", (PyObject *)&py_gprover_type) < 0) {
-        Py_DECREF(&py_gprover_type);
-        return -1;
-    }
-    return 0;
+    return mg_py_add_type(m, "GardnerProver", &py_gprover_type);
 }

@@ -306,3 +306,34 @@ long mg_py_state_prompt(PyObject *seq, Py_ssize_t i, PyObject *cmds, const mg_ga
         PyErr_Format(PyExc_ValueError, "states[%zd]: %s", i, err);
     return len;
 }
+
+/* ---- weight files ------------------------------------------------------------------------ */
+
+int mg_py_load_weights(PyObject *src, mg_py_load_path_fn from_path, mg_py_load_bytes_fn from_bytes, void *obj)
+{
+    char err[MG_ERRLEN + 1024]; /* the loader's message behind the path */
+    int rc;
+    if (from_bytes && PyObject_CheckBuffer(src) && !PyUnicode_Check(src)) {
+        Py_buffer view;
+        if (PyObject_GetBuffer(src, &view, PyBUF_SIMPLE) < 0)
+            return -1;
+        Py_BEGIN_ALLOW_THREADS
+        rc = from_bytes(obj, view.buf, (size_t)view.len, err, sizeof err);
+        Py_END_ALLOW_THREADS
+        PyBuffer_Release(&view);
+    } else {
+        PyObject *path_obj;
+        if (!PyUnicode_FSConverter(src, &path_obj))
+            return -1;
+        const char *path = PyBytes_AS_STRING(path_obj);
+        Py_BEGIN_ALLOW_THREADS
+        rc = from_path(obj, path, err, sizeof err);
+        Py_END_ALLOW_THREADS
+        Py_DECREF(path_obj);
+    }
+    if (rc != MG_OK) {
+        mg_py_value_error(err);
+        return -1;
+    }
+    return 0;
+}

@@ -2,7 +2,8 @@
  * py_mav_common.h - argument converters shared by the bindings of the MAV text format
  * (py_mav_write.c, py_mav_parse.c, py_mav_metrics.c, py_tokenizer.c, py_examples.c): texts,
  * games, reference states, token-row batches, annotations.  They only convert; the format
- * itself is csrc/format.
+ * itself is csrc/format.  Also the loading of a weight file shared by the bindings of the
+ * native networks (py_model.c's MavEngine, py_policy_net.c's PolicyNet).
  */
 #ifndef MG_BIND_PY_MAV_COMMON_H
 #define MG_BIND_PY_MAV_COMMON_H
@@ -113,6 +114,19 @@ int mg_py_ann_arg(PyObject *acts, PyObject *vals, mg_py_ann *a);
  * states[i]. */
 long mg_py_state_prompt(PyObject *seq, Py_ssize_t i, PyObject *cmds, const mg_game **g, mg_mav_spec *spec,
                          char *buf, size_t cap);
+
+/* ---- weight files ------------------------------------------------------------------------ */
+
+/* A loader of csrc/model (mg_model_load_file, mg_policy_net_load_buffer, ...) over the caller's object:
+ * MG_OK, or MG_ERR with a message (which names the file, the tensor and the value). */
+typedef int (*mg_py_load_path_fn)(void *obj, const char *path, char *err, size_t errlen);
+typedef int (*mg_py_load_bytes_fn)(void *obj, const uint8_t *buf, size_t len, char *err, size_t errlen);
+
+/* Load obj's weights from `src` with the GIL released: a path (str, bytes or os.PathLike) through
+ * from_path, or, where from_bytes is given, the bytes of a buffer object other than a str through
+ * from_bytes.  0, or -1 with the exception: the path conversion's, or ValueError with the loader's
+ * message. */
+int mg_py_load_weights(PyObject *src, mg_py_load_path_fn from_path, mg_py_load_bytes_fn from_bytes, void *obj);
 
 /* mavgame._core.MavTokenizer (py_tokenizer.c), also taken by mav_prompt_tokens and the example builder. */
 typedef struct mg_py_tok {

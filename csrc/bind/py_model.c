@@ -1,6 +1,6 @@
 /*
  * py_model.c - Python binding of the native inference engine (csrc/model): mavgame._core.MavEngine.
- * mavgame/model/inference.py (NativeBackend, MAVModel.load(backend="native")) builds on it.
+ * mavgame/model/inference/backends.py (NativeBackend, MAVModel.load(backend="native")) builds on it.
  *
  *   MavEngine(path, threads=1, max_batch=64, simd=True, prefix_cache=0, device="cpu")   load a model file
  *       (ValueError naming the bad field of a malformed file, OSError-like ValueError for an unreadable one);
@@ -22,8 +22,7 @@
  *       ids of the move token of its %top entry or -1 (format/mav_tokens.h); tok_ids = (colon, space,
  *       open, close, newline, top_all, top_k, bucket0, n_buckets).
  */
-#include "state.h"
-#include "py_args.h"
+#include "py_mav_common.h"
 
 #define NO_IMPORT_ARRAY
 #define PY_ARRAY_UNIQUE_SYMBOL MG_ARRAY_API
@@ -56,13 +55,18 @@ static void engine_dealloc(py_engine *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+static int load_path(void *model, const char *path, char *err, size_t errlen)
+{
+    return mg_model_load_file(model, path, err, errlen);
+}
+
 static int engine_init(py_engine *self, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"path", "threads", "max_batch", "simd", "prefix_cache", "device", NULL};
-    PyObject *path_obj;
+    PyObject *path;
     int threads = 1, max_batch = 64, simd = 1, prefix_cache = 0;
     const char *device = "cpu";
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|O&O&pO&s:MavEngine", kwlist, PyUnicode_FSConverter, &path_obj,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O&O&pO&s:MavEngine", kwlist, &path,
                                      MG_PY_C_INT("threads", &threads), MG_PY_C_INT("max_batch", &max_batch), &simd,
                                      MG_PY_C_INT("prefix_cache", &prefix_cache), &device))
         return -1;
@@ -70,27 +74,17 @@ static int engine_init(py_engine *self, PyObject *args, PyObject *kwds)
     if (strcmp(device, "cuda") == 0 || strcmp(device, "cuda:0") == 0) {
         flags |= MG_ENGINE_CUDA;
     } else if (strcmp(device, "cpu") != 0) {
-        Py_DECREF(path_obj);
         PyErr_Format(PyExc_ValueError, "device must be 'cpu', 'cuda' or 'cuda:0' (the first GPU), not '%s'", device);
         return -1;
     }
     if (self->e || self->loaded) {
-        Py_DECREF(path_obj);
         PyErr_SetString(PyExc_RuntimeError, "MavEngine is already initialised");
         return -1;
     }
-    const char *path = PyBytes_AS_STRING(path_obj);
-    char err[MG_ERRLEN + 1024];
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = mg_model_load_file(&self->model, path, err, sizeof err);
-    Py_END_ALLOW_THREADS
-    Py_DECREF(path_obj);
-    if (rc != MG_OK) {
-        mg_py_value_error(err);
+    if (mg_py_load_weights(path, load_path, NULL, &self->model) < 0)
         return -1;
-    }
     self->loaded = 1;
+    char err[MG_ERRLEN];
     int created;
     Py_BEGIN_ALLOW_THREADS /* the CUDA engine uploads the weights */
     created = mg_engine_create(&self->e, &self->model, max_batch, threads, flags, err, sizeof err);

@@ -24,7 +24,7 @@
  * pass from the search directly, without the GIL or any Python object per call.
  */
 #include "policy_bind.h"
-#include "py_args.h"
+#include "py_mav_common.h"
 
 #define NO_IMPORT_ARRAY
 #define PY_ARRAY_UNIQUE_SYMBOL MG_ARRAY_API
@@ -73,6 +73,24 @@ static void pnet_dealloc(py_policy_net *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* The loaders over the object's network, with its simd choice. */
+typedef struct load_arg {
+    mg_policy_net *net;
+    int simd;
+} load_arg;
+
+static int load_path(void *a, const char *path, char *err, size_t errlen)
+{
+    const load_arg *la = a;
+    return mg_policy_net_load_file(la->net, path, la->simd, err, errlen);
+}
+
+static int load_bytes(void *a, const uint8_t *buf, size_t len, char *err, size_t errlen)
+{
+    const load_arg *la = a;
+    return mg_policy_net_load_buffer(la->net, buf, len, la->simd, err, errlen);
+}
+
 static int pnet_init(py_policy_net *self, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"source", "max_batch", "simd", "threads", NULL};
@@ -86,34 +104,14 @@ static int pnet_init(py_policy_net *self, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_RuntimeError, "PolicyNet is already initialised");
         return -1;
     }
-    char err[MG_ERRLEN + 1024];
-    int rc;
-    if (PyObject_CheckBuffer(src) && !PyUnicode_Check(src)) {
-        Py_buffer view;
-        if (PyObject_GetBuffer(src, &view, PyBUF_SIMPLE) < 0)
-            return -1;
-        Py_BEGIN_ALLOW_THREADS
-        rc = mg_policy_net_load_buffer(&self->net, view.buf, (size_t)view.len, simd, err, sizeof err);
-        Py_END_ALLOW_THREADS
-        PyBuffer_Release(&view);
-    } else {
-        PyObject *path_obj;
-        if (!PyUnicode_FSConverter(src, &path_obj))
-            return -1;
-        const char *path = PyBytes_AS_STRING(path_obj);
-        Py_BEGIN_ALLOW_THREADS
-        rc = mg_policy_net_load_file(&self->net, path, simd, err, sizeof err);
-        Py_END_ALLOW_THREADS
-        Py_DECREF(path_obj);
-    }
-    if (rc != MG_OK) {
-        mg_py_value_error(err);
+    load_arg la = {&self->net, simd};
+    if (mg_py_load_weights(src, load_path, load_bytes, &la) < 0)
         return -1;
-    }
     self->loaded = 1;
     self->max_batch = max_batch;
     self->threads = threads;
     if (threads > 1) {
+        char err[MG_ERRLEN];
         self->pool = mg_pool_create(threads, err, sizeof err);
         if (!self->pool) {
             PyErr_Format(PyExc_RuntimeError, "PolicyNet: cannot start %d threads: %s", threads, err);
@@ -489,12 +487,5 @@ static PyTypeObject py_policy_net_type = {
 
 int mg_bind_policy_net(PyObject *m)
 {
-    if (PyType_Ready(&py_policy_net_type) < 0)
-        return -1;
-    Py_INCREF(&py_policy_net_type);
-    if (PyModule_AddObject(m, "PolicyNet", (PyObject *)&py_policy_net_type) < 0) {
-        Py_DECREF(&py_policy_net_type);
-        return -1;
-    }
-    return 0;
+    return mg_py_add_type(m, "PolicyNet", &py_policy_net_type);
 }

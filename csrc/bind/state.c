@@ -223,18 +223,48 @@ static int state_grow(mg_py_state *self)
     return 0;
 }
 
+/* How many legal moves a move error lists before "... (N in all)". */
+#define MOVE_ERROR_LIST 40
+
 /* A move error (mg_py_move_error) for a move that cannot be played in the current position, the same for every
- * game: `what` (which names the move or action) followed by " in position '<text>'".  A game
- * message that already ends with " in <text>" (chess's) does not get the position twice. */
+ * game: `what` (which names the move or action and says why), then the legal moves ("; legal moves: 1, 2, 3",
+ * the first MOVE_ERROR_LIST and the count of all beyond that; "none (the game is over)").  The chess family's
+ * messages also name the position by its FEN (" in position '<FEN>'", once: a message of its own that already
+ * ends with " in <FEN>" keeps it); the other games' texts are mavgame's own board strings, no help to a person
+ * at a prompt, and are left out. */
 static int move_error(mg_py_state *self, const char *what)
 {
+    const mg_game *g = self->game;
     char text[MG_MAX_TEXT];
-    size_t tl = self->game->to_text(self->state, text, sizeof text);
+    size_t tl = g->to_text(self->state, text, sizeof text);
     size_t wl = strlen(what);
     if (wl >= tl + 4 && memcmp(what + wl - tl, text, tl) == 0 && memcmp(what + wl - tl - 4, " in ", 4) == 0)
         wl -= tl + 4;
-    char msg[MG_ERRLEN + MG_MAX_TEXT + 32];
-    snprintf(msg, sizeof msg, "%.*s in position '%s'", (int)wl, what, text);
+    char legal[MOVE_ERROR_LIST * (MG_MAX_MOVE_STR + 2) + 64];
+    int32_t moves[MG_MAX_MOVES];
+    int n = g->legal_actions(self->state, moves);
+    size_t ll = 0;
+    legal[0] = '\0';
+    for (int i = 0; i < n && i < MOVE_ERROR_LIST; i++) {
+        char ms[MG_MAX_MOVE_STR];
+        if (!g->action_to_str(self->state, moves[i], ms, sizeof ms))
+            snprintf(ms, sizeof ms, "%d", (int)moves[i]);
+        ll += (size_t)snprintf(legal + ll, sizeof legal - ll, "%s%s", i ? ", " : "", ms);
+    }
+    if (n > MOVE_ERROR_LIST)
+        snprintf(legal + ll, sizeof legal - ll, ", ... (%d in all)", n);
+    else if (n == 0)
+        snprintf(legal, sizeof legal, "none (the game is over)");
+    char msg[MG_ERRLEN + MG_MAX_TEXT + sizeof legal + 48];
+    const char *sep = "; legal moves: ";
+    if (n == 0 && strstr(what, "the game is over")) { /* said already */
+        sep = "";
+        legal[0] = '\0';
+    }
+    if (g->san) /* the chess family: FEN, a notation people read */
+        snprintf(msg, sizeof msg, "%.*s in position '%s'%s%s", (int)wl, what, text, sep, legal);
+    else
+        snprintf(msg, sizeof msg, "%.*s%s%s", (int)wl, what, sep, legal);
     mg_py_move_error(msg);
     return -1;
 }
@@ -364,15 +394,6 @@ static PyObject *state_push(mg_py_state *self, PyObject *move)
         return NULL;
     state_push_unchecked(self, a);
     return PyLong_FromLong(a);
-}
-
-/* push_str: the old alias of push() (python-chess and OpenSpiel users know push / apply_action). */
-static PyObject *state_push_str(mg_py_state *self, PyObject *move)
-{
-    if (PyErr_WarnEx(PyExc_DeprecationWarning, "State.push_str() is deprecated: use push(), which takes a move "
-                     "string or an action id", 1) < 0)
-        return NULL;
-    return state_push(self, move);
 }
 
 static PyObject *state_parse(mg_py_state *self, PyObject *move)
@@ -617,27 +638,7 @@ static PyObject *state_perft_divide(mg_py_state *self, PyObject *arg)
     return Py_BuildValue("(NN)", acts, cnts);
 }
 
-/* ---- OpenSpiel names ----------------------------------------------------------------- */
-
-#define MG_TERMINAL_PLAYER (-4) /* pyspiel.PlayerId.TERMINAL */
-
-static PyObject *state_current_player(mg_py_state *self, PyObject *Py_UNUSED(ignored))
-{
-    CHECK_INIT(self);
-    if (self->game->outcome(self->state, NULL) != MG_ONGOING)
-        return PyLong_FromLong(MG_TERMINAL_PLAYER);
-    return PyLong_FromLong(self->game->to_move(self->state));
-}
-
-/* OpenSpiel's apply_action: push() without the returned action. */
-static PyObject *state_apply_action(mg_py_state *self, PyObject *move)
-{
-    PyObject *a = state_push(self, move);
-    if (!a)
-        return NULL;
-    Py_DECREF(a);
-    Py_RETURN_NONE;
-}
+/* ---- returns (OpenSpiel's name; the adapter is mavgame.compat.openspiel) ---------------- */
 
 static PyObject *state_returns(mg_py_state *self, PyObject *Py_UNUSED(ignored))
 {
@@ -646,49 +647,6 @@ static PyObject *state_returns(mg_py_state *self, PyObject *Py_UNUSED(ignored))
     double r0 = r == MG_P0_WINS ? 1.0 : r == MG_P1_WINS ? -1.0 : 0.0;
     double r1 = r == MG_P1_WINS ? 1.0 : r == MG_P0_WINS ? -1.0 : 0.0;
     return Py_BuildValue("[dd]", r0, r1);
-}
-
-/* OpenSpiel's optional leading player argument: (x) or (player, x), the player 0 or 1 (the text does
- * not depend on it).  Sets *x; returns 0, or -1 with an exception naming `fn`. */
-static int openspiel_player_arg(PyObject *args, const char *fn, PyObject **x)
-{
-    PyObject *player = NULL, *second = NULL;
-    if (!PyArg_UnpackTuple(args, fn, 1, 2, &player, &second))
-        return -1;
-    if (!second) {
-        *x = player;
-        return 0;
-    }
-    *x = second;
-    long p;
-    if (!MG_PY_INT_ARG(player, "player", LONG_MIN, LONG_MAX, &p))
-        return -1;
-    if (p != 0 && p != 1) {
-        PyErr_Format(PyExc_ValueError, "%s: player must be 0 or 1, got %ld", fn, p);
-        return -1;
-    }
-    return 0;
-}
-
-/* action_to_string(action) or action_to_string(player, action) (OpenSpiel's form; the player
- * must be the side to move or the terminal player id, the text does not depend on it). */
-static PyObject *state_action_to_string(mg_py_state *self, PyObject *args)
-{
-    CHECK_INIT(self);
-    PyObject *action;
-    if (openspiel_player_arg(args, "action_to_string", &action) < 0)
-        return NULL;
-    return state_action_to_str(self, action);
-}
-
-/* string_to_action(move) or string_to_action(player, move) (OpenSpiel's form). */
-static PyObject *state_string_to_action(mg_py_state *self, PyObject *args)
-{
-    CHECK_INIT(self);
-    PyObject *move;
-    if (openspiel_player_arg(args, "string_to_action", &move) < 0)
-        return NULL;
-    return state_action_from_str(self, move);
 }
 
 /* ---- observation tensors ------------------------------------------------------------- */
@@ -999,7 +957,6 @@ static PyMethodDef state_methods[] = {
     {"push", (PyCFunction)state_push, METH_O,
      "push(move) -> int\n\nPlay a legal move given as an int action or a move string; returns the action.\n"
      "Raises ValueError (naming the move and the position) if it is malformed or illegal."},
-    {"push_str", (PyCFunction)state_push_str, METH_O, "push_str(move) -> int\n\nDeprecated alias of push()."},
     {"parse_move", (PyCFunction)state_parse, METH_O,
      "parse_move(move) -> int\n\nThe legal action for an int action or move string, without playing it."},
     {"pop", (PyCFunction)state_pop, METH_NOARGS, "pop() -> int\n\nTake back the last move; returns its action."},
@@ -1028,20 +985,10 @@ static PyMethodDef state_methods[] = {
      "perft_divide(depth) -> (actions, counts)\n\nperft(depth - 1) below each legal move."},
     {"copy", (PyCFunction)(void (*)(void))state_copy, METH_VARARGS | METH_KEYWORDS,
      "copy(stack=True)\n\nAn independent copy; stack=False drops the move history."},
-    {"clone", (PyCFunction)state_deepcopy, METH_NOARGS,
-     "clone()\n\nOpenSpiel's name for copy(): an independent copy with the move history."},
-    {"current_player", (PyCFunction)state_current_player, METH_NOARGS,
-     "current_player() -> int\n\nOpenSpiel's name: the player to move (0 or 1), or -4 "
-     "(pyspiel.PlayerId.TERMINAL) once the game is over."},
-    {"apply_action", (PyCFunction)state_apply_action, METH_O,
-     "apply_action(action) -> None\n\nOpenSpiel's name for push() (an int action; a move string works too)."},
     {"returns", (PyCFunction)state_returns, METH_NOARGS,
      "returns() -> list[float]\n\nOpenSpiel's returns: [1.0, -1.0] if the first player won, [-1.0, 1.0] if "
-     "the second did, [0.0, 0.0] for a draw or a game in progress."},
-    {"action_to_string", (PyCFunction)state_action_to_string, METH_VARARGS,
-     "action_to_string([player,] action) -> str\n\nOpenSpiel's name for action_to_str (the move text)."},
-    {"string_to_action", (PyCFunction)state_string_to_action, METH_VARARGS,
-     "string_to_action([player,] move) -> int\n\nOpenSpiel's name for action_from_str."},
+     "the second did, [0.0, 0.0] for a draw or a game in progress (OpenSpiel's whole API: "
+     "mavgame.compat.openspiel)."},
     {"observation_tensor", (PyCFunction)state_observation_tensor, METH_NOARGS,
      "observation_tensor() -> numpy.ndarray[float32] of shape observation_shape\n\n"
      "OpenSpiel-style planes of the board and the side to move (planes, rows, cols); rows in the order of "

@@ -12,7 +12,7 @@ extern "C" {
 #endif
 
 /* Plain argmax (first maximum) when n_group == 0, else grouped greedy (see
- * mavgame/model/inference.py grouped_argmax): the group's most likely token if the group's total
+ * mavgame/model/inference/decode.py grouped_argmax): the group's most likely token if the group's total
  * probability beats the most likely other token, else that token.  in_group[V] marks the group's
  * ids, group[n_group] lists them. */
 int mg_choose_token(const float *z, int V, const uint8_t *in_group, const int32_t *group, int n_group);

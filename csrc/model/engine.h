@@ -5,7 +5,7 @@
  *   mg_engine_create(&e, model, max_batch, threads, flags)  all buffers allocated here, once
  *   mg_engine_generate(e, req, res, ...)                     no allocation inside
  *
- * Generation follows mavgame/model/inference.py generate_ids exactly: every prompt is prefilled
+ * Generation follows mavgame/model/inference/decode.py generate_ids exactly: every prompt is prefilled
  * (ragged: no padding is computed), then each step picks the next token of every unfinished
  * prompt by plain greedy or grouped greedy decoding (grouped_argmax: the group's total
  * probability against every other single token), records the 64-way distribution over the

@@ -173,12 +173,32 @@ void mg_model_free(mg_model *m)
     memset(m, 0, sizeof *m);
 }
 
-typedef struct want {
-    char name[64];
-    int64_t rows, cols; /* cols 0: a vector [rows] */
-    int transpose;
-    const float **dst;
-} want;
+static const mg_st_format MODEL_FORMAT = {MG_MODEL_FORMAT, MG_MODEL_FORMAT_VERSION, "MAV model", "weights"};
+
+enum { K_COPY, K_TRANSPOSE };
+
+/* A [rows] vector or [rows][cols] matrix (cols 0: a vector), transposed into the matmul kernel's packed
+ * panels (K_TRANSPOSE: [out = rows][in = cols] -> panels of W = its transpose) or copied. */
+static void want(mg_st_want *w, const char *name, int64_t rows, int64_t cols, int transpose, const float **dst)
+{
+    const int64_t shape[2] = {rows, cols};
+    mg_st_want_set(w, name, transpose ? K_TRANSPOSE : K_COPY, cols ? 2 : 1, shape,
+                   transpose ? mg_matmul_packed_floats((int)cols, (int)rows) : 0, dst);
+}
+
+static void convert(void *ctx, const mg_st_want *w, const mg_st_tensor *t, float *at)
+{
+    (void)ctx;
+    size_t rows = (size_t)w->shape[0], cols = w->ndim == 2 ? (size_t)w->shape[1] : 1;
+    if (w->kind == K_TRANSPOSE) {
+        for (size_t r = 0; r < rows; r++)
+            for (size_t k = 0; k < cols; k++)
+                at[mg_pack_at((int)cols, (int)k, (int)r)] = mg_st_float(t, r * cols + k);
+    } else {
+        for (size_t k = 0; k < rows * cols; k++)
+            at[k] = mg_st_float(t, k);
+    }
+}
 
 /* mg_model_load_buffer; `mapped`: buf is a read-only private file mapping whose pages may be
  * released as the weights are converted (so the file and the float32 arena are not both resident). */
@@ -186,61 +206,44 @@ static int load(mg_model *m, const uint8_t *buf, size_t len, int mapped, char *e
 {
     memset(m, 0, sizeof *m);
     mg_st_file f;
-    want *w = NULL;
-    if (mg_st_parse(buf, len, &f, err, errlen) != MG_OK)
+    mg_st_want *w = NULL;
+    int rc = MG_ERR;
+    if (mg_st_open(buf, len, &MODEL_FORMAT, &f, err, errlen) != MG_OK)
         return MG_ERR;
-    const char *fmt = mg_st_meta(&f, "format"), *ver = mg_st_meta(&f, "format_version");
     const char *cj = mg_st_meta(&f, "config");
-    if (!fmt || strcmp(fmt, MG_MODEL_FORMAT) != 0) {
-        snprintf(err, errlen, "not a mavgame MAV model (metadata format '%.60s')", fmt ? fmt : "(none)");
-        goto fail;
-    }
-    if (!ver || strcmp(ver, MG_MODEL_FORMAT_VERSION) != 0) {
-        snprintf(err, errlen, "unsupported MAV model format version '%.60s'", ver ? ver : "(none)");
-        goto fail;
-    }
     if (mg_model_config_parse(cj ? cj : "", cj ? strlen(cj) : 0, &m->cfg, err, errlen) != MG_OK)
-        goto fail;
+        goto done;
     const mg_model_config *c = &m->cfg;
     /* the MAV vocabulary the token ids refer to: a known version of the right size, or none */
     if (mg_tok_check_model(mg_st_meta(&f, "vocab_version"), c->vocab_size, &m->vocab, err, errlen) != MG_OK)
-        goto fail;
+        goto done;
     int64_t d = c->d_model, hd = c->head_dim, V = c->vocab_size;
     if (c->n_layers > 4096) {
         snprintf(err, errlen, "MAVConfig.n_layers %d is more than the native engine supports (4096)", c->n_layers);
-        goto fail;
+        goto done;
     }
     int nw = 6 + 9 * c->n_layers;
     m->layers = calloc((size_t)c->n_layers, sizeof *m->layers);
     w = calloc((size_t)nw, sizeof *w);
     if (!m->layers || !w) {
         snprintf(err, errlen, "out of memory");
-        goto fail;
+        goto done;
     }
     int n = 0;
-#define WANT(nm, r, cc, tr, dst_)                                                \
-    do {                                                                         \
-        snprintf(w[n].name, sizeof w[n].name, "%s", nm);                         \
-        w[n].rows = (r);                                                         \
-        w[n].cols = (cc);                                                        \
-        w[n].transpose = (tr);                                                   \
-        w[n].dst = (dst_);                                                       \
-        n++;                                                                     \
-    } while (0)
-    WANT("embed.weight", V, d, 0, &m->embed);
-    WANT("norm.weight", d, 0, 0, &m->norm);
+    want(&w[n++], "embed.weight", V, d, 0, &m->embed);
+    want(&w[n++], "norm.weight", d, 0, 0, &m->norm);
     if (!c->tie_embeddings)
-        WANT("lm_head.weight", V, d, 1, &m->out);
+        want(&w[n++], "lm_head.weight", V, d, 1, &m->out);
     if (c->abs_pos)
-        WANT("pos_embed.weight", c->max_seq_len, d, 0, &m->pos_embed);
+        want(&w[n++], "pos_embed.weight", c->max_seq_len, d, 0, &m->pos_embed);
     if (c->line_pos)
-        WANT("line_embed.weight", c->line_pos, d, 0, &m->line_embed);
+        want(&w[n++], "line_embed.weight", c->line_pos, d, 0, &m->line_embed);
     for (int i = 0; i < c->n_layers; i++) {
-        char nm[64];
+        char nm[MG_ST_WANT_NAME];
         mg_layer_weights *L = &m->layers[i];
 #define LW(suffix, r, cc, tr, field)                                             \
         snprintf(nm, sizeof nm, "blocks.%d.%s", i, suffix);                      \
-        WANT(nm, r, cc, tr, &L->field)
+        want(&w[n++], nm, r, cc, tr, &L->field)
         LW("attn_norm.weight", d, 0, 0, attn_norm);
         LW("attn.wq.weight", c->n_heads * hd, d, 1, wq);
         LW("attn.wk.weight", c->n_kv_heads * hd, d, 1, wk);
@@ -252,86 +255,36 @@ static int load(mg_model *m, const uint8_t *buf, size_t len, int mapped, char *e
         LW("mlp.down.weight", d, c->d_ff, 1, down);
 #undef LW
     }
-#undef WANT
-    /* the exact set of tensors, their shapes and dtypes */
-    size_t total = 0, floats = 0;
-    int dtype = -1;
-    for (int i = 0; i < n; i++) {
-        const mg_st_tensor *t = mg_st_take(&f, w[i].name, "weights", err, errlen);
-        if (!t)
-            goto fail;
-        int nd = w[i].cols ? 2 : 1;
-        if (t->ndim != nd || t->shape[0] != w[i].rows || (nd == 2 && t->shape[1] != w[i].cols)) {
-            char got[96] = "";
-            size_t at = 0;
-            for (int k = 0; k < t->ndim && at + 24 < sizeof got; k++)
-                at += (size_t)snprintf(got + at, sizeof got - at, "%s%lld", k ? ", " : "", (long long)t->shape[k]);
-            if (nd == 2)
-                snprintf(err, errlen, "weight '%s' has shape (%s), config says (%lld, %lld)", w[i].name, got,
-                         (long long)w[i].rows, (long long)w[i].cols);
-            else
-                snprintf(err, errlen, "weight '%s' has shape (%s), config says (%lld,)", w[i].name, got,
-                         (long long)w[i].rows);
-            goto fail;
-        }
-        if (mg_st_check_weight(t, "weights", &dtype, err, errlen) != MG_OK)
-            goto fail;
-        total += (size_t)t->numel;
-        floats += w[i].transpose ? mg_matmul_packed_floats((int)w[i].cols, (int)w[i].rows) : (size_t)t->numel;
-    }
-    if (mg_st_all_taken(&f, "weights", err, errlen) != MG_OK)
-        goto fail;
-    if (c->tie_embeddings)
-        floats += mg_matmul_packed_floats((int)d, (int)V);
-    m->arena = calloc(floats, sizeof(float)); /* zeros: the padding of the last panels */
-    if (!m->arena) {
-        snprintf(err, errlen, "out of memory for %zu weights", floats);
-        goto fail;
-    }
-    float *at = m->arena;
-    for (int i = 0; i < n; i++) {
-        const mg_st_tensor *t = mg_st_find(&f, w[i].name);
-        size_t rows = (size_t)w[i].rows, cols = w[i].cols ? (size_t)w[i].cols : 1;
-        if (mg_st_check_finite(t, "weights", err, errlen) != MG_OK)
-            goto fail;
-        *w[i].dst = at;
-        if (w[i].transpose) { /* [out = rows][in = cols] -> packed panels of W = its transpose */
-            for (size_t r = 0; r < rows; r++)
-                for (size_t k = 0; k < cols; k++)
-                    at[mg_pack_at((int)cols, (int)k, (int)r)] = mg_st_float(t, r * cols + k);
-            at += mg_matmul_packed_floats((int)cols, (int)rows);
-        } else {
-            for (size_t k = 0; k < rows * cols; k++)
-                at[k] = mg_st_float(t, k);
-            at += rows * cols;
-        }
-        if (mapped)
-            mg_st_release_mapped(t->data, t->nbytes);
-    }
+    /* the exact set of tensors, their shapes and dtypes; a tied output layer is packed after them */
+    mg_st_weights got;
+    size_t tied = c->tie_embeddings ? mg_matmul_packed_floats((int)d, (int)V) : 0;
+    if (mg_st_load_weights(&f, w, n, tied, mapped, &MODEL_FORMAT, convert, NULL, &got, err, errlen) != MG_OK)
+        goto done;
+    m->arena = got.arena;
     if (c->tie_embeddings) {
+        float *at = got.extra;
         for (int64_t r = 0; r < V; r++)
             for (int64_t k = 0; k < d; k++)
                 at[mg_pack_at((int)d, (int)k, (int)r)] = m->embed[r * d + k];
         m->out = at;
     }
-    m->n_params = total;
-    m->file_dtype = dtype;
+    m->n_params = got.n_params;
+    m->file_dtype = got.dtype;
     const char *vv = mg_st_meta(&f, "vocab_version"), *info = mg_st_meta(&f, "info");
     m->vocab_version = dup_str(vv ? vv : "");
     m->info = dup_str(info ? info : "{}");
     m->config_json = dup_str(cj);
     if (!m->vocab_version || !m->info || !m->config_json) {
         snprintf(err, errlen, "out of memory");
-        goto fail;
+        goto done;
     }
+    rc = MG_OK;
+done:
     free(w);
     mg_st_free(&f);
-    return MG_OK;
-fail:
-    free(w);
-    mg_st_free(&f);
-    mg_model_free(m);
-    return MG_ERR;
+    if (rc != MG_OK)
+        mg_model_free(m);
+    return rc;
 }
 
 int mg_model_load_buffer(mg_model *m, const uint8_t *buf, size_t len, char *err, size_t errlen)

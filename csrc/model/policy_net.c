@@ -82,29 +82,15 @@ void mg_policy_net_free(mg_policy_net *net)
     memset(net, 0, sizeof *net);
 }
 
+static const mg_st_format PNET_FORMAT = {MG_PNET_FORMAT, MG_PNET_FORMAT_VERSION, "policy network",
+                                         "policy network weights"};
+
 enum { K_VEC, K_STEM, K_CONV3, K_HEAD, K_FC };
 
-typedef struct want {
-    char name[48];
-    int kind;
-    int ndim;
-    int64_t shape[4];
-    const float **dst;
-} want;
-
-static void shape_text(const int64_t *shape, int ndim, char *out, size_t cap)
-{
-    size_t at = 0;
-    out[0] = 0;
-    for (int k = 0; k < ndim && at + 24 < cap; k++)
-        at += (size_t)snprintf(out + at, cap - at, "%s%lld", k ? ", " : "", (long long)shape[k]);
-    if (ndim == 1 && at + 2 < cap)
-        snprintf(out + at, cap - at, ",");
-}
-
 /* Convert tensor t (checked) into dst: packed for the matmul kernel, or copied (a bias). */
-static void convert(const mg_policy_net *net, const want *w, const mg_st_tensor *t, float *dst)
+static void convert(void *vnet, const mg_st_want *w, const mg_st_tensor *t, float *dst)
 {
+    const mg_policy_net *net = vnet;
     int C = net->channels;
     switch (w->kind) {
     case K_VEC:
@@ -151,21 +137,18 @@ static void convert(const mg_policy_net *net, const want *w, const mg_st_tensor 
     }
 }
 
-static size_t want_floats(const mg_policy_net *net, const want *w)
+/* The tensor `name` of the given shape (ndim <= 4), converted as `kind` into the arena floats it takes. */
+static void want(const mg_policy_net *net, mg_st_want *w, const char *name, int kind, int ndim, int64_t s0,
+                 int64_t s1, int64_t s2, int64_t s3, const float **dst)
 {
+    const int64_t shape[4] = {s0, s1, s2, s3};
     int C = net->channels;
-    switch (w->kind) {
-    case K_STEM:
-        return mg_matmul_packed_floats(MG_PNET_PLANES, C);
-    case K_CONV3:
-        return MG_PNET_WINO * mg_matmul_packed_floats(C, C);
-    case K_HEAD:
-        return mg_matmul_packed_floats(C, MG_PNET_CONV_HEAD);
-    case K_FC:
-        return mg_matmul_packed_floats(net->fc_in, MG_PNET_MOVES);
-    default:
-        return (size_t)w->shape[0];
-    }
+    size_t floats = kind == K_STEM    ? mg_matmul_packed_floats(MG_PNET_PLANES, C)
+                    : kind == K_CONV3 ? MG_PNET_WINO * mg_matmul_packed_floats(C, C)
+                    : kind == K_HEAD  ? mg_matmul_packed_floats(C, MG_PNET_CONV_HEAD)
+                    : kind == K_FC    ? mg_matmul_packed_floats(net->fc_in, MG_PNET_MOVES)
+                                      : (size_t)s0;
+    mg_st_want_set(w, name, kind, ndim, shape, floats, dst);
 }
 
 typedef struct load_ctx {
@@ -179,117 +162,58 @@ static int load(void *vctx, const uint8_t *buf, size_t len, int mapped, char *er
     mg_policy_net *net = ctx->net;
     memset(net, 0, sizeof *net);
     mg_st_file f;
-    want *w = NULL;
-    if (mg_st_parse(buf, len, &f, err, errlen) != MG_OK)
+    mg_st_want *w = NULL;
+    int rc = MG_ERR;
+    if (mg_st_open(buf, len, &PNET_FORMAT, &f, err, errlen) != MG_OK)
         return MG_ERR;
-    const char *fmt = mg_st_meta(&f, "format"), *ver = mg_st_meta(&f, "format_version");
     const char *cj = mg_st_meta(&f, "config");
-    if (!fmt || strcmp(fmt, MG_PNET_FORMAT) != 0) {
-        snprintf(err, errlen, "not a mavgame policy network (metadata format '%.60s', '%s' expected)",
-                 fmt ? fmt : "(none)", MG_PNET_FORMAT);
-        goto fail;
-    }
-    if (!ver || strcmp(ver, MG_PNET_FORMAT_VERSION) != 0) {
-        snprintf(err, errlen, "unsupported policy network format version '%.60s' (%s expected)", ver ? ver : "(none)",
-                 MG_PNET_FORMAT_VERSION);
-        goto fail;
-    }
     if (!cj) {
         snprintf(err, errlen, "policy network file has no 'config' metadata");
-        goto fail;
+        goto done;
     }
     if (parse_config(cj, net, err, errlen) != MG_OK)
-        goto fail;
+        goto done;
     int C = net->channels, B = net->blocks, nw = 4 + 4 * B + 2;
     net->tower = calloc((size_t)(B ? B : 1), sizeof *net->tower);
     w = calloc((size_t)nw, sizeof *w);
     if (!net->tower || !w) {
         snprintf(err, errlen, "out of memory");
-        goto fail;
+        goto done;
     }
     int n = 0;
-#define WANT(nm, kind_, nd, s0, s1, s2, s3, dst_)                                \
-    do {                                                                         \
-        snprintf(w[n].name, sizeof w[n].name, "%s", nm);                         \
-        w[n].kind = (kind_);                                                     \
-        w[n].ndim = (nd);                                                        \
-        w[n].shape[0] = (s0);                                                    \
-        w[n].shape[1] = (s1);                                                    \
-        w[n].shape[2] = (s2);                                                    \
-        w[n].shape[3] = (s3);                                                    \
-        w[n].dst = (dst_);                                                       \
-        n++;                                                                     \
-    } while (0)
-    WANT("stem.weight", K_STEM, 4, C, MG_PNET_PLANES, 1, 1, &net->stem_w);
-    WANT("stem.bias", K_VEC, 1, C, 0, 0, 0, &net->stem_b);
+    want(net, &w[n++], "stem.weight", K_STEM, 4, C, MG_PNET_PLANES, 1, 1, &net->stem_w);
+    want(net, &w[n++], "stem.bias", K_VEC, 1, C, 0, 0, 0, &net->stem_b);
     for (int i = 0; i < B; i++) {
-        char nm[48];
+        char nm[MG_ST_WANT_NAME];
         snprintf(nm, sizeof nm, "tower.%d.a.weight", i);
-        WANT(nm, K_CONV3, 4, C, C, 3, 3, &net->tower[i].a_w);
+        want(net, &w[n++], nm, K_CONV3, 4, C, C, 3, 3, &net->tower[i].a_w);
         snprintf(nm, sizeof nm, "tower.%d.a.bias", i);
-        WANT(nm, K_VEC, 1, C, 0, 0, 0, &net->tower[i].a_b);
+        want(net, &w[n++], nm, K_VEC, 1, C, 0, 0, 0, &net->tower[i].a_b);
         snprintf(nm, sizeof nm, "tower.%d.b.weight", i);
-        WANT(nm, K_CONV3, 4, C, C, 3, 3, &net->tower[i].b_w);
+        want(net, &w[n++], nm, K_CONV3, 4, C, C, 3, 3, &net->tower[i].b_w);
         snprintf(nm, sizeof nm, "tower.%d.b.bias", i);
-        WANT(nm, K_VEC, 1, C, 0, 0, 0, &net->tower[i].b_b);
+        want(net, &w[n++], nm, K_VEC, 1, C, 0, 0, 0, &net->tower[i].b_b);
     }
     if (net->head == MG_PNET_HEAD_CONV) {
-        WANT("head_conv.weight", K_HEAD, 4, MG_PNET_CONV_HEAD, C, 1, 1, &net->head_w);
-        WANT("head_conv.bias", K_VEC, 1, MG_PNET_CONV_HEAD, 0, 0, 0, &net->head_b);
+        want(net, &w[n++], "head_conv.weight", K_HEAD, 4, MG_PNET_CONV_HEAD, C, 1, 1, &net->head_w);
+        want(net, &w[n++], "head_conv.bias", K_VEC, 1, MG_PNET_CONV_HEAD, 0, 0, 0, &net->head_b);
     }
-    WANT("fc.weight", K_FC, 2, MG_PNET_MOVES, net->fc_in, 0, 0, &net->fc_w);
-    WANT("fc.bias", K_VEC, 1, MG_PNET_MOVES, 0, 0, 0, &net->fc_b);
-#undef WANT
-    size_t total = 0, floats = 0;
-    int dtype = -1;
-    for (int i = 0; i < n; i++) {
-        const mg_st_tensor *t = mg_st_take(&f, w[i].name, "policy network weights", err, errlen);
-        if (!t)
-            goto fail;
-        int ok = t->ndim == w[i].ndim;
-        for (int k = 0; ok && k < w[i].ndim; k++)
-            ok = t->shape[k] == w[i].shape[k];
-        if (!ok) {
-            char got[96], exp[96];
-            shape_text(t->shape, t->ndim, got, sizeof got);
-            shape_text(w[i].shape, w[i].ndim, exp, sizeof exp);
-            snprintf(err, errlen, "policy network weight '%s' has shape (%s), config says (%s)", w[i].name, got, exp);
-            goto fail;
-        }
-        if (mg_st_check_weight(t, "policy network weights", &dtype, err, errlen) != MG_OK)
-            goto fail;
-        total += (size_t)t->numel;
-        floats += want_floats(net, &w[i]);
-    }
-    if (mg_st_all_taken(&f, "policy network weights", err, errlen) != MG_OK)
-        goto fail;
-    net->arena = calloc(floats, sizeof(float)); /* zeros: the padding of the last panels */
-    if (!net->arena) {
-        snprintf(err, errlen, "out of memory for %zu weights", floats);
-        goto fail;
-    }
-    float *at = net->arena;
-    for (int i = 0; i < n; i++) {
-        const mg_st_tensor *t = mg_st_find(&f, w[i].name);
-        if (mg_st_check_finite(t, "policy network weights", err, errlen) != MG_OK)
-            goto fail;
-        convert(net, &w[i], t, at);
-        *w[i].dst = at;
-        at += want_floats(net, &w[i]);
-        if (mapped)
-            mg_st_release_mapped(t->data, t->nbytes);
-    }
-    net->n_params = total;
-    net->file_dtype = dtype;
+    want(net, &w[n++], "fc.weight", K_FC, 2, MG_PNET_MOVES, net->fc_in, 0, 0, &net->fc_w);
+    want(net, &w[n++], "fc.bias", K_VEC, 1, MG_PNET_MOVES, 0, 0, 0, &net->fc_b);
+    mg_st_weights got;
+    if (mg_st_load_weights(&f, w, n, 0, mapped, &PNET_FORMAT, convert, net, &got, err, errlen) != MG_OK)
+        goto done;
+    net->arena = got.arena;
+    net->n_params = got.n_params;
+    net->file_dtype = got.dtype;
     net->matmul = mg_matmul_select(ctx->allow_simd);
+    rc = MG_OK;
+done:
     free(w);
     mg_st_free(&f);
-    return MG_OK;
-fail:
-    free(w);
-    mg_st_free(&f);
-    mg_policy_net_free(net);
-    return MG_ERR;
+    if (rc != MG_OK)
+        mg_policy_net_free(net);
+    return rc;
 }
 
 int mg_policy_net_load_buffer(mg_policy_net *net, const uint8_t *buf, size_t len, int allow_simd, char *err,

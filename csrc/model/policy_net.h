@@ -1,5 +1,5 @@
 /*
- * policy_net.h - the IDP report's chess policy network (mavgame/model/policy.py PolicyNet;
+ * policy_net.h - the IDP report's chess policy network (mavgame/policy/network.py PolicyNet;
  * docs/policy.md) in plain C: load an exported file, run the forward pass over a batch.
  *
  *   planes (n, 41, 8, 8) -> 1x1 convolution to C channels, ReLU
@@ -9,7 +9,7 @@
  *     -> logits (n, 1968) over the move index of chess_policy.h.
  * The network has no normalisation layer (the report mentions none), so there is nothing to fold.
  *
- * File (mavgame/model/policy_export.py): safetensors with metadata format = "mavgame-policy",
+ * File (mavgame/policy/export.py): safetensors with metadata format = "mavgame-policy",
  * format_version = "1", config = {"channels": C, "blocks": B, "head": "pool" | "conv"}, and
  * exactly the tensors of the PyTorch state_dict, in its shapes ([out, in, kh, kw] convolutions,
  * [out, in] dense layers; F32, F16 or BF16):

@@ -295,13 +295,17 @@ int mg_st_all_taken(const mg_st_file *f, const char *what, char *err, size_t err
     return MG_OK;
 }
 
+/* The length of the singular of the caller's noun: "weights" -> "weight" (for "weight 'x' ..."). */
+static int singular_len(const char *what)
+{
+    size_t n = strlen(what);
+    return (int)(n > 0 && what[n - 1] == 's' ? n - 1 : n);
+}
+
 int mg_st_check_weight(const mg_st_tensor *t, const char *what, int *dtype, char *err, size_t errlen)
 {
     if (t->dtype != MG_ST_F32 && t->dtype != MG_ST_F16 && t->dtype != MG_ST_BF16) {
-        /* "weights" -> "weight 'x'": the singular of the caller's noun */
-        size_t n = strlen(what);
-        int plural = n > 0 && what[n - 1] == 's';
-        snprintf(err, errlen, "%.*s '%s' has dtype %s (F32, F16 or BF16 expected)", (int)(plural ? n - 1 : n), what,
+        snprintf(err, errlen, "%.*s '%s' has dtype %s (F32, F16 or BF16 expected)", singular_len(what), what,
                  t->name, mg_st_dtype_name(t->dtype));
         return MG_ERR;
     }
@@ -337,11 +341,8 @@ int mg_st_check_finite(const mg_st_tensor *t, const char *what, char *err, size_
     }
     if (bad == n)
         return MG_OK;
-    size_t k = strlen(what);
-    int plural = k > 0 && what[k - 1] == 's';
     snprintf(err, errlen, "%.*s '%s' holds %s at element %zu: non-finite weights are refused (a diverged training "
-             "run or a corrupt file)", (int)(plural ? k - 1 : k), what, t->name, nan ? "nan" : neg ? "-inf" : "inf",
-             bad);
+             "run or a corrupt file)", singular_len(what), what, t->name, nan ? "nan" : neg ? "-inf" : "inf", bad);
     return MG_ERR;
 }
 
@@ -363,6 +364,109 @@ float mg_st_float(const mg_st_tensor *t, size_t i)
     }
     uint16_t h = (uint16_t)(p[0] | (p[1] << 8));
     return t->dtype == MG_ST_F16 ? mg_half_to_float(h) : mg_bf16_to_float(h);
+}
+
+/* ---- a weight file ------------------------------------------------------------------------- */
+
+int mg_st_open(const uint8_t *buf, size_t len, const mg_st_format *fmt, mg_st_file *f, char *err, size_t errlen)
+{
+    if (mg_st_parse(buf, len, f, err, errlen) != MG_OK)
+        return MG_ERR;
+    const char *got = mg_st_meta(f, "format"), *ver = mg_st_meta(f, "format_version");
+    if (!got || strcmp(got, fmt->format) != 0) {
+        snprintf(err, errlen, "not a mavgame %s (metadata format '%.60s', '%s' expected)", fmt->noun,
+                 got ? got : "(none)", fmt->format);
+        mg_st_free(f);
+        return MG_ERR;
+    }
+    if (!ver || strcmp(ver, fmt->version) != 0) {
+        snprintf(err, errlen, "unsupported %s format version '%.60s' (%s expected)", fmt->noun, ver ? ver : "(none)",
+                 fmt->version);
+        mg_st_free(f);
+        return MG_ERR;
+    }
+    return MG_OK;
+}
+
+void mg_st_want_set(mg_st_want *w, const char *name, int kind, int ndim, const int64_t *shape, size_t floats,
+                    const float **dst)
+{
+    memset(w, 0, sizeof *w);
+    snprintf(w->name, sizeof w->name, "%s", name);
+    w->kind = kind;
+    w->ndim = ndim;
+    size_t numel = 1;
+    for (int k = 0; k < ndim && k < 4; k++) {
+        w->shape[k] = shape[k];
+        numel *= (size_t)shape[k];
+    }
+    w->floats = floats ? floats : numel;
+    w->dst = dst;
+}
+
+/* A shape as Python writes a tuple: "4, 4, 3, 3", "5," (one dimension), "" (none). */
+static void shape_text(const int64_t *shape, int ndim, char *out, size_t cap)
+{
+    size_t at = 0;
+    out[0] = 0;
+    for (int k = 0; k < ndim && at + 24 < cap; k++)
+        at += (size_t)snprintf(out + at, cap - at, "%s%lld", k ? ", " : "", (long long)shape[k]);
+    if (ndim == 1 && at + 2 < cap)
+        snprintf(out + at, cap - at, ",");
+}
+
+int mg_st_load_weights(mg_st_file *f, mg_st_want *w, int n, size_t extra, int mapped, const mg_st_format *fmt,
+                       mg_st_convert_fn convert, void *ctx, mg_st_weights *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    const char *what = fmt->weights;
+    size_t total = 0, floats = extra;
+    int dtype = -1;
+    for (int i = 0; i < n; i++) {   /* every check before the arena is allocated */
+        const mg_st_tensor *t = mg_st_take(f, w[i].name, what, err, errlen);
+        if (!t)
+            return MG_ERR;
+        int ok = t->ndim == w[i].ndim;
+        for (int k = 0; ok && k < w[i].ndim; k++)
+            ok = t->shape[k] == w[i].shape[k];
+        if (!ok) {
+            char got[96], exp[96];
+            shape_text(t->shape, t->ndim, got, sizeof got);
+            shape_text(w[i].shape, w[i].ndim, exp, sizeof exp);
+            snprintf(err, errlen, "%.*s '%s' has shape (%s), config says (%s)", singular_len(what), what, w[i].name,
+                     got, exp);
+            return MG_ERR;
+        }
+        if (mg_st_check_weight(t, what, &dtype, err, errlen) != MG_OK)
+            return MG_ERR;
+        total += (size_t)t->numel;
+        floats += w[i].floats;
+    }
+    if (mg_st_all_taken(f, what, err, errlen) != MG_OK)
+        return MG_ERR;
+    float *arena = calloc(floats ? floats : 1, sizeof(float)); /* zeros: the padding of the last panels */
+    if (!arena) {
+        snprintf(err, errlen, "out of memory for %zu weights", floats);
+        return MG_ERR;
+    }
+    float *at = arena;
+    for (int i = 0; i < n; i++) {
+        const mg_st_tensor *t = mg_st_find(f, w[i].name);
+        if (mg_st_check_finite(t, what, err, errlen) != MG_OK) {
+            free(arena);
+            return MG_ERR;
+        }
+        convert(ctx, &w[i], t, at);
+        *w[i].dst = at;
+        at += w[i].floats;
+        if (mapped)
+            mg_st_release_mapped(t->data, t->nbytes);
+    }
+    out->arena = arena;
+    out->extra = at;
+    out->n_params = total;
+    out->dtype = dtype;
+    return MG_OK;
 }
 
 void mg_st_release_mapped(const uint8_t *data, size_t n)

@@ -81,6 +81,60 @@ int mg_st_check_finite(const mg_st_tensor *t, const char *what, char *err, size_
 /* Element i of a F32, F16 or BF16 tensor as float32 (the caller has checked the dtype). */
 float mg_st_float(const mg_st_tensor *t, size_t i);
 
+/* ---- a weight file: the one loading path of every loader (model_file.c, policy_net.c) ------------------
+ *
+ * A loader opens the file with mg_st_open (the header, then the metadata `format` and `format_version`
+ * its mg_st_format names), lists the tensors its config implies (mg_st_want_set: name, exact shape, how
+ * many float32 of the loader's arena the converted tensor takes, where its pointer goes) and hands the
+ * list to mg_st_load_weights, which makes every check before it allocates (each tensor present, of
+ * exactly its shape, F32/F16/BF16; no other tensor), then allocates one zeroed arena, refuses a
+ * non-finite weight, converts each tensor with the loader's function and gives a mapped file's pages
+ * back as it goes.  Messages name the tensor and the value, in the loader's words (`weights`). */
+typedef struct mg_st_format {
+    const char *format;   /* the metadata "format" required ("mavgame-mav") */
+    const char *version;  /* the metadata "format_version" required ("1") */
+    const char *noun;     /* what the file is, for messages: "not a mavgame <noun> (...)" */
+    const char *weights;  /* its tensors, for messages ("weights", "policy network weights") */
+} mg_st_format;
+
+#define MG_ST_WANT_NAME 64
+
+typedef struct mg_st_want {
+    char name[MG_ST_WANT_NAME];
+    int ndim;
+    int64_t shape[4];
+    int kind;             /* the loader's: how its convert function lays the tensor out */
+    size_t floats;        /* arena floats the converted tensor takes */
+    const float **dst;    /* set to the converted tensor in the arena */
+} mg_st_want;
+
+/* mg_st_parse, then the metadata checks: "not a mavgame <noun> (metadata format '<got>', '<format>'
+ * expected)", "unsupported <noun> format version '<got>' (<version> expected)".  MG_OK (mg_st_free f
+ * afterwards), or MG_ERR with the message (f is then empty). */
+int mg_st_open(const uint8_t *buf, size_t len, const mg_st_format *fmt, mg_st_file *f, char *err, size_t errlen);
+
+/* Fill *w: the tensor `name` of shape shape[0..ndim) (ndim <= 4), converted as `kind` into `floats`
+ * arena floats (0: as many as it has elements), its address stored in *dst. */
+void mg_st_want_set(mg_st_want *w, const char *name, int kind, int ndim, const int64_t *shape, size_t floats,
+                    const float **dst);
+
+/* Convert the checked tensor t (of want w) into dst (w->floats floats, zeroed). */
+typedef void (*mg_st_convert_fn)(void *ctx, const mg_st_want *w, const mg_st_tensor *t, float *dst);
+
+typedef struct mg_st_weights {
+    float *arena;         /* the loader's to free: the converted tensors, then `extra` floats (zeros) */
+    float *extra;         /* where the caller's extra floats start */
+    size_t n_params;      /* elements of the tensors */
+    int dtype;            /* the file's weight dtype (as mg_st_check_weight) */
+} mg_st_weights;
+
+/* The checks and the conversion above for the n tensors w[0..n) of f, with `extra` more floats at the end
+ * of the arena; `mapped`: the bytes are a read-only file mapping whose converted pages may be released.
+ * MG_OK with *out filled, or MG_ERR with a message (nothing allocated then).  The shape message:
+ * "<weight> '<name>' has shape (<got>), config says (<expected>)" (1-D shapes as Python writes them, "(5,)"). */
+int mg_st_load_weights(mg_st_file *f, mg_st_want *w, int n, size_t extra, int mapped, const mg_st_format *fmt,
+                       mg_st_convert_fn convert, void *ctx, mg_st_weights *out, char *err, size_t errlen);
+
 /* The bytes of a file for a loader: fn(ctx, buf, len, mapped, err, errlen) returns MG_OK or MG_ERR
  * with a message.  mg_st_with_file memory-maps a regular file read-only (mapped = 1: the loader
  * may give converted pages back with mg_st_release_mapped) and reads any other file (a pipe) into

@@ -1,8 +1,9 @@
 /* mcts.c - MAV-guided MCTS with asynchronous batches and dynamic virtual counts (see mcts.h): the
  * configuration, the batch buffers, selection (PUCT, virtual counts), backup, expansion (the prior
- * of equation 1) and the search loop, common to both modes.  The mode-specific parts are in
- * mcts_engine.c and mcts_state_tracking.c, the tree's storage and results in mcts_tree.c. */
-#include "mcts_internal.h"
+ * of equation 1) and the search loop, common to both modes.  It calls only down (mcts_tree.h): the
+ * modes through their table m->mode (mcts_mode.h: mcts_engine.c, mcts_state_tracking.c), the tree's
+ * storage in mcts_tree.c, AlphaZero's root noise in az_noise.c; the read-outs are in mcts_results.c. */
+#include "mcts.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -12,7 +13,13 @@
 
 #include "../cancel.h"
 #include "../clock.h"
-#include "dirichlet.h"
+#include "az_noise.h"
+#include "mcts_mode.h"
+#include "mcts_tree.h"
+
+/* Selection outcomes.  SEL_MARKED: a node whose children are all hallucinated was just marked
+ * hallucinated (a permanent change, so it does not count as a failed attempt: at most one per node). */
+enum { SEL_LEAF, SEL_TERMINAL, SEL_COLLISION, SEL_CUTOFF, SEL_DEAD, SEL_MARKED, SEL_ROOT_DEAD };
 
 /* ------------------------------------------------------------------------------------------ */
 /* Configuration                                                                               */
@@ -211,6 +218,7 @@ mg_mcts *mg_mcts_create(const mg_game *g, const mg_mcts_config *cfg, char *err, 
     }
     m->g = g;
     m->cfg = *cfg;
+    m->mode = cfg->mode == MG_EVAL_STATE_TRACKING ? &mcts_tracking_mode : &mcts_engine_mode;
     m->ss = g ? g->state_size : 1;
     m->root_state = calloc(1, m->ss);
     m->tmp_idx = malloc(MG_MAX_MOVES * sizeof *m->tmp_idx);
@@ -233,14 +241,55 @@ mg_mcts *mg_mcts_create(const mg_game *g, const mg_mcts_config *cfg, char *err, 
 
 const mg_mcts_config *mg_mcts_get_config(const mg_mcts *m) { return &m->cfg; }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Roots and re-rooting (the modes' parts: m->mode)                                            */
+
+int mg_mcts_set_root(mg_mcts *m, const void *state, int ply, char *err, size_t errlen)
+{
+    if (mcts_tracking(m)) {
+        snprintf(err, errlen, "mcts: set_root needs engine mode (this search tracks states: use set_root_text)");
+        return MG_ERR;
+    }
+    mcts_engine_set_root(m, state, ply);
+    return MG_OK;
+}
+
+int mg_mcts_set_root_text(mg_mcts *m, const char *text, int to_move, int ply, char *err, size_t errlen)
+{
+    if (!mcts_tracking(m)) {
+        snprintf(err, errlen, "mcts: set_root_text needs state-tracking mode (this search uses the engine)");
+        return MG_ERR;
+    }
+    return mcts_tracking_set_root(m, text, to_move, ply, err, errlen);
+}
+
+/* A re-rooted tree gets fresh root noise (a tree that restarted at an unexpanded root gets none yet). */
+int mg_mcts_advance(mg_mcts *m, int32_t action, char *err, size_t errlen)
+{
+    if (mcts_tracking(m)) {
+        snprintf(err, errlen, "mcts: advance(action) needs engine mode (use advance_move)");
+        return MG_ERR;
+    }
+    if (!m->has_root) {
+        snprintf(err, errlen, "mcts: no root position set");
+        return MG_ERR;
+    }
+    if (mcts_engine_advance(m, action, err, errlen) != MG_OK)
+        return MG_ERR;
+    mg_az_root_noise(m);
+    return MG_OK;
+}
+
 int mg_mcts_advance_move(mg_mcts *m, const char *move, char *err, size_t errlen)
 {
     if (!m->has_root) {
         snprintf(err, errlen, "mcts: no root position set");
         return MG_ERR;
     }
-    return mcts_tracking(m) ? mcts_tracking_advance_move(m, move, err, errlen)
-                            : mcts_engine_advance_move(m, move, err, errlen);
+    if (m->mode->advance_move(m, move, err, errlen) != MG_OK)
+        return MG_ERR;
+    mg_az_root_noise(m);
+    return MG_OK;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -337,11 +386,7 @@ static int select_leaf(mg_mcts *m, mcts_slot *sl, unsigned char *state)
         if (e->child < 0) {
             /* Capacity for one new node per simulation was reserved at the start of the search. */
             int32_t c = (int32_t)m->a.nodes_len++;
-            mcts_node *cn = &m->a.nodes[c];
-            if (engine)
-                mcts_engine_new_node(m, state, cn);
-            else
-                mcts_node_init(cn, nd->to_move ^ 1); /* a predicted state: the players alternate */
+            m->mode->new_node(m, nd, state, &m->a.nodes[c]);
             e = &m->a.edges[ei];
             e->child = c;
         }
@@ -500,40 +545,26 @@ static int expand_leaf(mg_mcts *m, const mcts_slot *sl, const mg_eval_result *r,
     int n = r->num_moves;
     if (!isnan(r->value) && !(r->value >= 0 && r->value <= 1))
         return APPLY_INVALID;
-    const int tracking = mcts_tracking(m);
+    const mcts_mode *mode = m->mode;
     size_t tlen = 0;
     int result = MG_ONGOING;
-    if (tracking ? mcts_tracking_check_answer(m, leaf, r, &n, &result, &tlen) != APPLY_OK
-                 : mcts_engine_check_answer(m, r) != APPLY_OK)
+    if (mode->check_answer(m, leaf, r, &n, &result, &tlen) != APPLY_OK)
         return APPLY_INVALID;
-    /* The answers kept, their indices into tmp_idx: all n (engine mode), the distinct valid moves
-     * (state tracking); every value must be a probability or NaN. */
-    int32_t *keep = m->tmp_idx;
-    int nk = 0;
-    double vmax = -INFINITY, vmin = INFINITY;
-    if (tracking) {
-        for (int i = 0; i < n; i++)
-            if (!valid_prob(r->values[i]))
-                return APPLY_INVALID;
-        nk = mcts_tracking_keep_moves(r, n, keep);
-        if (nk < 0)
+    /* Every value must be a probability or NaN.  The answers kept, their indices into tmp_idx: all n
+     * (engine mode), the distinct valid moves (state tracking). */
+    for (int i = 0; i < n; i++)
+        if (!valid_prob(r->values[i]))
             return APPLY_INVALID;
-        for (int s = 0; s < nk; s++)
-            value_range(r->values[keep[s]], &vmax, &vmin);
-    } else {
-        for (int i = 0; i < n; i++) {
-            float q = r->values[i];
-            if (!valid_prob(q))
-                return APPLY_INVALID;
-            keep[nk++] = i;
-            value_range(q, &vmax, &vmin);
-        }
-    }
-    if (tracking) {
-        int terminal, ar = mcts_tracking_store(m, leaf, r, tlen, result, &terminal, v);
-        if (ar != APPLY_OK || terminal)
-            return ar;
-    }
+    int32_t *keep = m->tmp_idx;
+    int nk = mode->keep_moves(r, n, keep);
+    if (nk < 0)
+        return APPLY_INVALID;
+    double vmax = -INFINITY, vmin = INFINITY;
+    for (int s = 0; s < nk; s++)
+        value_range(r->values[keep[s]], &vmax, &vmin);
+    int terminal, ar = mode->store(m, leaf, r, tlen, result, &terminal, v);
+    if (ar != APPLY_OK || terminal)
+        return ar;
     double val;
     if (!isnan(r->value))
         val = r->value;
@@ -551,9 +582,8 @@ static int expand_leaf(mg_mcts *m, const mcts_slot *sl, const mg_eval_result *r,
     memcpy(keep_copy, keep, (size_t)nk * sizeof *keep);
     if (compute_prior(m, nk, vals, pols, ply) != MG_OK)
         return APPLY_INVALID;
-    if (mcts_arena_reserve_edges(&m->a, m->a.edges_len + (size_t)nk, tracking) != MG_OK)
+    if (mcts_arena_reserve_edges(&m->a, m->a.edges_len + (size_t)nk, mcts_tracking(m)) != MG_OK)
         return APPLY_NOMEM;
-    const int32_t *legal = tracking ? NULL : m->reqs[r - m->res].legal;
     double fpu = !isnan(m->cfg.fpu) ? m->cfg.fpu : (vmin < INFINITY ? 2.0 * vmin - 1.0 : 0.0);
     uint32_t first = (uint32_t)m->a.edges_len;
     for (int i = 0; i < nk; i++) {
@@ -565,10 +595,8 @@ static int expand_leaf(mg_mcts *m, const mcts_slot *sl, const mg_eval_result *r,
         e->prior = m->tmp_prior[i];
         e->value = vals[i];
         e->q_init = isnan(vals[i]) ? (float)fpu : (float)(2.0 * vals[i] - 1.0);
-        e->action = tracking ? i : legal[keep_copy[i]]; /* state tracking: the index among the node's edges */
     }
-    if (tracking)
-        mcts_tracking_set_moves(m, first, r, keep_copy, nk);
+    mode->set_moves(m, first, r, keep_copy, nk); /* the edges' actions (and move strings) */
     m->a.edges_len += (size_t)nk;
     mcts_node *nd = &m->a.nodes[leaf];
     nd->first_edge = first;
@@ -597,10 +625,7 @@ static void prepare_request(mg_mcts *m, mcts_slot *sl, int ri)
     r->seq = ri;
     r->value = NAN;
     r->result = MG_ONGOING;
-    if (mcts_tracking(m))
-        mcts_tracking_prepare(m, sl, ri);
-    else
-        mcts_engine_prepare(m, ri);
+    m->mode->prepare(m, sl, ri);
 }
 
 /* Remove virtual counts (and pending marks) of every slot of an aborted batch. */
@@ -629,24 +654,6 @@ int mg_mcts_search(mg_mcts *m, const mg_evaluator *ev, int num_simulations, char
     return mg_mcts_search_cancel(m, ev, num_simulations, NULL, err, errlen);
 }
 
-/* AlphaZero's root noise: P = (1 - frac) P + frac eta, eta ~ Dir(alpha), on the root's edges
- * (when the config asks for it and the root is expanded). */
-void mcts_root_noise(mg_mcts *m)
-{
-    const mg_mcts_config *c = &m->cfg;
-    if (!(c->dirichlet_alpha > 0 && c->dirichlet_frac > 0) || !m->has_root)
-        return;
-    const mcts_node *nd = &m->a.nodes[0];
-    int n = (int)nd->num_edges;
-    if (!(nd->flags & NF_EXPANDED) || n < 1)
-        return;
-    double eta[MG_MAX_MOVES];
-    mg_dirichlet_sample(&m->rng, c->dirichlet_alpha, n, eta);
-    mcts_edge *e = m->a.edges + nd->first_edge;
-    for (int i = 0; i < n; i++)
-        e[i].prior = (float)((1.0 - c->dirichlet_frac) * e[i].prior + c->dirichlet_frac * eta[i]);
-}
-
 int mg_mcts_begin(mg_mcts *m, const mg_evaluator *ev, int num_simulations, char *err, size_t errlen)
 {
     if (!m->has_root) {
@@ -659,7 +666,7 @@ int mg_mcts_begin(mg_mcts *m, const mg_evaluator *ev, int num_simulations, char 
     }
     if (ev && !(ev->modes & (1u << m->cfg.mode))) {
         snprintf(err, errlen, "mcts: evaluator '%s' does not support %s mode", ev->name ? ev->name : "?",
-                 mcts_tracking(m) ? "state-tracking" : "engine");
+                 m->mode->name);
         return MG_ERR;
     }
     if (num_simulations < 0) {
@@ -708,7 +715,7 @@ int mg_mcts_gather(mg_mcts *m, const mg_eval_request **req, mg_eval_result **res
                 S->max_depth = sl->len;
             if (r == SEL_LEAF) {
                 int32_t leaf = sl->nodes[sl->len];
-                if (!tracking && mcts_engine_leaf_moves(m, st, npend) == 0) {
+                if (m->mode->leaf_moves(m, st, npend) == 0) {
                     /* no move although not over: treat as a draw */
                     mcts_node_terminal(&m->a.nodes[leaf], MG_DRAW);
                     backup(m, sl, 0.0);
@@ -805,7 +812,7 @@ int mg_mcts_scatter(mg_mcts *m, char *err, size_t errlen)
             }
             if (ar == APPLY_OK) {
                 if (sl->len == 0)
-                    mcts_root_noise(m);
+                    mg_az_root_noise(m);
                 backup(m, sl, v);
                 continue;
             }
@@ -889,34 +896,13 @@ int mg_mcts_search_cancel(mg_mcts *m, const mg_evaluator *ev, int num_simulation
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Results for AlphaZero-style searches                                                        */
+/* The PUCT term of the root's edges, beside selection (the other read-outs: mcts_results.c)   */
 
 void mg_mcts_root_u(const mg_mcts *m, double *u)
 {
-    int n = mg_mcts_num_root_edges(m);
+    int n = mcts_root_edge_count(m);
     const mcts_edge *e = m->a.edges + (n ? m->a.nodes[0].first_edge : 0);
     double cs = cscale(&m->cfg, (double)(m->root_n > 0 ? m->root_n : 1));
     for (int i = 0; i < n; i++)
         u[i] = cs * (double)e[i].prior / (1.0 + (double)e[i].n);
-}
-
-int mg_mcts_path_priors(const mg_mcts *m, const int32_t *path, int len, float *prior, int max)
-{
-    if (!m->has_root || len < 0)
-        return -1;
-    int32_t node = 0;
-    for (int i = 0; i < len; i++) {
-        const mcts_node *nd = &m->a.nodes[node];
-        int32_t next = -1;
-        for (uint32_t j = 0; j < nd->num_edges && next < 0; j++)
-            if (m->a.edges[nd->first_edge + j].action == path[i])
-                next = m->a.edges[nd->first_edge + j].child;
-        if (next < 0)
-            return -1;
-        node = next;
-    }
-    const mcts_node *nd = &m->a.nodes[node];
-    for (uint32_t j = 0; prior && j < nd->num_edges && (int)j < max; j++)
-        prior[j] = m->a.edges[nd->first_edge + j].prior;
-    return (int)nd->num_edges;
 }

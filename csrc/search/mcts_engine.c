@@ -1,12 +1,12 @@
-/* mcts_engine.c - engine mode of the MCTS (see mcts.h): the tree's states come from the game
- * interface, its edges are the legal actions, a game end is the engine's outcome. */
-#include "mcts_internal.h"
+/* mcts_engine.c - engine mode of the MCTS (see mcts.h, mcts_mode.h): the tree's states come from the
+ * game interface, its edges are the legal actions, a game end is the engine's outcome. */
+#include "mcts_mode.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-/* The root node of `state`: its mover, terminal if the game is over. */
+/* The node of `state`: its mover, terminal if the game is over. */
 static void engine_node(const mg_game *g, const void *state, mcts_node *nd)
 {
     mcts_node_init(nd, g->to_move(state));
@@ -15,12 +15,8 @@ static void engine_node(const mg_game *g, const void *state, mcts_node *nd)
         mcts_node_terminal(nd, r);
 }
 
-int mg_mcts_set_root(mg_mcts *m, const void *state, int ply, char *err, size_t errlen)
+void mcts_engine_set_root(mg_mcts *m, const void *state, int ply)
 {
-    if (mcts_tracking(m)) {
-        snprintf(err, errlen, "mcts: set_root needs engine mode (this search tracks states: use set_root_text)");
-        return MG_ERR;
-    }
     mcts_tree_clear(m);
     if (state != m->root_state)
         memcpy(m->root_state, state, m->ss);
@@ -28,19 +24,10 @@ int mg_mcts_set_root(mg_mcts *m, const void *state, int ply, char *err, size_t e
     engine_node(m->g, state, &m->a.nodes[0]);
     m->a.nodes_len = 1;
     m->has_root = 1;
-    return MG_OK;
 }
 
-int mg_mcts_advance(mg_mcts *m, int32_t action, char *err, size_t errlen)
+int mcts_engine_advance(mg_mcts *m, int32_t action, char *err, size_t errlen)
 {
-    if (mcts_tracking(m)) {
-        snprintf(err, errlen, "mcts: advance(action) needs engine mode (use advance_move)");
-        return MG_ERR;
-    }
-    if (!m->has_root) {
-        snprintf(err, errlen, "mcts: no root position set");
-        return MG_ERR;
-    }
     if (!m->g->is_legal(m->root_state, action) || m->g->outcome(m->root_state, NULL) != MG_ONGOING) {
         char mv[MG_MAX_MOVE_STR] = "?";
         m->g->action_to_str(m->root_state, action, mv, sizeof mv);
@@ -62,23 +49,25 @@ int mg_mcts_advance(mg_mcts *m, int32_t action, char *err, size_t errlen)
     /* Not in the tree: start afresh at the new position. */
     unsigned char *tmp = m->root_state;
     m->g->make(tmp, action, undo);
-    return mg_mcts_set_root(m, tmp, m->root_ply + 1, err, errlen);
+    mcts_engine_set_root(m, tmp, m->root_ply + 1);
+    return MG_OK;
 }
 
-int mcts_engine_advance_move(mg_mcts *m, const char *move, char *err, size_t errlen)
+static int engine_advance_move(mg_mcts *m, const char *move, char *err, size_t errlen)
 {
     int32_t a;
     if (m->g->action_from_str(m->root_state, move, &a, err, errlen) != MG_OK)
         return MG_ERR;
-    return mg_mcts_advance(m, a, err, errlen);
+    return mcts_engine_advance(m, a, err, errlen);
 }
 
-void mcts_engine_new_node(const mg_mcts *m, const unsigned char *state, mcts_node *cn)
+static void engine_new_node(const mg_mcts *m, const mcts_node *parent, const unsigned char *state, mcts_node *cn)
 {
+    (void)parent;
     engine_node(m->g, state, cn);
 }
 
-int mcts_engine_leaf_moves(mg_mcts *m, const unsigned char *state, int ri)
+static int engine_leaf_moves(mg_mcts *m, const unsigned char *state, int ri)
 {
     int32_t *legal = m->legal + (size_t)ri * MG_MAX_MOVES;
     int nl = m->g->legal_actions(state, legal);
@@ -89,13 +78,14 @@ int mcts_engine_leaf_moves(mg_mcts *m, const unsigned char *state, int ri)
     return nl;
 }
 
-void mcts_engine_prepare(mg_mcts *m, int ri)
+static void engine_prepare(mg_mcts *m, const mcts_slot *sl, int ri)
 {
+    (void)sl;
     mg_eval_request *q = &m->reqs[ri];
     mg_eval_result *r = &m->res[ri];
     q->state = m->states + (size_t)ri * m->ss;
     q->text = q->parent_text = q->move = NULL;
-    /* legal/num_legal were filled by mcts_engine_leaf_moves */
+    /* legal/num_legal were filled by engine_leaf_moves */
     r->num_moves = q->num_legal;
     for (int i = 0; i < q->num_legal; i++) {
         r->values[i] = NAN;
@@ -103,8 +93,45 @@ void mcts_engine_prepare(mg_mcts *m, int ri)
     }
 }
 
-int mcts_engine_check_answer(const mg_mcts *m, const mg_eval_result *r)
+static int engine_check_answer(const mg_mcts *m, int32_t leaf, const mg_eval_result *r, int *n, int *result,
+                               size_t *tlen)
 {
+    (void)leaf, (void)n, (void)result, (void)tlen;
     /* values must align with the request's legal actions */
     return r->num_moves == m->reqs[r - m->res].num_legal ? APPLY_OK : APPLY_INVALID;
 }
+
+static int engine_keep_moves(const mg_eval_result *r, int n, int32_t *keep)
+{
+    (void)r;
+    for (int i = 0; i < n; i++)
+        keep[i] = i;
+    return n;
+}
+
+static int engine_store(mg_mcts *m, int32_t leaf, const mg_eval_result *r, size_t tlen, int result, int *terminal,
+                        double *v)
+{
+    (void)m, (void)leaf, (void)r, (void)tlen, (void)result, (void)v;
+    *terminal = 0; /* the engine's outcomes are known at selection */
+    return APPLY_OK;
+}
+
+static void engine_set_moves(mg_mcts *m, uint32_t first, const mg_eval_result *r, const int32_t *keep, int nk)
+{
+    const int32_t *legal = m->reqs[r - m->res].legal;
+    for (int i = 0; i < nk; i++)
+        m->a.edges[first + (uint32_t)i].action = legal[keep[i]];
+}
+
+const mcts_mode mcts_engine_mode = {
+    .name = "engine",
+    .new_node = engine_new_node,
+    .leaf_moves = engine_leaf_moves,
+    .prepare = engine_prepare,
+    .check_answer = engine_check_answer,
+    .keep_moves = engine_keep_moves,
+    .store = engine_store,
+    .set_moves = engine_set_moves,
+    .advance_move = engine_advance_move,
+};

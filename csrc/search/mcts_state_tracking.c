@@ -1,13 +1,14 @@
-/* mcts_state_tracking.c - state-tracking mode of the MCTS (see mcts.h): no engine; each node holds
- * the state text the evaluator predicted for it, each edge a predicted move string, and a game end
- * is the evaluator's predicted result.  The root's text is the real game's (set_root_text). */
-#include "mcts_internal.h"
+/* mcts_state_tracking.c - state-tracking mode of the MCTS (see mcts.h, mcts_mode.h): no engine; each
+ * node holds the state text the evaluator predicted for it, each edge a predicted move string, and a
+ * game end is the evaluator's predicted result.  The root's text is the real game's (set_root_text). */
+#include "mcts_mode.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-int mcts_text_ok(const char *s, size_t cap, size_t *len)
+/* A predicted text is usable if it is non-empty, fits, and has no control characters. */
+static int text_ok(const char *s, size_t cap, size_t *len)
 {
     size_t n = 0;
     while (n < cap && s[n]) {
@@ -37,14 +38,10 @@ static int move_ok(const char *s)
     return n > 0 && n < MG_MAX_MOVE_STR;
 }
 
-int mg_mcts_set_root_text(mg_mcts *m, const char *text, int to_move, int ply, char *err, size_t errlen)
+int mcts_tracking_set_root(mg_mcts *m, const char *text, int to_move, int ply, char *err, size_t errlen)
 {
-    if (!mcts_tracking(m)) {
-        snprintf(err, errlen, "mcts: set_root_text needs state-tracking mode (this search uses the engine)");
-        return MG_ERR;
-    }
     size_t len;
-    if (!text || !mcts_text_ok(text, MG_MAX_TEXT, &len)) {
+    if (!text || !text_ok(text, MG_MAX_TEXT, &len)) {
         snprintf(err, errlen, "mcts: root text %s is empty, longer than %d bytes or has control characters",
                  MG_QUOTE(text ? text : "(null)", 60), MG_MAX_TEXT - 1);
         return MG_ERR;
@@ -67,7 +64,7 @@ int mg_mcts_set_root_text(mg_mcts *m, const char *text, int to_move, int ply, ch
     return MG_OK;
 }
 
-int mcts_tracking_advance_move(mg_mcts *m, const char *move, char *err, size_t errlen)
+static int tracking_advance_move(mg_mcts *m, const char *move, char *err, size_t errlen)
 {
     const mcts_node *root = &m->a.nodes[0];
     for (uint32_t j = 0; j < root->num_edges; j++) {
@@ -85,7 +82,19 @@ int mcts_tracking_advance_move(mg_mcts *m, const char *move, char *err, size_t e
     return MG_ERR;
 }
 
-void mcts_tracking_prepare(mg_mcts *m, const mcts_slot *sl, int ri)
+static void tracking_new_node(const mg_mcts *m, const mcts_node *parent, const unsigned char *state, mcts_node *cn)
+{
+    (void)m, (void)state;
+    mcts_node_init(cn, parent->to_move ^ 1); /* a predicted state: the players alternate */
+}
+
+static int tracking_leaf_moves(mg_mcts *m, const unsigned char *state, int ri)
+{
+    (void)m, (void)state, (void)ri;
+    return 1; /* the evaluator predicts them */
+}
+
+static void tracking_prepare(mg_mcts *m, const mcts_slot *sl, int ri)
 {
     mg_eval_request *q = &m->reqs[ri];
     mg_eval_result *r = &m->res[ri];
@@ -110,11 +119,11 @@ void mcts_tracking_prepare(mg_mcts *m, const mcts_slot *sl, int ri)
     }
 }
 
-int mcts_tracking_check_answer(const mg_mcts *m, int32_t leaf, const mg_eval_result *r, int *n, int *result,
-                               size_t *tlen)
+static int tracking_check_answer(const mg_mcts *m, int32_t leaf, const mg_eval_result *r, int *n, int *result,
+                                 size_t *tlen)
 {
     /* A node with a text (the root) keeps it, so its answer needs none. */
-    if (m->a.nodes[leaf].text == UINT32_MAX && !mcts_text_ok(r->text, r->text_cap, tlen))
+    if (m->a.nodes[leaf].text == UINT32_MAX && !text_ok(r->text, r->text_cap, tlen))
         return APPLY_INVALID;
     *result = r->result;
     if (*result < MG_ONGOING || *result > MG_DRAW)
@@ -126,7 +135,7 @@ int mcts_tracking_check_answer(const mg_mcts *m, int32_t leaf, const mg_eval_res
     return APPLY_OK;
 }
 
-int mcts_tracking_keep_moves(const mg_eval_result *r, int n, int32_t *keep)
+static int tracking_keep_moves(const mg_eval_result *r, int n, int32_t *keep)
 {
     int nk = 0;
     for (int i = 0; i < n; i++) {
@@ -141,8 +150,8 @@ int mcts_tracking_keep_moves(const mg_eval_result *r, int n, int32_t *keep)
     return nk;
 }
 
-int mcts_tracking_store(mg_mcts *m, int32_t leaf, const mg_eval_result *r, size_t tlen, int result, int *terminal,
-                        double *v)
+static int tracking_store(mg_mcts *m, int32_t leaf, const mg_eval_result *r, size_t tlen, int result, int *terminal,
+                          double *v)
 {
     mcts_node *nd = &m->a.nodes[leaf];
     *terminal = 0;
@@ -163,42 +172,22 @@ int mcts_tracking_store(mg_mcts *m, int32_t leaf, const mg_eval_result *r, size_
     return APPLY_OK;
 }
 
-void mcts_tracking_set_moves(mg_mcts *m, uint32_t first, const mg_eval_result *r, const int32_t *keep, int nk)
+static void tracking_set_moves(mg_mcts *m, uint32_t first, const mg_eval_result *r, const int32_t *keep, int nk)
 {
-    for (int i = 0; i < nk; i++)
+    for (int i = 0; i < nk; i++) {
+        m->a.edges[first + (uint32_t)i].action = i; /* the index among the node's edges */
         memcpy(m->a.moves[first + (uint32_t)i], r->moves[keep[i]], sizeof(mcts_move));
-}
-
-/* ---- results ---- */
-
-const char *mg_mcts_root_move(const mg_mcts *m, int i)
-{
-    if (!mcts_tracking(m) || i < 0 || i >= mg_mcts_num_root_edges(m))
-        return NULL;
-    return m->a.moves[m->a.nodes[0].first_edge + (uint32_t)i];
-}
-
-const char *mg_mcts_pv_move(const mg_mcts *m, const int32_t *edges, int len, int i)
-{
-    if (!mcts_tracking(m) || !m->has_root || i < 0 || i >= len)
-        return NULL;
-    const mcts_node *nd = &m->a.nodes[0];
-    for (int d = 0;; d++) {
-        if (edges[d] < 0 || (uint32_t)edges[d] >= nd->num_edges)
-            return NULL;
-        uint32_t ei = nd->first_edge + (uint32_t)edges[d];
-        if (d == i)
-            return m->a.moves[ei];
-        int32_t c = m->a.edges[ei].child;
-        if (c < 0)
-            return NULL;
-        nd = &m->a.nodes[c];
     }
 }
 
-const char *mg_mcts_root_text(const mg_mcts *m)
-{
-    if (!mcts_tracking(m) || !m->has_root || m->a.nodes[0].text == UINT32_MAX)
-        return "";
-    return m->a.text + m->a.nodes[0].text;
-}
+const mcts_mode mcts_tracking_mode = {
+    .name = "state-tracking",
+    .new_node = tracking_new_node,
+    .leaf_moves = tracking_leaf_moves,
+    .prepare = tracking_prepare,
+    .check_answer = tracking_check_answer,
+    .keep_moves = tracking_keep_moves,
+    .store = tracking_store,
+    .set_moves = tracking_set_moves,
+    .advance_move = tracking_advance_move,
+};

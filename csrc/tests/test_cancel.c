@@ -83,6 +83,23 @@ static void test_perft(void)
     }
 }
 
+/* A Connect Four perft deeper than the empty cells counts 0 at once: it used to walk every game to its
+ * end in the recursion above the lean subtrees, where no node ticked, so nothing could stop it. */
+static void test_c4_perft_past_the_end(void)
+{
+    char err[MG_ERRLEN];
+    mg_c4_state s;
+    MG_CHECK(mg_c4_from_moves(&s, "", err, sizeof err) == MG_OK);
+    countdown cd = {0, 3};
+    mg_cancel c;
+    mg_cancel_init(&c, poll_countdown, &cd);
+    MG_CHECK(mg_perft_cancel(&mg_connect_four, &s, 43, &c) == 0 && mg_perft(&mg_connect_four, &s, 64) == 0);
+    MG_CHECK(mg_c4_from_moves(&s, "4125166471521345675467154146577722", err, sizeof err) == MG_OK); /* 8 empty */
+    MG_CHECK(mg_perft(&mg_connect_four, &s, 8) == mg_perft_generic(&mg_connect_four, &s, 8, NULL));
+    MG_CHECK(mg_perft(&mg_connect_four, &s, 8) > 0 && mg_perft(&mg_connect_four, &s, 9) == 0);
+    MG_CHECK(mg_perft_generic(&mg_connect_four, &s, 9, NULL) == 0);
+}
+
 static void test_solvers(void)
 {
     char err[MG_ERRLEN];
@@ -165,6 +182,7 @@ int main(void)
     mg_games_init();
     test_mechanism();
     test_perft();
+    test_c4_perft_past_the_end();
     test_solvers();
     test_searches();
     MG_TEST_MAIN_END("test_cancel");

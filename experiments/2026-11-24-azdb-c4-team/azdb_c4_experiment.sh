@@ -43,7 +43,7 @@ case $STEP in
       [ -f "$E/score_${R}_s$S.json" ] || $MG az-puzzles score --puzzles "$PUZZLES" --threads 1 --no-progress \
           --team "$T" --sims "$SIMS" --rewards $R --json "$E/score_${R}_s$S.json"
     done
-    [ -f "$E/report_s$S.json" ] || nice -n 5 python tools/azdb_report.py --team "$RUNS/team_s$S" \
+    [ -f "$E/report_s$S.json" ] || nice -n 5 python experiments/2026-11-24-azdb-c4-team/azdb_report.py --team "$RUNS/team_s$S" \
         --single "$RUNS/single_s$S" --scores "$E/score_s$S.json" --sims 100 --out "$E/report_s$S" > /dev/null
     for R in $RULES; do
       $MG match --game connect_four "team=azdb:checkpoint=$T,sims=$SIMS,select=$R" \

@@ -29,10 +29,10 @@ OMP_NUM_THREADS=1 python -m mavgame match "mav=mav:model=$M" mcts-400=uct:sims=4
   --openings "${OPEN2:-random:4:500}" --seed "${SEED2:-22}" --workers 2 --no-progress --out "$OUT/games/mav-mcts400.sqlite" | tail -n 3
 if [ ! -f "$OUT/play-data/train/manifest.json" ]; then
   rm -rf "$OUT/play-data"
-  python tools/c4_play_positions.py "$OUT/games/mav-mcts100.sqlite" "$OUT/games/mav-mcts400.sqlite" \
+  python -m mavgame.analysis.c4_play_positions "$OUT/games/mav-mcts100.sqlite" "$OUT/games/mav-mcts400.sqlite" \
     --out "$OUT/play-data" --max-nodes 2000000 --workers 2 --val-fraction 0.01
 fi
-python tools/merge_position_sets.py "$OUT/mix-data" "$DATA" "$OUT/play-data:2"
+python -m mavgame.datasets.merge "$OUT/mix-data" "$DATA" "$OUT/play-data:2"
 python -m mavgame train --data "$OUT/mix-data" --out "$OUT/train" --preset small --line-pos 64 --steps 4000 \
   --batch-size 32 --lr 5e-4 --warmup 100 --seed 4 --threads 2 --workers 0 --p-after 0 --eval-every 2000 \
   --gen-eval-positions 128 --checkpoint-every 250 --init-from "$M" \

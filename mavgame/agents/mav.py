@@ -70,7 +70,7 @@ class MAVGreedyAgent(Agent):
     If the model's output lists no legal move with a value (a hallucination), the agent plays its
     ``%best_action`` when legal, else a random legal move; ``stats`` counts how often.
 
-    ``mirror``: also prompt the mirror image of the position (:mod:`mavgame.model.symmetry`) in the same
+    ``mirror``: also prompt the mirror image of the position (:mod:`mavgame.datasets.symmetry`) in the same
     batch and play by the mean of the two views' values for each legal move (a move valued in one view only
     keeps that value); ``%best_action`` is the plain view's, else the mirrored view's mapped back. The model
     errs differently on the two views, so the average picks a best move more often (docs/model.md, "Both
@@ -90,9 +90,9 @@ class MAVGreedyAgent(Agent):
         self.mirror = bool(mirror)
         game = self.model.game
         if self.mirror and game:
-            from ..model.symmetry import require_mirror
+            from ..datasets.symmetry import require_mirror
             require_mirror(game, "mirror=1 (the model's game)")
-        self.name = name or f"mav-{scoring}" + ("-mirror" if self.mirror else "")
+        self.name = name or "mav" + ("" if scoring == "mean" else f"-{scoring}") + ("-mirror" if self.mirror else "")
         self.games = (game,) if game else None
         self._seed = seed
         self._rng = np.random.default_rng(seed)
@@ -108,7 +108,7 @@ class MAVGreedyAgent(Agent):
         if not self.mirror:
             (pr, out), = self.model.analyse([state], self.commands)
         else:
-            from ..model.symmetry import mirror_move, mirror_state_text
+            from ..datasets.symmetry import mirror_move, mirror_state_text
             from .. import State
             text = state.text()
             image = State(state.game, mirror_state_text(state.game, text))
@@ -315,7 +315,7 @@ class MAVMCTSAgent(MCTSAgent):
         self._rng = np.random.default_rng(mix_seeds(self._seed, seed))
 
     def act(self, state):
-        from ..search.mcts import SearchError
+        from ..search.results import SearchError
         self.check_game(state.game)
         self.stats["moves"] += 1
         try:
@@ -351,7 +351,8 @@ def mav_mcts_agent(model=None, sims: int = 64, *, scoring: str = "mean", batch_s
         kw["game"] = game
     kw.update(mcts_kwargs)
     st = "-st" if state_tracking else ""
-    return MAVMCTSAgent(ev, sims, name=name or f"mav-mcts{st}-{scoring}-{sims}", games=(game,) if game else None,
+    sc = "" if scoring == "mean" else f"-{scoring}"     # the default scoring unnamed, as in the mav kind's names
+    return MAVMCTSAgent(ev, sims, name=name or f"mav-mcts{st}{sc}-{sims}", games=(game,) if game else None,
                         **kw)
 
 

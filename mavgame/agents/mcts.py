@@ -13,7 +13,8 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import _core
-from ..search.mcts import MCTS, playout_uct
+from ..search.mcts import MCTS
+from ..search.uct import playout_uct
 from .base import Agent, AgentError, Move, mix_seeds
 from .spec import Option, options_of, register_agent
 
@@ -96,7 +97,7 @@ class MCTSAgent(Agent):
         self.check_game(state.game)
         if self._mcts is None:
             self._new(self._seed)
-        from ..search.mcts import SearchError
+        from ..search.results import SearchError
         try:
             res = self._mcts.search(state)
         except SearchError as e:
@@ -116,7 +117,7 @@ class MCTSAgent(Agent):
 
 
 class UCTAgent(Agent):
-    """The basic MCTS baseline: UCT with uniformly random playouts (:func:`mavgame.search.mcts.playout_uct`,
+    """The basic MCTS baseline: UCT with uniformly random playouts (:func:`mavgame.search.uct.playout_uct`,
     the core's ``playout_mcts``): its most visited action."""
 
     def __init__(self, sims: Optional[int] = 200, *, c: Optional[float] = None, name: Optional[str] = None,

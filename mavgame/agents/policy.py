@@ -44,7 +44,7 @@ def load_policy(policy: Any = "uniform", backend: str = "native", threads: int =
 
     ``backend="native"`` (the default): the network runs in C (``mavgame._core.PolicyNet``, no PyTorch for an
     exported file such as the shipped one; a ``policy.pt`` is converted in memory, which needs PyTorch);
-    ``"torch"``: :class:`mavgame.model.policy.PolicyModel` (needs PyTorch; reads both kinds of file). ``threads``
+    ``"torch"``: :class:`mavgame.policy.network.PolicyModel` (needs PyTorch; reads both kinds of file). ``threads``
     (native): a batch is split over that many threads (the same probabilities bit for bit; PyTorch uses its own
     thread setting). A file is loaded once per path, backend and thread count."""
     if callable(policy):
@@ -59,14 +59,14 @@ def load_policy(policy: Any = "uniform", backend: str = "native", threads: int =
     key = (path, backend, int(threads) if backend == "native" else 1)
     if key not in _POLICIES:
         if backend == "native":
-            from ..model.policy_export import load_native_policy
+            from ..policy.export import load_native_policy
             try:
                 _POLICIES[key] = load_native_policy(path, threads=int(threads))
             except ImportError as e:
                 raise AgentError(f"policy {path!r}: {e}") from None
         else:
             try:
-                from ..model.policy import PolicyModel
+                from ..policy.network import PolicyModel
             except ImportError as e:
                 raise AgentError(f"policy {path!r}: backend 'torch' needs PyTorch ({e})") from None
             _POLICIES[key] = PolicyModel.load(path).policy

@@ -39,7 +39,7 @@ LAMBDA = 0.5
 N_TD = 8
 
 #: per game: (observation planes copied cell by cell into phi, planes contributing one scalar each);
-#: see the observation table in docs/architecture.md
+#: see the observation table in docs/binding.md
 PHI_PLANES: Dict[str, Tuple[Tuple[int, ...], Tuple[int, ...]]] = {
     "connect_four": ((0, 1), ()),
     "tictactoe": ((0, 1), ()),

@@ -6,6 +6,19 @@ them (score 1, else 0: the paper's 0/1 score of one-move puzzles).  A team is sc
 by max-over-latents (the oracle: solved if any player's move solves it) and by each sub-additive
 selection rule (:mod:`mavgame.az.subadditive`).
 
+Two more kinds of solution, for the AZdb paper's own sets:
+
+- a ``line`` (multi-step): the solver's move, the opponent's reply, the solver's next move...; the
+  paper's multi-step score is 1 when the solver plays every one of its moves of the line (the
+  opponent's moves are played from the line), else 0 (:func:`score_agent`);
+- a ``result`` ("win", "draw" or "loss" for the side to move): the paper's Penrose score, 1 when the
+  value predicted after a search lies within ``threshold`` (0.25 in the paper's main text, or 0.1) of
+  1, 0.5 or 0 (:func:`score_values`; Stockfish as the evaluator: :func:`stockfish_values`).
+
+Shipped (:data:`PUZZLE_SETS`, :func:`load_puzzle_set`): the paper's Penrose set (53 positions) and
+Challenge set (15), extracted from its appendix tables with each FEN, the result its Solution column
+gives, the side to play, the comment, and the move lines the comments spell out.
+
 - :func:`generate_connect_four`: random positions whose side to move has exactly one winning move
   (the perfect solver, weak mode) that a plain search misses (``mcts:sims=N``, uniform prior and
   random playouts) - "hard" for search, known for the solver.
@@ -14,33 +27,47 @@ selection rule (:mod:`mavgame.az.subadditive`).
   ``margin`` centipawns (or a mate) better than the second best, and the best is winning.
 - :func:`load_puzzles` / :func:`save_puzzles`: CSV (``position,solutions[,id]``, solutions separated
   by spaces) and EPD (``bm`` in SAN, ``id``), e.g. the Lichess, STS or Penrose sets a user has.
-- :func:`score_agent`, :func:`score_team`.
+- :func:`score_agent`, :func:`score_team`, :func:`score_values`.
 
-Command: ``mavgame az-puzzles generate|score`` (:mod:`mavgame.cli.az_puzzles`).
+Command: ``mavgame az-puzzles generate|score`` (:mod:`mavgame.cli.az_puzzles`); Stockfish on the shipped
+sets: ``python -m mavgame.az.puzzles --set penrose --movetime 100``.
 """
 from __future__ import annotations
 
 import csv
 import os
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence
+from typing import Callable, Dict, Iterable, List, Optional, Sequence
 
 import numpy as np
 
 from .. import State
 
-__all__ = ["Puzzle", "generate_connect_four", "generate_chess", "load_puzzles", "save_puzzles", "score_agent",
-           "score_team"]
+__all__ = ["PUZZLE_SETS", "Puzzle", "RESULT_VALUES", "generate_connect_four", "generate_chess", "load_puzzle_set",
+           "load_puzzles", "puzzle_set_path", "save_puzzles", "score_agent", "score_team", "score_values",
+           "stockfish_values"]
+
+#: the value of each ``result`` for the side to move (the paper's Penrose targets 1, 0.5, 0)
+RESULT_VALUES: Dict[str, float] = {"win": 1.0, "draw": 0.5, "loss": 0.0}
+_RESULT_WORDS = {"win": "win", "draw": "draw", "loss": "loss", "lose": "loss"}
+
+#: shipped puzzle sets: name -> file in mavgame/data (the AZdb paper's appendix tables)
+PUZZLE_SETS: Dict[str, str] = {"penrose": "puzzles_azdb_penrose.csv", "challenge": "puzzles_azdb_challenge.csv"}
 
 
 @dataclass
 class Puzzle:
-    """``game``, ``position`` (the game's text), ``solutions`` (move strings), ``id``."""
+    """``game``, ``position`` (the game's text), ``solutions`` (move strings: one of them solves a
+    one-move puzzle), ``id``; ``line`` (a multi-step solution: the solver's and the opponent's moves
+    alternating, the solver's first) and ``result`` ("win", "draw" or "loss" for the side to move)
+    for puzzles solved over several moves or by a value; ``info``: any other fields."""
     game: str
     position: str
     solutions: List[str]
     id: str = ""
     info: Dict[str, object] = field(default_factory=dict)
+    line: List[str] = field(default_factory=list)
+    result: str = ""
 
     def state(self) -> State:
         return State(self.game, self.position)
@@ -48,6 +75,41 @@ class Puzzle:
     def solution_actions(self) -> List[int]:
         st = self.state()
         return [int(st.action_from_str(m)) for m in self.solutions]
+
+    def line_actions(self) -> List[int]:
+        """The line as actions, each checked legal after the ones before it (ValueError otherwise)."""
+        return _line_actions(self.state(), self.line, "line")
+
+    def target_value(self) -> Optional[float]:
+        """The value of ``result`` for the side to move (1, 0.5, 0), or None without a result."""
+        return RESULT_VALUES[self.result] if self.result else None
+
+    def check(self) -> None:
+        """ValueError unless the position parses, every solution and line move is legal (the line in
+        sequence), the result is a known word and there is something to score."""
+        self.solution_actions()
+        self.line_actions()
+        for key in ("sample_line",):
+            if self.info.get(key):
+                _line_actions(self.state(), str(self.info[key]).split(), key)
+        if self.result and self.result not in RESULT_VALUES:
+            raise ValueError(f"result {self.result!r} is not one of {', '.join(RESULT_VALUES)}")
+        if not (self.solutions or self.line or self.result):
+            raise ValueError("a puzzle needs solutions, a line or a result")
+
+
+def _line_actions(st: State, moves: Sequence[str], what: str) -> List[int]:
+    out = []
+    for i, m in enumerate(moves):
+        try:
+            a = int(st.action_from_str(m))
+        except ValueError as e:
+            raise ValueError(f"{what} move {i + 1} {m!r} is not legal there: {e}") from None
+        if not st.is_legal(a):
+            raise ValueError(f"{what} move {i + 1} {m!r} is not legal there")
+        out.append(a)
+        st.push(a)
+    return out
 
 
 def _bar(total, desc, progress):
@@ -172,10 +234,28 @@ def save_puzzles(puzzles: Sequence[Puzzle], path: str) -> str:
     return path
 
 
+def puzzle_set_path(name: str) -> str:
+    """Path of a shipped puzzle set (:data:`PUZZLE_SETS`; ValueError naming them otherwise)."""
+    from ..games.registry import DATA
+    if name not in PUZZLE_SETS:
+        raise ValueError(f"no shipped puzzle set {name!r} (have {', '.join(PUZZLE_SETS)})")
+    return str(DATA / PUZZLE_SETS[name])
+
+
+def load_puzzle_set(name: str) -> List[Puzzle]:
+    """A shipped puzzle set: ``penrose`` or ``challenge`` (the AZdb paper's, see the files' headers)."""
+    return load_puzzles(puzzle_set_path(name))
+
+
+_COLUMNS = ("position", "solutions", "id", "result", "line")
+
+
 def load_puzzles(path: str, game: Optional[str] = None) -> List[Puzzle]:
     """Puzzles from a CSV (``position,solutions[,id]``; a header whose first field is ``position`` or
-    ``position:<game>`` names the game) or an EPD file (chess: FEN fields, ``bm`` SAN moves, ``id``).
-    Every solution must be a legal move of its position (ValueError naming the line otherwise)."""
+    ``position:<game>`` names the game and may name more columns: ``result``, ``line`` and any others,
+    kept in ``info``; lines starting with ``#`` before it are comments) or an EPD file (chess: FEN
+    fields, ``bm`` SAN moves, ``id``).  Every solution must be a legal move of its position and every
+    line legal in sequence (ValueError naming the line otherwise)."""
     if not os.path.exists(path):
         raise FileNotFoundError(f"no puzzle file {path!r}")
     out: List[Puzzle] = []
@@ -196,36 +276,73 @@ def load_puzzles(path: str, game: Optional[str] = None) -> List[Puzzle]:
                 out.append(Puzzle("chess", board.fen(), sols, id=str(ops.get("id", f"{ln}"))))
         return out
     with open(path, newline="", encoding="utf-8") as f:
-        rows = list(csv.reader(f))
+        text = f.read().splitlines()
+    skipped = 0
+    while skipped < len(text) and text[skipped].lstrip().startswith("#"):
+        skipped += 1
+    rows = list(csv.reader(text[skipped:]))
+    names = list(_COLUMNS[:3])
     if rows and rows[0] and rows[0][0].strip().lower().startswith("position"):
-        head = rows.pop(0)[0].strip()
+        header = [h.strip() for h in rows.pop(0)]
+        head = header[0]
         if ":" in head and game is None:
             game = head.split(":", 1)[1].strip()
+        names = ["position"] + [h.lower() for h in header[1:]]
+        skipped += 1
     if game is None:
         raise ValueError(f"{path}: name the game (header 'position:<game>' or game=...)")
-    for ln, row in enumerate(rows, 2):
+    for ln, row in enumerate(rows, skipped + 1):
         if not row or not row[0].strip():
             continue
-        if len(row) < 2 or not row[1].split():
-            raise ValueError(f"{path}:{ln}: need position,solutions[,id], got {row!r}")
-        p = Puzzle(game, row[0].strip(), row[1].split(), id=row[2].strip() if len(row) > 2 else str(ln))
+        f = {k: (row[i].strip() if i < len(row) else "") for i, k in enumerate(names)}
+        if not any(f.get(k) for k in ("solutions", "line", "result")):
+            raise ValueError(f"{path}:{ln}: need position,solutions[,id] (or a line or result column), got {row!r}")
+        res = f.get("result", "")
+        if res and res.lower() not in _RESULT_WORDS:
+            raise ValueError(f"{path}:{ln}: result {res!r} is not one of Win, Draw, Loss (Lose)")
+        p = Puzzle(game, f["position"], f.get("solutions", "").split(), id=f.get("id") or str(ln),
+                   info={k: v for k, v in f.items() if k not in _COLUMNS and v},
+                   line=f.get("line", "").split(), result=_RESULT_WORDS[res.lower()] if res else "")
         try:
-            p.solution_actions()
+            p.check()
         except ValueError as e:
             raise ValueError(f"{path}:{ln}: {e}") from None
         out.append(p)
     return out
 
 
+def _action(st: State, move) -> int:
+    """An agent's answer (an action or a move string) as an action of ``st``."""
+    return int(st.action_from_str(move)) if isinstance(move, str) else int(move)
+
+
 def score_agent(agent, puzzles: Sequence[Puzzle], progress: bool = False) -> np.ndarray:
-    """0/1 per puzzle: the agent's move (one ``act`` from a fresh ``setup``) is a solution."""
+    """0/1 per puzzle: the agent's move (one ``act`` from a fresh ``setup``) is a solution; for a puzzle
+    with a ``line`` (and no solutions), the paper's multi-step score: 1 when the agent plays each of
+    its moves of the line in turn, the opponent's replies taken from the line.  A puzzle with only a
+    ``result`` is scored by a value (:func:`score_values`): ValueError here."""
+    only = [p.id for p in puzzles if not p.solutions and not p.line]
+    if only:
+        raise ValueError(f"{len(only)} puzzle(s) ({', '.join(only[:3])}...) have only a result, no moves: "
+                         "score them by value (mavgame.az.puzzles.score_values / stockfish_values)")
     bar = _bar(len(puzzles), "puzzles", progress)
     out = np.zeros(len(puzzles), np.int8)
     for k, p in enumerate(puzzles):
         st = p.state()
         if hasattr(agent, "setup"):
             agent.setup(p.game, seed=k)
-        out[k] = int(agent.act(st)) in p.solution_actions()
+        if p.solutions:
+            out[k] = _action(st, agent.act(st)) in p.solution_actions()
+        else:
+            line = p.line_actions()
+            ok = True
+            for i in range(0, len(line), 2):
+                if _action(st, agent.act(st)) != line[i]:
+                    ok = False
+                    break
+                for a in line[i:i + 2]:
+                    st.push(a)
+            out[k] = ok
         if bar is not None:
             bar.update(1)
     if bar is not None:
@@ -239,6 +356,10 @@ def score_team(team, puzzles: Sequence[Puzzle], rules: Sequence[str] = ("visits"
     search per player and puzzle (``team``: :class:`mavgame.agents.alphazero.AZdbTeam`); ``chosen_<rule>``
     holds the player each rule picked."""
     from .subadditive import select_player
+    moveless = [p.id for p in puzzles if not p.solutions]
+    if moveless:
+        raise ValueError(f"score_team scores one-move puzzles; {len(moveless)} have no solution moves "
+                         f"({', '.join(moveless[:3])}...)")
     bar = _bar(len(puzzles), "team puzzles", progress)
     res: Dict[str, List[int]] = {}
     for p in puzzles:
@@ -257,3 +378,120 @@ def score_team(team, puzzles: Sequence[Puzzle], rules: Sequence[str] = ("visits"
     if bar is not None:
         bar.close()
     return {k: np.asarray(v) for k, v in res.items()}
+
+
+def score_values(values: Iterable[Optional[float]], puzzles: Sequence[Puzzle], threshold: float = 0.25) -> np.ndarray:
+    """The paper's Penrose score, 0/1 per puzzle: the predicted value (for the side to move, in [0, 1])
+    lies within ``threshold`` of the puzzle's result value (1 win, 0.5 draw, 0 loss).  A value of None
+    (no prediction: an engine that failed) scores 0."""
+    vals = list(values)
+    if len(vals) != len(puzzles):
+        raise ValueError(f"{len(vals)} values for {len(puzzles)} puzzles")
+    out = np.zeros(len(puzzles), np.int8)
+    for k, (v, p) in enumerate(zip(vals, puzzles)):
+        t = p.target_value()
+        if t is None:
+            raise ValueError(f"puzzle {p.id!r} has no result to score a value against")
+        out[k] = v is not None and abs(float(v) - t) <= threshold
+    return out
+
+
+def stockfish_values(puzzles: Sequence[Puzzle], movetime: int = 100, engine: Optional[str] = None,
+                     hash_mb: int = 16, on_result: Optional[Callable[[Puzzle, dict], None]] = None) -> List[dict]:
+    """Stockfish's value of each chess puzzle's position for the side to move (``movetime`` ms a
+    position, 1 thread, ``ucinewgame`` before each): its WDL (``UCI_ShowWDL``) as (W + D/2) / 1000 when
+    the engine sends one, else its score through the MAV win-probability formula (mates 1 / 0).  Returns
+    one dict per puzzle: ``value`` (None when the engine failed on the position: it is restarted),
+    ``cp``, ``mate``, ``wdl``, ``depth``, ``bestmove``, ``error``."""
+    from ..engines.uci import UCIEngine, find_stockfish
+    from ..engines.uci_protocol import EngineError
+    path = engine or find_stockfish()
+    if path is None:
+        raise FileNotFoundError("no Stockfish (put it on PATH, e.g. /usr/games, or set MAVGAME_STOCKFISH)")
+
+    def start() -> UCIEngine:
+        e = UCIEngine(path, options={"Threads": 1, "Hash": hash_mb})
+        if "uci_showwdl" in e.options:
+            e.set_option("UCI_ShowWDL", True)
+        return e
+
+    out: List[dict] = []
+    eng = start()
+    try:
+        for p in puzzles:
+            rec: dict = {"id": p.id, "value": None, "cp": None, "mate": None, "wdl": None, "depth": None,
+                         "bestmove": None, "error": None}
+            try:
+                eng.new_game()
+                r = eng.go(p.position, movetime=movetime)
+                line = r.lines[0] if r.lines else None
+                rec["bestmove"] = r.bestmove
+                if line is not None and line.score is not None:
+                    rec.update(cp=line.score.cp, mate=line.score.mate, depth=line.depth,
+                               wdl=list(line.wdl) if line.wdl else None)
+                    if line.wdl:
+                        w, d, _ = line.wdl
+                        rec["value"] = (w + 0.5 * d) / sum(line.wdl)
+                    else:
+                        rec["value"] = line.score.win_prob()
+            except (EngineError, OSError) as e:
+                rec["error"] = f"{type(e).__name__}: {e}"
+                eng.close()
+                eng = start()
+            out.append(rec)
+            if on_result is not None:
+                on_result(p, rec)
+    finally:
+        eng.close()
+    return out
+
+
+def _main(argv=None) -> int:
+    import argparse
+    import json
+    import time
+    ap = argparse.ArgumentParser(prog="python -m mavgame.az.puzzles",
+                                 description="Score Stockfish on a puzzle set: the paper's value score on puzzles "
+                                             "with a result (thresholds 0.25 and 0.1) and its multi-step score on "
+                                             "puzzles with a line (the stockfish agent at the same movetime).")
+    ap.add_argument("--set", default="penrose", help=f"a shipped set ({', '.join(PUZZLE_SETS)}) or a CSV/EPD file")
+    ap.add_argument("--movetime", type=int, default=100, help="milliseconds a position (default 100)")
+    ap.add_argument("--engine", default=None, help="Stockfish binary (default: found on PATH or /usr/games)")
+    ap.add_argument("--json", default=None, help="write every puzzle's record to this JSON file")
+    a = ap.parse_args(argv)
+    ps = load_puzzle_set(a.set) if a.set in PUZZLE_SETS else load_puzzles(a.set)
+    t0 = time.perf_counter()
+    valued = [p for p in ps if p.result]
+    recs = stockfish_values(valued, movetime=a.movetime, engine=a.engine)
+    report: dict = {"set": a.set, "puzzles": len(ps), "movetime_ms": a.movetime, "records": recs}
+    from ..engines.uci_protocol import Score
+    by_cp = [None if r["cp"] is None and r["mate"] is None else Score(r["cp"], r["mate"]).win_prob() for r in recs]
+    for th in (0.25, 0.1):
+        for what, vals in (("WDL", [r["value"] for r in recs]), ("score, MAV formula", by_cp)):
+            sc = score_values(vals, valued, threshold=th)
+            report[f"value_{'wdl' if what == 'WDL' else 'cp'}_{th}"] = int(sc.sum())
+            print(f"{a.set}: value ({what}) within {th} of the result: {int(sc.sum())}/{len(valued)} "
+                  f"({100.0 * sc.mean():.1f}%)")
+    failed = [r["id"] for r in recs if r["value"] is None]
+    if failed:
+        print(f"  no value (the engine failed) on {len(failed)}: {', '.join(failed)}")
+    lined = [p for p in ps if p.line or p.solutions]
+    if lined:
+        from ..agents import make_agent
+        with make_agent(f"stockfish:movetime={a.movetime}") as ag:
+            sc = score_agent(ag, lined)
+        report["line_ids"] = [p.id for p in lined]
+        report["line_scores"] = sc.tolist()
+        print(f"{a.set}: move solutions found (a one-move solution, or every move of a line): {int(sc.sum())}/{len(lined)} "
+              f"({', '.join(f'{p.id}={int(v)}' for p, v in zip(lined, sc))})")
+    print(f"({time.perf_counter() - t0:.0f} s)")
+    if a.json:
+        for r, p in zip(recs, valued):
+            r["result"] = p.result
+        with open(a.json, "w", encoding="utf-8") as f:
+            json.dump(report, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())

@@ -44,7 +44,8 @@ def cmd_annotate(args: argparse.Namespace) -> int:
     import shutil
 
     from ..engines.annotate import Annotator, annotate_file, check_positions
-    from ..engines.uci import EngineError, find_stockfish
+    from ..engines.uci import find_stockfish
+    from ..engines.uci_protocol import EngineError
 
     engine = args.engine
     variant = registry.get(args.game).uci_variant

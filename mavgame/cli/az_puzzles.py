@@ -1,5 +1,5 @@
 """``mavgame az-puzzles``: generate puzzle suites with known solutions and score agents and AZdb teams
-on them with the paper's 0/1 scoring (:mod:`mavgame.az.puzzles`).
+on them with the paper's 0/1 scoring (:mod:`mavgame.az.puzzles`)::
 
     mavgame az-puzzles generate --game connect_four --count 60 --plain-sims 200 --out c4.csv
     mavgame az-puzzles generate --game chess --count 20 --depth 10 --out chess.csv

@@ -17,7 +17,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_data_stats(args: argparse.Namespace) -> int:
-    from ..model.data_stats import format_stats, position_set_stats
+    from ..datasets.stats import format_stats, position_set_stats
     try:
         st = position_set_stats(args.data)
     except ValueError as e:

@@ -79,8 +79,9 @@ def _parse_anchors(items: Optional[Sequence[str]]) -> Dict[str, float]:
 
 
 def _resolve_openings(arg: Optional[str], game: str, board_size: int, seed: int):
-    """--openings: a number, comma-separated names of the shipped openings, a file, or random:PLIES:N."""
-    from ..play.openings import load_openings, random_openings
+    """--openings: a number, comma-separated names of the shipped openings, a file, a named set of the
+    game (chess: tcec, the MAV paper's TCEC book), or random:PLIES:N."""
+    from ..play.openings import load_openings, opening_sets, random_openings
 
     if arg is None:
         return None
@@ -94,6 +95,8 @@ def _resolve_openings(arg: Optional[str], game: str, board_size: int, seed: int)
             return random_openings(game, int(parts[1]), int(parts[2]), seed=seed, board_size=board_size)
         if os.path.exists(arg):
             return load_openings(game, board_size=board_size, path=arg)
+        if arg in opening_sets(game):
+            return load_openings(game, board_size=board_size, name=arg)
         info = registry.get(game)
         if info.start_position is not None and arg.startswith(info.start_prefix):   # Chess960's 960-N
             from ..play.league import Opening
@@ -102,8 +105,9 @@ def _resolve_openings(arg: Optional[str], game: str, board_size: int, seed: int)
         names = [n.strip() for n in arg.split(",") if n.strip()]
         missing = [n for n in names if n not in shipped]
         if missing:
+            sets = "".join(f", the set {k}" for k in opening_sets(game))
             raise fail(f"unknown opening(s) {missing} for {game} (shipped: {', '.join(list(shipped)[:8])}...; "
-                        "or give a number, a file or random:PLIES:N)")
+                        f"or give a number, a file{sets} or random:PLIES:N)")
         return [shipped[n] for n in names]
     except (ValueError, FileNotFoundError) as e:
         raise fail(str(e))

@@ -176,7 +176,7 @@ def parse_agents(items: Sequence[str], game: Optional[str] = None) -> Dict[str, 
 def check_engine(spec: str, agent) -> None:
     """A UCI agent's engine must start and answer the UCI handshake (before any game is played)."""
     from ..agents.engines import UCIAgent
-    from ..engines.uci import EngineError
+    from ..engines.uci_protocol import EngineError
     if isinstance(agent, UCIAgent):
         try:
             agent.engine  # starts the engine: the handshake and options
@@ -205,7 +205,8 @@ def at_least_one(text: str) -> int:
 def add_league_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--openings", default=None,
                    help="openings: N (the first N shipped for the game; N random start positions for chess960), "
-                        "comma-separated names of shipped openings, a file in the openings format, or "
+                        "comma-separated names of shipped openings, a file in the openings format, a named set "
+                        "(chess: tcec, the MAV paper's 586 TCEC positions; use it with --matchups N), or "
                         "random:PLIES:N (N random openings of PLIES moves); default: all shipped openings")
     p.add_argument("--rounds", type=int, default=1, help="times each (pair, opening, colour) game is played (default: 1)")
     p.add_argument("--matchups", type=at_least_one, default=None, metavar="N",

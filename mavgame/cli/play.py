@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Optional
+from typing import List, Optional
 
 from .. import _core
 from ..errors import IllegalMoveError
@@ -34,11 +34,28 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.epilog = agent_table()
 
 
+def with_coordinates(rows: List[str]) -> str:
+    """A grid whose moves name cells as file letter + rank number (the chess family, tic-tac-toe), top rank
+    first, labelled as those names read: rank numbers on the left, file letters a.. below."""
+    n = len(rows)
+    width = len(str(n))
+    lines = [f"{n - i:>{width}}  " + " ".join(row) for i, row in enumerate(rows)]
+    lines.append(" " * (width + 2) + " ".join("abcdefghijklmnopqrstuvwxyz"[:len(rows[0]) if rows else 0]))
+    return "\n".join(lines)
+
+
 def _display(state) -> str:
-    """The board as the game's Python class prints it (plain text as a fallback)."""
+    """The board as the game's Python class prints it, with the coordinates the prompt takes: files a.. and
+    ranks 1.. around a chess-family or tic-tac-toe board (Connect Four's columns 1..7 and Hex's cells are
+    labelled by their classes); the position's plain text as a fallback."""
+    from ..games.chess import ChessFamily
+    from ..games.tictactoe import TicTacToe
     text = state.text()
     try:
-        return registry.get(state.game).display(state)
+        board = registry.get(state.game).wrap(state)
+        if isinstance(board, (ChessFamily, TicTacToe)):
+            return with_coordinates(board.board_rows())
+        return str(board)
     except Exception:  # noqa: BLE001 - fall back to the text
         pass
     return "\n".join(text.split(" ")[0].split("/")) + f"\n({text})"

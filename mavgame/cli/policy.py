@@ -1,7 +1,7 @@
 """``mavgame policy``: train the IDP report's chess policy network from PGN (``train``), run its
 reinforcement-learning stage (``rl``), measure its move-matching accuracy (``accuracy``) and export it for
 the native engine (``export``) (docs/policy.md). The arguments are defined here without PyTorch; the work imports
-:mod:`mavgame.model.policy` (which needs torch) when the command runs."""
+:mod:`mavgame.policy.network` (which needs torch) when the command runs."""
 from __future__ import annotations
 
 import argparse
@@ -93,7 +93,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..model import policy as P
+    from ..policy import network as P
 
     if getattr(args, "threads", 0):
         import torch
@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {args.out}/policy.pt and {args.out}/metrics.json")
         return 0
     if args.policy_command == "rl":
-        from ..model import policy_rl as R
+        from ..policy import rl as R
         settings = R.RLSettings(steps=args.steps, games=args.games, vs_opponent=args.vs_opponent,
                                 opponent_games=args.opponent_games, max_plies=args.max_plies, lr=args.lr,
                                 batch=args.batch, table=args.table, human_prefix=not args.no_human_prefix,
@@ -130,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {args.out}/policy.pt (current network), opponent.pt, rl_state.pt and rl_log.jsonl")
         return 0
     if args.policy_command == "export":
-        from ..model.policy_export import export_policy, load_native_policy
+        from ..policy.export import export_policy, load_native_policy
         out = export_policy(args.model, args.out, dtype=args.dtype)
         net = load_native_policy(out)
         print(f"wrote {out}: {net.channels} channels, {net.blocks} blocks, head {net.head}, {net.n_params:,} "

@@ -95,7 +95,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--search-min-ply", type=int, default=0, help="roots from this ply on")
     s.add_argument("--search-val-only", action="store_true",
                    help="roots only from positions in the val split at --val-fraction: every tree held out "
-                        "(an evaluation set for tools/mav_is_eval.py)")
+                        "(an evaluation set for mavgame.analysis.mav_is_eval)")
     s.add_argument("--search-root-model", default=None, metavar="MODEL",
                    help="generate trees whose root carries this model's own values (the head of its trace at "
                         "--search-root-shape) and expands by them, every other node the engine's; their trace "
@@ -151,7 +151,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     t.add_argument("--grad-clip", type=float, default=1.0, help="gradient norm clip")
     t.add_argument("--seed", type=int, default=0, help="seed of initialisation, example order and randomisation")
     t.add_argument("--workers", type=int, default=1, help="DataLoader worker processes")
-    t.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    t.add_argument("--threads", type=int, default=1,
+                   help="torch CPU threads; 0: every core (torch's choice), often slower on a shared machine "
+                        "(docs/model.md)")
     t.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
     t.add_argument("--precision", default="auto", choices=["auto", "fp32", "bf16", "fp16"],
                    help="auto: bf16 (or fp16) autocast on GPUs, fp32 on CPU")
@@ -248,7 +250,7 @@ def check_arguments(args: argparse.Namespace) -> None:
     ``mavgame: --ARG VALUE: ...`` line (SystemExit) naming the first bad argument."""
     from .. import _core
     from ..model.config import PRESETS, MAVConfig
-    from ..model.records import MANIFEST
+    from ..datasets.records import MANIFEST
 
     def at_least(opt: str, lo: int, *, what: str = "") -> None:
         v = getattr(args, opt.lstrip("-").replace("-", "_"))
@@ -333,12 +335,12 @@ def check_arguments(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..model.generate import PROGRESS, generate_positions
-    from ..model.records import MANIFEST
+    from ..datasets.positions import PROGRESS, generate_positions
+    from ..datasets.records import MANIFEST
     check_arguments(args)
     data = Path(args.data)
     if not (data / "train" / MANIFEST).exists() and args.pgn:
-        from ..model.pgn import positions_from_pgn
+        from ..datasets.pgn import positions_from_pgn
         stats = positions_from_pgn(args.pgn, data, every=args.pgn_every, skip_plies=args.pgn_skip,
                                    max_games=args.games, workers=args.gen_workers, val_fraction=args.val_fraction,
                                    annotator_options=dict(args.annotator_option) or None,
@@ -362,7 +364,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"mavgame train: using the existing position set in {data} (--games/--pgn ignored)",
               file=sys.stderr)
     if args.search_data:
-        from ..model.search_data import generate_search_trees, parse_shapes
+        from ..datasets.search_data import generate_search_trees, parse_shapes
         try:
             parse_shapes(args.search_shapes)
             if not (Path(args.search_data) / "train" / MANIFEST).exists() and args.search_trees <= 0:
@@ -444,7 +446,7 @@ def run(args: argparse.Namespace) -> int:
         report["heldout"] = trainer_metrics(tr, n_positions=args.final_eval_positions, full=True)
     if args.ood_games:
         from ..model.inference import MAVModel, evaluate_records
-        from ..model.ood import ood_positions
+        from ..datasets.ood import ood_positions
         gen = (tr.train_store.manifest.get("info") or {}).get("stats") or {}
         recs, ood_info = ood_positions(tr.game, Path(args.out) / "ood", args.ood_games, seed=10_000 + args.seed,
                                        exclude=[s for s in (tr.train_store, tr.val_store) if s is not None],
@@ -458,11 +460,11 @@ def run(args: argparse.Namespace) -> int:
         report["ood"]["set"] = ood_info
     if args.search_data and args.final_eval_positions:
         from ..model.mav_is import evaluate_trace_records
-        from ..model.search_data import parse_shapes
+        from ..datasets.search_data import parse_shapes
         val = Path(args.search_data) / "val"
         if (val / MANIFEST).exists():
             from ..model.inference import MAVModel
-            from ..model.store import PositionStore
+            from ..datasets.store import PositionStore
             tr.model.eval()
             recs = list(PositionStore(val))[:args.final_eval_positions]
             report["search_heldout"] = evaluate_trace_records(MAVModel.from_module(tr.model, tr.game), tr.game,

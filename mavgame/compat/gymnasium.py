@@ -21,7 +21,7 @@ or ``MavgameEnv("hex", opponent="random", board_size=7)`` directly.
   replays the same game for the same actions.
 - ``player``: your side, 0 (first: White, 'x'), 1, or ``"random"`` (drawn at each reset); ``info["player"]``.
 - Observations are mavgame's C planes, float32 ``(planes, rows, cols)`` in ``Box(0, 1)``, absolute colours
-  with a side-to-move plane (docs/architecture.md, "Observation tensors").
+  with a side-to-move plane (docs/binding.md, "Observation tensors").
 - Actions are mavgame's action ids, ``Discrete(n)`` as in :mod:`mavgame.compat.openspiel`;
   ``info["action_mask"]`` is int8 over them (1: legal now; all zeros once the game is over), and
   ``info["opponent_action"]`` the opponent's reply (None when it had none).
@@ -124,6 +124,9 @@ class MavgameEnv(gymnasium.Env):
         return self.mavgame_state.observation_tensor(), self._info(opponent_action=reply)
 
     def step(self, action) -> Tuple[np.ndarray, float, bool, bool, Dict[str, Any]]:
+        """Play ``action``, then the opponent's reply: ``(observation, reward, terminated, truncated, info)``
+        as Gymnasium's ``Env.step`` (``truncated`` is always False: games end by their rules only).  An
+        illegal action raises IllegalMoveError, or with ``illegal="lose"`` ends the episode with reward -1."""
         if self._over:
             raise RuntimeError("the game is over: call reset() before step()")
         s = self.mavgame_state

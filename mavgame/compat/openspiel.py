@@ -37,7 +37,7 @@ Where these games differ from OpenSpiel's own on purpose (docs/compat.md):
   2 bishop, 3 rook, 4 queen; castling is the king moving onto its rook's square), 20,480 ids, where
   OpenSpiel's chess uses its 4,674 AlphaZero-style ids; Gardner the same on 25 squares (3,125 ids).
 - **Observations are mavgame's C planes** ``(planes, rows, cols)`` in absolute colours, the top row
-  first, with a side-to-move plane (docs/architecture.md, "Observation tensors"): Connect Four
+  first, with a side-to-move plane (docs/binding.md, "Observation tensors"): Connect Four
   ``(4, 6, 7)`` where OpenSpiel's has ``(3, 6, 7)`` with the bottom row first; chess ``(18, 8, 8)``
   where OpenSpiel's has 20 planes.
 - **Move strings are mavgame's**: UCI for the chess games (OpenSpiel writes SAN), ``"1".."7"`` for the

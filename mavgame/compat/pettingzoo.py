@@ -15,7 +15,7 @@ The agents are ``"player_0"`` (the first player: White, 'x') and ``"player_1"``.
 
 - ``"observation"``: mavgame's C observation planes, float32 ``(planes, rows, cols)`` (``Box(0, 1)``), in
   absolute colours (the first player's pieces first) with a side-to-move plane, the same for both agents
-  (docs/architecture.md, "Observation tensors"; PettingZoo's own classic games give each agent its own
+  (docs/binding.md, "Observation tensors"; PettingZoo's own classic games give each agent its own
   pieces first);
 - ``"action_mask"``: int8 over the game's whole action space, 1 for the legal actions of the agent to move
   (all zeros for the other agent and once the game is over).

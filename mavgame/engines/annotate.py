@@ -3,7 +3,7 @@
 Each position is searched once with MultiPV set to the number of legal moves, so every legal move
 gets a score; moves the engine did not report (an engine with a smaller MultiPV limit) are searched
 again with ``searchmoves``.  Scores become win probabilities for the side to move with the MAV
-format's formula (:func:`mavgame.engines.uci.cp_to_win_prob`; mates are 1 or 0).
+format's formula (:func:`mavgame.engines.uci_protocol.cp_to_win_prob`; mates are 1 or 0).
 
     >>> from mavgame.engines.annotate import Annotator, annotate_many
     >>> with Annotator(nodes=20000) as ann:
@@ -25,7 +25,8 @@ import os
 from dataclasses import asdict, dataclass, field
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
-from .uci import STARTPOS, EngineError, Score, UCIEngine
+from .uci import UCIEngine
+from .uci_protocol import STARTPOS, EngineError, Score
 
 __all__ = ["EngineAnnotation", "Annotator", "annotate_many", "annotate_file", "parse_position", "read_positions",
            "check_line", "check_positions"]

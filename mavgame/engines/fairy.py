@@ -14,7 +14,7 @@ own UCI client (:mod:`mavgame.engines.uci`):
 
 The annotator is :class:`mavgame.engines.annotate.Annotator` with ``game="gardner"`` (it then starts
 Fairy-Stockfish and sets the variant); ``mavgame annotate --game gardner`` and the MAV data
-generator (``mavgame.model.data``, game ``gardner``) use it.
+generator (``mavgame.datasets``, game ``gardner``) use it.
 
 **Promotion rules.**  Fairy-Stockfish's ``gardner`` variant lets a pawn promote to a knight, bishop,
 rook or queen.  The paper's Gardner (and mavgame's default, ``Gardner()``) forbids promotion to a
@@ -32,13 +32,12 @@ by move; :func:`random_game_diff` plays random games and compares the legal move
 """
 from __future__ import annotations
 
-import os
 import random
-import shutil
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from .. import _core
-from .uci import EngineError, UCIEngine
+from .uci import UCIEngine, find_engine
+from .uci_protocol import EngineError
 
 __all__ = ["VARIANT", "find_fairy_stockfish", "binary_path", "open_engine", "engine_moves",
            "perft_diff", "random_game_diff", "FLAG_BISHOP_PROMOTION", "SKILL_MIN", "SKILL_MAX"]
@@ -52,17 +51,9 @@ SKILL_MIN, SKILL_MAX = -20, 20
 
 
 def find_fairy_stockfish() -> Optional[str]:
-    """Path of Fairy-Stockfish: $MAVGAME_FAIRY_STOCKFISH, ``fairy-stockfish`` on PATH, or /usr/games."""
-    env = os.environ.get("MAVGAME_FAIRY_STOCKFISH")
-    if env:
-        return env if os.path.exists(env) or shutil.which(env) else None
-    p = shutil.which("fairy-stockfish")
-    if p:
-        return p
-    for cand in ("/usr/games/fairy-stockfish", "/usr/local/bin/fairy-stockfish"):
-        if os.path.isfile(cand) and os.access(cand, os.X_OK):
-            return cand
-    return None
+    """Path of Fairy-Stockfish: $MAVGAME_FAIRY_STOCKFISH, ``fairy-stockfish`` on PATH, or /usr/games
+    (:func:`mavgame.engines.uci.find_engine`)."""
+    return find_engine("fairy-stockfish", "MAVGAME_FAIRY_STOCKFISH")
 
 
 def binary_path(path: Optional[str]) -> str:

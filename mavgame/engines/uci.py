@@ -10,13 +10,14 @@ in scripts, in worker processes and inside Jupyter (whose event loop is already 
     ...     lines = sf.analyse(moves=["e2e4"], multipv=3, nodes=20000)
     ...     total, per_move = sf.perft(3)
 
-Errors are subclasses of :class:`EngineError`:
+What the engine says (scores, ``info`` lines, the result of a ``go``, its options) and the errors are
+:mod:`mavgame.engines.uci_protocol`; errors are subclasses of its ``EngineError``:
 
-- :class:`EngineTerminatedError`: the engine exited (crashed, or was not an engine at all); the
+- ``EngineTerminatedError``: the engine exited (crashed, or was not an engine at all); the
   message carries the exit status and the last lines it wrote to stderr.
-- :class:`EngineProtocolError`: the engine wrote a line that breaks the protocol (for example
+- ``EngineProtocolError``: the engine wrote a line that breaks the protocol (for example
   ``bestmove`` without a move, or a score that is not a number); the message quotes the line.
-- :class:`EngineTimeoutError`: no answer within the timeout.
+- ``EngineTimeoutError``: no answer within the timeout.
 
 After a terminated or protocol error the engine is closed; after a timeout the client sends
 ``stop`` and stays usable only if the engine then answers.
@@ -29,11 +30,11 @@ main thread is killed by the kernel when the process that started it dies, howev
 :func:`mavgame.workers.die_with_parent_preexec`), so a league killed with ``kill -9`` leaves no engine.
 A line longer than :data:`MAX_LINE` bytes (an engine writing without newlines) is a protocol error, so
 the client's memory stays bounded.  The client is strict about ``bestmove`` and tolerant about ``info``: a
-malformed ``info`` line is ignored and named in :attr:`GoResult.ignored` (and logged on the
+malformed ``info`` line is ignored and named in ``GoResult.ignored`` (and logged on the
 ``mavgame.engines.uci`` logger), as python-chess's engine module does.
 
-Scores are from the side to move's point of view, as UCI sends them.  :meth:`Score.win_prob`
-converts them to a win probability with the MAV format's formula (see :func:`cp_to_win_prob`).
+The binary: :func:`find_engine` (an environment variable, PATH, :data:`ENGINE_DIRS`) finds Stockfish
+(:func:`find_stockfish`) and Fairy-Stockfish (:func:`mavgame.engines.fairy.find_fairy_stockfish`).
 """
 from __future__ import annotations
 
@@ -47,18 +48,12 @@ import signal
 import subprocess
 import threading
 import time
-from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from .. import _core
+from .uci_protocol import (MOVE_RE, STARTPOS, EngineError, EngineProtocolError, EngineTerminatedError,
+                           EngineTimeoutError, GoResult, InfoLine, UCIOption, parse_info, parse_int, parse_option)
 
-__all__ = [
-    "EngineError", "EngineTerminatedError", "EngineProtocolError", "EngineTimeoutError",
-    "Score", "InfoLine", "GoResult", "UCIOption", "UCIEngine",
-    "find_stockfish", "cp_to_win_prob", "STARTPOS",
-]
-
-STARTPOS = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+__all__ = ["UCIEngine", "find_engine", "find_stockfish", "ENGINE_DIRS"]
 
 # Default search timeout for searches not limited by time (nodes, depth): generous but finite.
 DEFAULT_SEARCH_TIMEOUT = 600.0
@@ -68,266 +63,34 @@ MAX_LINE = 1 << 20
 
 _log = logging.getLogger("mavgame.engines.uci")
 
-_MOVE_RE = re.compile(r"^(?:[a-z]{1,2}\d{1,2}[a-z]{1,2}\d{1,2}[a-z]?|[A-Za-z]@[a-z]{1,2}\d{1,2}|0000)$")
-
 
 # ---------------------------------------------------------------------------------------------
-# errors
+# the engine binary
+
+#: where an engine binary is looked for when it is not on PATH (Debian's packages install to /usr/games)
+ENGINE_DIRS = ("/usr/games", "/usr/local/bin", "/opt/homebrew/bin")
 
 
-class EngineError(RuntimeError):
-    """Base class of all engine errors."""
-
-
-class EngineTerminatedError(EngineError):
-    """The engine process exited (crash, or not a UCI engine)."""
-
-
-class EngineProtocolError(EngineError):
-    """The engine wrote output that breaks the UCI protocol."""
-
-
-class EngineTimeoutError(EngineError):
-    """The engine did not answer in time."""
-
-
-# ---------------------------------------------------------------------------------------------
-# scores
-
-
-def cp_to_win_prob(cp: float) -> float:
-    """Win probability in [0, 1] for the side to move from a centipawn score.
-
-    The MAV format's formula (from the lichess accuracy page):
-    ``Win% = 50 + 50 * (2 / (1 + exp(-0.00368208 * cp)) - 1)``, here divided by 100; computed by the C
-    core (``mg_mav_win_prob_cp``, the same function as :func:`mavgame.mav.win_prob_from_cp`).
-    """
-    return float(_core.mav_win_prob_cp(float(cp)))
-
-
-@dataclass(frozen=True)
-class Score:
-    """An engine score from the side to move's point of view: ``cp`` centipawns or ``mate`` in
-    moves (positive: the side to move mates; negative: it is mated; 0: it is mated now)."""
-
-    cp: Optional[int] = None
-    mate: Optional[int] = None
-
-    def __post_init__(self):
-        if (self.cp is None) == (self.mate is None):
-            raise ValueError("a Score has exactly one of cp and mate")
-
-    @property
-    def is_mate(self) -> bool:
-        return self.mate is not None
-
-    def win_prob(self) -> float:
-        """Win probability for the side to move: the MAV formula for centipawns, 1 or 0 for mates."""
-        if self.mate is not None:
-            return 1.0 if self.mate > 0 else 0.0
-        return cp_to_win_prob(self.cp)
-
-    def to_cp(self, mate_cp: int = 100_000) -> int:
-        """Centipawns, with mates mapped to +-(mate_cp - moves to mate) so that faster mates rank higher."""
-        if self.mate is not None:
-            if self.mate > 0:
-                return mate_cp - self.mate
-            return -mate_cp - self.mate
-        return int(self.cp)
-
-    def __neg__(self) -> "Score":
-        if self.mate is not None:
-            return Score(mate=-self.mate)
-        return Score(cp=-self.cp)
-
-    def __str__(self) -> str:
-        if self.mate is not None:
-            return f"#{self.mate}" if self.mate >= 0 else f"#-{-self.mate}"
-        return f"{self.cp:+d}"
-
-
-@dataclass
-class InfoLine:
-    """One parsed ``info`` line with a principal variation."""
-
-    multipv: int = 1
-    depth: Optional[int] = None
-    seldepth: Optional[int] = None
-    score: Optional[Score] = None
-    bound: Optional[str] = None  # "lowerbound", "upperbound" or None (exact)
-    wdl: Optional[Tuple[int, int, int]] = None
-    nodes: Optional[int] = None
-    nps: Optional[int] = None
-    time_ms: Optional[int] = None
-    pv: List[str] = field(default_factory=list)
-
-    @property
-    def move(self) -> Optional[str]:
-        return self.pv[0] if self.pv else None
-
-
-@dataclass
-class GoResult:
-    """What a ``go`` returned (``mavgame.search.mcts.SearchResult`` is an MCTS search's result): the best move,
-    the ponder move, the final line per multipv index
-    (``lines``, sorted by multipv index) and the malformed info lines that were ignored."""
-
-    bestmove: Optional[str]  # None when the engine answered "bestmove (none)" (no legal move)
-    ponder: Optional[str]
-    lines: List[InfoLine]
-    ignored: List[str] = field(default_factory=list)  # malformed info lines ignored, and why
-
-    @property
-    def score(self) -> Optional[Score]:
-        return self.lines[0].score if self.lines else None
-
-
-@dataclass
-class UCIOption:
-    """An option the engine declared in its ``uci`` answer."""
-
-    name: str
-    type: str
-    default: Optional[str] = None
-    min: Optional[int] = None
-    max: Optional[int] = None
-    vars: List[str] = field(default_factory=list)
-
-    def check(self, value) -> str:
-        """The value as UCI text; ValueError naming the option if it is not acceptable."""
-        t = self.type
-        if t == "check":
-            if isinstance(value, str):
-                if value.lower() not in ("true", "false"):
-                    raise ValueError(f"option '{self.name}' takes true or false, not {value!r}")
-                return value.lower()
-            return "true" if value else "false"
-        if t == "spin":
-            try:
-                iv = int(value)
-            except (TypeError, ValueError):
-                raise ValueError(f"option '{self.name}' takes an integer, not {value!r}") from None
-            if isinstance(value, float) and value != iv:
-                raise ValueError(f"option '{self.name}' takes an integer, not {value!r}")
-            if (self.min is not None and iv < self.min) or (self.max is not None and iv > self.max):
-                raise ValueError(f"option '{self.name}' must lie in [{self.min}, {self.max}], not {iv}")
-            return str(iv)
-        if t == "combo":
-            s = str(value)
-            if self.vars and s not in self.vars:
-                raise ValueError(f"option '{self.name}' takes one of {self.vars}, not {s!r}")
-            return s
-        if t == "button":
-            return ""
-        s = str(value)
-        if "\n" in s:
-            raise ValueError(f"option '{self.name}': value contains a newline")
-        return s
-
-
-# ---------------------------------------------------------------------------------------------
-# parsing
-
-
-def _int(tok: str, line: str, what: str) -> int:
-    try:
-        return int(tok)
-    except ValueError:
-        raise EngineProtocolError(f"engine sent a non-integer {what} {tok!r} in line: {line!r}") from None
-
-
-_INFO_INT_FIELDS = {"depth", "seldepth", "multipv", "nodes", "nps", "time", "hashfull", "tbhits",
-                    "currmovenumber", "cpuload", "sbhits"}
-
-
-def parse_info(line: str) -> Optional[InfoLine]:
-    """Parse an ``info`` line; None for lines without a score or pv (currmove, string, ...).
-
-    Raises EngineProtocolError for a malformed field (a non-numeric depth or score, a score that is
-    neither cp nor mate, a malformed move in the pv)."""
-    toks = line.split()
-    if not toks or toks[0] != "info":
-        raise EngineProtocolError(f"not an info line: {line!r}")
-    info = InfoLine()
-    have_score = have_pv = False
-    i = 1
-    n = len(toks)
-    while i < n:
-        key = toks[i]
-        if key == "string":
-            break
-        if key in _INFO_INT_FIELDS:
-            if i + 1 >= n:
-                raise EngineProtocolError(f"engine sent '{key}' without a value in line: {line!r}")
-            v = _int(toks[i + 1], line, key)
-            if key == "depth":
-                info.depth = v
-            elif key == "seldepth":
-                info.seldepth = v
-            elif key == "multipv":
-                if v < 1:
-                    raise EngineProtocolError(f"engine sent multipv {v} (must be >= 1) in line: {line!r}")
-                info.multipv = v
-            elif key == "nodes":
-                info.nodes = v
-            elif key == "nps":
-                info.nps = v
-            elif key == "time":
-                info.time_ms = v
-            i += 2
-        elif key == "score":
-            if i + 2 >= n:
-                raise EngineProtocolError(f"engine sent an incomplete score in line: {line!r}")
-            kind, val = toks[i + 1], toks[i + 2]
-            if kind == "cp":
-                info.score = Score(cp=_int(val, line, "cp score"))
-            elif kind == "mate":
-                info.score = Score(mate=_int(val, line, "mate score"))
-            else:
-                raise EngineProtocolError(f"engine sent a score of unknown kind {kind!r} in line: {line!r}")
-            have_score = True
-            i += 3
-            if i < n and toks[i] in ("lowerbound", "upperbound"):
-                info.bound = toks[i]
-                i += 1
-        elif key == "wdl":
-            if i + 3 >= n:
-                raise EngineProtocolError(f"engine sent an incomplete wdl in line: {line!r}")
-            info.wdl = tuple(_int(t, line, "wdl") for t in toks[i + 1:i + 4])  # type: ignore[assignment]
-            i += 4
-        elif key == "pv":
-            pv = toks[i + 1:]
-            for m in pv:
-                if not _MOVE_RE.match(m):
-                    raise EngineProtocolError(f"engine sent a malformed move {m!r} in the pv of line: {line!r}")
-            info.pv = pv
-            have_pv = True
-            break
-        elif key in ("currmove", "refutation", "currline"):
-            # currmove <move>; refutation/currline run to the end of the line
-            if key == "currmove":
-                i += 2
-            else:
-                break
-        else:
-            i += 1  # unknown token: ignored, as the protocol asks
-    if not (have_score or have_pv):
-        return None
-    return info
-
-
-def find_stockfish() -> Optional[str]:
-    """Path of a Stockfish binary: $MAVGAME_STOCKFISH, `stockfish` on PATH, or Debian's /usr/games/stockfish."""
-    env = os.environ.get("MAVGAME_STOCKFISH")
+def find_engine(name: str, env_var: str, dirs: Sequence[str] = ENGINE_DIRS) -> Optional[str]:
+    """Path of the engine binary ``name``: ``$env_var`` when it is set (None if it names nothing that exists
+    or is on PATH), else ``name`` on PATH, else the first executable ``dir/name`` of ``dirs``; None if none."""
+    env = os.environ.get(env_var)
     if env:
         return env if os.path.exists(env) or shutil.which(env) else None
-    p = shutil.which("stockfish")
+    p = shutil.which(name)
     if p:
         return p
-    for cand in ("/usr/games/stockfish", "/usr/local/bin/stockfish", "/opt/homebrew/bin/stockfish"):
+    for d in dirs:
+        cand = os.path.join(d, name)
         if os.path.isfile(cand) and os.access(cand, os.X_OK):
             return cand
     return None
+
+
+def find_stockfish() -> Optional[str]:
+    """Path of a Stockfish binary: $MAVGAME_STOCKFISH, ``stockfish`` on PATH, or Debian's /usr/games/stockfish
+    (:func:`find_engine`)."""
+    return find_engine("stockfish", "MAVGAME_STOCKFISH")
 
 
 def _resolve(path: str) -> str:
@@ -539,45 +302,12 @@ class UCIEngine:
             if toks[0] == "id" and len(toks) >= 3:
                 self.id[toks[1]] = line.split(None, 2)[2]
             elif toks[0] == "option":
-                opt = self._parse_option(line)
+                try:
+                    opt = parse_option(line)
+                except EngineProtocolError as e:
+                    raise self._protocol_error(str(e)) from None
                 self.options[opt.name.lower()] = opt
         self.isready()
-
-    def _parse_option(self, line: str) -> UCIOption:
-        m = re.match(r"^option\s+name\s+(.+?)\s+type\s+(\S+)(.*)$", line)
-        if not m:
-            raise self._protocol_error(f"malformed option line: {line!r}")
-        name, typ, rest = m.group(1), m.group(2), m.group(3)
-        opt = UCIOption(name=name, type=typ)
-        toks = rest.split()
-        i = 0
-        while i < len(toks):
-            k = toks[i]
-            if k == "default":
-                j = i + 1
-                vals = []
-                while j < len(toks) and toks[j] not in ("min", "max", "var"):
-                    vals.append(toks[j])
-                    j += 1
-                opt.default = " ".join(vals)
-                i = j
-            elif k in ("min", "max") and i + 1 < len(toks):
-                try:
-                    setattr(opt, k, int(toks[i + 1]))
-                except ValueError:
-                    raise self._protocol_error(f"option {name!r} has a non-integer {k} in line: {line!r}") from None
-                i += 2
-            elif k == "var" and i + 1 < len(toks):
-                j = i + 1
-                vals = []
-                while j < len(toks) and toks[j] != "var":
-                    vals.append(toks[j])
-                    j += 1
-                opt.vars.append(" ".join(vals))
-                i = j
-            else:
-                i += 1
-        return opt
 
     # -- public API ------------------------------------------------------------------------------
 
@@ -625,7 +355,7 @@ class UCIEngine:
     def _position(self, fen: Optional[str], moves: Iterable[str]) -> None:
         mv = [str(m) for m in moves]
         for m in mv:
-            if not _MOVE_RE.match(m):
+            if not MOVE_RE.match(m):
                 raise ValueError(f"malformed UCI move {m!r}")
         if fen is not None and ("\n" in fen or not fen.strip()):
             raise ValueError(f"malformed FEN {fen!r}")
@@ -664,7 +394,7 @@ class UCIEngine:
             parts += ["depth", "10"]
         if searchmoves:  # last: it takes the rest of the line
             for m in searchmoves:
-                if not _MOVE_RE.match(str(m)):
+                if not MOVE_RE.match(str(m)):
                     raise ValueError(f"malformed UCI move {m!r} in searchmoves")
             parts += ["searchmoves", *map(str, searchmoves)]
         if timeout is None:
@@ -712,11 +442,11 @@ class UCIEngine:
                 best = toks[1]
                 if best in ("(none)", "none", "0000"):
                     best = None
-                elif not _MOVE_RE.match(best):
+                elif not MOVE_RE.match(best):
                     raise self._protocol_error(f"malformed best move {best!r} in line: {line!r}")
                 ponder = None
                 if len(toks) >= 4 and toks[2] == "ponder":
-                    if not _MOVE_RE.match(toks[3]):
+                    if not MOVE_RE.match(toks[3]):
                         raise self._protocol_error(f"malformed ponder move {toks[3]!r} in line: {line!r}")
                     ponder = toks[3]
                 lines = [latest[k] for k in sorted(latest)]
@@ -766,7 +496,7 @@ class UCIEngine:
                 continue
             if s.startswith("Nodes searched"):
                 tail = s.split(":", 1)[1].strip() if ":" in s else ""
-                total = _int(tail, line, "node count") if tail else None
+                total = parse_int(tail, line, "node count") if tail else None
                 if total is None:
                     raise self._protocol_error(f"malformed perft total: {line!r}")
                 if per_move and sum(per_move.values()) != total:
@@ -774,7 +504,7 @@ class UCIEngine:
                         f"perft total {total} is not the sum {sum(per_move.values())} of the per-move counts")
                 return total, per_move
             m = re.match(r"^(\S+)\s*:\s*(\S+)$", s)
-            if m and _MOVE_RE.match(m.group(1)):
+            if m and MOVE_RE.match(m.group(1)):
                 try:
                     per_move[m.group(1)] = int(m.group(2))
                 except ValueError:

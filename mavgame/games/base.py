@@ -107,7 +107,7 @@ class LegalMoves:
 class GameBase(_core.State):
     """Shared methods of the game classes (ChessFamily, ConnectFour, Hex, TicTacToe): python-chess's names
     (``legal_moves``, ``move_stack``, ``peek()``, ``turn``, ``outcome()``, ``is_game_over()``, ``result()``;
-    docs/architecture.md, "python-chess names").
+    docs/binding.md, "python-chess names").
 
     ``State.outcome(game)`` still gives the core's raw ``(result, reason)`` tuple: the search's terminal
     rule, which ``is_terminal()`` follows (for chess it also ends the game where a draw can be claimed).
@@ -115,7 +115,7 @@ class GameBase(_core.State):
     Threads (as ``_core.State``): a game may be read from several threads (every method runs with the GIL,
     or on a private copy of the position where it releases it: perft, playouts, solvers); pushes and pops
     from two threads are not coordinated and interleave, so give each thread its own ``copy()`` to play on
-    (docs/architecture.md, "Threads: what may be shared")."""
+    (docs/binding.md, "Threads: what may be shared")."""
 
     # The type of the game's moves in legal_moves, move_stack and peek() (None: the plain move strings).
     _MOVE: Optional[type] = None

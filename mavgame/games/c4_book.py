@@ -16,8 +16,10 @@ book (whatever the shards left, then the shallower plies) and removes them.
 
 A solver uses a book with ``C4Solver.set_book(data)`` (:func:`attach`); the shipped book
 (``mavgame/data/c4_book.bin``, when the package has one) is attached to the module's default
-solver at import, so ``c4_solve``, the perfect player, the annotator and the opening generator use
-it, and :func:`mavgame.games.connect_four.solver` attaches it to the solvers it makes.
+solver, made by the first solve that needs it (not at import:
+:func:`mavgame.games.connect_four.install_lazy_default_solver`), so ``c4_solve``, the perfect player,
+the annotator and the opening generator use it, and :func:`mavgame.games.connect_four.solver` attaches
+it to the solvers it makes.
 """
 from __future__ import annotations
 
@@ -33,9 +35,14 @@ import numpy as np
 from .. import _core
 from .._atomic import fsync_dir, write_bytes_atomic
 
-__all__ = ["SHIPPED", "build_book", "positions_at", "attach", "shipped_book", "install_shipped_book", "read_book"]
+__all__ = ["SHIPPED", "build_book", "positions_at", "attach", "shipped_book", "default_solver", "install_shipped_book",
+           "read_book"]
 
 SHIPPED = Path(__file__).resolve().parent.parent / "data" / "c4_book.bin"
+# The package's own book file, for c4_solve's default solver: SHIPPED pointed elsewhere after this module is
+# imported (as tests do) changes what solver() and install_shipped_book() attach, not the default solver, as
+# when that solver was made at import.
+_PACKAGE_BOOK = SHIPPED
 MAGIC = b"MGC4BOOK"
 VERSION = 1
 _HEADER = struct.Struct("<8sIHHQ")
@@ -260,11 +267,20 @@ def shipped_book() -> Optional[bytes]:
     return read_book(str(SHIPPED)) if SHIPPED.exists() else None
 
 
+def default_solver() -> "_core.C4Solver":
+    """A new solver as ``c4_solve``'s default one (``solver=None``): a table of 2^23 entries and the package's
+    book when it has one (:func:`mavgame.games.connect_four.install_lazy_default_solver` makes it on first use)."""
+    sv = _core.C4Solver()
+    if _PACKAGE_BOOK.exists():
+        attach(sv, str(_PACKAGE_BOOK))
+    return sv
+
+
 def install_shipped_book() -> bool:
     """Attach the shipped book (if any) to the module's default solver (``c4_solve(solver=None)``)."""
     if not SHIPPED.exists():
         return False
-    sv = getattr(_core, "_c4_default_solver", None) or _core.C4Solver()
+    sv = vars(_core).get("_c4_default_solver") or _core.C4Solver()  # (not made by _core's lazy __getattr__)
     attach(sv)
     _core._c4_default_solver = sv
     return True

@@ -29,7 +29,7 @@ uses king-takes-rook only (as python-chess).
 Game end: ``outcome()``, ``is_game_over()`` and ``result()`` follow python-chess (the automatic draws
 at 75 moves and fivefold repetition; the fifty-move rule and threefold repetition only with
 ``claim_draw=True``); ``is_terminal()``, ``State.outcome(board)`` and every search also end the game
-where a draw can be claimed (docs/architecture.md, "python-chess names").
+where a draw can be claimed (docs/binding.md, "python-chess names").
 
 :class:`ChessFamily` is the shared base of the chess-like games (chess, Chess960, Gardner 5x5
 minichess): everything in it is generic over ``FILES`` x ``RANKS`` and the game's FEN-like text.
@@ -436,7 +436,7 @@ def _python_chess():
 
 
 class _ChessRules(ChessFamily):
-    """python-chess's end of game and draw claims, for Chess and Chess960 (docs/architecture.md,
+    """python-chess's end of game and draw claims, for Chess and Chess960 (docs/binding.md,
     "python-chess names").
 
     ``outcome()``, ``is_game_over()`` and ``result()`` end the game as python-chess's do: checkmate,
@@ -444,7 +444,7 @@ class _ChessRules(ChessFamily):
     fivefold repetition); with ``claim_draw=True`` also a draw the player to move can claim
     (``can_claim_fifty_moves()``, ``can_claim_threefold_repetition()``, which also look one legal move
     ahead).  ``is_terminal()``, ``State.outcome(board)``, ``State.result(board)``, ``returns()``,
-    ``current_player()`` and every search (MCTS, solvers, alpha-beta, leagues, the MAV data) follow the
+    the OpenSpiel adapter and every search (MCTS, solvers, alpha-beta, leagues, the MAV data) follow the
     search's rule instead: the game also ends where a draw can be claimed in the position itself (halfmove
     clock 100, the position's third occurrence), as an engine claims what it can."""
 

@@ -8,7 +8,7 @@
 3
 >>> list(board.legal_moves)       # python-chess's board.legal_moves: a live view of the move strings
 ['1', '2', '3', '4', '5', '6', '7']
->>> ConnectFour(moves="44").solve(max_seconds=0.001).complete
+>>> ConnectFour(moves="44").solve(max_seconds=0.001, solver=solver(20, book=False)).complete
 False
 
 Moves are columns: the move text is the column number ``"1"`` .. ``"7"`` (left to right, as in
@@ -36,6 +36,7 @@ board scores +1 and only the centre column wins.
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Union
 
@@ -264,6 +265,31 @@ def solver(tt_log2: int = 0, book: bool = True) -> "_core.C4Solver":
         from .c4_book import attach
         attach(sv)
     return sv
+
+
+_DEFAULT_SOLVER = "_c4_default_solver"  # the attribute of mavgame._core that c4_solve(solver=None) uses
+_default_solver_lock = threading.Lock()
+
+
+def _core_getattr(name: str) -> "_core.C4Solver":
+    """``mavgame._core.__getattr__`` (PEP 562): the default solver of ``c4_solve`` and ``ConnectFour.solve``
+    (``solver=None``), made with the shipped opening book by the first solve that asks for it."""
+    if name != _DEFAULT_SOLVER:
+        raise AttributeError(f"module 'mavgame._core' has no attribute {name!r}")
+    with _default_solver_lock:  # two threads' first solves make one solver
+        sv = vars(_core).get(name)
+        if sv is None:
+            from .c4_book import default_solver
+            sv = default_solver()
+            setattr(_core, name, sv)
+    return sv
+
+
+def install_lazy_default_solver() -> None:
+    """Let ``c4_solve``'s default solver (a 64 MiB table and the 1 MB shipped book) be made on first use,
+    not by ``import mavgame`` (issue 48): the C binding reads ``mavgame._core._c4_default_solver``, which,
+    while unset, ``mavgame._core``'s module ``__getattr__`` (:func:`_core_getattr`) makes."""
+    _core.__getattr__ = _core_getattr  # type: ignore[attr-defined]
 
 
 

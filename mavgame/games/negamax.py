@@ -1,7 +1,7 @@
 """Exact negamax over the generic game interface, for tiny games (tic-tac-toe, small Hex boards).
 
 One implementation serves the minimax agent (``agents.MinimaxAgent``) and the exhaustive annotator
-of the data tools (``model.data``): both need the exact value of every legal move, the fastest win
+of the data tools (``datasets``): both need the exact value of every legal move, the fastest win
 and the slowest loss preferred.
 
 Scores are for the side to move: ``WIN - d`` for a win ``d`` plies from the position scored, 0 for a

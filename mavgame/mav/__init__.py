@@ -30,7 +30,7 @@ from .examples import ExampleBatch, ExampleBuilder
 from .metrics import metrics, metrics_from_results
 from .parse import Issue, MoveEntry, ParseResult, StateSlot, parse
 from .tokenizer import (VOCAB_MAX_VERSION, VOCAB_VERSION, VOCAB_VERSIONS, Tokenizer, check_model_vocab, version_of_size,
-                        vocab_json, vocab_path)
+                        vocab_fingerprint, vocab_json, vocab_path)
 from .values import (BUCKETS, bucket, bucket_token, bucket_value, score, win_prob_from_cp, win_prob_from_mate,
                      win_prob_from_result)
 from .write import StateLike  # noqa: F401
@@ -39,7 +39,7 @@ from .write import (DEFAULT_COMMANDS, Annotation, example, header, move_tokens, 
                     state_text, target)
 
 __all__ = [
-    "VOCAB_VERSION", "VOCAB_MAX_VERSION", "VOCAB_VERSIONS", "check_model_vocab", "version_of_size", "BUCKETS", "DEFAULT_COMMANDS", "Tokenizer", "vocab_json", "vocab_path",
+    "VOCAB_VERSION", "VOCAB_MAX_VERSION", "VOCAB_VERSIONS", "check_model_vocab", "version_of_size", "vocab_fingerprint", "BUCKETS", "DEFAULT_COMMANDS", "Tokenizer", "vocab_json", "vocab_path",
     "win_prob_from_cp", "win_prob_from_mate", "win_prob_from_result", "bucket", "bucket_value", "bucket_token",
     "score", "Annotation", "header", "prompt", "target", "example", "prompts", "state_text", "state_from_text",
     "move_tokens", "Issue", "MoveEntry", "StateSlot", "ParseResult", "parse", "metrics", "metrics_from_results",

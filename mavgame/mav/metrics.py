@@ -36,6 +36,7 @@ def metrics(game: Union[str, StateLike], texts: Sequence[Union[str, bytes]],
       (repeats count as wrong) and / legal moves;
     - next_state_accuracy: output states (transition form, state after the best action) equal to the truth;
     - outcome_accuracy: terminal positions recognised with the right result (and no false claims);
+
     plus the raw counts. Rates with no cases are NaN."""
     return _rates(_core.mav_metrics(game, list(texts), None if true_states is None else list(true_states)))
 

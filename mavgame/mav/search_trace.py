@@ -44,7 +44,7 @@ MAX_DEPTH = 4
 TRACE_METRICS = ("parsed_ok", "shape_ok", "moves_legal", "states_correct", "values_consistent",
                  "expand_consistent", "final_legal", "final_minimax")
 
-# annotate(state) -> ({move: win probability of the mover}, best move) or None (as mavgame.model.data's)
+# annotate(state) -> ({move: win probability of the mover}, best move) or None (as mavgame.datasets's)
 Annotate = Callable[[Any], Optional[Tuple[Dict[str, float], Optional[str]]]]
 
 

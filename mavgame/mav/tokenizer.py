@@ -31,6 +31,14 @@ def version_of_size(vocab_size: int) -> int:
     raise ValueError(f"no MAV vocabulary has {vocab_size} tokens (v1..v{VOCAB_MAX_VERSION})")
 
 
+def vocab_fingerprint(tokenizer: "Tokenizer") -> str:
+    """A short hash of the vocabulary's token texts, recorded in a model file (detects a vocabulary changed under
+    the same version)."""
+    import hashlib
+    h = hashlib.sha256("\n".join(tokenizer.vocab).encode("utf-8", "surrogateescape")).hexdigest()
+    return h[:16]
+
+
 def vocab_path(version: int = VOCAB_VERSION) -> Path:
     """Path of the checked-in vocabulary file ``mavgame/data/vocab_v<version>.json``."""
     return Path(__file__).resolve().parent.parent / "data" / f"vocab_v{version}.json"

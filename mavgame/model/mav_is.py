@@ -63,7 +63,7 @@ def model_root_values(model: MAVModel, states: Sequence[Any], breadth: int = 4, 
                       ) -> List[Optional[Tuple[Dict[str, float], Optional[str]]]]:
     """The root values the model writes at the head of its own trace (the prompt of ``breadth`` x ``depth``,
     greedy as the agent decodes), as an annotation ``({move: bucket midpoint}, best move)`` per state, for
-    :func:`mavgame.model.search_data.generate_search_trees` (``root_values``): trees whose root expands the
+    :func:`mavgame.datasets.search_data.generate_search_trees` (``root_values``): trees whose root expands the
     moves the model itself would expand. None for a state whose root ``%top_all`` line does not list every
     legal move exactly once with a value (the model's best move is kept only when legal). ``max_new_tokens``
     (default: enough for the widest root line of the batch, 8 tokens a legal move) bounds the decoding."""
@@ -345,7 +345,7 @@ def child_state_errors(results: Sequence[Any], roots: Sequence[Any]) -> Dict[str
     Returns the count of each kind (``nodes``: their total) and, over ``other`` nodes whose text has the true
     text's length, the mean number of differing characters of the game texts (``other_mean_diff_chars``), and
     over all ``other`` nodes the share with the right player to move (``other_mover_right``)."""
-    from ..model.records import _new_state
+    from ..datasets.records import _new_state
     counts = {k: 0 for k in CHILD_STATE_KINDS}
     diffs: List[int] = []
     mover_ok: List[bool] = []
@@ -384,7 +384,8 @@ def child_state_errors(results: Sequence[Any], roots: Sequence[Any]) -> Dict[str
                         diffs.append(sum(x != y for x, y in zip(written, t)))
                     try:
                         w = _new_state(root.game, root.board_size, written)
-                        mover_ok.append(w.current_player() == child.current_player())
+                        mover_ok.append((-4 if w.is_terminal() else w.to_move)
+                                        == (-4 if child.is_terminal() else child.to_move))
                     except Exception:  # valid for the parser but not for the game's reader: count as wrong
                         mover_ok.append(False)
                 counts[kind] += 1
@@ -403,13 +404,13 @@ def evaluate_trace_records(model: MAVModel, game: str, records: Sequence[Dict[st
                            copy_prev: bool = False, copy_names: bool = False) -> Dict[str, Any]:
     """Per shape "BxD" and over all: the fractions of TRACE_METRICS, the number of traces, the mean
     prompt + response tokens and ``child_states`` (:func:`child_state_errors`), on tree records
-    (mavgame.model.search_data) cut to each shape. ``texts``, when given, receives each shape's generated
+    (mavgame.datasets.search_data) cut to each shape. ``texts``, when given, receives each shape's generated
     traces (prompt + output). ``form``: the child form the true traces are written and the model's parsed
     in (None: the model's ``trace_form``, short for a model without one); ``report["form"]`` names it, and in
     the full form each shape's ``prev_agrees`` is the share of child nodes whose repeated inputs are right.
     ``copy_prev``: generate with the parent's state copied into every ``%prev_state`` line
     (:func:`generate_traces`)."""
-    from .search_data import record_tree
+    from ..datasets.search_data import record_tree
     form = form or getattr(model, "trace_form", "short")
     if form not in TRACE_FORMS:
         raise ValueError(f"trace form must be one of {TRACE_FORMS}, not {form!r}")

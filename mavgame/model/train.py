@@ -22,7 +22,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Optional, Union
 
 import numpy as np
 import torch
@@ -31,8 +31,8 @@ import torch.nn.functional as F
 from .._checkpoint import load_state, save_state
 from .config import PRESETS as _PRESETS
 from .config import MAVConfig
-from .dataset import MAVDataset, batch_seed, finished_repeats, pad_batch
-from .store import PositionStore
+from ..datasets.dataset import MAVDataset, batch_seed, finished_repeats, pad_batch
+from ..datasets.store import PositionStore
 from .transformer import MAVTransformer
 
 CHECKPOINT = "checkpoint.pt"
@@ -45,7 +45,7 @@ PRESETS = _PRESETS
 
 @dataclass
 class TrainConfig:
-    data: str                      # directory with train/ and val/ position sets (see mavgame.model.data)
+    data: str                      # directory with train/ and val/ position sets (see mavgame.datasets)
     out: str                       # run directory: checkpoint.pt, log.jsonl, model.safetensors
     steps: int = 1000
     batch_size: int = 64
@@ -74,7 +74,7 @@ class TrainConfig:
     encoder_options: Dict[str, Any] = field(default_factory=dict)
     export_dtype: str = "float32"
     # internal search (MAV-IS): search trees mixed into the MAV data, fine-tuning an exported model
-    search_data: str = ""          # directory of search trees (mavgame.model.search_data); "" for MAV only
+    search_data: str = ""          # directory of search trees (mavgame.datasets.search_data); "" for MAV only
     search_fraction: float = 0.4   # share of trace examples (the paper: 40%)
     search_shapes: str = "2x1,3x1,4x1"  # (breadth x depth) drawn per trace example
     trace_form: str = "short"      # child form of trace examples (mavgame.mav.search_trace.TRACE_FORMS)
@@ -111,28 +111,6 @@ RECIPE_FIELDS = ("steps", "batch_size", "grad_accum", "lr", "min_lr_ratio", "war
                  "beta2", "grad_clip", "seed", "precision", "preset", "model", "max_seq_len", "encoder_options",
                  "search_fraction", "search_shapes", "trace_form", "init_from", "vocab_version", "finished_repeat",
                  "search_mirror")
-
-
-def extend_vocabulary(weights: Dict[str, np.ndarray], cfg: MAVConfig, old_tok, new_tok
-                      ) -> Tuple[Dict[str, np.ndarray], MAVConfig]:
-    """Weights and config of a model moved from MAV vocabulary ``old_tok`` to ``new_tok``, a vocabulary that
-    keeps every old id and appends tokens (v1 -> v2). Each new token's embedding row (and output row, when the
-    output layer is not tied) is the mean of the rows of the old tokens that spell it (its encoding in the old
-    vocabulary: "Playing " is the mean of P, l, a, y, i, n, g and space)."""
-    n_old, n_new = old_tok.size, new_tok.size
-    if cfg.vocab_size != n_old or new_tok.vocab[:n_old] != old_tok.vocab:
-        raise ValueError(f"MAV vocabulary v{new_tok.version} does not extend v{old_tok.version} of a model with "
-                         f"{cfg.vocab_size} tokens")
-    spell = [old_tok.encode(new_tok.vocab[i]) for i in range(n_old, n_new)]
-    if any(len(ids) == 0 for ids in spell):
-        raise ValueError("a new token has no spelling in the old vocabulary")
-    out = dict(weights)
-    for name in ("embed.weight", "lm_head.weight"):
-        if name in weights:
-            w = np.asarray(weights[name], np.float32)
-            rows = np.stack([w[ids].mean(axis=0) for ids in spell])
-            out[name] = np.concatenate([w, rows.astype(np.float32)])
-    return out, MAVConfig.from_dict({**cfg.to_dict(), "vocab_size": n_new})
 
 
 def saved_train_config(out: Union[str, Path]) -> Optional[Dict[str, Any]]:
@@ -335,7 +313,7 @@ class Trainer:
             self.val_store = None
         self.game = self.train_store.game
         if encoder is None or tokenizer_info is None:
-            from .dataset import mav_encoder
+            from ..datasets.dataset import mav_encoder
             enc, info = mav_encoder(self.game, cfg.vocab_version, **cfg.encoder_options)
             encoder = encoder or enc
             tokenizer_info = tokenizer_info or info
@@ -384,7 +362,7 @@ class Trainer:
 
     def _mix_search(self, encoder):
         """Mix the search trees of cfg.search_data into the train (and val) stores; the mixture's encoder."""
-        from .search_data import MixedStore, MixtureEncoder, TraceEncoder, parse_shapes
+        from ..datasets.search_data import MixedStore, MixtureEncoder, TraceEncoder, parse_shapes
         cfg = self.cfg
         shapes = parse_shapes(cfg.search_shapes)
         search = {s: Path(cfg.search_data) / s for s in ("train", "val")}
@@ -417,8 +395,7 @@ class Trainer:
         weights, mcfg, vocab_version, info = load_exported(self.cfg.init_from)
         want = str(self.tok.get("vocab_version"))
         if want.isdigit():  # the MAV tokenizer: the file must declare a MAV vocabulary of its size
-            from ..mav import Tokenizer, check_model_vocab
-            from .inference import vocab_fingerprint
+            from ..mav import Tokenizer, check_model_vocab, vocab_fingerprint
             try:
                 have = check_model_vocab(vocab_version, mcfg.vocab_size)
             except ValueError as e:
@@ -433,6 +410,7 @@ class Trainer:
                 raise ValueError(f"{self.cfg.init_from} was trained with a different MAV vocabulary v{have} "
                                  f"(fingerprint {info['vocab_fingerprint']}, installed {vocab_fingerprint(src)})")
             if have < int(want):
+                from .grow import extend_vocabulary
                 weights, mcfg = extend_vocabulary(weights, mcfg, src, Tokenizer(int(want)))
         elif str(vocab_version) != want:
             raise ValueError(f"{self.cfg.init_from}: vocabulary {vocab_version!r} differs from the tokenizer's "

@@ -157,7 +157,7 @@ class _AnnotateWorker:
         self.ann = Annotator(**kwargs)
 
     def annotate(self, idx: int, fen: str, moves: List[str]):
-        from ..engines.uci import EngineError
+        from ..engines.uci_protocol import EngineError
         try:
             return idx, self.ann.annotate(fen, moves).to_dict(), None
         except (EngineError, ValueError) as e:
@@ -173,7 +173,7 @@ def annotate_ray(positions: Iterable[Union[str, Tuple[str, Sequence[str]]]], *, 
     """Like :func:`mavgame.engines.annotate.annotate_many` (same positions, same keyword arguments for the
     :class:`~mavgame.engines.annotate.Annotator`), with one engine per Ray actor; yields in input order."""
     from ..engines.annotate import EngineAnnotation, check_line, parse_position
-    from ..engines.uci import EngineError
+    from ..engines.uci_protocol import EngineError
 
     items = []
     for i, p in enumerate(positions):

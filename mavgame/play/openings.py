@@ -10,7 +10,7 @@ What is shipped (see the header of each file for the details):
 - chess: named main lines of well-known openings (6 to 14 plies), written as UCI move lists and
   kept when Stockfish 15.1 evaluates the position after them within +-0.70 pawns;
 - connect_four: 10-ply openings from UCT self-play with random first moves, kept when the perfect
-  solver shows that the winner needs nearly all its stones (|score| <= 4) or that the game is a
+  solver shows that the winner needs nearly all its stones (``|score| <= 4``) or that the game is a
   draw, so neither side wins quickly;
 - hex (11x11, no swap): single first stones on the two outermost rows and columns, chosen by hand
   (not judged by an engine: a 20000-simulation random-playout UCT values every first move close to
@@ -18,13 +18,17 @@ What is shipped (see the header of each file for the details):
   are left out;
 - tic-tac-toe: the three kinds of first move (centre, corner, edge).
 
+Named sets beside a game's default file (:func:`opening_sets`, ``load_openings(game, name=...)``,
+``mavgame league --openings NAME``): chess ``tcec``, the MAV paper's TCEC opening book (its appendix
+G: 586 positions given as FENs, with the paper's names and scores in the notes).
+
 Chess960 uses random start positions instead (:meth:`mavgame.play.league.League.chess960`); any game
 can use :func:`random_openings`.
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -32,9 +36,27 @@ from .. import _core
 from ..games import registry
 from .records import Opening
 
-__all__ = ["load_openings", "openings_path", "parse_openings", "random_openings", "write_openings"]
+__all__ = ["load_openings", "opening_set_path", "opening_sets", "openings_path", "parse_openings",
+           "random_openings", "write_openings"]
 
 DATA = registry.DATA
+
+def opening_sets(game: str) -> Dict[str, Path]:
+    """The named opening sets shipped beside a game's default file: ``mavgame/data/openings_<game>_<name>.txt``
+    (found by name, so a new set is a new file), as ``{name: path}``.  A number after the game is a board size
+    (``openings_hex_11.txt``: the default file of 11x11 Hex), not a set."""
+    prefix = f"openings_{game}_"
+    sets = {f.stem[len(prefix):]: f for f in sorted(DATA.glob(prefix + "*.txt"))}
+    return {name: f for name, f in sets.items() if not name.isdigit()}
+
+
+def opening_set_path(game: str, name: str) -> Path:
+    """Path of the shipped opening set ``name`` of ``game`` (ValueError naming the sets there are)."""
+    sets = opening_sets(game)
+    if name not in sets:
+        have = ", ".join(sorted(sets)) or "none"
+        raise ValueError(f"no opening set {name!r} for {game} (named sets: {have})")
+    return sets[name]
 
 
 def openings_path(game: str, board_size: int = 0) -> Path:
@@ -78,14 +100,19 @@ def parse_openings(text: str, game: str, board_size: int = 0, flags: int = 0, so
 
 
 def load_openings(game: str, board_size: int = 0, flags: int = 0, path: Optional[str] = None,
-                  check: bool = True) -> List[Opening]:
-    """The shipped openings of a game (or those of the file ``path``); [] if there is none."""
+                  check: bool = True, name: Optional[str] = None) -> List[Opening]:
+    """The shipped openings of a game (or those of the file ``path``, or of the shipped named set
+    ``name``, see :func:`opening_sets`); [] if the game ships none."""
+    if path and name:
+        raise ValueError("give an opening file or a named set, not both")
+    if name:
+        path = str(opening_set_path(game, name))
     p = Path(path) if path else openings_path(game, board_size)
     if not p.exists():
         if path:
             raise FileNotFoundError(f"opening file {path} not found")
         return []
-    return parse_openings(p.read_text(), game, board_size, flags, source=str(p), check=check)
+    return parse_openings(p.read_text(encoding="utf-8"), game, board_size, flags, source=str(p), check=check)
 
 
 def write_openings(path: str, openings: Sequence[Opening], notes: Optional[Sequence[str]] = None,

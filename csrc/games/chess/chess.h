@@ -107,6 +107,7 @@ typedef struct mg_chess_undo {
     uint8_t kind;            /* 0 normal, 1 castling, 2 en passant */
 } mg_chess_undo;
 
+/* The game descriptors and their SAN hooks (chess_game.c). */
 extern const mg_game mg_chess;
 extern const mg_game mg_chess960;
 extern const mg_san_ops mg_chess_san_ops;
@@ -122,7 +123,13 @@ void mg_chess_init_tables(void);
  * the standard RNBQKBNR).  Returns the length, or 0 if n is out of range. */
 size_t mg_chess960_start_fen(int n, char *buf, size_t buflen);
 
-/* Helpers (chess.c) also used by the FEN code and the bindings. */
+/* The rules behind the descriptors' make, unmake, perft and outcome (chess.c; mg_game's signatures). */
+void mg_chess_make(void *st, int32_t a, void *undo);
+void mg_chess_unmake(void *st, int32_t a, const void *undo);
+uint64_t mg_chess_perft(void *st, int depth, struct mg_cancel *cancel);
+int mg_chess_outcome(const void *st, int *reason);
+
+/* Helpers (chess.c) also used by the FEN code, the descriptors and the bindings. */
 int mg_chess_in_check(const mg_chess_state *s);
 int mg_chess_legal_actions(const mg_chess_state *s, int32_t *out);
 int mg_chess_count_legal(const mg_chess_state *s);

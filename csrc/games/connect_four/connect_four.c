@@ -252,8 +252,11 @@ static size_t c4_action_to_str(const void *st, int32_t a, char *buf, size_t bufl
 static int c4_action_from_str(const void *st, const char *s, int32_t *a, char *err, size_t errlen)
 {
     if (!(s[0] >= '1' && s[0] <= '7' && s[1] == '\0')) {
-        snprintf(err, errlen, "invalid Connect Four move %s: expected a column 1..7",
-                 MG_QUOTE(s, MG_QUOTE_MAX));
+        /* say which: not a number at all, or a column number off the board */
+        size_t n = strlen(s), digits = strspn(s, "0123456789");
+        const char *why = n && digits == n ? "the column is out of range (columns 1..7)"
+                                           : "not a column number (columns 1..7)";
+        snprintf(err, errlen, "invalid Connect Four move %s: %s", MG_QUOTE(s, MG_QUOTE_MAX), why);
         return MG_ERR;
     }
     int32_t col = s[0] - '1';
@@ -293,7 +296,10 @@ MG_TARGET_V3 C4_PERFT_LEAN(c4_perft_lean_v3)
 #endif
 
 /* Subtrees of C4_PERFT_LEAN_DEPTH plies (at most 7^6 leaves, well under a millisecond) are
- * counted by c4_perft_lean; above them each node ticks `cancel`. */
+ * counted by c4_perft_lean; above them each node ticks `cancel`.  Every node of c4_perft_top
+ * has depth <= its empty cells (c4_perft answers deeper perfts 0 at once), so each one above
+ * the lean subtrees reaches them (or a finished game) within a few plies: no path of the
+ * recursion runs long without a tick. */
 #define C4_PERFT_LEAN_DEPTH 6
 
 static uint64_t c4_perft_top(uint64_t cur, uint64_t mask, int depth, int v3, mg_cancel *cancel)
@@ -321,6 +327,10 @@ static uint64_t c4_perft(void *st, int depth, mg_cancel *cancel)
     const mg_c4_state *s = st;
     if (depth <= 0)
         return 1;
+    /* Each move fills a cell: no line of play is longer than the empty cells, so a deeper perft
+     * counts no leaf (without this, perft(50) would walk every game to its end, for years). */
+    if (depth > MG_C4_CELLS - __builtin_popcountll(s->mask))
+        return 0;
     return c4_perft_top(s->cur, s->mask, depth, mg_cpu_has_v3(), cancel);
 }
 

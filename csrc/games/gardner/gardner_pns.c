@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../clock.h"
 #include "../../rng.h"
 
 #define PN_INF 0x40000000u   /* a proof (or disproof) number of "impossible" */
@@ -42,14 +41,8 @@ struct mg_gpns {
 };
 
 typedef struct ctx {
+    mg_gprove_run r;
     mg_gpns *p;
-    mg_gardner_state st;
-    int attacker;
-    uint64_t key_extra;
-    uint64_t nodes, max_nodes;
-    double deadline;
-    mg_cancel *cancel;
-    int stop;
 } ctx;
 
 typedef struct val {
@@ -59,31 +52,26 @@ typedef struct val {
 
 mg_gpns *mg_gpns_new(int tt_log2, char *err, size_t errlen)
 {
-    if (tt_log2 == 0)
-        tt_log2 = MG_GPNS_TT_DEFAULT;
-    if (tt_log2 < MG_GPNS_TT_MIN || tt_log2 > MG_GPNS_TT_MAX) {
-        snprintf(err, errlen, "table size 2^%d is out of range (tt_log2 must lie in %d..%d, or 0 for %d)", tt_log2,
-                 MG_GPNS_TT_MIN, MG_GPNS_TT_MAX, MG_GPNS_TT_DEFAULT);
+    pns_entry *tt = mg_gprove_table_new(&tt_log2, sizeof *tt, err, errlen);
+    if (!tt)
         return NULL;
-    }
     mg_gpns *p = calloc(1, sizeof *p);
     if (!p) {
+        free(tt);
         snprintf(err, errlen, "out of memory for the proof-number searcher");
         return NULL;
     }
-    size_t n = (size_t)1 << tt_log2;
-    p->tt = malloc(n * sizeof *p->tt);
+    p->tt = tt;
     p->moves = malloc(ROWS * sizeof *p->moves);
     p->cpn = malloc(ROWS * sizeof *p->cpn);
     p->cdn = malloc(ROWS * sizeof *p->cdn);
     p->cpd = malloc(ROWS * sizeof *p->cpd);
-    if (!p->tt || !p->moves || !p->cpn || !p->cdn || !p->cpd) {
-        snprintf(err, errlen, "out of memory for a table of 2^%d entries (%zu MiB)", tt_log2,
-                 (n * sizeof(pns_entry)) >> 20);
+    if (!p->moves || !p->cpn || !p->cdn || !p->cpd) {
+        snprintf(err, errlen, "out of memory for the proof-number searcher");
         mg_gpns_free(p);
         return NULL;
     }
-    p->bucket_mask = (uint64_t)(n / BUCKET) - 1;
+    p->bucket_mask = (((uint64_t)1 << tt_log2) / BUCKET) - 1;
     mg_gpns_clear(p);
     return p;
 }
@@ -108,7 +96,7 @@ size_t mg_gpns_tt_bytes(const mg_gpns *p) { return (size_t)(p->bucket_mask + 1) 
 
 static inline uint64_t node_key(const ctx *c, int d)
 {
-    uint64_t k = c->st.hash ^ c->key_extra ^ mg_mix64(0x706e7364657074ULL + (uint64_t)d);
+    uint64_t k = c->r.st.hash ^ c->r.key_extra ^ mg_mix64(0x706e7364657074ULL + (uint64_t)d);
     return k ? k : 1;
 }
 
@@ -144,23 +132,8 @@ static void tt_store(ctx *c, uint64_t key, val v, uint64_t work)
 
 /* ---- search ------------------------------------------------------------------------------- */
 
-static int budget_spent(ctx *c, uint64_t moves)
-{
-    c->nodes += moves;
-    if (c->max_nodes && c->nodes > c->max_nodes) {
-        c->stop = MG_GPROVE_NODE_LIMIT;
-        return 1;
-    }
-    if (c->deadline > 0.0 && mg_now_seconds() >= c->deadline) {
-        c->stop = MG_GPROVE_TIME_LIMIT;
-        return 1;
-    }
-    if (mg_cancel_tick(c->cancel)) {
-        c->stop = MG_GPROVE_CANCELLED;
-        return 1;
-    }
-    return 0;
-}
+/* Counts `moves` nodes; non-zero (and the stop set) once a budget is spent or the cancel fires. */
+static inline int budget_spent(ctx *c, uint64_t moves) { return mg_gprove_spent(&c->r, moves, 0); }
 
 static const val PROVEN0 = {0, PN_INF, 0};
 static const val DISPROVEN = {PN_INF, 0, -1};
@@ -172,8 +145,8 @@ static inline int norm_depth(int att, int d) { return (att ? d % 2 == 0 : d % 2 
  * attacker's last ply, else from the table or the mobility heuristic.  Counts the moves it makes. */
 static val evaluate(ctx *c, int d, int ply)
 {
-    mg_gardner_state *st = &c->st;
-    const int att = st->side == c->attacker;
+    mg_gardner_state *st = &c->r.st;
+    const int att = st->side == c->r.attacker;
     if (mg_gardner_insufficient_material(st))
         return DISPROVEN;
     int32_t *moves = c->p->moves[ply];
@@ -192,7 +165,7 @@ static val evaluate(ctx *c, int d, int ply)
         int32_t *reply = c->p->moves[ply + 1];
         mg_gardner_undo u;
         val v = DISPROVEN;
-        c->nodes += (uint64_t)n;
+        c->r.nodes += (uint64_t)n;
         for (int i = 0; i < n; i++) {
             mg_gardner.make(st, moves[i], &u);
             int mate = mg_gardner_in_check(st) && mg_gardner.legal_actions(st, reply) == 0;
@@ -223,15 +196,15 @@ static inline uint32_t sat_add(uint32_t a, uint32_t b)
  * `ply` until pn >= thpn or dn >= thdn; its values in *out.  0, or -1 when stopped. */
 static int mid(ctx *c, int d, int ply, uint32_t thpn, uint32_t thdn, val *out)
 {
-    mg_gardner_state *st = &c->st;
+    mg_gardner_state *st = &c->r.st;
     mg_gpns *p = c->p;
-    const int att = st->side == c->attacker;
+    const int att = st->side == c->r.attacker;
     int32_t *moves = p->moves[ply];
     uint32_t *cpn = p->cpn[ply], *cdn = p->cdn[ply];
     int16_t *cpd = p->cpd[ply];
     const int n = mg_gardner.legal_actions(st, moves);
     const uint64_t key = node_key(c, d);
-    const uint64_t start = c->nodes;
+    const uint64_t start = c->r.nodes;
     const int cd = norm_depth(!att, d - 1);
     mg_gardner_undo u;
     if (budget_spent(c, (uint64_t)n))
@@ -304,7 +277,7 @@ static int mid(ctx *c, int d, int ply, uint32_t thpn, uint32_t thdn, val *out)
         cdn[b] = v.dn;
         cpd[b] = v.pd;
     }
-    tt_store(c, key, me, c->nodes - start);
+    tt_store(c, key, me, c->r.nodes - start);
     *out = me;
     return 0;
 }
@@ -313,7 +286,7 @@ static int mid(ctx *c, int d, int ply, uint32_t thpn, uint32_t thdn, val *out)
  * attacker's last ply, or the table), else -1.  Scratch rows ply and ply + 1. */
 static int known_proof_depth(ctx *c, int d, int ply)
 {
-    const int att = c->st.side == c->attacker;
+    const int att = c->r.st.side == c->r.attacker;
     d = norm_depth(att, d);
     val v = evaluate(c, d, ply);
     return v.pn == 0 ? v.pd : -1;
@@ -323,12 +296,12 @@ static int known_proof_depth(ctx *c, int d, int ply)
  * shallowest proven move, the defender's deepest reply.  Leaves the position unchanged. */
 static int build_pv(ctx *c, int d, int pd, int32_t *pv)
 {
-    mg_gardner_state *st = &c->st;
+    mg_gardner_state *st = &c->r.st;
     mg_gardner_undo undo[MG_GPROVE_MAX_PLIES];
     int32_t moves[MG_GARDNER_MAX_MOVES];
     int len = 0;
     while (pd > 0 && len < MG_GPROVE_MAX_PLIES && d > 0) {
-        const int att = st->side == c->attacker;
+        const int att = st->side == c->r.attacker;
         int n = mg_gardner.legal_actions(st, moves);
         int32_t pick = -1;
         int pick_pd = att ? INT16_MAX : -1;
@@ -361,26 +334,12 @@ static int build_pv(ctx *c, int d, int pd, int32_t *pv)
 int mg_gpns_prove(mg_gpns *p, const mg_gardner_state *root, const mg_gprove_query *q, mg_gprove_result *out,
                   char *err, size_t errlen)
 {
-    if (!p) {
-        snprintf(err, errlen, "mg_gpns_prove: a NULL argument");
-        return MG_ERR;
-    }
-    mg_gprove_setup su;
-    if (mg_gprove_begin(root, q, out, &su, err, errlen) != MG_OK)
-        return MG_ERR;
-
     ctx c;
     c.p = p;
-    memcpy(&c.st, root, sizeof c.st);
-    c.attacker = su.attacker;
-    c.key_extra = mg_mix64(0x676172647066ULL + (uint64_t)c.attacker) ^ mg_mix64((uint64_t)root->flags << 8);
-    c.nodes = 0;
-    c.max_nodes = q->max_nodes;
-    c.cancel = q->cancel;
-    c.stop = MG_GPROVE_DONE;
-    c.deadline = su.deadline;
-    const int plies = su.plies;
-    const int d = norm_depth(root->side == c.attacker, plies);
+    if (mg_gprove_begin(p, "mg_gpns_prove", root, q, 0x676172647066ULL, out, &c.r, err, errlen) != MG_OK)
+        return MG_ERR;
+    const int plies = c.r.plies;
+    const int d = norm_depth(root->side == c.r.attacker, plies);
 
     val v = evaluate(&c, d, 0);
     if (v.pn != 0 && v.dn != 0 && mid(&c, d, 0, PN_INF, PN_INF, &v) < 0)
@@ -389,6 +348,6 @@ int mg_gpns_prove(mg_gpns *p, const mg_gardner_state *root, const mg_gprove_quer
         out->pv_len = build_pv(&c, d, v.pd, out->pv);
     else if (v.dn == 0)
         out->depth_done = plies;
-    mg_gprove_conclude(out, root, q, &su, v.pn == 0 ? (int)v.pd : -1, v.pn != 0 && v.dn == 0, c.stop, c.nodes);
+    mg_gprove_conclude(out, root, q, &c.r, v.pn == 0 ? (int)v.pd : -1, v.pn != 0 && v.dn == 0);
     return MG_OK;
 }

@@ -44,15 +44,11 @@
 extern "C" {
 #endif
 
-/* Table sizes: 2^tt_log2 entries, tt_log2 in [MG_GPNS_TT_MIN, MG_GPNS_TT_MAX]; 0 picks the default. */
-#define MG_GPNS_TT_MIN 10
-#define MG_GPNS_TT_MAX 30
-#define MG_GPNS_TT_DEFAULT 20
-
 typedef struct mg_gpns mg_gpns;
 
-/* A searcher with a table of 2^tt_log2 entries (0: MG_GPNS_TT_DEFAULT); NULL with a message for a
- * size out of range or when memory runs out. */
+/* A searcher with a table of 2^tt_log2 entries, tt_log2 in the exhaustive prover's range
+ * [MG_GPROVE_TT_MIN, MG_GPROVE_TT_MAX] (0: MG_GPROVE_TT_DEFAULT); NULL with a message for a size out
+ * of range or when memory runs out. */
 mg_gpns *mg_gpns_new(int tt_log2, char *err, size_t errlen);
 void mg_gpns_free(mg_gpns *p);
 /* Forget everything the table learned. */

@@ -34,14 +34,8 @@ struct mg_gprover {
 };
 
 typedef struct ctx {
+    mg_gprove_run r;
     mg_gprover *p;
-    mg_gardner_state st;    /* the position searched, changed by make/unmake and restored */
-    int attacker;
-    uint64_t key_extra;     /* mixed into the position hash: attacker and rule flags */
-    uint64_t nodes, max_nodes;
-    double deadline;        /* monotonic seconds; 0: none */
-    mg_cancel *cancel;
-    int stop;               /* enum mg_gprove_stop */
 } ctx;
 
 static void tt_clear(mg_gprover *p)
@@ -56,27 +50,17 @@ static void tt_clear(mg_gprover *p)
 
 mg_gprover *mg_gprover_new(int tt_log2, char *err, size_t errlen)
 {
-    if (tt_log2 == 0)
-        tt_log2 = MG_GPROVE_TT_DEFAULT;
-    if (tt_log2 < MG_GPROVE_TT_MIN || tt_log2 > MG_GPROVE_TT_MAX) {
-        snprintf(err, errlen, "table size 2^%d is out of range (tt_log2 must lie in %d..%d, or 0 for %d)", tt_log2,
-                 MG_GPROVE_TT_MIN, MG_GPROVE_TT_MAX, MG_GPROVE_TT_DEFAULT);
+    tt_entry *tt = mg_gprove_table_new(&tt_log2, sizeof *tt, err, errlen);
+    if (!tt)
         return NULL;
-    }
     mg_gprover *p = malloc(sizeof *p);
     if (!p) {
+        free(tt);
         snprintf(err, errlen, "out of memory for the prover");
         return NULL;
     }
-    size_t n = (size_t)1 << tt_log2;
-    p->tt = malloc(n * sizeof *p->tt);
-    if (!p->tt) {
-        free(p);
-        snprintf(err, errlen, "out of memory for a table of 2^%d entries (%zu MiB)", tt_log2,
-                 (n * sizeof(tt_entry)) >> 20);
-        return NULL;
-    }
-    p->mask = (uint64_t)n - 1;
+    p->tt = tt;
+    p->mask = ((uint64_t)1 << tt_log2) - 1;
     tt_clear(p);
     return p;
 }
@@ -95,24 +79,8 @@ size_t mg_gprover_tt_bytes(const mg_gprover *p) { return (size_t)(p->mask + 1) *
 
 /* ---- the search ------------------------------------------------------------------------- */
 
-/* Counts a node; non-zero (and c->stop set) once a budget is spent or the cancel fires. */
-static int budget_spent(ctx *c)
-{
-    c->nodes++;
-    if (c->max_nodes && c->nodes > c->max_nodes) {
-        c->stop = MG_GPROVE_NODE_LIMIT;
-        return 1;
-    }
-    if (c->deadline > 0.0 && (c->nodes & 1023) == 0 && mg_now_seconds() >= c->deadline) {
-        c->stop = MG_GPROVE_TIME_LIMIT;
-        return 1;
-    }
-    if (mg_cancel_tick(c->cancel)) {
-        c->stop = MG_GPROVE_CANCELLED;
-        return 1;
-    }
-    return 0;
-}
+/* Counts a node; non-zero (and the stop set) once a budget is spent or the cancel fires. */
+static inline int budget_spent(ctx *c) { return mg_gprove_spent(&c->r, 1, 1023); }
 
 static inline tt_entry *tt_find(ctx *c, uint64_t key)
 {
@@ -160,11 +128,11 @@ static void sort_moves(int32_t *moves, int *score, int n)
     }
 }
 
-/* 1: the attacker mates within d plies; 0: it does not; -1: stopped (c->stop). */
+/* 1: the attacker mates within d plies; 0: it does not; -1: stopped (c->r.stop). */
 static int search(ctx *c, int d)
 {
-    mg_gardner_state *st = &c->st;
-    const int att = st->side == c->attacker;
+    mg_gardner_state *st = &c->r.st;
+    const int att = st->side == c->r.attacker;
     if (att ? d % 2 == 0 : d % 2 != 0)
         d--;
     if (mg_gardner_insufficient_material(st))
@@ -175,7 +143,7 @@ static int search(ctx *c, int d)
         return !att && mg_gardner_in_check(st);
     if (d <= 0)
         return 0;
-    const uint64_t key = st->hash ^ c->key_extra;
+    const uint64_t key = st->hash ^ c->r.key_extra;
     int32_t ttmove = -1;
     const tt_entry *e = tt_find(c, key);
     if (e) {
@@ -257,12 +225,12 @@ static int mate_distance(ctx *c, int from, int d)
  * as it found it; stops early (a shorter line) if the budget runs out. */
 static int build_pv(ctx *c, int dist, int32_t *pv, int maxlen)
 {
-    mg_gardner_state *st = &c->st;
+    mg_gardner_state *st = &c->r.st;
     mg_gardner_undo undo[MG_GPROVE_MAX_PLIES];
     int32_t moves[MG_GARDNER_MAX_MOVES];
     int len = 0;
     while (dist > 0 && len < maxlen && len < MG_GPROVE_MAX_PLIES) {
-        const int att = st->side == c->attacker;
+        const int att = st->side == c->r.attacker;
         int n = mg_gardner.legal_actions(st, moves);
         int32_t pick = -1;
         int pick_d = -1;
@@ -305,11 +273,29 @@ out:
     return len;
 }
 
-int mg_gprove_check_query(const mg_gardner_state *root, const mg_gprove_query *q, mg_gprove_result *out, char *err,
-                          size_t errlen)
+/* ---- what both provers share ------------------------------------------------------------ */
+
+void *mg_gprove_table_new(int *tt_log2, size_t entry_bytes, char *err, size_t errlen)
 {
-    if (!root || !q || !out) {
-        snprintf(err, errlen, "mg_gprove: a NULL argument");
+    if (*tt_log2 == 0)
+        *tt_log2 = MG_GPROVE_TT_DEFAULT;
+    if (*tt_log2 < MG_GPROVE_TT_MIN || *tt_log2 > MG_GPROVE_TT_MAX) {
+        snprintf(err, errlen, "table size 2^%d is out of range (tt_log2 must lie in %d..%d, or 0 for %d)", *tt_log2,
+                 MG_GPROVE_TT_MIN, MG_GPROVE_TT_MAX, MG_GPROVE_TT_DEFAULT);
+        return NULL;
+    }
+    size_t bytes = ((size_t)1 << *tt_log2) * entry_bytes;
+    void *t = malloc(bytes);
+    if (!t)
+        snprintf(err, errlen, "out of memory for a table of 2^%d entries (%zu MiB)", *tt_log2, bytes >> 20);
+    return t;
+}
+
+static int check_query(const void *searcher, const char *fn, const mg_gardner_state *root, const mg_gprove_query *q,
+                       const mg_gprove_result *out, char *err, size_t errlen)
+{
+    if (!searcher || !root || !q || !out) {
+        snprintf(err, errlen, "%s: a NULL argument", fn);
         return MG_ERR;
     }
     if (q->goal != MG_GPROVE_MATE && q->goal != MG_GPROVE_NO_LOSS) {
@@ -335,64 +321,30 @@ int mg_gprove_check_query(const mg_gardner_state *root, const mg_gprove_query *q
     return MG_OK;
 }
 
-int mg_gprove(mg_gprover *p, const mg_gardner_state *root, const mg_gprove_query *q, mg_gprove_result *out,
-              char *err, size_t errlen)
+int mg_gprove_begin(const void *searcher, const char *fn, const mg_gardner_state *root, const mg_gprove_query *q,
+                    uint64_t salt, mg_gprove_result *out, mg_gprove_run *r, char *err, size_t errlen)
 {
-    if (!p) {
-        snprintf(err, errlen, "mg_gprove: a NULL argument");
-        return MG_ERR;
-    }
-    mg_gprove_setup su;
-    if (mg_gprove_begin(root, q, out, &su, err, errlen) != MG_OK)
-        return MG_ERR;
-
-    ctx c;
-    c.p = p;
-    memcpy(&c.st, root, sizeof c.st);
-    c.attacker = su.attacker;
-    c.key_extra = mg_mix64(0x6761726470726f76ULL + (uint64_t)c.attacker) ^ mg_mix64((uint64_t)root->flags << 8);
-    c.nodes = 0;
-    c.max_nodes = q->max_nodes;
-    c.cancel = q->cancel;
-    c.stop = MG_GPROVE_DONE;
-    c.deadline = su.deadline;
-    const int plies = su.plies;
-
-    int found = -1;
-    for (int d = 0; d <= plies; d++) {
-        int r = search(&c, d);
-        if (r < 0)
-            break;
-        if (r) {
-            found = d;
-            break;
-        }
-        out->depth_done = d;
-    }
-    if (found >= 0)
-        out->pv_len = build_pv(&c, found, out->pv, MG_GPROVE_MAX_PLIES);
-    mg_gprove_conclude(out, root, q, &su, found, found < 0 && c.stop == MG_GPROVE_DONE, c.stop, c.nodes);
-    return MG_OK;
-}
-
-int mg_gprove_begin(const mg_gardner_state *root, const mg_gprove_query *q, mg_gprove_result *out,
-                    mg_gprove_setup *su, char *err, size_t errlen)
-{
-    if (mg_gprove_check_query(root, q, out, err, errlen) != MG_OK)
+    if (check_query(searcher, fn, root, q, out, err, errlen) != MG_OK)
         return MG_ERR;
     memset(out, 0, sizeof *out);
     out->mate_plies = -1;
     out->depth_done = -1;
     out->rule50_safe = 1;
-    su->attacker = q->goal == MG_GPROVE_MATE ? q->side : 1 - q->side;
-    su->plies = q->goal == MG_GPROVE_MATE ? 2 * q->n - (root->side == q->side ? 1 : 0) : q->n;
-    su->t0 = mg_now_seconds();
-    su->deadline = q->max_seconds > 0.0 ? su->t0 + q->max_seconds : 0.0;
+    memcpy(&r->st, root, sizeof r->st);
+    r->attacker = q->goal == MG_GPROVE_MATE ? q->side : 1 - q->side;
+    r->plies = q->goal == MG_GPROVE_MATE ? 2 * q->n - (root->side == q->side ? 1 : 0) : q->n;
+    r->key_extra = mg_mix64(salt + (uint64_t)r->attacker) ^ mg_mix64((uint64_t)root->flags << 8);
+    r->nodes = 0;
+    r->max_nodes = q->max_nodes;
+    r->cancel = q->cancel;
+    r->stop = MG_GPROVE_DONE;
+    r->t0 = mg_now_seconds();
+    r->deadline = q->max_seconds > 0.0 ? r->t0 + q->max_seconds : 0.0;
     return MG_OK;
 }
 
 void mg_gprove_conclude(mg_gprove_result *out, const mg_gardner_state *root, const mg_gprove_query *q,
-                        const mg_gprove_setup *su, int attacker_plies, int exhausted, int stop, uint64_t nodes)
+                        const mg_gprove_run *r, int attacker_plies, int exhausted)
 {
     const int mate = q->goal == MG_GPROVE_MATE;
     if (attacker_plies >= 0) {
@@ -404,7 +356,33 @@ void mg_gprove_conclude(mg_gprove_result *out, const mg_gardner_state *root, con
     } else {
         out->status = MG_GPROVE_UNKNOWN;
     }
-    out->stop = stop;
-    out->nodes = nodes;
-    out->seconds = mg_now_seconds() - su->t0;
+    out->stop = r->stop;
+    out->nodes = r->nodes;
+    out->seconds = mg_now_seconds() - r->t0;
+}
+
+/* ---- the exhaustive prover -------------------------------------------------------------- */
+
+int mg_gprove(mg_gprover *p, const mg_gardner_state *root, const mg_gprove_query *q, mg_gprove_result *out,
+              char *err, size_t errlen)
+{
+    ctx c;
+    c.p = p;
+    if (mg_gprove_begin(p, "mg_gprove", root, q, 0x6761726470726f76ULL, out, &c.r, err, errlen) != MG_OK)
+        return MG_ERR;
+    int found = -1;
+    for (int d = 0; d <= c.r.plies; d++) {
+        int r = search(&c, d);
+        if (r < 0)
+            break;
+        if (r) {
+            found = d;
+            break;
+        }
+        out->depth_done = d;
+    }
+    if (found >= 0)
+        out->pv_len = build_pv(&c, found, out->pv, MG_GPROVE_MAX_PLIES);
+    mg_gprove_conclude(out, root, q, &c.r, found, found < 0 && c.r.stop == MG_GPROVE_DONE);
+    return MG_OK;
 }

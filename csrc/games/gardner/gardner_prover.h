@@ -39,6 +39,7 @@
 #define MG_GARDNER_PROVER_H
 
 #include "../../cancel.h"
+#include "../../clock.h"
 #include "gardner.h"
 
 #ifdef __cplusplus
@@ -96,28 +97,58 @@ size_t mg_gprover_tt_bytes(const mg_gprover *p);
 int mg_gprove(mg_gprover *p, const mg_gardner_state *root, const mg_gprove_query *q, mg_gprove_result *out,
               char *err, size_t errlen);
 
-/* The checks of a query shared by mg_gprove and mg_gpns_prove (gardner_pns.h): MG_ERR with a
- * message naming the bad value (NULL argument, goal, side, n, max_seconds), else MG_OK. */
-int mg_gprove_check_query(const mg_gardner_state *root, const mg_gprove_query *q, mg_gprove_result *out, char *err,
-                          size_t errlen);
+/* ---- what both provers share (this file's prover and gardner_pns.h's) ------------------------ */
 
-/* What both provers derive from a query before searching. */
-typedef struct mg_gprove_setup {
-    int attacker;    /* the side that must mate (MATE), or the opponent of the protected side (NO_LOSS) */
-    int plies;       /* the plies the claim spans */
-    double t0;       /* start (mg_now_seconds) */
-    double deadline; /* 0: none */
-} mg_gprove_setup;
+/* A table of 2^*tt_log2 entries of entry_bytes each (malloc'ed, not initialised; *tt_log2 0 becomes
+ * MG_GPROVE_TT_DEFAULT), or NULL with a message: the range [MG_GPROVE_TT_MIN, MG_GPROVE_TT_MAX] for a size
+ * outside it, the table's size when memory runs out. */
+void *mg_gprove_table_new(int *tt_log2, size_t entry_bytes, char *err, size_t errlen);
 
-/* Checks the query (as mg_gprove_check_query), resets *out and fills *su: MG_OK or MG_ERR. */
-int mg_gprove_begin(const mg_gardner_state *root, const mg_gprove_query *q, mg_gprove_result *out,
-                    mg_gprove_setup *su, char *err, size_t errlen);
+/* A search under way: the position, the attacker, the claim's span and the budgets. */
+typedef struct mg_gprove_run {
+    mg_gardner_state st;  /* the position searched, changed by make/unmake and restored */
+    int attacker;         /* the side that must mate (MATE), or the opponent of the protected side (NO_LOSS) */
+    int plies;            /* the plies the claim spans */
+    uint64_t key_extra;   /* mixed into the position hash: the prover's salt, the attacker, the rule flags */
+    uint64_t nodes, max_nodes;
+    double t0;            /* start (mg_now_seconds) */
+    double deadline;      /* monotonic seconds; 0: none */
+    mg_cancel *cancel;
+    int stop;             /* enum mg_gprove_stop */
+} mg_gprove_run;
+
+/* The set-up of both provers: checks the arguments and the query (MG_ERR with a message naming the bad
+ * value: "<fn>: a NULL argument" for a NULL searcher, root, q or out; goal, side, n, max_seconds),
+ * resets *out, fills *r from root and q (`salt` keeps the two provers' hash keys apart) and starts the
+ * clock.  MG_OK or MG_ERR. */
+int mg_gprove_begin(const void *searcher, const char *fn, const mg_gardner_state *root, const mg_gprove_query *q,
+                    uint64_t salt, mg_gprove_result *out, mg_gprove_run *r, char *err, size_t errlen);
+
+/* Counts `moves` nodes; non-zero (and r->stop set) once the node budget is spent, the deadline passed
+ * (the clock read when nodes & clock_mask is 0: 0 reads it every time) or the cancel fired. */
+static inline int mg_gprove_spent(mg_gprove_run *r, uint64_t moves, uint64_t clock_mask)
+{
+    r->nodes += moves;
+    if (r->max_nodes && r->nodes > r->max_nodes) {
+        r->stop = MG_GPROVE_NODE_LIMIT;
+        return 1;
+    }
+    if (r->deadline > 0.0 && (r->nodes & clock_mask) == 0 && mg_now_seconds() >= r->deadline) {
+        r->stop = MG_GPROVE_TIME_LIMIT;
+        return 1;
+    }
+    if (mg_cancel_tick(r->cancel)) {
+        r->stop = MG_GPROVE_CANCELLED;
+        return 1;
+    }
+    return 0;
+}
 
 /* Fills out's status from the search's conclusion: `attacker_plies` >= 0 when the attacker's claim
  * was proven at that depth (the line is the caller's), `exhausted` when it was refuted within the
- * bound; neither: unknown.  Also stop, nodes and seconds. */
+ * bound; neither: unknown.  Also stop, nodes and seconds (from r). */
 void mg_gprove_conclude(mg_gprove_result *out, const mg_gardner_state *root, const mg_gprove_query *q,
-                        const mg_gprove_setup *su, int attacker_plies, int exhausted, int stop, uint64_t nodes);
+                        const mg_gprove_run *r, int attacker_plies, int exhausted);
 
 #ifdef __cplusplus
 }
