@@ -132,8 +132,12 @@ OPTIONAL_OTHERS = [
     ("native engine", _native_engine, "the native model engine tests", "build the extension (setup.py build_ext)"),
     ("objdump", lambda: shutil.which("objdump") is not None, "the portable build check", "binutils"),
     ("git", lambda: shutil.which("git") is not None, "the source distribution checks", "git and a git checkout"),
+    ("C/C++ compilers", lambda: all(shutil.which(os.environ.get(v, d)) for v, d in (("CXX", "g++"), ("CC", "gcc"))),
+     "the CUDA kernels' CPU harness", "g++ and gcc, or CXX and CC naming others"),
     ("reference data", lambda: not shared_data_missing(), "perft against published tables",
      "MG_SHARED_DATA=folder with perft/tricky.perft and perft/chess960.perft"),
+    ("the papers' texts", lambda: (REPO.parent / "shared" / "papers").is_dir(), "the paper data set checks",
+     "kept beside the project's own development checkout only"),
     ("Connect Four test sets", _c4_test_sets, "solver scores against the published test sets",
      "connect_four/Test_L* inside the MG_SHARED_DATA folder"),
 ]
