@@ -131,6 +131,22 @@ def test_dataset_resume_continues_the_stream(tmp_path):
     assert tail == whole[9:]
 
 
+def test_dataset_ranks_interleave_whatever_the_workers(tmp_path):
+    """Rank r of W streams batches r, r + W, r + 2W, ... in order for any number of DataLoader workers, so a
+    step's batches (one per rank) do not depend on the worker count; the ranks together cover the stream."""
+    _torch()
+    from mavgame.datasets import MAVDataset
+    write_set(tmp_path, n=60, val_fraction=0.0)
+    store = PositionStore(tmp_path / "train")
+    whole = collect(MAVDataset(store, encoder, batch_size=4, seed=5, start_batch=3, num_batches=12), 0)
+    for workers in (0, 2, 3):
+        for rank in (0, 1):
+            mine = collect(MAVDataset(store, encoder, batch_size=4, seed=5, start_batch=3, num_batches=12,
+                                      rank=rank, world_size=2), workers)
+            assert [b[0] for b in mine] == list(range(3 + rank, 15, 2)), (workers, rank)
+            assert mine == whole[rank::2]
+
+
 def test_dataset_rejects_too_long_examples(tmp_path):
     _torch()
     from mavgame.datasets import MAVDataset

@@ -142,7 +142,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     t.add_argument("--out", default=None,
                    help="run directory (checkpoint.pt, log.jsonl, model.safetensors); required unless --generate-only")
     t.add_argument("--steps", type=int, default=10000, help="optimiser steps")
-    t.add_argument("--batch-size", type=int, default=64, help="examples per micro-batch")
+    t.add_argument("--batch-size", type=int, default=64, help="examples per micro-batch (over all processes)")
     t.add_argument("--grad-accum", type=int, default=1, help="micro-batches per optimiser step")
     t.add_argument("--lr", type=float, default=1e-3, help="peak learning rate")
     t.add_argument("--min-lr-ratio", type=float, default=0.1, help="final learning rate as a share of --lr")
@@ -162,6 +162,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     t.add_argument("--gen-eval-positions", type=int, default=256,
                    help="held-out positions decoded at each validation for the paper's metrics (0: off)")
     t.add_argument("--checkpoint-every", type=int, default=500, help="steps between checkpoints")
+    t.add_argument("--log-every", type=int, default=20, help="steps between the training lines of OUT/log.jsonl")
     t.add_argument("--stop-after", type=int, default=0,
                    help="stop after this many steps of this invocation (resume later with the same command)")
     t.add_argument("--export", default=None, help="path of the exported model (default: OUT/model.safetensors)")
@@ -173,6 +174,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(out of distribution; written to OUT/ood); chess: on this many random piece "
                         "placements, the paper's out-of-distribution set")
     t.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+    d = p.add_argument_group("several processes (torch.distributed; docs/distributed.md)")
+    d.add_argument("--nproc", type=int, default=1, metavar="N",
+                   help="train on N processes of this node (one per GPU, or N CPU processes): runs this command "
+                        "under torchrun (python -m torch.distributed.run --standalone); the global batch stays "
+                        "--batch-size x --grad-accum, so the losses are one process's; one of --batch-size and "
+                        "--grad-accum must be a multiple of N. Under torchrun itself, leave it at 1")
+    d.add_argument("--fsdp", action="store_true",
+                   help="with several processes, shard parameters, gradients and optimiser state over them "
+                        "(FSDP2) instead of a full copy per process (DDP), for models that do not fit one device")
 
 
 def example_options(args: argparse.Namespace, saved: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
@@ -318,7 +329,8 @@ def check_arguments(args: argparse.Namespace) -> None:
     # training
     if args.out is not None:
         _writable_dir_or_creatable("--out", args.out)
-    for opt in ("--steps", "--batch-size", "--grad-accum", "--eval-every", "--eval-batches", "--checkpoint-every"):
+    for opt in ("--steps", "--batch-size", "--grad-accum", "--eval-every", "--eval-batches", "--checkpoint-every",
+                "--log-every"):
         at_least(opt, 1)
     number("--lr", 0.0, lo_open=True)
     number("--min-lr-ratio", 0.0, 1.0)
@@ -332,12 +344,100 @@ def check_arguments(args: argparse.Namespace) -> None:
         raise _fail(f"--device {args.device}: must be auto, cpu, mps, cuda or cuda:N")
     if args.export is not None:
         _writable_dir_or_creatable("--export", args.export, is_file=True)
+    at_least("--nproc", 1)
+    if args.nproc > 1:
+        if _env_world_size() > 1:
+            raise _fail(f"--nproc {args.nproc}: this process is already one of {_env_world_size()} (torchrun): "
+                        "leave --nproc out under torchrun")
+        if args.batch_size % args.nproc and args.grad_accum % args.nproc:
+            raise _fail(f"--nproc {args.nproc}: neither --batch-size {args.batch_size} nor --grad-accum "
+                        f"{args.grad_accum} is a multiple of it (each process takes a share of every step)")
+        try:
+            import torch
+        except ImportError:
+            raise _fail(f"--nproc {args.nproc}: needs PyTorch: pip install torch") from None
+        if args.device in ("auto", "cuda") and torch.cuda.is_available() and torch.cuda.device_count() < args.nproc:
+            raise _fail(f"--nproc {args.nproc}: torch sees {torch.cuda.device_count()} GPU(s); one process per GPU "
+                        "(or --device cpu)")
+
+
+def _env_world_size() -> int:
+    try:
+        return int(os.environ.get("WORLD_SIZE", "1") or 1)
+    except ValueError:
+        return 1
+
+
+def command_line(args: argparse.Namespace, drop: tuple = ("nproc",)) -> list:
+    """``args`` (a parsed ``mavgame train`` command) back as a command line, ``train`` first, without the
+    options in ``drop``: every option whose value differs from its default (the command torchrun starts)."""
+    p = argparse.ArgumentParser(add_help=False)
+    add_arguments(p)
+    out = ["train"]
+    for a in p._actions:
+        if not a.option_strings or a.dest in drop or a.dest == "help":
+            continue
+        v = getattr(args, a.dest, a.default)
+        if v == a.default:
+            continue
+        flag = a.option_strings[-1] if a.option_strings[-1].startswith("--") else a.option_strings[0]
+        if isinstance(a, argparse._StoreTrueAction):
+            out.append(flag)
+        elif isinstance(a, argparse._AppendAction):
+            for item in v:
+                if isinstance(item, tuple):   # KEY=VALUE, VALUE as JSON (what _kv reads back)
+                    item = f"{item[0]}={json.dumps(item[1])}"
+                out += [flag, str(item)]
+        else:
+            out += [flag, str(v)]
+    return out
+
+
+def launch(args: argparse.Namespace) -> int:
+    """Run the command in ``--nproc`` processes under torchrun on this node; their exit status."""
+    import subprocess
+    from ..model.distributed import launch_command
+    cmd = launch_command(args.nproc, command_line(args))
+    env = dict(os.environ)
+    env.setdefault("OMP_NUM_THREADS", str(args.threads or 1))
+    print(f"mavgame train: {args.nproc} processes: {' '.join(cmd)}", file=sys.stderr)
+    proc = subprocess.Popen(cmd, env=env)
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:   # torchrun got the Ctrl-C as well and stops its processes
+        proc.wait()
+        raise
 
 
 def run(args: argparse.Namespace) -> int:
+    """``mavgame train``."""
+    check_arguments(args)
+    if args.nproc > 1:
+        return launch(args)
+    if _env_world_size() <= 1:
+        _prepare_data(args)
+        return 0 if args.generate_only else _train(args)
+    # one of several processes (torchrun): rank 0 prepares the data while the others wait, then all train
+    try:
+        from ..model import distributed
+    except ImportError:
+        raise SystemExit("mavgame train needs PyTorch: pip install torch") from None
+    info = distributed.init(args.device)
+    try:
+        try:
+            if info.is_main:
+                _prepare_data(args)
+        finally:
+            distributed.wait_for_rank0(info)
+        return 0 if args.generate_only else _train(args)
+    finally:
+        distributed.shutdown()
+
+
+def _prepare_data(args: argparse.Namespace) -> None:
+    """Generate the position set (and search trees) the command asks for, unless they exist."""
     from ..datasets.positions import PROGRESS, generate_positions
     from ..datasets.records import MANIFEST
-    check_arguments(args)
     data = Path(args.data)
     if not (data / "train" / MANIFEST).exists() and args.pgn:
         from ..datasets.pgn import positions_from_pgn
@@ -391,8 +491,13 @@ def run(args: argparse.Namespace) -> int:
         except (ValueError, FileExistsError) as e:
             raise SystemExit(f"mavgame train: {e}") from None
         print(json.dumps({"search_data": tstats}, sort_keys=True))
-    if args.generate_only:
-        return 0
+
+
+def _train(args: argparse.Namespace) -> int:
+    """Train (or resume) the run in ``--out`` and report; under torchrun every rank runs this, rank 0
+    reports and exports."""
+    from ..datasets.records import MANIFEST
+    data = Path(args.data)
     if args.out is None:
         raise SystemExit("mavgame train: --out DIR is required to train (only --generate-only works without it)")
     try:
@@ -424,24 +529,33 @@ def run(args: argparse.Namespace) -> int:
                       preset=args.preset, model=overrides, max_seq_len=args.max_seq_len,
                       eval_every=args.eval_every, eval_batches=args.eval_batches,
                       gen_eval_positions=args.gen_eval_positions, checkpoint_every=args.checkpoint_every,
+                      log_every=args.log_every,
                       progress=not args.no_progress, export_dtype=args.export_dtype,
                       encoder_options=encoder_options,
                       search_data=args.search_data or "", search_fraction=args.search_fraction,
                       search_shapes=args.search_shapes, trace_form=args.trace_form, search_mirror=args.search_mirror,
                       init_from=args.init_from or "", finished_repeat=args.finished_repeat,
-                      vocab_version=args.vocab_version)
+                      vocab_version=args.vocab_version, fsdp=args.fsdp)
     from ..model.inference import trainer_metrics
     try:
         tr = Trainer(cfg, evaluate_fn=trainer_metrics)
     except ValueError as e:
         raise SystemExit(f"mavgame train: {e}") from None
-    print(f"mavgame train: {tr.model_cfg.num_parameters():,} parameters, {len(tr.train_store):,} training "
-          f"positions, device {tr.device}, precision {tr.precision}, from step {tr.step}", file=sys.stderr)
+    main = tr.dist.is_main
+    if main:
+        procs = "" if not tr.dist.active else \
+            f", {tr.dist.world_size} processes ({'FSDP' if tr.fsdp else 'DDP'}, {tr.dist.backend})"
+        print(f"mavgame train: {tr.model_cfg.num_parameters():,} parameters, {len(tr.train_store):,} training "
+              f"positions, device {tr.device}, precision {tr.precision}, from step {tr.step}{procs}", file=sys.stderr)
     last = tr.run(args.stop_after or None)
     if tr.step < cfg.steps:
-        print(json.dumps(json_safe({"stopped_at_step": tr.step, **last}), sort_keys=True))
+        if main:
+            print(json.dumps(json_safe({"stopped_at_step": tr.step, **last}), sort_keys=True))
         return 0
-    report: Dict[str, Any] = {"train": last}
+    tr.unshard()   # FSDP: the whole model on every rank; rank 0 evaluates and exports it
+    if not main:
+        return 0
+    report: Dict[str, Any] = {"world_size": tr.dist.world_size, "train": last}
     if args.final_eval_positions and tr.val_store is not None:
         report["heldout"] = trainer_metrics(tr, n_positions=args.final_eval_positions, full=True)
     if args.ood_games:

@@ -249,7 +249,9 @@ class MAVDataset(IterableDataset):
         info = get_worker_info()
         wid, nw = (info.id, info.num_workers) if info is not None else (0, 1)
         stride = nw * self.world_size
-        first = self.start_batch + self.rank * nw + wid
+        # rank r's k-th batch is batch start + k * world_size + r, whatever the number of workers: worker w of
+        # rank r makes every nw-th of them (the DataLoader's round robin puts them back in order)
+        first = self.start_batch + self.rank + wid * self.world_size
         end = None if self.num_batches is None else self.start_batch + self.num_batches
         order = ExampleOrder(len(self.store), self.seed, self.repeats)
         j = first

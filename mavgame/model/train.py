@@ -5,7 +5,9 @@ clipping, mixed precision where the device supports it (bf16 autocast on GPUs th
 loss scaling; fp32 on CPU unless asked), the loss on target tokens only (the prompt is masked out, as in the
 paper), checkpoints that resume exactly (model, optimiser, step, RNG and the data stream position), periodic
 validation (loss, token accuracy and, through :mod:`mavgame.model.inference`, the paper's metrics on
-held-out positions), a tqdm progress bar and a JSON-lines log.
+held-out positions), a tqdm progress bar and a JSON-lines log. Under ``torchrun`` (or ``mavgame train
+--nproc N``) the same run trains on N processes, DDP or (``fsdp``) FSDP2, with the same global batch and
+losses as one process (:mod:`mavgame.model.distributed`; docs/distributed.md).
 
     from mavgame.model.train import TrainConfig, train
     train(TrainConfig(data="c4data", out="runs/c4", steps=20000, batch_size=64))
@@ -29,6 +31,7 @@ import torch
 import torch.nn.functional as F
 
 from .._checkpoint import load_state, save_state
+from . import distributed
 from .config import PRESETS as _PRESETS
 from .config import MAVConfig
 from ..datasets.dataset import MAVDataset, batch_seed, finished_repeats, pad_batch
@@ -84,6 +87,9 @@ class TrainConfig:
     # MAV vocabulary (mavgame.mav.Tokenizer): 1, 2 (v1 + the search-trace keywords as tokens), or 0: 2 with
     # search_data, else 1 (a resumed run keeps the version it started with); a v1 init_from model is extended
     vocab_version: int = 0
+    # several processes (torchrun): shard parameters, gradients and optimiser state with FSDP2 instead of
+    # replicating the model with DDP (the same recipe: not a recipe field, nor is the world size)
+    fsdp: bool = False
 
     def validate(self) -> None:
         for name in ("steps", "batch_size", "grad_accum", "eval_every", "checkpoint_every", "log_every"):
@@ -161,22 +167,23 @@ def lr_at(step: int, cfg: TrainConfig) -> float:
     return lo + 0.5 * (cfg.lr - lo) * (1.0 + math.cos(math.pi * t))
 
 
-def masked_loss(model: MAVTransformer, tokens: torch.Tensor, mask: torch.Tensor):
+def masked_loss(model: MAVTransformer, tokens: torch.Tensor, mask: torch.Tensor,
+                forward: Optional[Callable[..., torch.Tensor]] = None):
     """Mean cross-entropy over target tokens (mask[t] > 0: token t is predicted from tokens < t), each
     weighted by its mask value (1 for every token unless an encoder weights some, e.g. outcome_weight).
 
     Only the hidden states in front of target tokens go through the output layer. Returns
     (loss, total weight: the number of target tokens when every weight is 1, number predicted correctly by
-    argmax).
+    argmax). ``forward``: the module whose call runs the model (a DDP wrapper of ``model``; default ``model``).
     """
-    hidden = model(tokens[:, :-1], return_hidden=True)
+    hidden = (forward or model)(tokens[:, :-1], return_hidden=True)
     w = mask[:, 1:]
     sel = w.bool()
     h = hidden[sel]
     targets = tokens[:, 1:][sel]
     n = int(targets.numel())
-    if n == 0:
-        zero = hidden.sum() * 0.0
+    if n == 0:  # every parameter (the output layer too) in the graph, as DDP and FSDP expect
+        zero = model.logits(hidden[:1, :1]).float().sum() * 0.0
         return zero, 0, 0
     logits = model.logits(h).float()
     correct = int((logits.argmax(-1) == targets).sum())
@@ -222,10 +229,16 @@ def build_model_config(cfg: TrainConfig, vocab_size: int, newline_id: Optional[i
 
 
 def _param_groups(model: torch.nn.Module, weight_decay: float):
+    return [{"params": [p for _, p in g], "weight_decay": wd}
+            for g, wd in zip(_named_groups(model), (weight_decay, 0.0))]
+
+
+def _named_groups(model: torch.nn.Module):
+    """(name, parameter) of the two AdamW groups: weight matrices (decayed), then the rest."""
     decay, no_decay = [], []
     for name, p in model.named_parameters():
-        (decay if p.dim() >= 2 else no_decay).append(p)
-    return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+        (decay if p.dim() >= 2 else no_decay).append((name, p))
+    return [decay, no_decay]
 
 
 def _rng_state() -> Dict[str, Any]:
@@ -298,6 +311,10 @@ class Trainer:
     def __init__(self, cfg: TrainConfig, encoder: Optional[Callable] = None,
                  tokenizer_info: Optional[Dict[str, Any]] = None, evaluate_fn: Optional[Callable] = None):
         cfg.validate()
+        # one of several processes (torchrun's environment, or a process group the caller made): join it
+        self.dist = distributed.init(cfg.device)
+        self.mode, self.micro_per_rank = distributed.split_step(cfg.batch_size, cfg.grad_accum,
+                                                                self.dist.world_size)
         self.out = Path(cfg.out)
         self.out.mkdir(parents=True, exist_ok=True)
         ckpt_path = self.out / CHECKPOINT
@@ -322,15 +339,22 @@ class Trainer:
             encoder = self._mix_search(encoder)
         self.encoder = encoder
         self.evaluate_fn = evaluate_fn
-        self.device = pick_device(cfg.device)
+        self.device = pick_device(str(distributed.rank_device(cfg.device, self.dist.local_rank))
+                                  if self.dist.active else cfg.device)
         self.precision = pick_precision(cfg.precision, self.device)
+        self.fsdp = bool(cfg.fsdp and self.dist.active)
+        if cfg.fsdp and not self.dist.active:
+            print("mavgame train: note: --fsdp has no effect in a run of one process", file=sys.stderr)
+        distributed.check_same(int(self.ckpt["step"]) if self.ckpt is not None else -1, "the checkpoint's step",
+                               self.device, self.dist)
 
         if self.ckpt is not None:
             try:
                 self.model_cfg = MAVConfig.from_dict(self.ckpt["model_config"])
             except (TypeError, ValueError, KeyError) as e:
                 raise ValueError(f"{str(ckpt_path)!r}: its model_config does not fit this mavgame: {e}") from None
-            if self.ckpt["train_config"].get("data") != cfg.data and self.ckpt["train_config"].get("data"):
+            if self.ckpt["train_config"].get("data") != cfg.data and self.ckpt["train_config"].get("data") \
+                    and self.dist.is_main:
                 print(f"mavgame train: note: resuming a run made on {self.ckpt['train_config']['data']}",
                       file=sys.stderr)
             check_resume_config(self.ckpt["train_config"], cfg)
@@ -342,15 +366,36 @@ class Trainer:
         self.model = MAVTransformer(self.model_cfg).to(self.device)
         if self.ckpt is None and cfg.init_from:
             self.model.load_state_dict({k: torch.from_numpy(v) for k, v in init_weights.items()})
-        fused = self.device.type == "cuda"
-        self.opt = torch.optim.AdamW(_param_groups(self.model, cfg.weight_decay), lr=cfg.lr,
-                                     betas=(cfg.beta1, cfg.beta2), eps=1e-8, **({"fused": True} if fused else {}))
-        self.scaler = torch.amp.GradScaler("cuda") if self.precision == "fp16" else None
-        self.step = 0
         if self.ckpt is not None:
             try:
                 self.model.load_state_dict(self.ckpt["model"])
-                self.opt.load_state_dict(self.ckpt["optimizer"])
+            except (RuntimeError, ValueError, KeyError, TypeError) as e:
+                raise ValueError(f"{str(ckpt_path)!r}: the checkpoint's state does not fit its model: "
+                                 f"{type(e).__name__}: {e}") from None
+        # self.model: the model (FSDP: sharded in place); self.train_module: what the training step calls
+        self.train_module: torch.nn.Module = self.model
+        if self.fsdp:
+            distributed.shard_fsdp(self.model)
+        elif self.dist.active:
+            self.train_module = distributed.wrap_ddp(self.model, self.device)
+        fused = self.device.type == "cuda"
+        self.opt = torch.optim.AdamW(_param_groups(self.model, cfg.weight_decay), lr=cfg.lr,
+                                     betas=(cfg.beta1, cfg.beta2), eps=1e-8, **({"fused": True} if fused else {}))
+        self.scaler = None
+        if self.precision == "fp16":
+            if self.fsdp:
+                from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler
+                self.scaler = ShardedGradScaler("cuda")
+            else:
+                self.scaler = torch.amp.GradScaler("cuda")
+        self.step = 0
+        if self.ckpt is not None:
+            try:
+                if self.fsdp:
+                    names = [[n for n, _ in g] for g in _named_groups(self.model)]
+                    distributed.load_full_optimizer_state(self.model, self.opt, self.ckpt["optimizer"], names)
+                else:
+                    self.opt.load_state_dict(self.ckpt["optimizer"])
                 if self.scaler is not None and self.ckpt.get("scaler"):
                     self.scaler.load_state_dict(self.ckpt["scaler"])
                 self.step = int(self.ckpt["step"])
@@ -423,12 +468,14 @@ class Trainer:
 
     # -- data -------------------------------------------------------------------------------------
     def _loader(self):
+        """This rank's micro-batches from the current step on (all of them for one process):
+        :class:`mavgame.model.distributed.RankBatches` over the data stream."""
         cfg = self.cfg
-        remaining = (cfg.steps - self.step) * cfg.grad_accum
         ds = MAVDataset(self.train_store, self.encoder, cfg.batch_size, seed=cfg.seed,
-                        start_batch=self.step * cfg.grad_accum, num_batches=max(0, remaining),
                         pad_id=int(self.tok["pad_id"]), max_len=self.model_cfg.max_seq_len + 1,
                         repeats=finished_repeats(self.train_store, cfg.finished_repeat))
+        ds = distributed.RankBatches(ds, self.step, cfg.steps - self.step, cfg.grad_accum, self.dist.rank,
+                                     self.dist.world_size)
         kw = dict(batch_size=None, num_workers=cfg.workers)
         if cfg.workers:
             kw.update(prefetch_factor=4, persistent_workers=False)
@@ -443,9 +490,12 @@ class Trainer:
     # -- evaluation -------------------------------------------------------------------------------
     @torch.no_grad()
     def validate(self) -> Dict[str, float]:
-        """Validation loss and token accuracy on fixed held-out batches (+ generation metrics)."""
+        """Validation loss and token accuracy on fixed held-out batches (+ generation metrics).
+
+        Several processes: rank 0 evaluates (the others get {}); with FSDP every rank takes part in the
+        validation loss (the forward passes are collective) and rank 0 decodes on a gathered copy."""
         out: Dict[str, float] = {}
-        if self.val_store is None:
+        if self.val_store is None or not (self.dist.is_main or self.fsdp):
             return out
         self.model.eval()
         cfg = self.cfg
@@ -468,26 +518,68 @@ class Trainer:
             out["val_loss"] = tot_loss / tot_n
             out["val_token_acc"] = tot_c / tot_n
         if self.evaluate_fn is not None and cfg.gen_eval_positions > 0:
+            sharded = self.model
+            if self.fsdp:
+                self.model = self.gathered_model(everywhere=False)
             try:
-                out.update(self.evaluate_fn(self))
+                if self.dist.is_main:
+                    out.update(self.evaluate_fn(self))
             except Exception as e:  # a metrics failure must not end a long run; it is logged
                 print(f"mavgame train: warning: generation metrics failed at step {self.step}: {e!r}",
                       file=sys.stderr)
                 out["eval_error"] = repr(e)
+            finally:
+                self.model = sharded
         self.model.train()
-        return out
+        return out if self.dist.is_main else {}
+
+    def gathered_model(self, everywhere: bool = True) -> MAVTransformer:
+        """The model whole, as a plain module on this rank's device (FSDP: gathered from the shards, a
+        collective, on every rank or, without ``everywhere``, on rank 0 only, the others getting the sharded
+        model back; otherwise the model itself)."""
+        if not self.fsdp:
+            return self.model
+        from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+        sd = get_model_state_dict(self.model, options=StateDictOptions(full_state_dict=True,
+                                                                       cpu_offload=not everywhere))
+        if not everywhere and not self.dist.is_main:
+            return self.model
+        plain = MAVTransformer(self.model_cfg).to(self.device)
+        plain.load_state_dict(sd)
+        return plain
+
+    def unshard(self) -> None:
+        """End an FSDP run's sharding (collective): ``self.model`` becomes the whole model on every rank, for
+        the final evaluation and the export; no more training steps after this."""
+        if self.fsdp:
+            self.model = self.train_module = self.gathered_model()
+            self.fsdp = False
 
     # -- checkpoints ------------------------------------------------------------------------------
     def checkpoint(self) -> None:
-        state = {"model": self.model.state_dict(), "optimizer": self.opt.state_dict(), "step": self.step,
+        """Write OUT/checkpoint.pt (rank 0, atomically; with FSDP every rank calls it: the full model and
+        optimiser state are gathered to rank 0). The same file resumes any number of processes."""
+        if self.fsdp:
+            model_sd = distributed.full_model_state(self.model)
+            opt_sd = distributed.full_optimizer_state(self.model, self.opt)
+        elif self.dist.is_main:
+            model_sd, opt_sd = self.model.state_dict(), self.opt.state_dict()
+        if not self.dist.is_main:
+            return
+        state = {"model": model_sd, "optimizer": opt_sd, "step": self.step,
                  "model_config": self.model_cfg.to_dict(), "train_config": dataclasses.asdict(self.cfg),
                  "rng": _rng_state(), "tokens_seen": self.tokens_seen, "tokenizer": self.tok,
-                 "scaler": self.scaler.state_dict() if self.scaler is not None else None}
+                 "scaler": self.scaler.state_dict() if self.scaler is not None else None,
+                 "world_size": self.dist.world_size}
         save_checkpoint(self.out / CHECKPOINT, state)
 
     def export(self, path: Optional[str] = None, info: Optional[Dict[str, Any]] = None) -> Path:
+        """Write the model as safetensors (rank 0; an FSDP run is first gathered: every rank calls this)."""
         from .export import export_model
         path = Path(path) if path else self.out / EXPORT
+        self.unshard()
+        if not self.dist.is_main:
+            return path
         meta = {"game": self.game, "steps": self.step, "tokens_seen": self.tokens_seen,
                 "train_config": dataclasses.asdict(self.cfg)}
         if self.cfg.search_data:
@@ -500,6 +592,9 @@ class Trainer:
         return path
 
     def log(self, rec: Dict[str, Any]) -> None:
+        """Append ``rec`` to OUT/log.jsonl (rank 0 only)."""
+        if not self.dist.is_main:
+            return
         with open(self.out / LOG, "a", encoding="utf-8") as f:
             f.write(json.dumps(json_safe(rec), sort_keys=True) + "\n")
 
@@ -512,7 +607,7 @@ class Trainer:
         if self.step >= cfg.steps:
             return {"step": self.step}
         bar = None
-        if cfg.progress:
+        if cfg.progress and self.dist.is_main:
             from .._progress import tqdm
             bar = tqdm(total=cfg.steps, initial=self.step, desc="train", unit="step", dynamic_ncols=True,
                        file=sys.stderr)
@@ -531,26 +626,36 @@ class Trainer:
 
     def _steps(self, it, stop, bar, t0, tok0, run_loss, run_n, last, interrupt) -> Dict[str, Any]:
         cfg = self.cfg
-        while self.step < stop and not interrupt.requested:
+        world = self.dist.world_size
+        while self.step < stop and not (interrupt.requested and not self.dist.active):
             lr = lr_at(self.step, cfg)
             for g in self.opt.param_groups:
                 g["lr"] = lr
-            micro = [next(it) for _ in range(cfg.grad_accum)]
-            n_total = sum(int(b["mask"][:, 1:].sum()) for b in micro)
+            micro = [next(it) for _ in range(self.micro_per_rank)]
+            # the step's target tokens and padded tokens over all ranks, and whether any rank was interrupted
+            n_total, tok_step, stop_now = distributed.all_sum(
+                [sum(int(b["mask"][:, 1:].sum()) for b in micro), sum(b["tokens_counted"] for b in micro),
+                 float(interrupt.requested)], self.device, self.dist)
+            if stop_now:
+                interrupt.requested = True
+                break
             step_loss = 0.0
-            for b in micro:
+            for i, b in enumerate(micro):
                 toks = b["tokens"].to(self.device, non_blocking=True)
                 mask = b["mask"].to(self.device, non_blocking=True)
-                with self._autocast():
-                    loss, n, _ = masked_loss(self.model, toks, mask)
-                # weight each micro-batch by its share of target tokens: the step's loss is the token mean
-                scaled = loss * (n / max(1, n_total))
-                if self.scaler is not None:
-                    self.scaler.scale(scaled).backward()
-                else:
-                    scaled.backward()
+                sync = i == len(micro) - 1   # gradients are reduced over the ranks after the last micro-batch
+                with self._grad_sync(sync):
+                    with self._autocast():
+                        loss, n, _ = masked_loss(self.model, toks, mask, forward=self.train_module)
+                    # weight each micro-batch by its share of the step's target tokens (all ranks): the step's
+                    # loss is the token mean; DDP and FSDP average the ranks' gradients, hence the * world
+                    scaled = loss * (n * world / max(1.0, n_total))
+                    if self.scaler is not None:
+                        self.scaler.scale(scaled).backward()
+                    else:
+                        scaled.backward()
                 step_loss += float(loss.detach()) * n
-                self.tokens_seen += int(toks.numel())
+            self.tokens_seen += int(tok_step)
             if self.scaler is not None:
                 self.scaler.unscale_(self.opt)
             gnorm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip)
@@ -566,10 +671,12 @@ class Trainer:
             if bar is not None:
                 bar.update(1)
             if self.step % cfg.log_every == 0 or self.step == cfg.steps:
+                run_loss, = distributed.all_sum([run_loss], self.device, self.dist)
                 dt = time.perf_counter() - t0
-                last = {"step": self.step, "loss": run_loss / max(1, run_n), "lr": lr, "grad_norm": float(gnorm),
+                last = {"step": self.step, "loss": run_loss / max(1, run_n), "lr": lr,
+                        "grad_norm": distributed.local_value(gnorm),
                         "tokens_per_s": (self.tokens_seen - tok0) / dt if dt > 0 else 0.0,
-                        "tokens_seen": self.tokens_seen}
+                        "tokens_seen": self.tokens_seen, "world_size": world}
                 self.log(last)
                 if bar is not None:
                     bar.set_postfix(loss=f"{last['loss']:.4f}", lr=f"{lr:.2e}",
@@ -589,6 +696,16 @@ class Trainer:
                                            for k, v in metrics.items()))
         return last
 
+    def _grad_sync(self, sync: bool):
+        """Context of one micro-batch's forward and backward: gradients reduced over the ranks (sync) or
+        accumulated locally (DDP's no_sync; FSDP's requires_gradient_sync)."""
+        import contextlib
+        if self.fsdp:
+            distributed.set_grad_sync(self.model, sync)
+        elif self.train_module is not self.model and not sync:
+            return self.train_module.no_sync()
+        return contextlib.nullcontext()
+
 
 def train(cfg: TrainConfig, encoder=None, tokenizer_info=None, evaluate_fn=None, export: bool = True,
           stop_after: Optional[int] = None):
@@ -598,5 +715,5 @@ def train(cfg: TrainConfig, encoder=None, tokenizer_info=None, evaluate_fn=None,
     tr = Trainer(cfg, encoder, tokenizer_info, evaluate_fn)
     last = tr.run(stop_after)
     if export and tr.step >= cfg.steps:
-        tr.export()
+        tr.export()   # (rank 0 writes it)
     return tr, last
