@@ -80,6 +80,9 @@ OPTIONAL_MODULES = [
     ("matplotlib", "Elo plots", "pip install matplotlib"),
     ("ray", "Ray executors", "pip install ray"),
     ("sphinx", "the API reference build", "pip install -e '.[docs]'"),
+    ("transformers", "the Hugging Face export", "pip install -e '.[hf]'"),
+    ("tokenizers", "the Hugging Face tokenizer", "pip install -e '.[hf]'"),
+    ("peft", "the LoRA fine-tuning round trip of the Hugging Face export", "pip install peft"),
 ]
 
 

@@ -61,7 +61,7 @@ autodoc_default_options = {"show-inheritance": True}
 # Optional dependencies (extras) that are not installed here are mocked (importing a module that needs one
 # would fail); an installed one is imported for real.
 _OPTIONAL = ["torch", "ray", "chess", "pyspiel", "gymnasium", "pettingzoo", "matplotlib", "safetensors",
-             "pandas", "ipywidgets", "IPython"]
+             "pandas", "ipywidgets", "IPython", "transformers", "tokenizers"]
 autodoc_mock_imports = [m for m in _OPTIONAL if importlib.util.find_spec(m) is None]
 
 # autosummary imports every submodule it lists, mavgame.__main__ included, which would run the command line

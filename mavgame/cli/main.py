@@ -33,6 +33,7 @@ COMMANDS = {
     "policy": ("policy", "the IDP chess policy network: train from PGN, RL self-play, accuracy (needs PyTorch)"),
     "az": ("az", "train AlphaZero by self-play (needs PyTorch)"),
     "az-puzzles": ("az_puzzles", "puzzle suites with known solutions; solve rates of agents and AZdb teams"),
+    "hf": ("hf", "a MAV model as a Hugging Face transformers folder (export) and back (import)"),
 }
 
 
