@@ -98,7 +98,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     import torch
     from mavgame.model.config import MAVConfig
-    from mavgame.model.train import PRESETS
+    from mavgame.model.train_config import PRESETS
     from mavgame.model.transformer import MAVTransformer
 
     tok = mav.Tokenizer()

@@ -189,7 +189,7 @@ def test_tools_refuse_the_checkpoint(tmp_path, marker, tool):
 
 
 def test_a_foreign_train_checkpoint_names_the_file(tmp_path):
-    from mavgame.model.train import load_checkpoint
+    from mavgame.model.train_config import load_checkpoint
     save_state({"something": torch.zeros(2)}, tmp_path / "checkpoint.pt")
     with pytest.raises(ValueError, match=r"checkpoint\.pt.*not a mavgame train checkpoint.*model_config"):
         load_checkpoint(tmp_path / "checkpoint.pt")

@@ -407,7 +407,7 @@ def test_book_build_killed_at_random_moments_resumes_to_the_same_book(tmp_path, 
 @pytest.mark.slow
 def test_train_killed_at_random_moments_finishes_with_a_checkpoint_that_loads(tmp_path):
     pytest.importorskip("torch")
-    from mavgame.model.train import load_checkpoint
+    from mavgame.model.train_config import load_checkpoint
     data = tmp_path / "ttt"
     assert main(["train", "--game", "tictactoe", "--data", str(data), "--games", "30", "--generate-only",
                  "--no-progress"]) == 0

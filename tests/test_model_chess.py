@@ -9,7 +9,8 @@ import mavgame  # noqa: E402
 from mavgame import mav  # noqa: E402
 from mavgame.datasets import PositionStore, generate_positions  # noqa: E402
 from mavgame.model.inference import MAVModel, evaluate_records  # noqa: E402
-from mavgame.model.train import TrainConfig, train  # noqa: E402
+from mavgame.model.train import train  # noqa: E402
+from mavgame.model.train_config import TrainConfig
 from mavgame.engines.uci import find_stockfish  # noqa: E402
 
 

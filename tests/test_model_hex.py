@@ -222,7 +222,8 @@ def test_mav_examples_build_and_parse(hex4, tmp_path, size):
 
 def test_tiny_model_learns_hex4(hex4, tmp_path):
     torch = pytest.importorskip("torch")
-    from mavgame.model.train import TrainConfig, Trainer
+    from mavgame.model.train import Trainer
+    from mavgame.model.train_config import TrainConfig
     torch.set_num_threads(1)
     cfg = TrainConfig(data=str(hex4[0]), out=str(tmp_path / "run"), steps=60, batch_size=16, preset="tiny",
                       model=dict(d_model=64, d_ff=128, n_heads=4), warmup=5, lr=1e-2, eval_every=60,

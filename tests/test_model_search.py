@@ -105,7 +105,8 @@ def torch_or_skip():
 def test_fine_tune_starts_from_the_exported_model_with_a_longer_context(c4_sets, tmp_path, torch_or_skip):
     torch = torch_or_skip
     from mavgame.model.export import load_exported
-    from mavgame.model.train import TrainConfig, Trainer
+    from mavgame.model.train import Trainer
+    from mavgame.model.train_config import TrainConfig
     shipped = str(shipped_model_path())
     cfg = TrainConfig(data=str(c4_sets / "pos"), out=str(tmp_path / "run"), steps=2, batch_size=4, lr=1e-4,
                       warmup=0, max_seq_len=1024, search_data=str(c4_sets / "trees"), search_fraction=0.5,
@@ -148,7 +149,8 @@ def test_fine_tune_extends_a_v1_model_to_v2(c4_sets, tmp_path, torch_or_skip):
     torch = torch_or_skip
     from mavgame import mav
     from mavgame.model.inference import MAVModel, native_available
-    from mavgame.model.train import TrainConfig, Trainer
+    from mavgame.model.train import Trainer
+    from mavgame.model.train_config import TrainConfig
     v1_path = tmp_path / "v1.safetensors"
     w, mcfg = _tiny_v1_model(v1_path)
     tok1, tok2 = mav.Tokenizer(1), mav.Tokenizer(2)
@@ -465,7 +467,8 @@ def test_mav_is_agent_and_evaluation_use_the_models_form(c4_sets):
 
 def test_trainer_writes_full_traces_and_records_the_form(c4_sets, tmp_path, torch_or_skip):
     from mavgame.model.inference import MAVModel
-    from mavgame.model.train import TrainConfig, Trainer
+    from mavgame.model.train import Trainer
+    from mavgame.model.train_config import TrainConfig
     v1_path = tmp_path / "v1.safetensors"
     _tiny_v1_model(v1_path)
     cfg = TrainConfig(data=str(c4_sets / "pos"), out=str(tmp_path / "run"), steps=1, batch_size=4, lr=1e-3,

@@ -12,7 +12,8 @@ import mavgame  # noqa: E402
 from mavgame import mav  # noqa: E402
 from mavgame.datasets import PositionStore, PositionWriter, generate_positions  # noqa: E402
 from mavgame.model.inference import MAVModel, evaluate_records, trainer_metrics  # noqa: E402
-from mavgame.model.train import TrainConfig, Trainer, lr_at, train  # noqa: E402
+from mavgame.model.train import Trainer, train  # noqa: E402
+from mavgame.model.train_config import TrainConfig, lr_at
 
 
 @pytest.fixture(autouse=True)
@@ -130,7 +131,7 @@ def test_ctrl_c_checkpoints_between_steps_and_resumes_exactly(tmp_path):
 
 
 def test_logs_and_reports_are_strict_json():
-    from mavgame.model.train import json_safe
+    from mavgame.model.train_config import json_safe
     text = json.dumps(json_safe({"a": float("nan"), "b": [1.0, float("inf")], "c": {"d": -float("inf")}}))
     assert json.loads(text, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}")) == \
         {"a": None, "b": [1.0, None], "c": {"d": None}}
@@ -292,7 +293,7 @@ def test_p_after_default_is_the_papers_for_new_runs_only(tmp_path):
     run keeps what it started with (runs made before that default: none); 0 turns it off (issue 13)."""
     import argparse
     from mavgame.cli.train import PAPER_P_AFTER, add_arguments, example_options
-    from mavgame.model.train import saved_train_config
+    from mavgame.model.train_config import saved_train_config
     p = argparse.ArgumentParser()
     add_arguments(p)
 

@@ -18,7 +18,8 @@ if not torch.distributed.is_available():
 
 from mavgame.datasets import MAVDataset, PositionStore, generate_positions, mav_encoder  # noqa: E402
 from mavgame.model import distributed  # noqa: E402
-from mavgame.model.train import TrainConfig, Trainer, load_checkpoint  # noqa: E402
+from mavgame.model.train import Trainer  # noqa: E402
+from mavgame.model.train_config import TrainConfig, load_checkpoint
 
 MODEL = dict(d_model=32, n_layers=2, n_heads=2, n_kv_heads=1, d_ff=64)
 
@@ -193,7 +194,8 @@ def test_nproc_2_matches_one_process(ttt, tmp_path):
 WORKER = textwrap.dedent("""
     import json, sys, torch
     torch.set_num_threads(1)
-    from mavgame.model.train import TrainConfig, Trainer
+    from mavgame.model.train import Trainer
+    from mavgame.model.train_config import TrainConfig
     from mavgame.model import distributed
     from mavgame.model.inference import trainer_metrics
     for cfg in json.loads(sys.argv[1]):

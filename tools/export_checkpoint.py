@@ -24,7 +24,7 @@ def main(argv=None) -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from mavgame.model.config import MAVConfig
     from mavgame.model.export import export_model
-    from mavgame.model.train import TrainConfig, load_checkpoint
+    from mavgame.model.train_config import TrainConfig, load_checkpoint
     path = Path(args.run) / "checkpoint.pt"
     if not path.is_file():
         raise SystemExit(f"export_checkpoint: no checkpoint.pt in {args.run}")
