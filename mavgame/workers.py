@@ -22,7 +22,7 @@ thread pools.
 A pool initializer that opens something (a UCI engine, a solver) calls :func:`close_at_exit` so that
 it is closed when the worker process exits.
 
-Ray actors (:mod:`mavgame.play.distributed`) call :func:`limit_threads` with their CPU reservation.
+Ray actors (:mod:`mavgame.distributed_ray`, :mod:`mavgame.play.distributed`) call :func:`limit_threads` with their CPU reservation.
 
     >>> from mavgame.workers import pool, process_pool_executor
     >>> with pool(2, initializer=init, initargs=(cfg,)) as p: ...      # multiprocessing.pool.Pool

@@ -57,7 +57,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--board-size", type=int, default=0,
                    help="board size of the generated games, for games that have one (hex: 1..19; 0: the default)")
     g.add_argument("--data-seed", type=int, default=0, help="seed of the generated games")
-    g.add_argument("--gen-workers", type=int, default=1, help="processes for game generation and annotation")
+    g.add_argument("--gen-workers", type=int, default=1,
+                   help="processes for game generation and annotation (with --ray: Ray actors; 1: one per CPU "
+                        "of the cluster)")
+    g.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                   help="play and annotate the games on Ray actors (pip install ray; docs/cluster.md): ADDRESS "
+                        "for ray.init ('auto' joins the cluster this node belongs to; no ADDRESS or 'local': a "
+                        "local instance, or the one 'ray start' runs here); the same set as on one machine")
     g.add_argument("--val-fraction", type=float, default=0.02,
                    help="share of distinct positions held out for validation (split by position)")
     g.add_argument("--annotator-option", type=_kv, action="append", default=[], metavar="KEY=VALUE",
@@ -303,6 +309,12 @@ def check_arguments(args: argparse.Namespace) -> None:
     at_least("--random-opening", 0)
     at_least("--data-seed", 0)
     at_least("--gen-workers", 1)
+    if args.ray is not None and args.pgn:
+        raise _fail("--ray generates played games (--games), not the positions of --pgn files")
+    if args.ray is not None:
+        from ..distributed_ray import ray_available
+        if not ray_available():
+            raise _fail("--ray needs Ray: pip install ray")
     number("--val-fraction", 0.0, 1.0, hi_open=True)
     has_set = (Path(args.data) / "train" / MANIFEST).exists()
     if not has_set:   # the set will be generated there
@@ -451,14 +463,23 @@ def _prepare_data(args: argparse.Namespace) -> None:
             raise SystemExit(f"mavgame train: {data} holds no position set; pass --games N to generate one")
         if (data / PROGRESS).exists():
             print(f"mavgame train: resuming the interrupted generation in {data}", file=sys.stderr)
+        ray = None
+        if args.ray is not None:
+            import ray
+        ray_was_up = ray is not None and ray.is_initialized()
         try:
             stats = generate_positions(args.game, data, args.games, seed=args.data_seed, epsilon=args.epsilon,
                                        workers=args.gen_workers, val_fraction=args.val_fraction,
                                        random_opening=args.random_opening, board_size=args.board_size,
                                        annotator_options=dict(args.annotator_option) or None,
-                                       progress=not args.no_progress)
+                                       progress=not args.no_progress,
+                                       executor=None if args.ray is None else "ray",
+                                       ray_address=None if args.ray in (None, "local") else args.ray)
         except (ValueError, FileExistsError) as e:
             raise SystemExit(f"mavgame train: {e}") from None
+        finally:
+            if ray is not None and not ray_was_up:   # the Ray connection this command opened
+                ray.shutdown()
         print(json.dumps({"data": stats}, sort_keys=True))
     elif args.games or args.pgn:
         print(f"mavgame train: using the existing position set in {data} (--games/--pgn ignored)",
@@ -504,7 +525,8 @@ def _train(args: argparse.Namespace) -> int:
         import torch  # noqa: F401
     except ImportError:
         raise SystemExit("mavgame train needs PyTorch: pip install torch") from None
-    from ..model.train import TrainConfig, Trainer, json_safe, saved_train_config
+    from ..model.train import Trainer
+    from ..model.train_config import TrainConfig, json_safe, saved_train_config
     try:
         saved = saved_train_config(args.out)
     except ValueError as e:

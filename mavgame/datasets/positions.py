@@ -159,13 +159,34 @@ def _gen_games(job):
     return out
 
 
-def _run_jobs(game: str, opts, jobs, workers: int, job_fn, consume, persistent=None) -> None:
+def _gen_close() -> None:
+    """Close the worker's annotator (a Ray actor's end)."""
+    ann = _WORKER.pop("annotate", None)
+    if hasattr(ann, "close"):
+        ann.close()
+
+
+def _gen_init_remote(game: str, options: Dict[str, Any], entries: Dict[str, list]) -> None:
+    """``_gen_init`` in a Ray actor: the cache's entries without its file (the driver writes the actors'
+    new solves to it, from the records' ``_new_cache``; the actors may run on other machines)."""
+    _gen_init(game, options, False, AnnotationCache(None, entries))
+
+
+def _run_jobs(game: str, opts, jobs, workers: int, job_fn, consume, persistent=None, executor=None) -> None:
     """Run job_fn over jobs, in this process (workers <= 1) or a pool of annotating workers, passing
     each job's result to consume() in job order (so the output does not depend on the worker count).
     A caller resuming an interrupted run passes only the jobs still to do; with none, no engine starts.
-    ``persistent`` seeds the workers' cache of position-only annotations (``play_annotated_game``)."""
+    ``persistent`` seeds the workers' cache of position-only annotations (``play_annotated_game``).
+    ``executor`` (an object with :class:`mavgame.distributed_ray.RayJobs`'s ``put`` and ``map``) runs the
+    jobs on its actors instead, ``workers`` aside; their new solves are not written to ``persistent``'s file
+    there, the caller records them."""
     jobs = list(jobs)
     if not jobs:
+        return
+    if executor is not None:
+        entries = executor.put(dict(persistent or {}))   # sent once, to every actor
+        for res in executor.map(_gen_init_remote, (game, opts, entries), job_fn, jobs, close=_gen_close):
+            consume(res)
         return
     workers = min(int(workers), len(jobs))   # never more processes than jobs (--gen-workers 1000000)
     if workers <= 1:
@@ -174,9 +195,7 @@ def _run_jobs(game: str, opts, jobs, workers: int, job_fn, consume, persistent=N
             for job in jobs:
                 consume(job_fn(job))
         finally:
-            ann = _WORKER.pop("annotate", None)
-            if hasattr(ann, "close"):
-                ann.close()
+            _gen_close()
         return
     from ..workers import pool as worker_pool
     pool = worker_pool(workers, _gen_init, (game, opts, True, persistent))
@@ -189,6 +208,24 @@ def _run_jobs(game: str, opts, jobs, workers: int, job_fn, consume, persistent=N
         raise
     finally:
         pool.join()
+
+
+def _executor(executor: Any, ray_address: Optional[str], workers: int) -> Any:
+    """The Ray job runner that ``generate_positions``' ``executor`` names (None: this machine's processes)."""
+    if executor is None or executor == "process":
+        if ray_address is not None:
+            raise ValueError("ray_address needs executor='ray'")
+        return None
+    if executor == "ray":
+        from ..distributed_ray import RayJobs
+        return RayJobs(address=ray_address, num_workers=workers if workers > 1 else None)
+    if isinstance(executor, str):
+        raise ValueError(f"executor must be None, 'process', 'ray' or a RayJobs, not {executor!r}")
+    if not (hasattr(executor, "map") and hasattr(executor, "put")):
+        raise TypeError(f"executor must be None, 'process', 'ray' or a RayJobs, not {type(executor).__name__}")
+    if ray_address is not None:
+        raise ValueError("ray_address goes with executor='ray' (a RayJobs has its own address)")
+    return executor
 
 
 PROGRESS = "progress.json"
@@ -249,7 +286,8 @@ def _load_progress(root: Path, signature: Dict[str, Any], n_games: int, chunk: i
 def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: float = 0.2, workers: int = 1,
                        val_fraction: float = 0.02, shard_size: int = 100_000, max_plies: int = 0,
                        board_size: int = 0, random_opening: int = 0, annotator_options: Optional[Dict] = None,
-                       progress: bool = True, chunk: int = 16) -> Dict[str, Any]:
+                       progress: bool = True, chunk: int = 16, executor: Any = None,
+                       ray_address: Optional[str] = None) -> Dict[str, Any]:
     """Play ``n_games`` epsilon-greedy games with the game's annotating engine, keep every distinct position
     once (its first occurrence in game order), and write them to ``out/train`` and ``out/val`` (split by
     position). Deterministic for a seed and chunk size whatever the number of workers (with a node budget,
@@ -260,7 +298,12 @@ def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: flo
     arguments, the games done, the shards' record counts and the statistics; calling again with the same
     arguments after an interruption continues from there (ValueError if they differ), and the result is
     the same, byte for byte, as an uninterrupted run's (but for the ``seconds`` statistic, which adds up the
-    runs). The progress file is removed once the manifests are written."""
+    runs). The progress file is removed once the manifests are written.
+
+    ``executor="ray"`` plays the chunks on Ray actors (``pip install ray``; ``workers`` > 1 of them, else one
+    per CPU of the cluster; ``ray_address`` for ``ray.init``, e.g. "auto"), or pass a
+    :class:`mavgame.distributed_ray.RayJobs`: the same bytes as on one machine, and the same resume (this
+    process writes the store, the progress record and the annotation cache; docs/cluster.md)."""
     import time
     if n_games <= 0:
         raise ValueError(f"n_games must be positive, got {n_games}")
@@ -269,6 +312,7 @@ def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: flo
     if chunk <= 0:
         raise ValueError(f"chunk must be positive, got {chunk}")
     opts = dict(annotator_options or DEFAULT_ANNOTATOR_OPTIONS.get(game, {}))
+    remote = _executor(executor, ray_address, int(workers))
     root = Path(out)
     signature = {"game": game, "seed": seed, "epsilon": epsilon, "random_opening": random_opening,
                  "max_plies": max_plies, "board_size": board_size, "annotator_options": opts,
@@ -332,7 +376,9 @@ def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: flo
                     t[1] += secs == 0.0
                     t[2] = round(t[2] + secs, 6)
                     t[3] = max(t[3], round(secs, 6))
-                    if entry is not None:   # the worker wrote it to the cache file
+                    if entry is not None:   # the worker wrote it to the cache file (a Ray actor: we do)
+                        if remote is not None and r["state"] not in persistent:
+                            persistent.record(r["state"], entry)
                         cached.add(r["state"])
                 if r.get("skipped"):
                     ply = str(r["ply"])
@@ -357,7 +403,7 @@ def generate_positions(game: str, out, n_games: int, seed: int = 0, epsilon: flo
 
     try:
         _run_jobs(game, opts, jobs[done // chunk:] if done < n_games else [], workers, _gen_games, consume,
-                  persistent)
+                  persistent, remote)
     finally:
         if bar is not None:
             bar.close()

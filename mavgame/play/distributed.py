@@ -10,92 +10,18 @@ its own agents or engine, started on first use)::
 
 ``address`` is passed to ``ray.init`` ("auto" joins a running cluster; None starts a local one
 when Ray is not initialised yet).  Each actor limits its compute threads to the CPUs it reserves
-(``num_cpus``, :func:`mavgame.workers.limit_threads`), as the process pools on one machine do.  Agents travel to the actors by (cloud)pickle: specs, Agent
-objects (engine processes are not pickled; each actor starts its own) and plain functions work.
+(``num_cpus``, :func:`mavgame.workers.limit_threads`), as the process pools on one machine do.  The Ray
+plumbing (start-up, handing out work, releasing actors) is :mod:`mavgame.distributed_ray`'s, which MAV data
+generation uses as well (``generate_positions(..., executor="ray")``).  Agents travel to the actors by (cloud)pickle: specs,
+Agent objects (engine processes are not pickled; each actor starts its own) and plain functions work.
 """
 from __future__ import annotations
 
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
-__all__ = ["RayExecutor", "annotate_ray", "ray_available"]
+from ..distributed_ray import _actor_threads, _default_workers, _each_done, _ensure_init, _release
 
-
-def ray_available() -> bool:
-    import importlib.util
-    return importlib.util.find_spec("ray") is not None
-
-
-def _ray():
-    try:
-        import ray
-    except ImportError:
-        raise ImportError("Ray is not installed: pip install ray (mavgame runs without it on one machine)") from None
-    return ray
-
-
-def _ensure_init(address: Optional[str], init_kwargs: Optional[dict]) -> Any:
-    ray = _ray()
-    if not ray.is_initialized():
-        kw = dict(include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
-        kw.update(init_kwargs or {})
-        ray.init(address=address, **kw)
-    return ray
-
-
-def _default_workers(ray) -> int:
-    try:
-        return max(1, int(ray.cluster_resources().get("CPU", 1)))
-    except Exception:  # noqa: BLE001
-        return 1
-
-
-def _each_done(ray, actors: list, items: Iterable[Any], submit: Callable[[Any, Any], Any], running: Dict[Any, int],
-               stop: Optional[Callable[[], bool]] = None) -> Iterator[Any]:
-    """Runs ``items`` on the actors, one call at a time on each (``submit(actor, item)`` -> object
-    ref), handing out the next item as an actor frees up (none once ``stop()`` says so), and yields
-    each result as it completes.  ``running`` (ref -> actor index) holds the calls under way, for the
-    caller to cancel."""
-    idle = list(range(len(actors)))
-    it = iter(items)
-    exhausted = False
-    while True:
-        while idle and not exhausted and (stop is None or not stop()):
-            try:
-                item = next(it)
-            except StopIteration:
-                exhausted = True
-                break
-            k = idle.pop()
-            running[submit(actors[k], item)] = k
-        if not running:
-            break
-        ready, _ = ray.wait(list(running), num_returns=1)
-        ref = ready[0]
-        idle.append(running.pop(ref))
-        yield ray.get(ref)
-
-
-def _release(ray, actors: list, running: Iterable[Any] = ()) -> None:
-    """Cancels the calls in ``running``, then closes and kills every actor (errors ignored)."""
-    for ref in list(running):
-        try:
-            ray.cancel(ref, force=True)
-        except Exception:  # noqa: BLE001
-            pass
-    for a in actors:
-        try:
-            ray.get(a.close.remote(), timeout=10)
-        except Exception:  # noqa: BLE001
-            pass
-        try:
-            ray.kill(a)
-        except Exception:  # noqa: BLE001
-            pass
-
-
-def _actor_threads(num_cpus: float) -> None:
-    from ..workers import limit_threads
-    limit_threads(max(1, int(num_cpus)))
+__all__ = ["RayExecutor", "annotate_ray"]
 
 
 class _GameWorker:
