@@ -8,6 +8,7 @@ networks in leagues are :mod:`mavgame.agents.alphazero` (``az:``, ``azdb:``).
 - :mod:`mavgame.az.replay` - the replay buffer (NumPy ring).
 - :mod:`mavgame.az.network` - the residual policy/value network (needs ``torch``).
 - :mod:`mavgame.az.train` - :class:`AZConfig`, :class:`AZTrainer` (needs ``torch``).
+- :mod:`mavgame.az.shards` - self-play in fixed shards (``selfplay_shards``), here or on Ray actors.
 - :mod:`mavgame.az.azdb` - AZdb pieces: latent planes, diversity features and reward, reward weights,
   intrinsic value targets (NumPy); :mod:`mavgame.az.team` - team self-play values and training
   positions (torch); :mod:`mavgame.az.matchmaking` - uniform and PSRO-Nash; :mod:`mavgame.az.subadditive`

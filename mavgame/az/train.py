@@ -2,11 +2,12 @@
 on l = (z - v)^2 - pi . log p + c ||theta||^2 (Silver et al. 2018).
 
 One iteration: ``games_per_iteration`` self-play games (``parallel_games`` at once, seeded by
-(seed, iteration)), their positions into the replay buffer, then ``steps_per_iteration`` training
-steps on batches of ``batch_size`` positions drawn uniformly from the buffer.  A checkpoint holds
-the network, the optimiser, the replay buffer, the NumPy and torch random states, the iteration and
-the step, so :meth:`AZTrainer.load` continues a run exactly where it stopped (bit-identically on
-the same machine and torch build).
+(seed, iteration); with ``selfplay_shards`` K >= 1 in K fixed shards seeded by (seed, iteration, shard),
+played here or on Ray actors, :mod:`mavgame.az.shards`), their positions into the replay buffer, then
+``steps_per_iteration`` training steps on batches of ``batch_size`` positions drawn uniformly from the
+buffer.  A checkpoint holds the network, the optimiser, the replay buffer, the NumPy and torch random
+states, the iteration and the step, so :meth:`AZTrainer.load` continues a run exactly where it
+stopped (bit-identically on the same machine and torch build).
 """
 from __future__ import annotations
 
@@ -60,6 +61,7 @@ class AZConfig:
     leaves_per_game: int = 1
     max_plies: int = 0
     cache_log2: int = 0             # > 0: self-play evaluation cache of 2^cache_log2 positions
+    selfplay_shards: int = 0        # >= 1: the games in this many fixed shards (Ray actors); 0: one call
     # training
     replay_capacity: int = 100_000
     batch_size: int = 256
@@ -86,10 +88,14 @@ class AZConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be an int >= 1, not {v!r}")
-        for name in ("blocks", "steps_per_iteration", "temperature_plies", "max_plies", "cache_log2"):
+        for name in ("blocks", "steps_per_iteration", "temperature_plies", "max_plies", "cache_log2",
+                     "selfplay_shards"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise ValueError(f"{name} must be an int >= 0, not {v!r}")
+        if self.selfplay_shards > self.games_per_iteration:
+            raise ValueError(f"selfplay_shards ({self.selfplay_shards}) must not exceed games_per_iteration "
+                             f"({self.games_per_iteration})")
         if isinstance(self.players, bool) or not isinstance(self.players, int) or self.players < 1:
             raise ValueError(f"players must be an int >= 1, not {self.players!r}")
         if self.players > 1:
@@ -125,11 +131,18 @@ def _seed_of(seed: int, iteration: int) -> int:
 
 class AZTrainer:
     """A training run: ``AZTrainer(config)`` starts one, :meth:`load` resumes one;
-    :meth:`run_iteration` plays and trains once, :meth:`save` writes a checkpoint."""
+    :meth:`run_iteration` plays and trains once, :meth:`save` writes a checkpoint.
 
-    def __init__(self, config: AZConfig):
+    ``executor="ray"`` (``ray_address`` for ``ray.init``, e.g. "auto"; or a
+    :class:`mavgame.distributed_ray.RayJobs`) plays the self-play shards on Ray actors (needs
+    ``selfplay_shards`` >= 1): the same examples as the shards played here on a CPU trainer.  Where the
+    shards play is not part of the run (not in the checkpoint)."""
+
+    def __init__(self, config: AZConfig, executor: Any = None, ray_address: Optional[str] = None):
         config.check()
         self.config = config
+        self.executor: Any = None
+        self.use_executor(executor, ray_address)
         self.device = torch.device(config.device)
         start = _start_state(config)
         self.game_obs_shape = tuple(start.observation_shape)
@@ -156,6 +169,16 @@ class AZTrainer:
         self.iteration = 0
         self.step = 0
         self.history: List[Dict[str, Any]] = []
+
+    def use_executor(self, executor: Any = None, ray_address: Optional[str] = None) -> None:
+        """Play the self-play shards on ``executor`` from now on (None: in this process; ``"ray"`` with
+        ``ray_address``, or a :class:`mavgame.distributed_ray.RayJobs`); needs ``selfplay_shards`` >= 1."""
+        from .shards import make_executor
+        ex = make_executor(executor, ray_address)
+        if ex is not None and self.config.selfplay_shards < 1:
+            raise ValueError("Ray self-play needs selfplay_shards >= 1 (the games' fixed shards; this run has "
+                             f"{self.config.selfplay_shards})")
+        self.executor = ex
 
     # ---- training ------------------------------------------------------------------------
 
@@ -188,9 +211,25 @@ class AZTrainer:
         self.step += 1
         return {k: float(v.detach()) for k, v in ls.items()}
 
+    def _sharded(self, latents: Optional[np.ndarray] = None, reward_w: Optional[np.ndarray] = None, progress=None):
+        """This iteration's games in ``selfplay_shards`` shards (:func:`mavgame.az.shards.sharded_play`)."""
+        from .shards import shard_bounds, shard_seed, sharded_play
+        c = self.config
+        bounds = shard_bounds(c.games_per_iteration, c.selfplay_shards)
+        seeds = [shard_seed(c.seed, self.iteration, k) for k in range(len(bounds))]
+        team = None if latents is None else {"players": c.players, "lambdas": np.asarray(self.lambdas),
+                                             "reward_weights": reward_w}
+        plan = {"game": c.game, "board_size": c.board_size, "parallel_games": c.parallel_games,
+                "settings": c.selfplay_settings(), "team": team}
+        spec = {"obs_shape": tuple(self.obs_shape), "num_actions": self.num_actions, "blocks": c.blocks,
+                "channels": c.channels, "value_hidden": c.value_hidden, "intrinsic": latents is not None}
+        return sharded_play(self.net, spec, plan, bounds, seeds, latents, self.executor, c.device, progress)
+
     def selfplay(self, progress=None):
         """This iteration's self-play games with the current network (no gradients)."""
         c = self.config
+        if c.selfplay_shards:
+            return self._sharded(progress=progress)
         return play_games(torch_evaluator(self.net, c.device), _start_state(c), num_games=c.games_per_iteration,
                           parallel_games=c.parallel_games, seed=_seed_of(c.seed, self.iteration), progress=progress,
                           **c.selfplay_settings())
@@ -204,10 +243,13 @@ class AZTrainer:
         latents, side = self.matchmaker.pairings(c.games_per_iteration, self.rng,
                                                  first_game=self.iteration * c.games_per_iteration)
         w = reward_weights(self.features.psi, c.game, self.game_obs_shape, self.lambdas, c.l0)
-        sp = play_games(team_evaluator(self.net, c.players, self.lambdas, c.device), _start_state(c),
-                        num_games=c.games_per_iteration, parallel_games=c.parallel_games,
-                        seed=_seed_of(c.seed, self.iteration), progress=progress, latents=latents,
-                        reward_weights=w, **c.selfplay_settings())
+        if c.selfplay_shards:
+            sp = self._sharded(latents, w, progress)
+        else:
+            sp = play_games(team_evaluator(self.net, c.players, self.lambdas, c.device), _start_state(c),
+                            num_games=c.games_per_iteration, parallel_games=c.parallel_games,
+                            seed=_seed_of(c.seed, self.iteration), progress=progress, latents=latents,
+                            reward_weights=w, **c.selfplay_settings())
         ex = team_examples(sp, latents, side, self.features, c.game, self.lambdas, c.l0, c.n_td, self.net, c.device)
         self.matchmaker.record(ex["white"], ex["black"], ex["white_result"])
         return sp, ex
@@ -266,9 +308,11 @@ class AZTrainer:
         return save_state(self.state_dict(), path)
 
     @classmethod
-    def load(cls, path: str, *, device: Optional[str] = None, **overrides) -> "AZTrainer":
+    def load(cls, path: str, *, device: Optional[str] = None, executor: Any = None, ray_address: Optional[str] = None,
+             **overrides) -> "AZTrainer":
         """Resume the run saved in ``path``; ``device`` and ``overrides`` (e.g. ``iterations``) replace
-        settings that do not change what was learnt."""
+        settings that do not change what was learnt; ``executor`` and ``ray_address`` as for the
+        constructor (a run may move between this machine and Ray)."""
         d = load_checkpoint(path)
         cfg = dict(d["config"])
         if device is not None:
@@ -278,7 +322,7 @@ class AZTrainer:
             config = AZConfig(**cfg)
         except TypeError as e:
             raise ValueError(f"{path}: checkpoint config does not fit this mavgame: {e}") from None
-        t = cls(config)
+        t = cls(config, executor=executor, ray_address=ray_address)
         try:
             t.net.load_state_dict(d["model"])
             t.opt.load_state_dict(d["optimizer"])

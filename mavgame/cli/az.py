@@ -34,6 +34,9 @@ _OPTIONS = [
     ("--leaves", "leaves_per_game", int, "leaves per game and network call (default 1; more use virtual "
                                          "counts)"),
     ("--cache", "cache_log2", int, "self-play evaluation cache of 2^N positions (default 0: none)"),
+    ("--selfplay-shards", "selfplay_shards", int, "play each iteration's games in K fixed shards, each seeded by "
+                                                  "(seed, iteration, shard): the same games here or on Ray "
+                                                  "(--ray; default 0: one batched call)"),
     ("--max-plies", "max_plies", int, "a game reaching this many plies is a draw (default 0: no limit)"),
     ("--blocks", "blocks", int, "residual blocks (default 4)"),
     ("--channels", "channels", int, "convolution channels (default 64)"),
@@ -58,6 +61,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="run folder: checkpoint.pt, log.jsonl")
     for opt, _field, typ, hlp in _OPTIONS:
         p.add_argument(opt, type=typ, default=None, dest=_field, help=hlp)
+    p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                   help="play the self-play shards (--selfplay-shards K >= 1) on Ray actors (pip install ray; "
+                        "docs/cluster.md): ADDRESS for ray.init ('auto' joins the cluster this node belongs to; no "
+                        "ADDRESS or 'local': a local instance, or the one 'ray start' runs here); the same "
+                        "examples as the shards played here on a CPU run")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
@@ -72,6 +80,16 @@ def run(args: argparse.Namespace) -> int:
 
     if args.threads:
         torch.set_num_threads(int(args.threads))
+    ray_address = None
+    if args.ray is not None:
+        from ..distributed_ray import ray_available
+        if not ray_available():
+            raise RuntimeError("--ray needs Ray: pip install ray")
+        if not args.ray.strip():
+            raise ValueError("--ray ADDRESS must not be empty (no ADDRESS or 'local': a local Ray)")
+        ray_address = None if args.ray == "local" else args.ray
+        if (args.selfplay_shards or 0) < 1 and not os.path.exists(os.path.join(args.out, "checkpoint.pt")):
+            raise ValueError("--ray needs --selfplay-shards K >= 1 (the games' fixed shards)")
     os.makedirs(args.out, exist_ok=True)
     ckpt = os.path.join(args.out, "checkpoint.pt")
     log = os.path.join(args.out, "log.jsonl")
@@ -92,6 +110,11 @@ def run(args: argparse.Namespace) -> int:
         sync_log(log, trainer.history)   # a kill between checkpoint and log line lost no record
     else:
         trainer = AZTrainer(AZConfig(**given))
+    if args.ray is not None:
+        if trainer.config.selfplay_shards < 1:
+            raise ValueError(f"--ray needs --selfplay-shards K >= 1 ({ckpt} was trained with selfplay_shards "
+                             f"{trainer.config.selfplay_shards}; a run keeps its shards)")
+        trainer.use_executor("ray", ray_address)
     cfg = trainer.config
     left = cfg.iterations - trainer.iteration
     bar = None if args.no_progress else tqdm(total=max(left, 0) * cfg.games_per_iteration, desc="az self-play",
