@@ -109,13 +109,19 @@ def parse_ptxas(text: str) -> List[KernelUse]:
     return out
 
 
+def _tool_env() -> Dict[str, str]:
+    """The environment for nvcc: without the sanitizer runtimes that the ASan test pass preloads into every
+    process (nvcc and its children are not built for them)."""
+    return {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS")}
+
+
 def compile_report(nvcc: str, src: Path, archs=ARCHS) -> Tuple[str, List[KernelUse]]:
     """ptxas -v of one kernel file for ``archs`` (the build's flags): (raw output, parsed figures)."""
     gencode = [a for arch in archs for a in ("-gencode", f"arch=compute_{arch[3:]},code={arch}")]
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [nvcc, "-O3", "-std=c++17", *gencode, "-Xptxas", "-v", "-c", str(src), "-o",
                str(Path(tmp) / (src.stem + ".o")), "-I", str(ROOT / "csrc"), "-I", str(KERNELS)]
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=_tool_env())
     text = res.stdout + res.stderr
     if res.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{text}")
@@ -129,7 +135,7 @@ def all_reports(nvcc: str) -> Dict[str, Tuple[str, List[KernelUse]]]:
 
 
 def nvcc_version(nvcc: str) -> str:
-    out = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
+    out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, env=_tool_env()).stdout
     m = re.search(r"release ([\d.]+), (V[\d.]+)", out)
     return f"{m.group(1)} ({m.group(2)})" if m else out.strip().splitlines()[-1]
 
