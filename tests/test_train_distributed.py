@@ -139,12 +139,13 @@ def test_optimizer_state_names_round_trip(ttt, tmp_path):
 def test_command_line_is_the_parsed_command(tmp_path):
     import argparse
     from mavgame.cli import train as cli
+    from mavgame.cli.torchrun import command_line
     p = argparse.ArgumentParser()
     cli.add_arguments(p)
     argv = ["--data", "d", "--out", "o", "--nproc", "2", "--fsdp", "--batch-size", "6", "--example-option",
             "p_top_all=0.5", "--example-option", 'tag="1"', "--pgn", "a.pgn", "--no-progress"]
     args = p.parse_args(argv)
-    again = cli.command_line(args)
+    again = command_line(args, cli.add_arguments, "train")
     assert again[0] == "train" and "--nproc" not in again and "--fsdp" in again
     back = p.parse_args(again[1:])
     assert {**vars(back), "nproc": 2} == vars(args)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Dict, Optional
 
 from .options import DefaultsHelpFormatter
+from .torchrun import env_world_size, launch
 
 DESCRIPTION = ('Generate engine-annotated positions (epsilon-greedy games), train a MAV transformer on them, '
                'export it (safetensors) and report the held-out metrics. Resumes from OUT/checkpoint.pt when it '
@@ -358,8 +359,8 @@ def check_arguments(args: argparse.Namespace) -> None:
         _writable_dir_or_creatable("--export", args.export, is_file=True)
     at_least("--nproc", 1)
     if args.nproc > 1:
-        if _env_world_size() > 1:
-            raise _fail(f"--nproc {args.nproc}: this process is already one of {_env_world_size()} (torchrun): "
+        if env_world_size() > 1:
+            raise _fail(f"--nproc {args.nproc}: this process is already one of {env_world_size()} (torchrun): "
                         "leave --nproc out under torchrun")
         if args.batch_size % args.nproc and args.grad_accum % args.nproc:
             raise _fail(f"--nproc {args.nproc}: neither --batch-size {args.batch_size} nor --grad-accum "
@@ -373,60 +374,12 @@ def check_arguments(args: argparse.Namespace) -> None:
                         "(or --device cpu)")
 
 
-def _env_world_size() -> int:
-    try:
-        return int(os.environ.get("WORLD_SIZE", "1") or 1)
-    except ValueError:
-        return 1
-
-
-def command_line(args: argparse.Namespace, drop: tuple = ("nproc",)) -> list:
-    """``args`` (a parsed ``mavgame train`` command) back as a command line, ``train`` first, without the
-    options in ``drop``: every option whose value differs from its default (the command torchrun starts)."""
-    p = argparse.ArgumentParser(add_help=False)
-    add_arguments(p)
-    out = ["train"]
-    for a in p._actions:
-        if not a.option_strings or a.dest in drop or a.dest == "help":
-            continue
-        v = getattr(args, a.dest, a.default)
-        if v == a.default:
-            continue
-        flag = a.option_strings[-1] if a.option_strings[-1].startswith("--") else a.option_strings[0]
-        if isinstance(a, argparse._StoreTrueAction):
-            out.append(flag)
-        elif isinstance(a, argparse._AppendAction):
-            for item in v:
-                if isinstance(item, tuple):   # KEY=VALUE, VALUE as JSON (what _kv reads back)
-                    item = f"{item[0]}={json.dumps(item[1])}"
-                out += [flag, str(item)]
-        else:
-            out += [flag, str(v)]
-    return out
-
-
-def launch(args: argparse.Namespace) -> int:
-    """Run the command in ``--nproc`` processes under torchrun on this node; their exit status."""
-    import subprocess
-    from ..model.distributed import launch_command
-    cmd = launch_command(args.nproc, command_line(args))
-    env = dict(os.environ)
-    env.setdefault("OMP_NUM_THREADS", str(args.threads or 1))
-    print(f"mavgame train: {args.nproc} processes: {' '.join(cmd)}", file=sys.stderr)
-    proc = subprocess.Popen(cmd, env=env)
-    try:
-        return proc.wait()
-    except KeyboardInterrupt:   # torchrun got the Ctrl-C as well and stops its processes
-        proc.wait()
-        raise
-
-
 def run(args: argparse.Namespace) -> int:
     """``mavgame train``."""
     check_arguments(args)
     if args.nproc > 1:
-        return launch(args)
-    if _env_world_size() <= 1:
+        return launch(args, add_arguments, "train", threads=args.threads)
+    if env_world_size() <= 1:
         _prepare_data(args)
         return 0 if args.generate_only else _train(args)
     # one of several processes (torchrun): rank 0 prepares the data while the others wait, then all train
