@@ -133,3 +133,50 @@ def test_prefix_cache_changes_no_search(model):
     assert stats[1]["shared_saved"] > stats[0]["shared_saved"]
     with pytest.raises(ValueError, match="prefix_cache"):
         NativeMAVEvaluator(model, prefix_cache=-5)
+
+
+def test_native_timeout_drops_late_batches(model):
+    """The search's timeout reaches the native evaluator (it was ignored): a batch generated after the deadline
+    is dropped (its virtual counts removed, counted in stats['dropped']), never backed up."""
+    from mavgame.search.results import SearchError
+    s = positions()[1]
+    ev = NativeMAVEvaluator(model, batch_size=4, cache_size=0)
+    m = MCTS(ev, num_simulations=12, batch_size=4, timeout=1e-9, seed=3)
+    with pytest.raises(SearchError, match="dropped") as e:
+        m.search(s)
+    st = e.value.stats
+    assert st["simulations"] == st["dropped"] == 12 and st["invalid"] == 0
+    assert ev.stats()["requests"] > 0                  # generated, then dropped as late
+    m.check()                                          # no virtual count left behind
+    # a timeout no batch reaches changes nothing
+    a = MCTS(NativeMAVEvaluator(model, batch_size=4, cache_size=0), num_simulations=24, batch_size=4,
+             seed=3).search(s)
+    b = MCTS(NativeMAVEvaluator(model, batch_size=4, cache_size=0), num_simulations=24, batch_size=4,
+             seed=3, timeout=600.0).search(s)
+    np.testing.assert_array_equal(a.visits, b.visits)
+    assert b.stats["dropped"] == 0
+
+
+def test_native_timeout_skips_chunks_after_the_deadline_and_caches_late_answers(model):
+    """A search batch larger than the evaluator's max_batch is generated in chunks: once the deadline has
+    passed the remaining chunks are not generated; late answers are cached, so a later batch that selects the
+    same leaf gets them at once (a cache hit is never late)."""
+    s = positions()[1]
+    ev = NativeMAVEvaluator(model, batch_size=2, cache_size=4096)
+    MCTS(ev, num_simulations=1, seed=4).search(s)     # the root's answer cached
+    before = ev.stats()
+    # a uniform prior and a large exploration constant: the second batch takes 6 distinct root children
+    kw = dict(num_simulations=7, batch_size=6, timeout=1e-9, seed=4, reuse_tree=False, eps=1.0, c_puct=100.0)
+    r = MCTS(ev, **kw).search(s)
+    after = ev.stats()
+    st = r.stats
+    assert r.best_move is not None                     # the root: a cache hit, in time
+    assert st["batches"] == 2 and st["evaluations"] == 7
+    # the second batch (6 leaves, 3 chunks): the first chunk generated, late; the other two never generated
+    assert after["requests"] - before["requests"] == 1 + 2
+    assert after["cache_hits"] - before["cache_hits"] == 1
+    assert st["dropped"] == 6 and int(np.sum(r.visits)) == 0
+    # the late chunk's answers were kept: the same search again gets them from the cache, in time
+    r2 = MCTS(ev, **kw).search(s)
+    assert ev.stats()["cache_hits"] - after["cache_hits"] >= 3
+    assert r2.stats["dropped"] < 6 and int(np.sum(r2.visits)) >= 2

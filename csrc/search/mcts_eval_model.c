@@ -1,6 +1,12 @@
 /*
  * mcts_eval_model.c - the native MAV model evaluator (mcts_eval_model.h).  Every buffer is
  * allocated at creation for max_batch requests; evaluating a batch allocates nothing.
+ *
+ * The search's timeout (evaluator.h): generation is synchronous, max_batch leaves at a time, so
+ * results arrive a chunk at a time.  A chunk whose generation ends more than `timeout` seconds
+ * after the call began is late: its answers are read (and cached) but left MG_EVAL_DROPPED, and
+ * the chunks after it are not generated at all (dropped too).  The first chunk always runs; its
+ * cache hits are answered before its generation starts and are never late.
  */
 #include "mcts_eval_model.h"
 
@@ -9,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../clock.h"
 #include "../format/mav_tokens.h"
 #include "../format/tokenizer.h"
 #include "../format/values.h"
@@ -212,15 +219,20 @@ static void cache_put(model_ctx *c, const mg_eval_request *q, const int32_t *ids
 static int model_evaluate(void *vctx, const mg_game *g, const mg_eval_request *req, mg_eval_result *res, int n,
                           double timeout, char *err, size_t errlen)
 {
-    (void)timeout;
     model_ctx *c = vctx;
     if (g != c->f.g) {
         snprintf(err, errlen, "the native MAV evaluator was made for %s, not %s", c->f.g->name, g ? g->name : "none");
         return MG_ERR;
     }
     c->stats.calls++;
+    const double t0 = timeout > 0 ? mg_now_seconds() : 0.0;
+    int late = 0; /* the deadline passed: what is generated from now on arrives too late */
     for (int b0 = 0; b0 < n; b0 += c->max_batch) {
         int m = n - b0 < c->max_batch ? n - b0 : c->max_batch, nmiss = 0;
+        if (late) {
+            c->stats.late += m; /* not generated: left MG_EVAL_DROPPED */
+            continue;
+        }
         for (int i = 0; i < m; i++) {
             const mg_eval_request *q = &req[b0 + i];
             mg_eval_result *r = &res[b0 + i];
@@ -256,6 +268,7 @@ static int model_evaluate(void *vctx, const mg_game *g, const mg_eval_request *r
                                  c->prefix_sharing};
             if (mg_engine_generate(c->engine, &gq, c->res, err, errlen) != MG_OK)
                 return MG_ERR;
+            late = timeout > 0 && mg_now_seconds() - t0 > timeout;
         }
         for (int k = 0; k < nmiss; k++) {
             int i = c->miss[k];
@@ -264,8 +277,11 @@ static int model_evaluate(void *vctx, const mg_game *g, const mg_eval_request *r
                                                 : read_answer_st(c, &req[b0 + i], k, r)) == 0;
             r->status = ok ? MG_EVAL_OK : MG_EVAL_INVALID;
             c->stats.invalid += !ok;
-            cache_put(c, &req[b0 + i], c->prompts[k], c->lens[k], r);
+            cache_put(c, &req[b0 + i], c->prompts[k], c->lens[k], r); /* kept even when late */
+            if (late)
+                r->status = MG_EVAL_DROPPED;
         }
+        c->stats.late += late ? nmiss : 0;
         c->stats.requests += m;
     }
     mg_engine_stats es;

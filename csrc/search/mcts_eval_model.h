@@ -44,9 +44,11 @@ typedef struct mg_eval_model_params {
 int mg_eval_model_create(mg_evaluator *ev, const mg_model *model, const mg_game *g, const mg_config *cfg,
                          const mg_eval_model_params *p, char *err, size_t errlen);
 
-/* Token counters of its engine (model/engine.h) and its evaluation counts. */
+/* Token counters of its engine (model/engine.h) and its evaluation counts.  `late`: requests left
+ * MG_EVAL_DROPPED by the search's timeout (generated after the deadline, or not generated since
+ * the deadline had passed; see mcts_eval_model.c); `requests` counts those generated. */
 typedef struct mg_eval_model_stats {
-    int64_t calls, requests, invalid, text_fallbacks, cache_hits;
+    int64_t calls, requests, invalid, text_fallbacks, cache_hits, late;
     int64_t prompt_tokens, shared_saved, cache_saved, generated;
 } mg_eval_model_stats;
 int mg_eval_model_stats_get(const mg_evaluator *ev, mg_eval_model_stats *s);

@@ -23,7 +23,7 @@ another model than the shipped one). The native and NumPy backends need no PyTor
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -36,7 +36,7 @@ from .mcts import MCTS_CHOICES, MCTSAgent
 from .spec import options_of, register_agent
 
 __all__ = ["MAVGreedyAgent", "MAVEvaluator", "NativeMAVEvaluator", "MAVMCTSAgent", "mav_mcts_agent", "MAVISAgent",
-           "get_model", "choose_move", "PLAIN"]
+           "get_model", "choose_move", "PLAIN", "MAV_TAU_SCHEDULE"]
 
 PLAIN = "%state %top_all %best_action"
 
@@ -245,6 +245,10 @@ class NativeMAVEvaluator:
     earlier batch (a ``%prev_state`` expanded again, the header) is copied instead of computed, with
     identical results.
 
+    The search's ``timeout`` holds per chunk of ``batch_size`` leaves (generation is synchronous): a chunk
+    generated after the deadline is dropped, the chunks after it are not generated, and cache hits are never
+    late (docs/mcts.md, "Where the timeout applies").
+
     ``threads``: the evaluator's engine threads (default: the model's); ``batch_size``: leaves generated at
     once (the search's batch size); ``spec``: the MAV prompt form (default ``%state %top_all %best_action``,
     with state tracking ``%prev_state %prev_action %state %top_all %best_action``).
@@ -330,13 +334,24 @@ class MAVMCTSAgent(MCTSAgent):
             return legal[int(self._rng.integers(len(legal)))]
 
 
+#: The prior's temperature (equation 1) of the MAV-MCTS agents by move number, ``(from_ply, tau)`` steps: the
+#: paper adapts tau "as a function of the number of moves played" without printing the schedule, so this one is
+#: ours (docs/mcts.md, "The temperature by move number"): 0.2 in the opening, where the model's values lie close
+#: together and the search should look at all of its top k; halved every 10 plies as the values separate and
+#: grow reliable, down to 0.05 from ply 20; the constant 0.1 of the search (``tau=0.1``) sits at plies 10-19.
+MAV_TAU_SCHEDULE = ((0, 0.2), (10, 0.1), (20, 0.05))
+
+
 def mav_mcts_agent(model=None, sims: int = 64, *, scoring: str = "mean", batch_size: int = 16,
                    state_tracking: bool = False, backend: str = "auto", name: Optional[str] = None,
-                   cache_size: int = 100_000, native: Optional[bool] = None, **mcts_kwargs) -> MAVMCTSAgent:
+                   cache_size: int = 100_000, native: Optional[bool] = None,
+                   tau: Union[None, float, Sequence[Tuple[int, float]]] = None, **mcts_kwargs) -> MAVMCTSAgent:
     """MAV-MCTS: MCTS with the model as prior, value function (and, with state_tracking, world model).
     ``cache_size``: model outputs kept by prompt across searches (see :class:`MAVEvaluator`).
     ``native``: evaluate in C (:class:`NativeMAVEvaluator`: no Python in the search loop, no output cache);
-    default: when the model runs on the native backend."""
+    default: when the model runs on the native backend. ``tau``: the prior's temperature, a number (constant, as
+    :class:`mavgame.search.mcts.MCTS`'s default 0.1) or a ``(from_ply, tau)`` schedule; None (the default):
+    :data:`MAV_TAU_SCHEDULE`, the temperature adapted to the move number as the paper plays MAV-MCTS."""
     ev = MAVEvaluator(model, scoring=scoring, backend=backend, batch_size=max(batch_size, 1),
                       cache_size=cache_size)
     game = ev.model.game
@@ -346,7 +361,8 @@ def mav_mcts_agent(model=None, sims: int = 64, *, scoring: str = "mean", batch_s
     if native:
         ev = NativeMAVEvaluator(ev.model, scoring=scoring, batch_size=max(batch_size, 1),
                                 state_tracking=bool(state_tracking), cache_size=min(cache_size, 1 << 16))
-    kw = dict(batch_size=batch_size, state_tracking=bool(state_tracking))
+    kw = dict(batch_size=batch_size, state_tracking=bool(state_tracking),
+              tau=[tuple(step) for step in MAV_TAU_SCHEDULE] if tau is None else tau)
     if state_tracking and game:
         kw["game"] = game
     kw.update(mcts_kwargs)
@@ -442,9 +458,10 @@ def _make_mav(model: Optional[str] = None, scoring: str = "mean", best: bool = T
 
 
 def _make_mav_mcts(model: Optional[str] = None, sims: int = 64, scoring: str = "mean", batch: int = 16,
-                   state_tracking: bool = False, backend: str = "auto", cache: int = 100_000, **kw) -> MCTSAgent:
+                   state_tracking: bool = False, backend: str = "auto", cache: int = 100_000,
+                   tau: Optional[float] = None, **kw) -> MCTSAgent:
     return mav_mcts_agent(model, sims, scoring=scoring, batch_size=batch, state_tracking=bool(state_tracking),
-                          backend=backend, cache_size=cache, **kw)
+                          backend=backend, cache_size=cache, tau=tau, **kw)
 
 
 def _make_mav_is(model: Optional[str] = None, breadth: int = 2, depth: int = 1, backend: str = "auto",
@@ -466,7 +483,9 @@ register_agent("mav_mcts", _make_mav_mcts,
                                   skip=("batch_size", "cache_size", "games", "num_simulations", "evaluator"),
                                   choices={"scoring": ("mean", "max"), "backend": _BACKENDS, **MCTS_CHOICES},
                                   help={"model": _MODEL, "state_tracking": "engine-free", "movetime": "ms a move",
-                                        "cache": "model outputs kept", "native": "default: on the native backend"}),
+                                        "cache": "model outputs kept", "native": "default: on the native backend",
+                                        "tau": "none: by move number, 0.2 / 0.1 from ply 10 / 0.05 from 20; "
+                                               "a number: constant"}),
                help="MAV-MCTS: the model guiding MCTS (state_tracking=1: the model is also the world model); "
                     "the other options are those of mavgame.MCTS")
 register_agent("mav_is", _make_mav_is,

@@ -15,7 +15,8 @@ Parameters (named as in the paper):
   probabilities with temperature tau + eps / ``|legal|``.  ``tau`` may be a number or a schedule
   ``[(from_ply, tau), ...]`` over the move number (the first step from ply 0).
   ``prior="policy"`` uses the evaluator's ``policy`` instead of its values.
-- ``batch_size`` (B), ``timeout`` (seconds, None: wait for every result), ``n_max``, ``n_min``:
+- ``batch_size`` (B), ``timeout`` (seconds, None: wait for every result; what arrives late depends on the
+  evaluator: docs/mcts.md, "Where the timeout applies"), ``n_max``, ``n_min``:
   asynchronous batches with dynamic virtual counts max(n_min, floor(n_max / 2^d));
   ``virtual_count="static"`` uses ``virtual_loss`` virtual losses instead, ``"none"`` nothing.
 - ``num_simulations``; ``c_puct`` (a constant) or AlphaZero's ``c_base``/``c_init`` (the default);
