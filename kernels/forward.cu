@@ -34,16 +34,27 @@
 
 static_assert(sizeof(int) == sizeof(int32_t), "the kernels' int arrays are the engine's int32_t arrays");
 
+/* a weight matrix on the device (packed, matmul.h): float32, or bfloat16 (mgk_engine_create's bf16) */
+struct mgk_mat {
+    const float *f;
+    const uint16_t *b;
+};
+
 struct mgk_layer {
-    const float *attn_norm, *wq, *wk, *wv, *wo, *mlp_norm, *gate, *up, *down;
+    const float *attn_norm, *mlp_norm;
+    mgk_mat wq, wk, wv, wo, gate, up, down;
 };
 
 struct mgk_engine {
     mg_model_config c;
     int max_batch, rows_cap, kvd, qd;
     size_t slot_floats;                /* S * kvd: one slot of one layer of the cache */
-    float *weights;                    /* every weight, one allocation */
-    const float *embed, *pos_embed, *line_embed, *norm, *out;
+    float *weights;                    /* every float32 weight, one allocation */
+    uint16_t *weights16;               /* the weight matrices in bfloat16 (bf16 engines), one allocation */
+    size_t weight_bytes;               /* device bytes of both */
+    int bf16;
+    const float *embed, *pos_embed, *line_embed, *norm;
+    mgk_mat out;
     mgk_layer *layers;                 /* host array of device pointers */
     float *rope_cos, *rope_sin;        /* [S][hd/2] */
     float *kc, *vc;                    /* [L][max_batch][S][kvd] */
@@ -118,7 +129,7 @@ extern "C" void mgk_engine_free(mgk_engine *g)
 {
     if (!g)
         return;
-    const void *dev[] = {g->weights, g->rope_cos, g->rope_sin, g->kc, g->vc, g->x, g->h, g->q, g->k, g->v, g->att,
+    const void *dev[] = {g->weights, g->weights16, g->rope_cos, g->rope_sin, g->kc, g->vc, g->x, g->h, g->q, g->k, g->v, g->att,
                          g->g, g->u, g->hl, g->logits, g->work, g->ints, g->in_group, g->group, g->buckets, g->tok,
                          g->probs};
     for (const void *p : dev)
@@ -137,8 +148,8 @@ template <class T> static bool dev_alloc(T **p, size_t n)
     return cudaMalloc((void **)p, (n + 1) * sizeof(T)) == cudaSuccess;
 }
 
-extern "C" int mgk_engine_create(mgk_engine **out, const mg_model *m, int max_batch, int rows_cap, char *err,
-                                 size_t errlen)
+extern "C" int mgk_engine_create(mgk_engine **out, const mg_model *m, int max_batch, int rows_cap, int bf16,
+                                 char *err, size_t errlen)
 {
     *out = nullptr;
 #if MGK_ON_GPU
@@ -160,6 +171,7 @@ extern "C" int mgk_engine_create(mgk_engine **out, const mg_model *m, int max_ba
         return MGK_ERR_ARG;
     }
     g->c = *c;
+    g->bf16 = bf16 != 0;
     if (cudaDeviceGetAttribute(&g->sm_count, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess || g->sm_count < 1)
         g->sm_count = 1;
     g->max_batch = max_batch;
@@ -169,12 +181,14 @@ extern "C" int mgk_engine_create(mgk_engine **out, const mg_model *m, int max_ba
     int d = c->d_model, V = c->vocab_size, ff = c->d_ff, L = c->n_layers, qd = g->qd, kvd = g->kvd;
     size_t S = (size_t)c->max_seq_len, R = (size_t)rows_cap, B = (size_t)max_batch, h2 = (size_t)c->head_dim / 2;
     g->slot_floats = S * (size_t)kvd;
-    /* the weights: (host pointer, floats) in upload order; the device copies follow each other */
-    size_t n_w = 5 + 9 * (size_t)L, total = 0, at = 0;
+    /* the weights: (host pointer, floats, vector or matrix) in upload order; the device copies follow
+     * each other, the matrices in weights16 as bfloat16 (rounded here, nearest-even) on a bf16 engine */
+    size_t n_w = 5 + 9 * (size_t)L, total = 0, total16 = 0, at = 0, at16 = 0, biggest = 0;
     struct piece {
         const float *src;
         size_t n;
         const float **dst;
+        mgk_mat *mat;
     } *pw = (piece *)calloc(n_w, sizeof(piece));
     g->layers = (mgk_layer *)calloc((size_t)L + 1, sizeof(mgk_layer));
     g->h_ints = (int *)calloc((R + 1) * ROW_N, sizeof(int));
@@ -183,36 +197,55 @@ extern "C" int mgk_engine_create(mgk_engine **out, const mg_model *m, int max_ba
     bool ok = pw && g->layers && g->h_ints && g->alias_src && g->alias_len;
     if (ok) {
         size_t k = 0;
-        pw[k++] = {m->embed, (size_t)V * d, &g->embed};
-        pw[k++] = {m->pos_embed, m->pos_embed ? S * d : 0, &g->pos_embed};
-        pw[k++] = {m->line_embed, m->line_embed ? (size_t)c->line_pos * d : 0, &g->line_embed};
-        pw[k++] = {m->norm, (size_t)d, &g->norm};
-        pw[k++] = {m->out, mg_matmul_packed_floats(d, V), &g->out};
+        pw[k++] = {m->embed, (size_t)V * d, &g->embed, nullptr};
+        pw[k++] = {m->pos_embed, m->pos_embed ? S * d : 0, &g->pos_embed, nullptr};
+        pw[k++] = {m->line_embed, m->line_embed ? (size_t)c->line_pos * d : 0, &g->line_embed, nullptr};
+        pw[k++] = {m->norm, (size_t)d, &g->norm, nullptr};
+        pw[k++] = {m->out, mg_matmul_packed_floats(d, V), nullptr, &g->out};
         for (int l = 0; l < L; l++) {
             const mg_layer_weights *W = &m->layers[l];
             mgk_layer *D = &g->layers[l];
-            pw[k++] = {W->attn_norm, (size_t)d, &D->attn_norm};
-            pw[k++] = {W->wq, mg_matmul_packed_floats(d, qd), &D->wq};
-            pw[k++] = {W->wk, mg_matmul_packed_floats(d, kvd), &D->wk};
-            pw[k++] = {W->wv, mg_matmul_packed_floats(d, kvd), &D->wv};
-            pw[k++] = {W->wo, mg_matmul_packed_floats(qd, d), &D->wo};
-            pw[k++] = {W->mlp_norm, (size_t)d, &D->mlp_norm};
-            pw[k++] = {W->gate, mg_matmul_packed_floats(d, ff), &D->gate};
-            pw[k++] = {W->up, mg_matmul_packed_floats(d, ff), &D->up};
-            pw[k++] = {W->down, mg_matmul_packed_floats(ff, d), &D->down};
+            pw[k++] = {W->attn_norm, (size_t)d, &D->attn_norm, nullptr};
+            pw[k++] = {W->wq, mg_matmul_packed_floats(d, qd), nullptr, &D->wq};
+            pw[k++] = {W->wk, mg_matmul_packed_floats(d, kvd), nullptr, &D->wk};
+            pw[k++] = {W->wv, mg_matmul_packed_floats(d, kvd), nullptr, &D->wv};
+            pw[k++] = {W->wo, mg_matmul_packed_floats(qd, d), nullptr, &D->wo};
+            pw[k++] = {W->mlp_norm, (size_t)d, &D->mlp_norm, nullptr};
+            pw[k++] = {W->gate, mg_matmul_packed_floats(d, ff), nullptr, &D->gate};
+            pw[k++] = {W->up, mg_matmul_packed_floats(d, ff), nullptr, &D->up};
+            pw[k++] = {W->down, mg_matmul_packed_floats(ff, d), nullptr, &D->down};
         }
-        for (size_t i = 0; i < n_w; i++)
-            total += pw[i].n;
-        ok = dev_alloc(&g->weights, total);
+        for (size_t i = 0; i < n_w; i++) {
+            bool half = pw[i].mat && g->bf16;
+            (half ? total16 : total) += pw[i].n;
+            biggest = half && pw[i].n > biggest ? pw[i].n : biggest;
+        }
+        uint16_t *stage = (uint16_t *)malloc((biggest + 1) * sizeof(uint16_t)); /* host bf16 staging */
+        ok = stage && dev_alloc(&g->weights, total) && dev_alloc(&g->weights16, g->bf16 ? total16 : 0);
         for (size_t i = 0; ok && i < n_w; i++) {
-            *pw[i].dst = pw[i].n ? g->weights + at : nullptr;
+            if (pw[i].mat && g->bf16) {
+                for (size_t j = 0; j < pw[i].n; j++)
+                    stage[j] = mgk_bf16_round(pw[i].src[j]);
+                *pw[i].mat = {nullptr, g->weights16 + at16};
+                ok = cudaMemcpy(g->weights16 + at16, stage, pw[i].n * sizeof(uint16_t), cudaMemcpyHostToDevice) ==
+                     cudaSuccess;
+                at16 += pw[i].n;
+                continue;
+            }
+            const float *dst = pw[i].n ? g->weights + at : nullptr;
+            if (pw[i].mat)
+                *pw[i].mat = {dst, nullptr};
+            else
+                *pw[i].dst = dst;
             if (pw[i].n)
                 ok = cudaMemcpy(g->weights + at, pw[i].src, pw[i].n * sizeof(float), cudaMemcpyHostToDevice) ==
                      cudaSuccess;
             at += pw[i].n;
         }
+        free(stage);
     }
     free(pw);
+    g->weight_bytes = total * sizeof(float) + total16 * sizeof(uint16_t);
     size_t kv = (size_t)L * B * g->slot_floats;
     long work = mgk_attention_decode_work(max_batch, c->n_heads, c->head_dim, c->max_seq_len, 0);
     long work2 = mgk_attention_decode_shared_work(max_batch, c->n_heads, c->head_dim, c->max_seq_len,
@@ -239,7 +272,7 @@ extern "C" int mgk_engine_create(mgk_engine **out, const mg_model *m, int max_ba
     if (!ok) {
         cudaGetLastError();
         snprintf(err, errlen, "out of GPU memory for the model (%zu MB of weights) and an engine of batch %d (KV cache %zu MB)",
-                 total * sizeof(float) >> 20, max_batch, 2 * kv * sizeof(float) >> 20);
+                 g->weight_bytes >> 20, max_batch, 2 * kv * sizeof(float) >> 20);
         mgk_engine_free(g);
         return MGK_ERR_ARG;
     }
@@ -249,11 +282,15 @@ extern "C" int mgk_engine_create(mgk_engine **out, const mg_model *m, int max_ba
 
 /* ---- the forward pass ---------------------------------------------------------------------- */
 
-/* y (+)= x @ W with the matmul kernel that suits the shape on this device (mgk_matmul_pick) */
-static int matmul(const mgk_engine *g, float *y, const float *x, const float *w, int n, int in, int out, int acc)
+/* y (+)= x @ W with the matmul kernel that suits the shape on this device (mgk_matmul_pick), over W's
+ * float32 or bfloat16 weights (mgk_matmul_bf16: both picks, 2 and 3, read them) */
+static int matmul(const mgk_engine *g, float *y, const float *x, mgk_mat w, int n, int in, int out, int acc)
 {
-    return mgk_matmul(mgk_matmul_pick(n, out, g->sm_count), y, x, w, n, in, out, acc);
+    int v = mgk_matmul_pick(n, out, g->sm_count);
+    return w.b ? mgk_matmul_bf16(v, y, x, w.b, n, in, out, acc) : mgk_matmul(v, y, x, w.f, n, in, out, acc);
 }
+
+extern "C" size_t mgk_engine_weight_bytes(const mgk_engine *g) { return g->weight_bytes; }
 
 /* slot s's positions from p on are about to be written: the prefixes they belonged to are no
  * longer shared (s's own, and those of the slots that read theirs from s) */
@@ -504,6 +541,7 @@ extern "C" int mgk_engine_logits(mgk_engine *g, int row0, int rows, float *out)
 #include <cstring>
 
 #include "model/choose.h"
+#include <cmath>
 extern "C" {
 #include "model/engine_impl.h" /* the driver feeds passes to mg_engine_forward itself */
 }
@@ -812,6 +850,91 @@ static int check_generate(const char *name, mg_engine *cpu, mg_engine *gpu, drv:
     return fails;
 }
 
+/* The bf16 engine (MG_ENGINE_CUDA | MG_ENGINE_BF16, created from rm's float32 weights: it rounds them itself)
+ * against the CPU engine over the same model with its weight matrices rounded to bf16 (rm rounded in place
+ * here, nearest-even): every pass of check_passes and a plain prefill within the float32 comparison's
+ * tolerance (2e-4).  Two checks that a bf16 engine silently multiplying float32 weights fails: its logits
+ * must differ from the CPU engine's over the unrounded weights by more than twice that tolerance (seen: 2e-3 to
+ * 2e-2, against at most 2e-6 from the rounded weights' reference), and its device
+ * weights must take exactly 2 bytes less per matrix weight than the float32 engine's. */
+static int check_bf16(const char *name, RandModel &rm, int max_batch, size_t f32_bytes, drv::Rng &rng, int steps)
+{
+    const mg_model_config &c = rm.m.cfg;
+    int fails = 0, V = c.vocab_size, d = c.d_model, qd = c.n_heads * c.head_dim, kvd = c.n_kv_heads * c.head_dim;
+    char err[512], what[160];
+    mg_engine *cpu32 = nullptr, *cpu16 = nullptr, *gpu16 = nullptr;
+    auto p = rand_tokens(rng, 23, V);
+    std::vector<float> z32((size_t)V), z16((size_t)V), zg((size_t)V);
+    if (mg_engine_create(&cpu32, &rm.m, max_batch, 1, MG_ENGINE_NO_SIMD, err, sizeof err) != MG_OK ||
+        mg_engine_logits(cpu32, p.data(), 23, z32.data(), err, sizeof err) != MG_OK ||
+        mg_engine_create(&gpu16, &rm.m, max_batch, 1, MG_ENGINE_CUDA | MG_ENGINE_BF16, err, sizeof err) != MG_OK) {
+        std::printf("MISMATCH %s: bf16 engine creation failed: %s\n", name, err);
+        mg_engine_free(cpu32);
+        mg_engine_free(gpu16);
+        return 1;
+    }
+    mg_engine_free(cpu32);
+    /* the matrices the bf16 engine keeps in bf16, rounded in place (they live in rm.arena) */
+    size_t matrix_floats = 0;
+    auto round_bf16 = [&](const float *w, int in, int out) {
+        float *q = const_cast<float *>(w);
+        size_t n = mg_matmul_packed_floats(in, out);
+        for (size_t i = 0; i < n; i++) {
+            uint32_t u = (uint32_t)mgk_bf16_round(q[i]) << 16;
+            std::memcpy(&q[i], &u, sizeof u);
+        }
+        matrix_floats += n;
+    };
+    round_bf16(rm.m.out, d, V);
+    for (auto &L : rm.layers) {
+        round_bf16(L.wq, d, qd);
+        round_bf16(L.wk, d, kvd);
+        round_bf16(L.wv, d, kvd);
+        round_bf16(L.wo, qd, d);
+        round_bf16(L.gate, d, c.d_ff);
+        round_bf16(L.up, d, c.d_ff);
+        round_bf16(L.down, c.d_ff, d);
+    }
+    size_t bytes16 = mg_engine_weight_bytes(gpu16);
+    if (!mg_engine_bf16(gpu16) || bytes16 + 2 * matrix_floats != f32_bytes) {
+        std::printf("MISMATCH %s: bf16 weights take %zu device bytes, the float32 engine's %zu less 2 x %zu matrix "
+                    "weights is %zu\n", name, bytes16, f32_bytes, matrix_floats, f32_bytes - 2 * matrix_floats);
+        fails++;
+    } else {
+        std::printf("ok %s: bf16 device weights %zu bytes, float32 %zu\n", name, bytes16, f32_bytes);
+    }
+    if (mg_engine_create(&cpu16, &rm.m, max_batch, 1, MG_ENGINE_NO_SIMD, err, sizeof err) != MG_OK) {
+        std::printf("MISMATCH %s: engine creation failed: %s\n", name, err);
+        mg_engine_free(gpu16);
+        return fails + 1;
+    }
+    std::snprintf(what, sizeof what, "%s bf16", name);
+    fails += check_passes(what, cpu16, gpu16, rng, steps);
+    std::snprintf(what, sizeof what, "%s bf16: mg_engine_logits against the reference over rounded weights", name);
+    if (mg_engine_logits(cpu16, p.data(), 23, z16.data(), err, sizeof err) != MG_OK ||
+        mg_engine_logits(gpu16, p.data(), 23, zg.data(), err, sizeof err) != MG_OK) {
+        std::printf("MISMATCH %s: %s\n", what, err);
+        fails++;
+    } else {
+        if (!drv::close(what, zg.data(), z16.data(), zg.size(), 2e-4f, 2e-4f))
+            fails++;
+        double far = 0.0;
+        for (int i = 0; i < V; i++)
+            far = std::max(far, (double)std::fabs(zg[(size_t)i] - z32[(size_t)i]));
+        std::snprintf(what, sizeof what, "%s bf16: logits differ from the float32 weights' by %.3g", name, far);
+        if (far <= 2 * 2e-4) {
+            std::printf("MISMATCH %s (not more than %.3g: the bf16 engine multiplies float32 weights)\n", what,
+                        2 * 2e-4);
+            fails++;
+        } else {
+            std::printf("ok %s\n", what);
+        }
+    }
+    mg_engine_free(cpu16);
+    mg_engine_free(gpu16);
+    return fails;
+}
+
 int main(int argc, char **argv)
 {
     drv::Rng rng(drv::seed_arg(argc, argv));
@@ -868,8 +991,10 @@ int main(int argc, char **argv)
         } else if (!drv::close(what, zg.data(), zc.data(), zc.size(), 2e-4f, 2e-4f)) {
             fails++;
         }
+        size_t f32_bytes = mg_engine_weight_bytes(gpu);
         mg_engine_free(cpu);
         mg_engine_free(gpu);
+        fails += check_bf16(md.name, rm, md.max_batch, f32_bytes, rng, steps); /* rounds rm's matrices: last */
     }
     return drv::finish(fails);
 }

@@ -240,10 +240,8 @@ int main(int argc, char **argv)
             std::vector<uint16_t> wb(w.size());
             std::vector<float> wr(w.size());
             for (size_t i = 0; i < w.size(); i++) {
-                uint32_t u;
-                std::memcpy(&u, &w[i], sizeof u);
-                wb[i] = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-                u = (uint32_t)wb[i] << 16;
+                wb[i] = mgk_bf16_round(w[i]);
+                uint32_t u = (uint32_t)wb[i] << 16;
                 std::memcpy(&wr[i], &u, sizeof u);
             }
             auto refb = y0;

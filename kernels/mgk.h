@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,6 +43,17 @@ int mgk_matmul(int variant, float *y, const float *x, const float *w, int n, int
  * accumulation: variants 2 and 3 (MGK_ERR_ARG otherwise). */
 int mgk_matmul_bf16(int variant, float *y, const float *x, const uint16_t *w, int n, int in, int out,
                     int accumulate);
+
+/* A float32 rounded to bfloat16 (nearest, ties to even; a NaN stays a NaN): the conversion the bf16 engine
+ * applies to its weight matrices at upload and the drivers apply to their references. Host code. */
+static inline uint16_t mgk_bf16_round(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return (uint16_t)((u >> 16) | 0x40u);
+    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
 
 /* The variant the forward pass uses for an n x out product on a GPU of sm_count multiprocessors: 3
  * when its 64x128 tiles reach 40% of the multiprocessors, else 2 (more, smaller blocks). */
@@ -110,10 +122,15 @@ struct mg_model;
 typedef struct mgk_engine mgk_engine;
 
 /* MGK_OK, or MGK_ERR_ARG with a sentence in err (no usable device, an unsupported head
- * dimension, out of GPU memory). */
-int mgk_engine_create(mgk_engine **g, const struct mg_model *m, int max_batch, int rows_cap, char *err,
+ * dimension, out of GPU memory).  bf16 != 0: the weight matrices (attention projections, MLP, output
+ * layer) kept in bfloat16 on the device (rounded at upload, mgk_bf16_round) and multiplied by
+ * mgk_matmul_bf16 with float32 accumulation; embeddings, norms, activations and the KV cache stay float32. */
+int mgk_engine_create(mgk_engine **g, const struct mg_model *m, int max_batch, int rows_cap, int bf16, char *err,
                       size_t errlen);
 void mgk_engine_free(mgk_engine *g);
+/* The device memory its weights take, in bytes (float32 vectors and embeddings, the matrices in float32 or
+ * bfloat16). */
+size_t mgk_engine_weight_bytes(const mgk_engine *g);
 
 /* One forward pass over n rows (mg_engine_forward's contract): row r is token tok[r] of cache
  * slot slot[r] at position pos[r], line position line[r] (the line embedding's index); its

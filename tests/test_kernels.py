@@ -124,6 +124,11 @@ def test_kernel_matches_its_c_reference_on_the_harness(src, seed):
                      "decode steps over a shared prefix", "decode step after the shared prefix's slot took a new prompt",
                      "generate grouped=1 sharing=1 round 1", "generate grouped=0 sharing=0", "mg_engine_logits"):
             assert f": {what}" in res.stdout, f"forward.cu's driver did not check {what!r}:\n{res.stdout[-3000:]}"
+        # bf16 weights (MG_ENGINE_BF16) against the CPU engine over the same bf16-rounded weights, on both models
+        for what in ("bf16: ragged prefill of 3 prompts", "bf16: decode step 2",
+                     "bf16: mg_engine_logits against the reference over rounded weights",
+                     "bf16: logits differ from the float32 weights'", ": bf16 device weights"):
+            assert res.stdout.count(what) >= 2, f"forward.cu's driver did not check {what!r}:\n{res.stdout[-3000:]}"
 
 
 def test_harness_warp_operations_atomics_and_barriers():
@@ -182,16 +187,19 @@ def test_harness_catches_a_missing_barrier_in_a_real_kernel():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("mutation", ["kv_store", "line", "alias_drop"])
+@pytest.mark.parametrize("mutation", ["kv_store", "line", "alias_drop", "bf16_ignored"])
 def test_forward_driver_catches_a_broken_forward_pass(mutation):
     """forward.cu with the cache writes of a pass left out (the attention then reads poisoned memory), with
-    every row at line position 0 (the line embedding's index ignored), or with shared prefixes never forgotten
-    (a decode step reads a prefix from a slot that took a new prompt since), must fail its driver's comparison
-    with the CPU engine."""
+    every row at line position 0 (the line embedding's index ignored), with shared prefixes never forgotten
+    (a decode step reads a prefix from a slot that took a new prompt since), or with the bf16 option silently
+    ignored (float32 weights uploaded and multiplied) must fail its driver's comparison with the CPU engine."""
     text = (KERNELS / "forward.cu").read_text()
     if mutation == "kv_store":
         old = "MGK_LAUNCH(kv_store_kernel,"
         new = text.replace(old, "if (0) MGK_LAUNCH(kv_store_kernel,", 1)
+    elif mutation == "bf16_ignored":
+        old = "g->bf16 = bf16 != 0;"
+        new = text.replace(old, "g->bf16 = bf16 < 0;", 1)
     elif mutation == "alias_drop":
         old = "static void alias_drop(mgk_engine *g, int s, int p)\n{\n"
         new = text.replace(old, old + "    if (s >= 0)\n        return;\n", 1)

@@ -2,10 +2,12 @@
  * py_model.c - Python binding of the native inference engine (csrc/model): mavgame._core.MavEngine.
  * mavgame/model/inference/backends.py (NativeBackend, MAVModel.load(backend="native")) builds on it.
  *
- *   MavEngine(path, threads=1, max_batch=64, simd=True, prefix_cache=0, device="cpu")   load a model file
- *       (ValueError naming the bad field of a malformed file, OSError-like ValueError for an unreadable one);
- *       device="cuda" (or "cuda:0") runs the forward pass and token choice on the GPU (kernels/forward.cu),
- *       ValueError saying why where it cannot (a build without the kernels, no usable device)
+ *   MavEngine(path, threads=1, max_batch=64, simd=True, prefix_cache=0, device="cpu", weights="float32")
+ *       load a model file (ValueError naming the bad field of a malformed file, OSError-like ValueError for an
+ *       unreadable one); device="cuda" (or "cuda:0") runs the forward pass and token choice on the GPU
+ *       (kernels/forward.cu), ValueError saying why where it cannot (a build without the kernels, no usable
+ *       device); weights="bf16" (CUDA only, else ValueError) keeps its weight matrices in bfloat16 there
+ *       (.weights, .weight_bytes say what it holds)
  *   .generate(prompts, max_new_tokens, stop_ids, group_ids=None, bucket_ids=None, prefix_sharing=True)
  *       prompts: a list of 1-D integer arrays/sequences.  Returns a list of
  *       (ids int32[n], value_steps int32[k], value_probs float32[k, n_buckets], finished bool).
@@ -62,19 +64,31 @@ static int load_path(void *model, const char *path, char *err, size_t errlen)
 
 static int engine_init(py_engine *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"path", "threads", "max_batch", "simd", "prefix_cache", "device", NULL};
+    static char *kwlist[] = {"path", "threads", "max_batch", "simd", "prefix_cache", "device", "weights", NULL};
     PyObject *path;
     int threads = 1, max_batch = 64, simd = 1, prefix_cache = 0;
-    const char *device = "cpu";
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O&O&pO&s:MavEngine", kwlist, &path,
+    const char *device = "cpu", *weights = "float32";
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O&O&pO&ss:MavEngine", kwlist, &path,
                                      MG_PY_C_INT("threads", &threads), MG_PY_C_INT("max_batch", &max_batch), &simd,
-                                     MG_PY_C_INT("prefix_cache", &prefix_cache), &device))
+                                     MG_PY_C_INT("prefix_cache", &prefix_cache), &device, &weights))
         return -1;
     unsigned flags = simd ? 0 : MG_ENGINE_NO_SIMD;
     if (strcmp(device, "cuda") == 0 || strcmp(device, "cuda:0") == 0) {
         flags |= MG_ENGINE_CUDA;
     } else if (strcmp(device, "cpu") != 0) {
         PyErr_Format(PyExc_ValueError, "device must be 'cpu', 'cuda' or 'cuda:0' (the first GPU), not '%s'", device);
+        return -1;
+    }
+    if (strcmp(weights, "bf16") == 0) {
+        if (!(flags & MG_ENGINE_CUDA)) {
+            PyErr_Format(PyExc_ValueError, "weights='bf16' is an option of the CUDA engine (device='cuda'); "
+                                           "on device='%s' the weights are float32",
+                         device);
+            return -1;
+        }
+        flags |= MG_ENGINE_BF16;
+    } else if (strcmp(weights, "float32") != 0) {
+        PyErr_Format(PyExc_ValueError, "weights must be 'float32' or 'bf16' (device='cuda' only), not '%s'", weights);
         return -1;
     }
     if (self->e || self->loaded) {
@@ -406,6 +420,18 @@ static PyObject *get_device(py_engine *self, void *Py_UNUSED(c))
     return PyUnicode_FromString(mg_engine_device(self->e) == MG_ENGINE_DEVICE_CUDA ? "cuda" : "cpu");
 }
 
+static PyObject *get_weights(py_engine *self, void *Py_UNUSED(c))
+{
+    GETTER_CHECK(self);
+    return PyUnicode_FromString(mg_engine_bf16(self->e) ? "bf16" : "float32");
+}
+
+static PyObject *get_weight_bytes(py_engine *self, void *Py_UNUSED(c))
+{
+    GETTER_CHECK(self);
+    return PyLong_FromSize_t(mg_engine_weight_bytes(self->e));
+}
+
 static PyObject *get_file_dtype(py_engine *self, void *Py_UNUSED(c))
 {
     GETTER_CHECK(self);
@@ -434,6 +460,8 @@ static PyGetSetDef engine_getset[] = {
     {"max_batch", (getter)get_max_batch, NULL, "Sequences run at once.", NULL},
     {"kernel", (getter)get_kernel, NULL, "The matmul kernel in use ('avx2-fma', 'portable' or 'cuda').", NULL},
     {"device", (getter)get_device, NULL, "Where the forward pass runs: 'cpu' or 'cuda'.", NULL},
+    {"weights", (getter)get_weights, NULL, "The weight matrices' type on the device: 'float32' or 'bf16'.", NULL},
+    {"weight_bytes", (getter)get_weight_bytes, NULL, "Device memory of the weights in bytes (0 on the CPU).", NULL},
     {"file_dtype", (getter)get_file_dtype, NULL, "Weight dtype in the file (F32, F16, BF16).", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -443,8 +471,9 @@ static PyTypeObject py_engine_type = {
     .tp_basicsize = sizeof(py_engine),
     .tp_dealloc = (destructor)engine_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "MavEngine(path, threads=1, max_batch=64, simd=True, prefix_cache=0, device='cpu'): the native MAV "
-              "inference engine (C; device='cuda': its CUDA forward pass, kernels/forward.cu).  A file with a NaN "
+    .tp_doc = "MavEngine(path, threads=1, max_batch=64, simd=True, prefix_cache=0, device='cpu', weights='float32'): "
+              "the native MAV inference engine (C; device='cuda': its CUDA forward pass, kernels/forward.cu; "
+              "weights='bf16' with it: the weight matrices in bfloat16 on the GPU, float32 accumulation).  A file with a NaN "
               "or infinite weight is refused (ValueError naming the file and the tensor).\n\n"
               "Threads: one generate()/logits() at a time (the GIL is released while it runs); a call from another "
               "thread meanwhile raises RuntimeError 'MavEngine is in use by another thread'.  The MCTS evaluators "
@@ -548,6 +577,7 @@ static PyObject *py_mcts_mav_evaluator(PyObject *Py_UNUSED(mod), PyObject *args,
     cfg.flags = flags;
     /* the evaluator's engine runs where the MavEngine runs (the GPU for device="cuda") */
     unsigned eflags = mg_engine_device(pe->e) == MG_ENGINE_DEVICE_CUDA ? MG_ENGINE_CUDA : 0;
+    eflags |= mg_engine_bf16(pe->e) ? MG_ENGINE_BF16 : 0; /* and with its weights' type */
     mg_eval_model_params p = {threads, max_batch, spec, sc, group ? PyArray_DATA(group) : NULL, ng, sharing, st,
                               cache_size, prefix_cache, eflags};
     eval_holder *h = PyMem_RawCalloc(1, sizeof *h);

@@ -58,6 +58,10 @@ int mg_engine_create(mg_engine **out, const mg_model *m, int max_batch, int thre
         return MG_ERR;
     }
 #endif
+    if ((flags & MG_ENGINE_BF16) && !(flags & MG_ENGINE_CUDA)) {
+        snprintf(err, errlen, "bfloat16 weights are a CUDA engine option (MG_ENGINE_BF16 needs MG_ENGINE_CUDA)");
+        return MG_ERR;
+    }
     mg_engine *e = calloc(1, sizeof *e);
     if (!e) {
         snprintf(err, errlen, "out of memory");
@@ -130,7 +134,8 @@ int mg_engine_create(mg_engine **out, const mg_model *m, int max_batch, int thre
 #ifdef MG_WITH_CUDA
     if (cuda) {
         char why[512];
-        if (mgk_engine_create(&e->gpu, m, max_batch, e->rows_cap, why, sizeof why) != MGK_OK) {
+        e->bf16 = (flags & MG_ENGINE_BF16) != 0;
+        if (mgk_engine_create(&e->gpu, m, max_batch, e->rows_cap, e->bf16, why, sizeof why) != MGK_OK) {
             snprintf(err, errlen, "no CUDA engine: %s", why);
             mg_engine_free(e);
             return MG_ERR;
@@ -146,6 +151,17 @@ int mg_engine_max_batch(const mg_engine *e) { return e->max_batch; }
 const char *mg_engine_kernel(const mg_engine *e) { return e->gpu ? "cuda" : mg_matmul_name(e->mm); }
 int mg_engine_device(const mg_engine *e) { return e->gpu ? MG_ENGINE_DEVICE_CUDA : MG_ENGINE_DEVICE_CPU; }
 const mg_model *mg_engine_model(const mg_engine *e) { return e->m; }
+int mg_engine_bf16(const mg_engine *e) { return e->bf16; }
+
+size_t mg_engine_weight_bytes(const mg_engine *e)
+{
+#ifdef MG_WITH_CUDA
+    if (e->gpu)
+        return mgk_engine_weight_bytes(e->gpu);
+#endif
+    (void)e;
+    return 0;
+}
 void mg_engine_get_stats(const mg_engine *e, mg_engine_stats *s) { *s = e->stats; }
 void mg_engine_reset_stats(mg_engine *e) { memset(&e->stats, 0, sizeof e->stats); }
 int mg_engine_prefix_cache(const mg_engine *e) { return e->pc.n_blocks * MG_PC_BLOCK; }

@@ -39,6 +39,9 @@ enum mg_engine_flags {
     MG_ENGINE_CUDA = 2u,     /* the forward pass, KV cache and token choice on the GPU (kernels/forward.cu):
                                 needs a build with the kernels (MG_WITH_CUDA) and a usable device, else
                                 mg_engine_create fails saying which is missing */
+    MG_ENGINE_BF16 = 4u,     /* with MG_ENGINE_CUDA: the weight matrices in bfloat16 on the device (half their
+                                memory and traffic; float32 accumulation, everything else float32); without
+                                it mg_engine_create fails */
 };
 
 enum mg_engine_device { MG_ENGINE_DEVICE_CPU = 0, MG_ENGINE_DEVICE_CUDA = 1 };
@@ -91,6 +94,8 @@ int mg_engine_max_batch(const mg_engine *e);
 const char *mg_engine_kernel(const mg_engine *e); /* "avx2-fma", "portable" or "cuda" */
 int mg_engine_device(const mg_engine *e);          /* enum mg_engine_device */
 const mg_model *mg_engine_model(const mg_engine *e);
+int mg_engine_bf16(const mg_engine *e);             /* created with MG_ENGINE_BF16 */
+size_t mg_engine_weight_bytes(const mg_engine *e);  /* device memory of the weights (0 on the CPU) */
 
 /* The number of tokens each prompt of a request may generate: min(max_new_tokens,
  * max_seq_len - longest prompt), or -1 with a message if a prompt is empty, too long or has

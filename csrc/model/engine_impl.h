@@ -47,6 +47,7 @@ struct mg_engine {
      * cache ([L][1][S][kvd]) and logits is filled on demand only. */
     struct mgk_engine *gpu;
     int gpu_err;                       /* the first error of a device call (MGK_ERR_*), 0 if none */
+    int bf16;                          /* MG_ENGINE_BF16: the device's weight matrices in bfloat16 */
     int32_t *r_line;                   /* [rows_cap] line position of each row (the line embedding) */
     int32_t *c_tok;                    /* [max_batch] the tokens chosen for logits rows */
     float *c_probs;                    /* [max_batch][64] their bucket distributions (CUDA path) */

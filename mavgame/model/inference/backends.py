@@ -130,16 +130,20 @@ class NativeBackend:
     prompts (their MAV header, a state-tracking ``%prev_state``) once. Results do not depend on the thread
     count, the batch size or prefix sharing. ``device``: ``"cpu"``, ``"cuda"`` (the engine's CUDA forward pass,
     kernels/forward.cu: weights uploaded once, KV cache and token choice on the GPU; ValueError saying why where
-    the build or the machine cannot) or ``"auto"`` (the GPU when usable, else the CPU).
+    the build or the machine cannot) or ``"auto"`` (the GPU when usable, else the CPU). ``weights``: ``"float32"``
+    (the default) or ``"bf16"``: the CUDA engine keeps its weight matrices (attention projections, MLP, output
+    layer) in bfloat16 on the GPU, half their memory, with float32 accumulation; ValueError on the CPU.
 
     Threads: one generation (or ``logits``) at a time; a call from another thread while one runs raises
     RuntimeError "MavEngine is in use by another thread" (serialise the calls, or make one backend per thread)."""
 
     def __init__(self, path, threads: int = 0, max_batch: int = 64, prefix_sharing: bool = True, simd: bool = True,
-                 device: str = "cpu"):
+                 device: str = "cpu", weights: str = "float32"):
         from ... import _core
         if threads < 0:
             raise ValueError(f"threads must be >= 0, got {threads}")
+        if weights not in ("float32", "bf16"):
+            raise ValueError(f"weights must be 'float32' or 'bf16' (device='cuda' only), not {weights!r}")
         if not Path(path).is_file():
             raise FileNotFoundError(f"no MAV model file at {path}")
         self.path = str(path)
@@ -148,8 +152,12 @@ class NativeBackend:
         self.prefix_sharing = prefix_sharing
         self.simd = simd
         self.device = native_device(device)
+        if weights == "bf16" and self.device != "cuda":
+            raise ValueError(f"weights='bf16' is an option of the CUDA engine (device='cuda'), not of "
+                             f"device={device!r}")
+        self.weights = weights
         self.engine = _core.MavEngine(self.path, threads=self.threads, max_batch=max_batch, simd=simd,
-                                      device=self.device)
+                                      device=self.device, weights=weights)
         self.cfg = MAVConfig.from_json(self.engine.config_json)
 
     def ensure_prefix_cache(self, tokens: int) -> None:
@@ -171,7 +179,8 @@ class NativeBackend:
         cache = d.pop("_prefix_cache", 0)
         self.__dict__.update(d)
         self.engine = _core.MavEngine(self.path, threads=self.threads, max_batch=self.max_batch, simd=self.simd,
-                                      device=getattr(self, "device", "cpu"), prefix_cache=cache)
+                                      device=getattr(self, "device", "cpu"), prefix_cache=cache,
+                                      weights=getattr(self, "weights", "float32"))
 
     def generate_ids(self, prompts, max_new_tokens, stop_ids, bucket_ids=None, group_ids=None) -> List["Generation"]:
         if len(prompts) == 0:

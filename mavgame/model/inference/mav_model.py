@@ -120,16 +120,24 @@ class MAVModel:
         self.tokenizer = mav.Tokenizer(self.__dict__.get("vocab_version", mav.VOCAB_VERSION))
 
     @classmethod
-    def load(cls, path=None, backend: str = "auto", device: str = "cpu", threads: int = 0) -> "MAVModel":
+    def load(cls, path=None, backend: str = "auto", device: str = "cpu", threads: int = 0,
+             weights: str = "float32") -> "MAVModel":
         """Load an exported model (``path``; None: the Connect Four model shipped in ``mavgame/data``).
 
         Every backend refuses a file whose weights hold NaN or inf (ValueError naming the file and the tensor):
-        such a model answers nothing usable. ``threads``: an integer >= 0 (0: the backend's default)."""
+        such a model answers nothing usable. ``threads``: an integer >= 0 (0: the backend's default).
+        ``weights="bf16"``: the native CUDA engine's weight matrices in bfloat16 on the GPU (half their memory,
+        float32 accumulation; :class:`NativeBackend`); ValueError on another backend or device."""
         threads = _size_arg("threads", threads, 0)
         if path is None:
             path = shipped_model_path("connect_four")
         if backend not in ("auto", "native", "torch", "numpy"):
             raise ValueError(f"backend must be 'auto', 'native', 'torch' or 'numpy', not {backend!r}")
+        if weights != "float32":  # an option of the native CUDA engine only (NativeBackend checks the device)
+            if backend in ("torch", "numpy"):
+                raise ValueError(f"weights={weights!r} is an option of the native CUDA engine (backend='native', "
+                                 f"device='cuda'), not of backend={backend!r}")
+            backend = "native"
         if backend == "auto":
             if native_available() and (device == "auto" or native_device_error(device) is None):
                 backend = "native"
@@ -143,7 +151,7 @@ class MAVModel:
                     # neither the native engine nor torch can run there: say why, as the native backend would
                     raise ValueError(native_device_error(device) or f"device={device!r}: no CUDA device usable")
         if backend == "native":
-            be = NativeBackend(path, threads=threads, device=device)
+            be = NativeBackend(path, threads=threads, device=device, weights=weights)
             try:
                 info = json.loads(be.engine.info)
             except json.JSONDecodeError:
