@@ -147,6 +147,7 @@ def test_native_timeout_drops_late_batches(model):
     st = e.value.stats
     assert st["simulations"] == st["dropped"] == 12 and st["invalid"] == 0
     assert ev.stats()["requests"] > 0                  # generated, then dropped as late
+    assert ev.stats()["late"] == 12                   # the evaluator counts every dropped request as late
     m.check()                                          # no virtual count left behind
     # a timeout no batch reaches changes nothing
     a = MCTS(NativeMAVEvaluator(model, batch_size=4, cache_size=0), num_simulations=24, batch_size=4,
@@ -176,6 +177,7 @@ def test_native_timeout_skips_chunks_after_the_deadline_and_caches_late_answers(
     assert after["requests"] - before["requests"] == 1 + 2
     assert after["cache_hits"] - before["cache_hits"] == 1
     assert st["dropped"] == 6 and int(np.sum(r.visits)) == 0
+    assert after["late"] - before["late"] == 6        # 2 generated late and 4 never generated
     # the late chunk's answers were kept: the same search again gets them from the cache, in time
     r2 = MCTS(ev, **kw).search(s)
     assert ev.stats()["cache_hits"] - after["cache_hits"] >= 3

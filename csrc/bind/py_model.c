@@ -611,8 +611,8 @@ static PyObject *py_mcts_mav_evaluator_stats(PyObject *Py_UNUSED(mod), PyObject 
     mg_eval_model_stats s;
     if (mg_eval_model_stats_get(&h->ev, &s) != MG_OK)
         return PyErr_Format(PyExc_ValueError, "not a native MAV evaluator capsule");
-    return Py_BuildValue("{sLsLsLsLsLsLsLsLsL}", "calls", (long long)s.calls, "requests", (long long)s.requests,
-                         "cache_hits", (long long)s.cache_hits,
+    return Py_BuildValue("{sLsLsLsLsLsLsLsLsLsL}", "calls", (long long)s.calls, "requests", (long long)s.requests,
+                         "cache_hits", (long long)s.cache_hits, "late", (long long)s.late,
                          "invalid", (long long)s.invalid, "text_fallbacks", (long long)s.text_fallbacks,
                          "prompt_tokens", (long long)s.prompt_tokens, "shared_saved", (long long)s.shared_saved,
                          "cache_saved", (long long)s.cache_saved, "generated", (long long)s.generated);
