@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence
 
-__all__ = ["RayJobs", "ray_available"]
+__all__ = ["RayJobs", "job_runner", "ray_available"]
 
 
 def ray_available() -> bool:
@@ -183,3 +183,25 @@ class RayJobs:
                     yield out
         finally:
             _release(ray, actors, running)
+
+
+def job_runner(executor: Any, ray_address: Optional[str], local: Sequence[Optional[str]] = (None,),
+               num_workers: Optional[int] = None) -> Optional["RayJobs"]:
+    """The Ray job runner that an ``executor`` argument names: None for the names in ``local`` (the work stays
+    on this machine), a new :class:`RayJobs` for ``"ray"`` (at ``ray_address``, ``num_workers`` actors), or a
+    RayJobs-like object given as is.  ValueError / TypeError naming the value otherwise, or for a
+    ``ray_address`` without ``"ray"``."""
+    names = ", ".join(repr(n) if n else "None" for n in (*local, "ray")) + " or a RayJobs"
+    if executor in local:
+        if ray_address is not None:
+            raise ValueError("ray_address needs executor='ray'")
+        return None
+    if executor == "ray":
+        return RayJobs(address=ray_address, num_workers=num_workers)
+    if isinstance(executor, str):
+        raise ValueError(f"executor must be {names}, not {executor!r}")
+    if not (hasattr(executor, "map") and hasattr(executor, "put")):
+        raise TypeError(f"executor must be {names}, not {type(executor).__name__}")
+    if ray_address is not None:
+        raise ValueError("ray_address goes with executor='ray' (a RayJobs has its own address)")
+    return executor

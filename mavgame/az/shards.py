@@ -66,20 +66,8 @@ def join_results(parts: Sequence[SelfPlayResult], firsts: Sequence[int], seconds
 
 def make_executor(executor: Any, ray_address: Optional[str]) -> Any:
     """The Ray job runner that ``executor`` names (None: the shards play in this process)."""
-    if executor is None:
-        if ray_address is not None:
-            raise ValueError("ray_address needs executor='ray'")
-        return None
-    if executor == "ray":
-        from ..distributed_ray import RayJobs
-        return RayJobs(address=ray_address)
-    if isinstance(executor, str):
-        raise ValueError(f"executor must be None, 'ray' or a RayJobs, not {executor!r}")
-    if not (hasattr(executor, "map") and hasattr(executor, "put")):
-        raise TypeError(f"executor must be None, 'ray' or a RayJobs, not {type(executor).__name__}")
-    if ray_address is not None:
-        raise ValueError("ray_address goes with executor='ray' (a RayJobs has its own address)")
-    return executor
+    from ..distributed_ray import job_runner
+    return job_runner(executor, ray_address)
 
 
 def _start(game: str, board_size: int):

@@ -212,20 +212,8 @@ def _run_jobs(game: str, opts, jobs, workers: int, job_fn, consume, persistent=N
 
 def _executor(executor: Any, ray_address: Optional[str], workers: int) -> Any:
     """The Ray job runner that ``generate_positions``' ``executor`` names (None: this machine's processes)."""
-    if executor is None or executor == "process":
-        if ray_address is not None:
-            raise ValueError("ray_address needs executor='ray'")
-        return None
-    if executor == "ray":
-        from ..distributed_ray import RayJobs
-        return RayJobs(address=ray_address, num_workers=workers if workers > 1 else None)
-    if isinstance(executor, str):
-        raise ValueError(f"executor must be None, 'process', 'ray' or a RayJobs, not {executor!r}")
-    if not (hasattr(executor, "map") and hasattr(executor, "put")):
-        raise TypeError(f"executor must be None, 'process', 'ray' or a RayJobs, not {type(executor).__name__}")
-    if ray_address is not None:
-        raise ValueError("ray_address goes with executor='ray' (a RayJobs has its own address)")
-    return executor
+    from ..distributed_ray import job_runner
+    return job_runner(executor, ray_address, local=(None, "process"), num_workers=workers if workers > 1 else None)
 
 
 PROGRESS = "progress.json"
