@@ -49,6 +49,17 @@ def shared_data_missing() -> str:
     return f"{SHARED_DATA_WHAT} is missing: set MG_SHARED_DATA to the folder that holds it"
 
 
+@pytest.fixture(scope="module")
+def ray_cluster():
+    """A local Ray instance with two CPUs (skipped without Ray); yields its address, for other drivers to join."""
+    ray = pytest.importorskip("ray")
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    if not ray.is_initialized():
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray.get_runtime_context().gcs_address
+    ray.shutdown()
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     why = shared_data_missing()

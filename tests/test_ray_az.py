@@ -3,7 +3,6 @@ the single batched call of before, sharded self-play is deterministic and does n
 play the shards, and Ray actors (a local instance with two CPUs; slow, skipped without Ray) play the same
 examples as the serial shards."""
 import json
-import os
 
 import numpy as np
 import pytest
@@ -148,17 +147,6 @@ def test_refusals(tmp_path):
 
 
 # ---- on Ray ---------------------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def ray_cluster():
-    """A local Ray instance with two CPUs."""
-    ray = pytest.importorskip("ray")
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield ray
-    ray.shutdown()
-
 
 @pytest.mark.slow
 def test_ray_shards_equal_serial(ray_cluster, tmp_path):

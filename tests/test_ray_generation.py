@@ -17,17 +17,6 @@ C4 = dict(seed=3, epsilon=0.2, val_fraction=0.2, random_opening=16, progress=Fal
           annotator_options={"max_nodes": 200_000, "tt_log2": 16, "exact_plies": 22})
 
 
-@pytest.fixture(scope="module")
-def ray_cluster():
-    """A local Ray instance with two CPUs; yields its address (for other drivers to join)."""
-    ray = pytest.importorskip("ray")
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield ray.get_runtime_context().gcs_address
-    ray.shutdown()
-
-
 def files(root: Path) -> dict:
     """{relative path: bytes} of a position set's shards, and its manifests without the run time."""
     out = {}
