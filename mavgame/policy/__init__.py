@@ -2,6 +2,7 @@
 
 - :mod:`mavgame.policy.network`: the PyTorch network, its supervised training from PGN, move matching
   (importing it needs PyTorch)
+- :mod:`mavgame.policy.inputs`: the report's alternative input representations, computed inside the network
 - :mod:`mavgame.policy.rl`: its reinforcement-learning stage (self-play against a fixed opponent; PyTorch)
 - :mod:`mavgame.policy.export`: the exported file of the native engine and loading it back (no PyTorch)
 

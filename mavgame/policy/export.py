@@ -42,6 +42,10 @@ POLICY_PT_FORMAT = "mavgame-policy-1"   # the format field of a policy.pt (mavga
 PathLike = Union[str, os.PathLike]
 
 
+#: PolicyConfig fields whose value must be this for the native engine (the other values are PyTorch-only variants)
+NATIVE_ONLY = {"arch": "residual", "pool": 2, "inputs": "planes"}
+
+
 def _head(path: PathLike) -> bytes:
     with open(path, "rb") as f:
         return f.read(9)
@@ -71,6 +75,10 @@ def policy_file_bytes(state_dict: Dict[str, Any], config: Dict[str, Any], *, dty
             bf16.append(k)
         else:
             arrays[k] = a.astype(np.float16 if dtype == "float16" else np.float32)
+    for key, native in NATIVE_ONLY.items():
+        if config.get(key, native) != native:
+            raise ValueError(f"cannot export a policy network with {key}={config[key]!r}: the native engine has "
+                             f"only {key}={native!r} (the report's network; the other variants run in PyTorch)")
     cfg = {"channels": int(config["channels"]), "blocks": int(config["blocks"]), "head": str(config["head"])}
     meta = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, "config": json.dumps(cfg),
             "info": json.dumps(info or {})}

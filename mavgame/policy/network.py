@@ -36,33 +36,60 @@ from .. import _core
 from .._atomic import write_json_atomic
 from .._checkpoint import load_state, save_state
 from .export import POLICY_PT_FORMAT, is_exported, read_policy_file
+from .inputs import INPUT_PLANES, InputPlanes
 
 FORMAT = POLICY_PT_FORMAT   # the format field of a policy.pt
 
 
+ARCHS = ("residual", "plain", "dense")
+LOSSES = ("legal", "all")
+
+
 @dataclasses.dataclass
 class PolicyConfig:
-    """Shape of a :class:`PolicyNet` (the report's: 256 channels, 3 residual blocks, pooling head)."""
+    """Shape of a :class:`PolicyNet` (the report's: 256 channels, 3 residual blocks, pooling head).
+
+    The report's Table 1 variants (its section 5.1) and input representations (section 3.1):
+    ``arch`` ``"residual"`` (the report's network), ``"plain"`` (the same without the skip connections, its
+    "convolution layers") or ``"dense"`` (its "4 dense layers": planes -> ``hidden`` -> ``hidden`` ->
+    ``hidden`` -> moves, ReLU between; ``channels``, ``blocks``, ``head`` and ``pool`` unused); ``pool``:
+    the pooling head's max-pooling window (2: 4 x 4 cells; 4: 2 x 2 cells, the "smaller pooling layer";
+    8: one cell); ``inputs``: the representation (:mod:`mavgame.policy.inputs`). Only the default arch,
+    pool and inputs have a native engine (``mavgame policy export`` refuses the others)."""
 
     channels: int = 256
     blocks: int = 3
     head: str = "pool"
+    arch: str = "residual"
+    pool: int = 2
+    inputs: str = "planes"
+    hidden: int = 512
 
     def __post_init__(self):
         if self.channels < 1 or self.blocks < 0:
             raise ValueError(f"policy network needs channels >= 1 and blocks >= 0, got {self.channels}, {self.blocks}")
         if self.head not in ("pool", "conv"):
             raise ValueError(f"policy network head must be 'pool' or 'conv', got {self.head!r}")
+        if self.arch not in ARCHS:
+            raise ValueError(f"policy network arch must be one of {', '.join(ARCHS)}, got {self.arch!r}")
+        if self.pool not in (1, 2, 4, 8):
+            raise ValueError(f"policy network pool must be 1, 2, 4 or 8 (a window dividing 8), got {self.pool!r}")
+        if self.inputs not in INPUT_PLANES:
+            raise ValueError(f"policy network inputs must be one of {', '.join(INPUT_PLANES)}, got {self.inputs!r}")
+        if self.hidden < 1:
+            raise ValueError(f"policy network hidden width must be >= 1, got {self.hidden}")
 
 
 class _Residual(nn.Module):
-    def __init__(self, c: int):
+    def __init__(self, c: int, skip: bool = True):
         super().__init__()
         self.a = nn.Conv2d(c, c, 3, padding=1)
         self.b = nn.Conv2d(c, c, 3, padding=1)
+        self.skip = skip
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return F.relu(x + self.b(F.relu(self.a(x))))
+        y = self.b(F.relu(self.a(x)))
+        return F.relu(x + y if self.skip else y)
 
 
 class PolicyNet(nn.Module):
@@ -70,13 +97,20 @@ class PolicyNet(nn.Module):
 
     def __init__(self, config: Optional[PolicyConfig] = None):
         super().__init__()
-        self.config = config or PolicyConfig()
-        c = self.config.channels
-        self.stem = nn.Conv2d(_core.POLICY_PLANES, c, 1)
-        self.tower = nn.Sequential(*[_Residual(c) for _ in range(self.config.blocks)])
-        if self.config.head == "pool":
+        self.config = cfg = config or PolicyConfig()
+        self.inputs = InputPlanes(cfg.inputs)
+        c = cfg.channels
+        if cfg.arch == "dense":
+            h = cfg.hidden
+            self.dense = nn.Sequential(nn.Linear(self.inputs.planes * 64, h), nn.ReLU(), nn.Linear(h, h), nn.ReLU(),
+                                       nn.Linear(h, h), nn.ReLU(), nn.Linear(h, _core.POLICY_MOVES))
+            return
+        self.dense = None
+        self.stem = nn.Conv2d(self.inputs.planes, c, 1)
+        self.tower = nn.Sequential(*[_Residual(c, cfg.arch == "residual") for _ in range(cfg.blocks)])
+        if cfg.head == "pool":
             self.head_conv = None
-            self.fc = nn.Linear(c * 16, _core.POLICY_MOVES)
+            self.fc = nn.Linear(c * (8 // cfg.pool) ** 2, _core.POLICY_MOVES)
         else:
             self.head_conv = nn.Conv2d(c, 32, 1)
             self.fc = nn.Linear(32 * 64, _core.POLICY_MOVES)
@@ -84,8 +118,14 @@ class PolicyNet(nn.Module):
     def forward(self, planes: torch.Tensor) -> torch.Tensor:
         if planes.dim() != 4 or tuple(planes.shape[1:]) != (_core.POLICY_PLANES, 8, 8):
             raise ValueError(f"policy network input must be (n, {_core.POLICY_PLANES}, 8, 8), got {tuple(planes.shape)}")
-        x = self.tower(F.relu(self.stem(planes)))
-        x = F.max_pool2d(x, 2) if self.head_conv is None else F.relu(self.head_conv(x))
+        x = self.inputs(planes)
+        if self.dense is not None:
+            return self.dense(x.flatten(1))
+        x = self.tower(F.relu(self.stem(x)))
+        if self.head_conv is None:
+            x = F.max_pool2d(x, self.config.pool) if self.config.pool > 1 else x
+        else:
+            x = F.relu(self.head_conv(x))
         return self.fc(x.flatten(1))
 
 
@@ -113,6 +153,17 @@ def policy_loss(logits: torch.Tensor, mask: torch.Tensor, target: torch.Tensor) 
     bce = -(y * torch.log(p) + (1 - y) * torch.log1p(-p))
     m = mask.to(p.dtype)
     return ((bce * m).sum(-1) / m.sum(-1).clamp_min(1)).mean()
+
+
+def policy_loss_all(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """The report's Table 1 variant "loss on all": binary cross-entropy between the softmax over all 1968
+    outputs (no mask) and the one-hot played move ``target`` (n,), averaged over the 1968 outputs, then over
+    the batch. The report found it 2 points worse than :func:`policy_loss`."""
+    if target.dim() != 1 or target.shape[0] != logits.shape[0]:
+        raise ValueError(f"policy_loss_all target must be ({logits.shape[0]},) move indices, got {tuple(target.shape)}")
+    p = torch.softmax(logits, dim=-1).clamp(1e-7, 1 - 1e-7)
+    y = F.one_hot(target.long(), _core.POLICY_MOVES).to(p.dtype)
+    return (-(y * torch.log(p) + (1 - y) * torch.log1p(-p))).mean()
 
 
 @dataclasses.dataclass
@@ -220,21 +271,46 @@ def _batch(data: PolicyData, idx: np.ndarray, device) -> Tuple[torch.Tensor, tor
 
 
 @torch.no_grad()
+def move_hits(net: PolicyNet, data: PolicyData, *, batch: int = 512, device="cpu") -> np.ndarray:
+    """Bool (n,): whether the network's most probable legal move is the move played, position by position."""
+    was_training = net.training
+    net.eval()
+    out = np.zeros(len(data), bool)
+    for s in range(0, len(data), batch):
+        idx = np.arange(s, min(s + batch, len(data)))
+        x, m, y = _batch(data, idx, device)
+        out[idx] = (masked_policy(net(x), m).argmax(-1) == y).cpu().numpy()
+    net.train(was_training)
+    return out
+
+
 def move_matching_accuracy(net: PolicyNet, data: PolicyData, *, batch: int = 512, device="cpu") -> float:
     """Share of positions where the network's most probable legal move is the move played (NaN if none)."""
     if len(data) == 0:
         return float("nan")
+    return float(move_hits(net, data, batch=batch, device=device).mean())
+
+
+@torch.no_grad()
+def held_out_loss(net: PolicyNet, data: PolicyData, *, batch: int = 512, device="cpu") -> float:
+    """The supervised loss (:func:`policy_loss`, over the legal moves) averaged over ``data`` (NaN if empty)."""
+    if len(data) == 0:
+        return float("nan")
+    was_training = net.training
     net.eval()
-    hits = 0
+    total = 0.0
     for s in range(0, len(data), batch):
-        x, m, y = _batch(data, np.arange(s, min(s + batch, len(data))), device)
-        hits += int((masked_policy(net(x), m).argmax(-1) == y).sum())
-    return hits / len(data)
+        idx = np.arange(s, min(s + batch, len(data)))
+        x, m, y = _batch(data, idx, device)
+        total += float(policy_loss(net(x), m, y)) * len(idx)
+    net.train(was_training)
+    return total / len(data)
 
 
 def train_policy(net: PolicyNet, train: PolicyData, *, steps: int, batch: int = 100, lr: float = 1e-3, seed: int = 0,
                  device="cpu", progress: bool = False, log_every: int = 0, checkpoint: Optional[Path] = None,
-                 checkpoint_every: int = 500, max_seconds: float = 0.0, log_path: Optional[Path] = None) -> List[float]:
+                 checkpoint_every: int = 500, max_seconds: float = 0.0, log_path: Optional[Path] = None,
+                 loss: str = "legal", val: Optional[PolicyData] = None, eval_every: int = 0) -> List[float]:
     """Adam (``lr``, 1e-3 in the report) on batches of ``batch`` positions drawn at random (100 in the
     report) for ``steps`` steps; returns the loss of every step (those of a resumed run included).
 
@@ -242,16 +318,27 @@ def train_policy(net: PolicyNet, train: PolicyData, *, steps: int, batch: int = 
     every ``checkpoint_every`` steps and at the end; if it exists the run continues from it (the same
     batches as an uninterrupted run, so the same network: a resumed run must use the same data and seed).
     ``max_seconds`` > 0 stops cleanly after that long (state written). ``log_path``: one JSON line every
-    ``log_every`` steps (step, mean loss of those steps) for the training curve."""
+    ``log_every`` steps (step, mean loss and mean batch move-matching accuracy of those steps) for the training
+    curve; with ``val`` and ``eval_every`` (a multiple of ``log_every``) the lines of every ``eval_every``-th
+    step also hold the held-out accuracy and loss (``val_accuracy``, ``val_loss``).
+
+    ``loss``: ``"legal"`` (:func:`policy_loss`, the report's) or ``"all"`` (:func:`policy_loss_all`, its
+    Table 1 variant)."""
     if len(train) == 0:
         raise ValueError("no training positions (are all games shorter than the skipped moves?)")
     if steps < 1 or batch < 1:
         raise ValueError(f"steps and batch must be >= 1, got {steps}, {batch}")
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {', '.join(LOSSES)}, got {loss!r}")
+    if eval_every and (val is None or len(val) == 0 or not log_every or eval_every % log_every):
+        raise ValueError(f"eval_every={eval_every} needs held-out positions and a log_every that divides it "
+                         f"(log_every={log_every})")
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     net.to(device).train()
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     losses: List[float] = []
+    hits: List[float] = []   # batch move-matching accuracy since the last log line (not part of the state)
     start = 0
     if checkpoint is not None and Path(checkpoint).exists():
         st = load_state(checkpoint, "policy training state", map_location=device)
@@ -279,20 +366,28 @@ def train_policy(net: PolicyNet, train: PolicyData, *, steps: int, batch: int = 
         it = bar = tqdm(it, desc="policy training", unit="step", initial=start, total=steps)
     for step in it:
         x, m, y = _batch(train, rng.integers(0, len(train), size=batch), device)
-        loss = policy_loss(net(x), m, y)
+        logits = net(x)
+        value = policy_loss(logits, m, y) if loss == "legal" else policy_loss_all(logits, y)
         opt.zero_grad()
-        loss.backward()
+        value.backward()
         opt.step()
-        losses.append(loss.item())
+        losses.append(value.item())
+        with torch.no_grad():
+            hits.append(float((masked_policy(logits, m).argmax(-1) == y).float().mean()))
         done = step + 1
         if bar is not None and (step % 10 == 0 or done == steps):
             bar.set_postfix(loss=f"{np.mean(losses[-50:]):.4f}")
         if log_every and done % log_every == 0:
+            line = {"step": done, "loss": float(np.mean(losses[-log_every:])), "train_accuracy": float(np.mean(hits))}
+            hits = []
+            if eval_every and done % eval_every == 0:
+                line.update(val_accuracy=move_matching_accuracy(net, val, device=device),
+                            val_loss=held_out_loss(net, val, device=device))
             if log_path is not None:
                 with open(log_path, "a") as f:
-                    f.write(json.dumps({"step": done, "loss": float(np.mean(losses[-log_every:]))}) + "\n")
+                    f.write(json.dumps(line) + "\n")
             elif bar is None:
-                print(f"step {done}: loss {np.mean(losses[-log_every:]):.5f}")
+                print(" ".join(f"{k} {v:.5f}" if isinstance(v, float) else f"{k} {v}" for k, v in line.items()))
         if checkpoint is not None and checkpoint_every and done % checkpoint_every == 0 and done < steps:
             save(done)
         if max_seconds and time.monotonic() - t0 >= max_seconds and done < steps:
@@ -355,20 +450,39 @@ class PolicyModel:
         return cls(net, device)
 
 
+#: positions of the training set (drawn at random) that ``train_accuracy`` of metrics.json is measured on
+TRAIN_ACCURACY_POSITIONS = 20000
+
+
+def _sample(data: PolicyData, n: int, seed: int) -> PolicyData:
+    """At most ``n`` positions of ``data`` drawn without replacement (all of them if there are fewer)."""
+    if len(data) <= n:
+        return data
+    idx = np.sort(np.random.default_rng(seed).choice(len(data), n, replace=False))
+    return PolicyData(data.planes[idx], data.masks[idx], data.moves[idx], data.game[idx])
+
+
 def train_from_pgn(pgn: Sequence[str], out, *, steps: int = 1000, batch: int = 100, lr: float = 1e-3,
                    skip_moves: int = 10, val_fraction: float = 0.1, max_games: int = 0, config: Optional[PolicyConfig] = None,
                    seed: int = 0, device="cpu", progress: bool = True, init: Optional[str] = None,
                    checkpoint_every: int = 500, max_seconds: float = 0.0, fresh: bool = False,
-                   log_every: int = 100) -> Dict:
+                   log_every: int = 100, loss: str = "legal", eval_every: int = 0,
+                   split_seed: Optional[int] = None) -> Dict:
     """Read the PGN, train a network, save OUT/policy.pt and OUT/metrics.json; returns the metrics.
 
     ``init``: start from that network (a policy.pt or an exported file, such as the shipped one; its shape
     replaces ``config``) instead of a fresh one. Resumable: the state is kept in OUT/train_state.pt (every
     ``checkpoint_every`` steps) and the same call continues it (``fresh``: start over); with ``max_seconds``
     it stops cleanly after that long and returns ``{"stopped_at": step}`` without the final files.
-    OUT/train_log.jsonl: the mean loss every ``log_every`` steps."""
+    OUT/train_log.jsonl: the mean loss and batch accuracy every ``log_every`` steps, and the held-out accuracy
+    and loss every ``eval_every`` steps (0: none). ``loss``: see :func:`train_policy`. ``split_seed``: the
+    seed of the train / held-out split (default ``seed``; fix it to compare training seeds on one split).
+    ``val_accuracy_ci``: a 95 % interval of the held-out accuracy, bootstrapped over held-out games;
+    ``train_accuracy`` is measured on at most :data:`TRAIN_ACCURACY_POSITIONS` training positions."""
+    from ..analysis.policy_accuracy import clustered_interval
+
     train, val, info = load_pgn_positions(pgn, skip_moves=skip_moves, val_fraction=val_fraction, max_games=max_games,
-                                          seed=seed, progress=progress)
+                                          seed=seed if split_seed is None else split_seed, progress=progress)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     state, log = out / "train_state.pt", out / "train_log.jsonl"
@@ -381,14 +495,19 @@ def train_from_pgn(pgn: Sequence[str], out, *, steps: int = 1000, batch: int = 1
     net = PolicyModel.load(init).net if init else PolicyNet(config)
     losses = train_policy(net, train, steps=steps, batch=batch, lr=lr, seed=seed, device=device, progress=progress,
                           checkpoint=state, checkpoint_every=checkpoint_every, max_seconds=max_seconds,
-                          log_every=log_every, log_path=log)
+                          log_every=log_every, log_path=log, loss=loss, val=val, eval_every=eval_every)
     if len(losses) < steps:
         return dict(info, stopped_at=len(losses), steps=steps)
     k = max(1, min(50, len(losses) // 5))
-    metrics = dict(info, steps=steps, batch=batch, lr=lr, config=dataclasses.asdict(net.config), init=init,
+    val_hits = move_hits(net, val, device=device)
+    metrics = dict(info, steps=steps, batch=batch, lr=lr, loss=loss, seed=seed,
+                   split_seed=seed if split_seed is None else split_seed, config=dataclasses.asdict(net.config),
+                   params=sum(p.numel() for p in net.parameters()), init=init,
                    first_loss=float(np.mean(losses[:k])), last_loss=float(np.mean(losses[-k:])),
-                   train_accuracy=move_matching_accuracy(net, train, device=device),
-                   val_accuracy=move_matching_accuracy(net, val, device=device))
+                   train_accuracy=move_matching_accuracy(net, _sample(train, TRAIN_ACCURACY_POSITIONS, seed), device=device),
+                   val_accuracy=float(val_hits.mean()) if len(val) else float("nan"),
+                   val_accuracy_ci=list(clustered_interval(val_hits, val.game)[1:]) if len(val) else None,
+                   val_loss=held_out_loss(net, val, device=device))
     if init:
         metrics["init_val_accuracy"] = move_matching_accuracy(PolicyModel.load(init).net, val, device=device)
     PolicyModel(net, device).save(out / "policy.pt")

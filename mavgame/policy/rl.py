@@ -334,6 +334,9 @@ def _init_net(init: Optional[str], config: Optional[PolicyConfig], head: Optiona
         return PolicyNet(cfg)
     net = PolicyModel.load(init).net
     if head and head != net.config.head:
+        if net.config.arch == "dense":
+            raise ValueError(f"{init}: a dense network (arch='dense') has no convolution tower to put a {head!r} "
+                             f"head on")
         fresh = PolicyNet(dataclasses.replace(net.config, head=head))
         fresh.stem.load_state_dict(net.stem.state_dict())
         fresh.tower.load_state_dict(net.tower.state_dict())
