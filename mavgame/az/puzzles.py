@@ -353,8 +353,10 @@ def score_agent(agent, puzzles: Sequence[Puzzle], progress: bool = False) -> np.
 def score_team(team, puzzles: Sequence[Puzzle], rules: Sequence[str] = ("visits", "value", "lcb", "gap"),
                progress: bool = False) -> Dict[str, np.ndarray]:
     """0/1 per puzzle for each player (``player<i>``), ``max_over_latents`` and each rule, from one
-    search per player and puzzle (``team``: :class:`mavgame.agents.alphazero.AZdbTeam`); ``chosen_<rule>``
-    holds the player each rule picked."""
+    search per player and puzzle (``team``: an AZdb team, :class:`mavgame.agents.alphazero.AZdbTeam`, or
+    a team of separate single checkpoints, :class:`mavgame.az.checkpoint_team.CheckpointTeam`: anything
+    with ``searches(state)``); ``chosen_<rule>`` holds the player each rule picked and ``moves`` (puzzles,
+    players) each player's move (an action)."""
     from .subadditive import select_player
     moveless = [p.id for p in puzzles if not p.solutions]
     if moveless:
@@ -365,7 +367,9 @@ def score_team(team, puzzles: Sequence[Puzzle], rules: Sequence[str] = ("visits"
     for p in puzzles:
         sols = set(p.solution_actions())
         ss = team.searches(p.state())
-        solved = [s.best_action() in sols for s in ss]
+        moves = [s.best_action() for s in ss]
+        res.setdefault("moves", []).append(moves)
+        solved = [a in sols for a in moves]
         for i, ok in enumerate(solved):
             res.setdefault(f"player{i}", []).append(int(ok))
         res.setdefault("max_over_latents", []).append(int(any(solved)))

@@ -5,9 +5,13 @@ on them with the paper's 0/1 scoring (:mod:`mavgame.az.puzzles`)::
     mavgame az-puzzles generate --game chess --count 20 --depth 10 --out chess.csv
     mavgame az-puzzles score --puzzles c4.csv --team runs/team/checkpoint.pt --sims 100 \\
         "az:checkpoint=runs/az/checkpoint.pt,sims=100" --json scores.json
+    mavgame az-puzzles score --puzzles c4.csv --team runs/s1/checkpoint.pt,runs/s2/checkpoint.pt --sims 100
 
-``--rewards`` sets the team players' search value: ``path`` (the paper's: intrinsic rewards summed from
-the root to the leaf and v_d, as in self-play), ``vd`` or ``extrinsic`` (v alone).
+``--team`` is one AZdb checkpoint, or several single AlphaZero checkpoints separated by commas: a team of
+separate networks (:class:`mavgame.az.checkpoint_team.CheckpointTeam`, the homogeneous-team control),
+scored with the same max-over-latents and rules.  ``--rewards`` sets an AZdb team's players' search
+value: ``path`` (the paper's: intrinsic rewards summed from the root to the leaf and v_d, as in
+self-play; the default), ``vd`` or ``extrinsic`` (v alone).
 """
 from __future__ import annotations
 
@@ -42,11 +46,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--puzzles", required=True, help="CSV (position,solutions[,id]) or EPD file")
     s.add_argument("--game", default=None, help="the game of a CSV without a position:<game> header")
     s.add_argument("agents", nargs="*", help="agent specs (as for match)")
-    s.add_argument("--team", default=None, help="an AZdb checkpoint: per player, max-over-latents and the rules")
+    s.add_argument("--team", default=None,
+                   help="an AZdb checkpoint, or single AlphaZero checkpoints separated by commas (a team of "
+                        "separate networks): per player, max-over-latents and the rules")
     s.add_argument("--sims", type=int, default=100, help="--team: simulations per player (default 100)")
-    s.add_argument("--rewards", default="path", choices=("path", "vd", "extrinsic"),
-                   help="--team: the players' search value: path (the paper's: intrinsic rewards summed root to "
-                        "leaf and v_d; default), vd (v_d only), extrinsic (v only)")
+    s.add_argument("--rewards", default=None, choices=("path", "vd", "extrinsic"),
+                   help="--team (an AZdb checkpoint): the players' search value: path (the paper's: intrinsic "
+                        "rewards summed root to leaf and v_d; default), vd (v_d only), extrinsic (v only)")
     s.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     s.add_argument("--json", default=None, help="write the scores (per puzzle) to this JSON file")
     s.add_argument("--no-progress", action="store_true")
@@ -76,12 +82,14 @@ def run(args: argparse.Namespace) -> int:
         out[spec] = sc.tolist()
         print(f"{spec}: {int(sc.sum())}/{len(ps)} ({100.0 * sc.mean():.1f}%)")
     if args.team:
-        from ..agents.alphazero import AZdbTeam
-        team = AZdbTeam(args.team, args.sims, rewards=args.rewards)
+        from ..az.checkpoint_team import make_team
+        team = make_team(args.team, args.sims, rewards=args.rewards)
+        if ps and team.game != ps[0].game:
+            raise ValueError(f"the team plays {team.game}, the puzzles of {args.puzzles!r} are {ps[0].game}")
         res = pz.score_team(team, ps, progress=not args.no_progress)
         for k, v in res.items():
             out[f"team:{k}"] = v.tolist()
-            if not k.startswith("chosen_"):
+            if not k.startswith("chosen_") and k != "moves":
                 print(f"team {k}: {int(v.sum())}/{len(ps)} ({100.0 * v.mean():.1f}%)")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
