@@ -20,6 +20,12 @@ In one run, interleaved (every repetition times every backend at every batch siz
     python bench/inference.py             # about 2-3 minutes on 2 cores
     python bench/inference.py --quick     # under a minute
     python bench/inference.py --prefix-only   # only the prefix-sharing figures inside MAV-MCTS (seconds)
+    python bench/inference.py --threads 1 --clock cpu   # times in process CPU time (a shared, loaded machine)
+
+``--clock cpu`` times every figure in CPU time of the measuring thread (``time.thread_time``) instead of wall
+time: on a machine shared with other jobs a time slice taken by them no longer counts, for both sides of every
+ratio, nor do helper threads of the process (OpenBLAS's, spinning after the NumPy backend's products).  It is
+for one-thread runs (``--threads 1``: the native engine and torch then compute in the calling thread).
 """
 import argparse
 import json
@@ -59,24 +65,25 @@ def layer_shapes(cfg):
             (d, cfg.d_ff, 2 * L), (cfg.d_ff, d, L)]
 
 
-def matmul_rate(torch, shapes, rows, seconds=0.15):
-    """GFLOP/s of one-thread torch.matmul over the shapes at `rows` rows (weighted by their FLOPs)."""
+def matmul_rate(torch, shapes, rows, seconds=0.15, clock=time.perf_counter):
+    """GFLOP/s of one-thread torch.matmul over the shapes at `rows` rows (weighted by their FLOPs), timed by
+    ``clock``."""
     total_f, total_t = 0.0, 0.0
     for i, o, cnt in shapes:
         x, w = torch.randn(rows, i), torch.randn(i, o)
         f = 2.0 * rows * i * o
         torch.matmul(x, w)
-        reps, t0 = 0, time.perf_counter()
-        while time.perf_counter() - t0 < seconds / len(shapes):
+        reps, t0 = 0, clock()
+        while clock() - t0 < seconds / len(shapes):
             torch.matmul(x, w)
             reps += 1
-        dt = (time.perf_counter() - t0) / reps
+        dt = (clock() - t0) / reps
         total_f += f * cnt
         total_t += dt * cnt
     return total_f / total_t / 1e9
 
 
-def mcts_prefix_sharing(model, sims, prefix_cache=4096):
+def mcts_prefix_sharing(model, sims, prefix_cache=4096, clock=time.perf_counter):
     """Prompt tokens prefix sharing saves inside native MAV-MCTS (batch 16, no output cache), engine mode and
     state tracking: off, per batch (the prefix tree of each batch), and with the engine's cross-batch prefix
     cache of ``prefix_cache`` tokens too; the search times; the searches are checked to be identical."""
@@ -92,9 +99,9 @@ def mcts_prefix_sharing(model, sims, prefix_cache=4096):
             ev = NativeMAVEvaluator(model, batch_size=16, threads=1, cache_size=0, prefix_sharing=sharing,
                                     state_tracking=tracking, prefix_cache=cache)
             kw = dict(state_tracking=True, game="connect_four") if tracking else {}
-            t0 = time.perf_counter()
+            t0 = clock()
             res = MCTS(ev, num_simulations=sims, batch_size=16, seed=0, **kw).search(mavgame.State("connect_four"))
-            dt = time.perf_counter() - t0
+            dt = clock() - t0
             searches.append((res.moves, res.visits.tolist(), res.values.tolist()))
             st = ev.stats()
             row = {"mode": mode, "sharing": name, "sims": sims, "seconds": dt, "prompt_tokens": st["prompt_tokens"],
@@ -115,10 +122,14 @@ def main():
     ap.add_argument("--json", default=None)
     ap.add_argument("--prefix-only", action="store_true", help="only the prefix-sharing figures inside MAV-MCTS")
     ap.add_argument("--sims", type=int, default=256, help="simulations of the --prefix-only searches")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="time in wall-clock seconds or in CPU seconds of the measuring thread (for --threads 1 "
+                         "on a shared machine)")
     args = ap.parse_args()
+    clock = time.thread_time if args.clock == "cpu" else time.perf_counter
     if args.prefix_only:
         model = MAVModel.load(shipped_model_path("connect_four"), backend="native", threads=1)
-        rows = mcts_prefix_sharing(model, args.sims)
+        rows = mcts_prefix_sharing(model, args.sims, clock=clock)
         if args.json:
             with open(args.json, "w") as f:
                 json.dump({"mcts_prefix_sharing": rows}, f, indent=1)
@@ -143,7 +154,7 @@ def main():
     batches = (1, 8, 32, 64)
     subsets = {b: prompts[:8] if b == 1 else prompts for b in batches}
     print(f"model: {cfg.num_parameters():,} parameters; {n_prompts} prompts; {reps} repetitions; "
-          f"native kernel {counter.backend.engine.kernel}")
+          f"native kernel {counter.backend.engine.kernel}; {args.clock} clock")
 
     # FLOPs of the work (prefix sharing off) and the reference answers
     work = {}
@@ -158,12 +169,13 @@ def main():
     for _ in range(reps):
         for b in batches:
             for name, m in models.items():
-                t0 = time.perf_counter()
+                t0 = clock()
                 outs = m.generate(subsets[b], batch_size=b)
-                times[(name, b)].append(time.perf_counter() - t0)
+                times[(name, b)].append(clock() - t0)
                 if [o.text for o in outs] != ref[b]:
                     print(f"warning: {name} answers differ from the native engine's at batch {b}")
-    results = {"model": cfg.to_dict(), "prompts": n_prompts, "reps": reps, "generation": [], "mcts": [],
+    results = {"model": cfg.to_dict(), "prompts": n_prompts, "reps": reps, "clock": args.clock, "generation": [],
+               "mcts": [],
                "kernel": counter.backend.engine.kernel}
     print(f"\n{'backend':10s} " + " ".join(f"{'batch ' + str(b):>16s}" for b in batches)
           + "    (leaf evaluations/s, GFLOP/s)")
@@ -185,8 +197,8 @@ def main():
         for b in batches:
             w = work[b]
             prefill_rows = int(w["prefill_rows"] * min(b, len(subsets[b])))
-            r_pre = matmul_rate(torch, shapes + [(cfg.d_model, cfg.vocab_size, 0)], max(prefill_rows, 1))
-            r_dec = matmul_rate(torch, shapes + [(cfg.d_model, cfg.vocab_size, 1)], b)
+            r_pre = matmul_rate(torch, shapes + [(cfg.d_model, cfg.vocab_size, 0)], max(prefill_rows, 1), clock=clock)
+            r_dec = matmul_rate(torch, shapes + [(cfg.d_model, cfg.vocab_size, 1)], b, clock=clock)
             f_pre = w["prefill_rows"]
             f_dec = (w["decode_tokens"] / len(subsets[b])) + 1
             ceiling = (f_pre + f_dec) / (f_pre / r_pre + f_dec / r_dec)
@@ -224,9 +236,9 @@ def main():
         for name, make in variants:
             ev = make()
             m = MCTS(ev, num_simulations=sims, batch_size=16, seed=0)
-            t0 = time.perf_counter()
+            t0 = clock()
             m.search(s)
-            dt = time.perf_counter() - t0
+            dt = clock() - t0
             n = ev.stats()["requests"] if isinstance(ev, NativeMAVEvaluator) else ev.generated
             mt[name].append(n / dt)
     print(f"\ninside MAV-MCTS ({sims} simulations, batch 16, no output cache): leaf evaluations/s")
@@ -235,14 +247,14 @@ def main():
         r = statistics.median(v)
         results["mcts"].append({"evaluator": name, "evals_per_s": r})
         print(f"  {name:16s} {r:8.1f}   ({r / base:5.2f}x the Python evaluator over torch-1)")
-    results["mcts_prefix_sharing"] = mcts_prefix_sharing(models["native-1"], sims)
+    results["mcts_prefix_sharing"] = mcts_prefix_sharing(models["native-1"], sims, clock=clock)
     print("\nnative MAV-MCTS time per move (batch 16, 1 thread):")
     ev = NativeMAVEvaluator(models["native-1"], batch_size=16, threads=1, cache_size=0)
     for n in ((64, 100) if args.quick else (100, 256, 1000)):
         m = MCTS(ev, num_simulations=n, batch_size=16, seed=0)
-        t0 = time.perf_counter()
+        t0 = clock()
         m.search(s)
-        dt = time.perf_counter() - t0
+        dt = clock() - t0
         results["mcts"].append({"sims": n, "seconds_per_move": dt})
         print(f"  {n:5d} simulations: {dt:6.2f} s")
     if args.json:

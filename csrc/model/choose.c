@@ -28,6 +28,11 @@ int mg_choose_token(const float *z, int V, const uint8_t *in_group, const int32_
             oi = i;
         }
     }
+    return mg_choose_between(z, gi, oi, group, n_group);
+}
+
+int mg_choose_between(const float *z, int gi, int oi, const int32_t *group, int n_group)
+{
     if (oi < 0)
         return gi;
     if (gi < 0)

@@ -17,6 +17,10 @@ extern "C" {
  * ids, group[n_group] lists them. */
 int mg_choose_token(const float *z, int V, const uint8_t *in_group, const int32_t *group, int n_group);
 
+/* The grouped choice once the group's most likely token gi and the most likely other token oi are
+ * known (-1: that class is empty): gi if the group's total probability beats oi's, else oi. */
+int mg_choose_between(const float *z, int gi, int oi, const int32_t *group, int n_group);
+
 /* out[n_buckets] = softmax over the bucket tokens' logits z[bucket_ids[i]] (in double). */
 void mg_bucket_probs(float *out, const float *z, const int32_t *bucket_ids, int n_buckets);
 

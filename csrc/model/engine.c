@@ -76,6 +76,7 @@ int mg_engine_create(mg_engine **out, const mg_model *m, int max_batch, int thre
         return MG_ERR;
     }
     e->mm = mg_matmul_select(!(flags & MG_ENGINE_NO_SIMD));
+    e->lk = mg_layers_select(!(flags & MG_ENGINE_NO_SIMD));
     e->max_batch = max_batch;
     e->rows_cap = MG_ENGINE_PASS_ROWS > max_batch ? MG_ENGINE_PASS_ROWS : max_batch;
     e->kvd = c->n_kv_heads * c->head_dim;
@@ -230,7 +231,7 @@ static void att_rows(mg_engine *e, int layer, int r0, int r1, int thread)
     size_t layer_off = (size_t)layer * (size_t)e->max_batch * slot_sz;
     for (int r = r0; r < r1; r++) {
         size_t base = layer_off + (size_t)e->r_slot[r] * slot_sz;
-        mg_attention(e->att + (size_t)r * e->qd, e->q + (size_t)r * e->qd, e->kc + base, e->vc + base,
+        e->lk.attention(e->att + (size_t)r * e->qd, e->q + (size_t)r * e->qd, e->kc + base, e->vc + base,
                      e->r_pos[r] + 1, c->n_heads, c->n_kv_heads, c->head_dim, e->scores + (size_t)thread * S);
     }
 }
@@ -303,7 +304,7 @@ static void forward_rows(mg_engine *e, int r0, int r1, int par, int thread)
             mg_rmsnorm(Hh + (size_t)r * d, X + (size_t)r * d, L->mlp_norm, d, eps);
         matmul(e, par, G, Hh, L->gate, n, d, ff, 0);
         matmul(e, par, U, Hh, L->up, n, d, ff, 0);
-        mg_glu(G, U, n * ff, c->geglu);
+        e->lk.glu(G, U, n * ff, c->geglu);
         matmul(e, par, X, G, L->down, n, ff, d, 1);
     }
     /* output: logits[k][V] = norm(x[r]) @ out for the rows that want them (their logit rows are
@@ -489,7 +490,7 @@ void mg_engine_choose(mg_engine *e, int rows, int grouped)
 #endif
     int V = e->c.vocab_size;
     for (int i = 0; i < rows; i++)
-        e->c_tok[i] = mg_choose_token(e->logits + (size_t)i * V, V, e->in_group, e->group, grouped ? e->n_group : 0);
+        e->c_tok[i] = e->lk.choose(e->logits + (size_t)i * V, V, e->in_group, e->group, grouped ? e->n_group : 0);
 }
 
 void mg_engine_row_probs(const mg_engine *e, int i, float *out, const int32_t *bucket_ids, int n_buckets)

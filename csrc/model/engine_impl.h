@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "engine.h"
+#include "layers.h"
 #include "matmul.h"
 #include "prefix_cache.h"
 #include "threadpool.h"
@@ -20,6 +21,7 @@ struct mg_engine {
     int max_batch, rows_cap, kvd, qd;
     mg_pool *pool;
     mg_matmul_fn mm;
+    mg_layer_kernels lk;               /* attention, activation and token choice kernels */
     float *rope_cos, *rope_sin;        /* [S][hd/2] */
     float *kc, *vc;                    /* [L][max_batch][S][kvd] */
     int *line_start;                   /* [max_batch] where the current text line began */

@@ -7,6 +7,8 @@
 #ifndef MG_MODEL_LAYERS_H
 #define MG_MODEL_LAYERS_H
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -29,6 +31,21 @@ void mg_attention(float *out, const float *q, const float *kc, const float *vc, 
 
 /* Gated MLP activation in place: g[n] = act(g[n]) * u[n], act = SiLU (SwiGLU) or tanh-GELU (GeGLU). */
 void mg_glu(float *g, const float *u, int n, int geglu);
+
+/* The per-row kernels the engine calls, chosen at run time like the matmul kernel (layers_avx2.c):
+ * the AVX2/FMA versions if allow_simd and the CPU has both, else the portable ones above
+ * (mg_attention, mg_glu, choose.h's mg_choose_token).  The AVX2 ones take the same arguments
+ * and give the same results up to float rounding (the token choice exactly the same), each
+ * value still a function of its own row only. */
+typedef struct mg_layer_kernels {
+    void (*attention)(float *out, const float *q, const float *kc, const float *vc, int len, int H, int KV, int hd,
+                      float *scores);
+    void (*glu)(float *g, const float *u, int n, int geglu);
+    int (*choose)(const float *z, int V, const uint8_t *in_group, const int32_t *group, int n_group);
+    const char *name; /* "avx2-fma" or "portable" */
+} mg_layer_kernels;
+
+mg_layer_kernels mg_layers_select(int allow_simd);
 
 #ifdef __cplusplus
 }
