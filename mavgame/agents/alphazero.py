@@ -8,13 +8,16 @@ module imports without it, so their options are known everywhere).
 ``checkpoint`` is a file written by ``mavgame az`` (required); ``batch`` leaves per network call (default 1:
 AlphaZero's sequential search; more use the MCTS's virtual counts), ``c_base``/``c_init`` AlphaZero's c(s)
 (defaults 19652 / 1.25), ``movetime`` ms per move (``sims`` then caps the search). Play is deterministic
-for a seed: no root noise, the most visited move.
+for a seed: no root noise, the most visited move, or with ``move=lcb`` the largest lower confidence bound
+Q - U (the AZdb paper's play rule, :func:`mavgame.az.azdb.lcb_action`).
 
 ``azdb`` (:class:`AZdbAgent`): an AZdb team as one player::
 
     azdb:checkpoint=runs/team/checkpoint.pt,sims=20,select=lcb,rewards=path
 
-``sims`` per player, ``select`` (visits, value, lcb, gap) or ``player=K``, ``gap``, ``rewards`` (path:
+``sims`` per player, ``select`` (visits, value, lcb, gap: whose move; lookup with ``table=PATH``: the
+player a per-opening table names, :mod:`mavgame.az.lookup`) or ``player=K``, ``move`` (visits or lcb: which
+move of that player), ``gap``, ``rewards`` (path:
 the paper's play-time search value with the intrinsic rewards summed root to leaf; vd; extrinsic).
 The team's searches (:class:`AZdbTeam`) also serve ``mavgame az-puzzles``. All options:
 :func:`mavgame.agents.spec.describe_kinds`.
@@ -26,8 +29,12 @@ from typing import TYPE_CHECKING, Any, List, Optional
 import numpy as np
 
 from .. import _core
-from ..az.azdb import SEARCH_REWARDS
+from ..az.azdb import MOVE_RULES, SEARCH_REWARDS, lcb_action
 from ..az.subadditive import RULES
+
+#: the azdb agent's select: the sub-additive rules of equation 9, or ``lookup`` (the per-opening table of
+#: the paper's appendix C.5, :mod:`mavgame.az.lookup`)
+SELECT_RULES = RULES + ("lookup",)
 from ..search.mcts import MCTS
 from .base import Agent
 from .mcts import MCTS_CHOICES, MCTSAgent
@@ -87,10 +94,13 @@ class AZAgent(MCTSAgent):
     uniform mixing, first-play urgency 0, c(s)) and an :class:`AZEvaluator`."""
 
     def __init__(self, checkpoint: Optional[str] = None, sims: Optional[int] = 100, *, batch: int = 1,
-                 device: str = "cpu", c_base: float = 19652.0, c_init: float = 1.25, name: Optional[str] = None,
-                 **kw):
+                 device: str = "cpu", c_base: float = 19652.0, c_init: float = 1.25, move: str = "visits",
+                 name: Optional[str] = None, **kw):
         if not checkpoint:
             raise ValueError("the az agent needs checkpoint=PATH (a file written by `mavgame az`)")
+        if move not in MOVE_RULES:
+            raise ValueError(f"az: move must be one of {', '.join(MOVE_RULES)}, not {move!r}")
+        self.move = str(move)
         net = load_network(str(checkpoint), device)
         ev = AZEvaluator(net, device)
         super().__init__(ev, sims, name=name or f"az-{sims}", games=(net.game,), batch_size=int(batch),
@@ -98,7 +108,20 @@ class AZAgent(MCTSAgent):
                          value_range=(-1.0, 1.0), **kw)
         self.checkpoint = str(checkpoint)
 
-
+    def act(self, state):
+        """The most visited root action (``move=visits``) or the largest Q - U (``move=lcb``)."""
+        if self.move == "visits":
+            return super().act(state)
+        from ..search.results import SearchError
+        from .base import AgentError
+        self.check_game(state.game)
+        if self._mcts is None:
+            self._new(self._seed)
+        try:
+            res = self._mcts.search(state)
+        except SearchError as e:
+            raise AgentError(f"az agent {self.name!r}: {e}") from e
+        return lcb_action(res.actions, res.visits, res.q, res.u)
 
 
 # ---- AZdb: the team ----------------------------------------------------------------------------
@@ -204,45 +227,86 @@ class AZdbAgent(Agent):
 
     def __init__(self, checkpoint: Optional[str] = None, sims: Optional[int] = 100, *, select: str = "lcb",
                  player: Optional[int] = None, gap: Optional[float] = None, rewards: str = "path",
-                 device: str = "cpu", c_base: float = 19652.0, c_init: float = 1.25, seed: int = 0,
-                 name: Optional[str] = None):
+                 move: str = "visits", table: Optional[str] = None, device: str = "cpu", c_base: float = 19652.0,
+                 c_init: float = 1.25, seed: int = 0, name: Optional[str] = None):
         if not checkpoint:
             raise ValueError("the azdb agent needs checkpoint=PATH (a team written by `mavgame az --players N`)")
-        if player is None and select not in RULES:
-            raise ValueError(f"azdb: select must be one of {', '.join(RULES)}, not {select!r}")
+        if player is None and select not in SELECT_RULES:
+            raise ValueError(f"azdb: select must be one of {', '.join(SELECT_RULES)}, not {select!r}")
+        if select == "lookup" and player is None and not table:
+            raise ValueError("azdb: select=lookup needs table=PATH (built by python -m mavgame.analysis.azdb_lookup)")
+        if move not in MOVE_RULES:
+            raise ValueError(f"azdb: move must be one of {', '.join(MOVE_RULES)}, not {move!r}")
+        self.move = str(move)
         self.team = AZdbTeam(str(checkpoint), int(sims), device=device, c_base=c_base, c_init=c_init, seed=int(seed),
                              rewards=str(rewards))
         if player is not None and not 0 <= int(player) < self.team.players:
             raise ValueError(f"azdb: player {player!r} is not in [0, {self.team.players})")
         self.player = None if player is None else int(player)
         self.select, self.gap = select, gap
+        self.table = None
+        if self.player is None and select == "lookup":
+            from ..az.lookup import LookupTable
+            self.table = LookupTable.load(str(table))
+            if self.table.game != self.team.game or self.table.players != self.team.players:
+                raise ValueError(f"azdb: table {table!r} is for {self.table.players} players of {self.table.game}, "
+                                 f"the team has {self.team.players} players of {self.team.game}")
+        self._game_player: Optional[int] = None
         self.games = (self.team.game,)
         self.name = name or (f"azdb-p{player}-{sims}" if player is not None else f"azdb-{select}-{sims}")
         self.chosen: List[int] = []
+
+    def _move_of(self, s) -> int:
+        """The move of one player's search: most visited, or the largest Q - U (``move=lcb``)."""
+        return s.best_action() if self.move == "visits" else lcb_action(s.actions, s.visits, s.q, s.u)
+
+    def setup(self, game, *, seed=None, player=None) -> None:
+        self._game_player = None       # select=lookup: chosen again at the game's first move
+
+    def _lookup_player(self, state) -> int:
+        """select=lookup: the table's player for this game's opening and colour (kept for the whole game);
+        for a game that began with none of the table's openings, the player with the best mean score over
+        all the table's openings in that colour."""
+        if self._game_player is None:
+            colour = int(state.to_move)
+            j = self.table.player_for(state, colour)
+            if j is None:
+                with np.errstate(invalid="ignore"):
+                    j = int(np.argmax(np.nan_to_num(np.nanmean(self.table.means()[:, colour], axis=0), nan=-np.inf)))
+            self._game_player = int(j)
+        return self._game_player
 
     def act(self, state) -> int:
         from ..az.subadditive import select_player
         self.check_game(state.game)
         if self.player is not None:
-            return self.team.search(self.player, state).best_action()
-        j, a = select_player(self.team.searches(state), self.select, self.gap)
+            return self._move_of(self.team.search(self.player, state))
+        if self.table is not None:
+            j = self._lookup_player(state)
+            self.chosen.append(j)
+            return self._move_of(self.team.search(j, state))
+        searches = self.team.searches(state)
+        j, _ = select_player(searches, self.select, self.gap)
         self.chosen.append(j)
-        return a
+        return self._move_of(searches[j])
 
 
 _CHECKPOINT = {"checkpoint": "a file written by `mavgame az`", "device": "cpu, cuda", "movetime": "ms a move"}
 register_agent("az", AZAgent,
                options=options_of(AZAgent, MCTSAgent, MCTS, required=("checkpoint",), help=_CHECKPOINT,
-                                  choices={k: v for k, v in MCTS_CHOICES.items() if k != "prior"},
+                                  choices={**{k: v for k, v in MCTS_CHOICES.items() if k != "prior"},
+                                           "move": MOVE_RULES},
                                   skip=("games", "num_simulations", "batch_size", "prior", "eps", "fpu", "value_range",
                                         "evaluator")),
                help="AlphaZero: the MCTS guided by a network trained with `mavgame az` (needs PyTorch; "
                     "docs/alphazero.md); the other options are those of mavgame.MCTS")
 register_agent("azdb", AZdbAgent,
-               options=options_of(AZdbAgent, required=("checkpoint",), choices={"select": RULES,
-                                                                                "rewards": SEARCH_REWARDS},
+               options=options_of(AZdbAgent, required=("checkpoint",), choices={"select": SELECT_RULES,
+                                                                                "rewards": SEARCH_REWARDS,
+                                                                                "move": MOVE_RULES},
                                   help={"checkpoint": "a team written by `mavgame az --players N`",
                                         "sims": "per player", "player": "always play player K's move",
+                                        "table": "select=lookup: a table of python -m mavgame.analysis.azdb_lookup",
                                         "device": "cpu, cuda"}),
                help="an AZdb team as one player: every player searches, select picks whose move to play "
                     "(needs PyTorch; docs/alphazero.md)")

@@ -11,8 +11,10 @@ networks in leagues are :mod:`mavgame.agents.alphazero` (``az:``, ``azdb:``).
 - :mod:`mavgame.az.shards` - self-play in fixed shards (``selfplay_shards``), here or on Ray actors.
 - :mod:`mavgame.az.azdb` - AZdb pieces: latent planes, diversity features and reward, reward weights,
   intrinsic value targets (NumPy); :mod:`mavgame.az.team` - team self-play values and training
-  positions (torch); :mod:`mavgame.az.matchmaking` - uniform and PSRO-Nash; :mod:`mavgame.az.subadditive`
-  - the selection rules of sub-additive planning; :mod:`mavgame.az.puzzles` - puzzle suites and scoring.
+  positions (torch); :mod:`mavgame.az.matchmaking` - the paper's six matchmakers (PSRO-Nash and the rest);
+  :mod:`mavgame.az.lookup` - the per-opening player table; :mod:`mavgame.az.subadditive`
+  - the selection rules of sub-additive planning; :mod:`mavgame.az.puzzles` - puzzle suites and scoring;
+  :mod:`mavgame.az.checkpoint_team` - a team of separate single networks (the homogeneous-team control).
 - ``mavgame az`` (``--players N`` for an AZdb team) and ``mavgame az-puzzles`` - the commands.
 
 See docs/alphazero.md.  Importing this package does not import torch.

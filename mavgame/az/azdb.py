@@ -16,6 +16,9 @@ matchmaking in :mod:`mavgame.az.matchmaking`, sub-additive planning in :mod:`mav
 - :func:`diversity_reward`: r_d^i(s, a) = (1 - (||psi_i - psi_j*|| / l0)^3) phi(s, a) . (psi_i - psi_j*),
   j* = argmin_{j != i} ||psi_i - psi_j||^2 (equation 8, the gradient of equation 7's utility).
 - :func:`combined_reward`: r = (1 - lambda_i) r_d + lambda_i r_e (equation 6), lambda_0 = 1.
+- :func:`lcb_action`: the Lower-Confidence-Bound root-move choice the paper plays with (argmax_a Q - U over
+  visited actions, "switching the sign of the exploration term" of PUCT), for ``az`` and ``azdb`` agents'
+  ``move=lcb``.
 - :func:`search_value`: the value a player's search backs up at a leaf, lambda_i v + (1 - lambda_i)
   s (R + own v_d), R the intrinsic rewards summed from the root to the leaf (self-play and play time).
 """
@@ -27,7 +30,7 @@ import numpy as np
 
 __all__ = ["PHI_PLANES", "latent_planes", "diversity_features", "FeatureMeans", "nearest_other",
            "diversity_reward", "combined_reward", "player_lambdas", "reward_weights", "intrinsic_targets",
-           "search_value", "SEARCH_REWARDS",
+           "search_value", "SEARCH_REWARDS", "MOVE_RULES", "lcb_action",
            "L0", "LAMBDA", "N_TD"]
 
 #: the paper's text does not give l0 (the distance between players' psi at which the diversity reward
@@ -239,3 +242,28 @@ def intrinsic_targets(r_d: np.ndarray, game: np.ndarray, ply: np.ndarray, n_td: 
         rows = row_of(key + 2 * k)
         total += np.where(rows >= 0, r_d[np.maximum(rows, 0)], 0.0)
     return total.astype(np.float32), row_of(key + n_td)
+
+
+#: how an AlphaZero agent picks its move from its root statistics: ``visits`` (the most visited action,
+#: AlphaZero's) or ``lcb`` (:func:`lcb_action`, the AZdb paper's play and evaluation rule)
+MOVE_RULES = ("visits", "lcb")
+
+
+def lcb_action(actions: np.ndarray, visits: np.ndarray, q: np.ndarray, u: np.ndarray) -> int:
+    """The root action with the largest lower confidence bound Q(s, a) - U(s, a) among the visited
+    actions (the AZdb paper's LCB selection, Tirinzoni et al. 2023: PUCT's exploration term with its sign
+    switched); ties go to more visits, then the lower index.  ``q`` from the root mover's view (NaN when
+    unvisited), ``u`` PUCT's U per action (``SearchResult.u``)."""
+    actions = np.asarray(actions)
+    n = np.asarray(visits, np.float64)
+    q = np.asarray(q, np.float64)
+    u = np.asarray(u, np.float64)
+    if not (len(actions) == len(n) == len(q) == len(u)) or len(actions) == 0:
+        raise ValueError(f"lcb_action needs equal non-empty actions, visits, q, u (lengths {len(actions)}, "
+                         f"{len(n)}, {len(q)}, {len(u)})")
+    ok = (n > 0) & np.isfinite(q) & np.isfinite(u)
+    if not ok.any():
+        raise ValueError("lcb_action: no root action was visited (a search of at least 2 simulations is needed)")
+    lcb = np.where(ok, q - u, -np.inf)
+    order = np.lexsort((np.arange(len(n)), -n, -lcb))
+    return int(actions[order[0]])

@@ -74,7 +74,7 @@ class AZConfig:
     device: str = "cpu"
     # AZdb (players > 1): one network for a team, diversity rewards, matchmaking (docs/alphazero.md)
     players: int = 1
-    matchmaking: str = "psro"       # psro (PSRO-Nash) or uniform
+    matchmaking: str = "psro"       # psro (PSRO-Nash) or another of matchmaking.MATCHMAKERS
     l0: float = 1.0                 # eq. 8's length scale (not in the paper's text; our choice)
     lam: float = 0.5                # lambda_i for players i > 0 (lambda_0 = 1; not in the paper's text)
     n_td: int = 8                   # TD steps of the intrinsic value target (even; not in the paper's text)
@@ -98,9 +98,9 @@ class AZConfig:
                              f"({self.games_per_iteration})")
         if isinstance(self.players, bool) or not isinstance(self.players, int) or self.players < 1:
             raise ValueError(f"players must be an int >= 1, not {self.players!r}")
+        if self.matchmaking not in MATCHMAKERS:
+            raise ValueError(f"matchmaking must be one of {', '.join(MATCHMAKERS)}, not {self.matchmaking!r}")
         if self.players > 1:
-            if self.matchmaking not in MATCHMAKERS:
-                raise ValueError(f"matchmaking must be one of {', '.join(MATCHMAKERS)}, not {self.matchmaking!r}")
             if not (self.l0 > 0) or not (0 <= self.lam <= 1):
                 raise ValueError(f"need l0 > 0 and 0 <= lam <= 1 (l0 {self.l0}, lam {self.lam})")
             if self.n_td < 2 or self.n_td % 2:

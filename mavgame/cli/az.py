@@ -49,7 +49,8 @@ _OPTIONS = [
     ("--seed", "seed", int, "seed of the run (default 0)"),
     ("--players", "players", int, "AZdb: players of the team, one network with a latent per player "
                                   "(default 1: plain AlphaZero)"),
-    ("--matchmaking", "matchmaking", str, "AZdb: psro (PSRO-Nash, default) or uniform"),
+    ("--matchmaking", "matchmaking", str, "AZdb: psro (PSRO-Nash, default), psro-uniform, psro-rectified, "
+                                          "psro-cycle, uniform or selfplay (the paper's appendix B)"),
     ("--l0", "l0", float, "AZdb: diversity length scale l0 (default 1.0)"),
     ("--lam", "lam", float, "AZdb: lambda of players i > 0, the weight of the game result (default 0.5)"),
     ("--n-td", "n_td", int, "AZdb: TD steps of the intrinsic value target (even, default 8)"),
