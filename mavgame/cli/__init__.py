@@ -8,6 +8,7 @@
     mavgame annotate positions.txt -o out.jsonl  Stockfish values for every legal move
     mavgame gardner-prove FEN --mate N         Gardner: prove or refute a bounded mate (docs/gardner.md)
     mavgame gardner-proof                      Gardner: check the paper's transcribed oracles
+    mavgame gardner-push --state FILE          Gardner: push the oracle proofs (resumable; --report)
     mavgame bench [--peers]                    speed of the C core (and against its peers)
     mavgame train ...                          train a MAV model (needs PyTorch)
 

@@ -30,6 +30,7 @@ COMMANDS = {
     "data-stats": ("data_stats", "statistics of a position set (finished or being generated)"),
     "gardner-prove": ("gardner_prove", "prove or refute a bounded mate in Gardner minichess"),
     "gardner-proof": ("gardner_proof", "check the paper's Gardner oracles (replay, mates, coverage)"),
+    "gardner-push": ("gardner_push", "push the Gardner oracle proofs: a resumable job with growing budgets"),
     "policy": ("policy", "the IDP chess policy network: train from PGN, RL self-play, accuracy (needs PyTorch)"),
     "az": ("az", "train AlphaZero by self-play (needs PyTorch)"),
     "az-puzzles": ("az_puzzles", "puzzle suites with known solutions; solve rates of agents and AZdb teams"),
