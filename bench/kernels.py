@@ -67,7 +67,8 @@ def build_drivers(out: Path, only=()):
                and (not only or cu.stem in only)]
     fwd_objs, jobs = [], []
     forward = any(cu.stem == "forward" for cu in drivers)
-    for c in refs + [str(model / n) for n in ("engine.c", "generate.c", "prefix_cache.c", "threadpool.c")]:
+    for c in refs + [str(model / n) for n in ("engine.c", "generate.c", "prefix_cache.c", "threadpool.c",
+                                              "layers_avx2.c")]:
         if forward:
             obj = out / (Path(c).stem + ".o")
             jobs.append(["gcc", "-std=c11", "-O2", "-D_POSIX_C_SOURCE=200809L", "-DMG_WITH_CUDA", "-c", c, "-o",

@@ -24,7 +24,7 @@ CXXFLAGS = ["-x", "c++", "-std=c++20", "-O2", "-Wall", "-Wextra", "-Werror", "-p
 C_REFS = [ROOT / "csrc" / "model" / n for n in ("layers.c", "matmul.c", "choose.c")]
 # forward.cu (the engine's forward pass) links the whole engine, built with its CUDA path (MG_WITH_CUDA),
 # and every other kernel file
-ENGINE_C = [ROOT / "csrc" / "model" / n for n in ("engine.c", "generate.c", "prefix_cache.c", "threadpool.c")]
+ENGINE_C = [ROOT / "csrc" / "model" / n for n in ("engine.c", "generate.c", "prefix_cache.c", "threadpool.c", "layers_avx2.c")]
 
 pytestmark = pytest.mark.skipif(shutil.which(CXX) is None or shutil.which(CC) is None,
                                 reason=f"needs a C++ compiler ({CXX}) and a C compiler ({CC})")

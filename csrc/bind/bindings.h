@@ -11,6 +11,7 @@ typedef int (*mg_bind_fn)(PyObject *m);
 int mg_bind_chess(PyObject *m);
 int mg_bind_mcts(PyObject *m);
 int mg_bind_mcts_eval(PyObject *m);
+int mg_bind_mcts_multi(PyObject *m);
 int mg_bind_mav_write(PyObject *m);
 int mg_bind_mav_parse(PyObject *m);
 int mg_bind_mav_metrics(PyObject *m);
@@ -34,6 +35,7 @@ static const mg_bind_fn MG_BINDINGS[] = {
     mg_bind_chess,
     mg_bind_mcts,
     mg_bind_mcts_eval,
+    mg_bind_mcts_multi,
     mg_bind_mav_write,
     mg_bind_mav_parse,
     mg_bind_mav_metrics,

@@ -27,6 +27,7 @@
  *
  */
 #include "py_mcts_eval.h"
+#include "py_mcts_tree.h"
 #include "interrupt.h"
 #include "py_args.h"
 #include <pythread.h>
@@ -519,3 +520,27 @@ static PyTypeObject py_mcts_type = {
 };
 
 int mg_bind_mcts(PyObject *m) { return mg_py_add_type(m, "MCTSTree", &py_mcts_type); }
+
+/* ---- the tree for other bindings (py_mcts_tree.h) ------------------------------------------ */
+
+int mg_py_mcts_claim(PyObject *o, const char *what, mg_mcts **m, const mg_game **g)
+{
+    if (!PyObject_TypeCheck(o, &py_mcts_type)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an MCTSTree, not %.100s", what, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    py_mcts *self = (py_mcts *)o;
+    if (!self->m) {
+        PyErr_Format(PyExc_ValueError, "%s: MCTSTree is not initialised", what);
+        return -1;
+    }
+    if (self->busy)
+        return tree_busy_error(self);
+    self->busy = 1;
+    self->owner = PyThread_get_thread_ident();
+    *m = self->m;
+    *g = self->g;
+    return 0;
+}
+
+void mg_py_mcts_release(PyObject *o) { ((py_mcts *)o)->busy = 0; }

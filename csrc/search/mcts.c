@@ -109,6 +109,21 @@ int mg_mcts_config_check(const mg_mcts_config *c, char *err, size_t errlen)
 /* ------------------------------------------------------------------------------------------ */
 /* Create / free                                                                               */
 
+/* Virtual counts of the pair at depth d above the leaf (tabulated in m->vtab at creation). */
+static uint32_t vcount(const mg_mcts_config *c, int d)
+{
+    switch (c->virtual_count) {
+    case MG_MCTS_VC_DYNAMIC: {
+        uint32_t x = d >= 31 ? 0u : (uint32_t)c->n_max >> d;
+        return x < (uint32_t)c->n_min ? (uint32_t)c->n_min : x;
+    }
+    case MG_MCTS_VC_STATIC:
+        return (uint32_t)c->virtual_loss;
+    default:
+        return 0;
+    }
+}
+
 /* AlphaZero's log((1 + n + c_base) / c_base), finite for every finite c_base > 0: below about 1e-290 the
  * quotient overflows to inf (c_base 5e-324: (1 + n) / c_base > DBL_MAX), the difference of the logs does not
  * (log(1 + n) + 744.4).  The quotient's log is kept where it is finite, so that searches with every other
@@ -236,6 +251,8 @@ mg_mcts *mg_mcts_create(const mg_game *g, const mg_mcts_config *cfg, char *err, 
     mg_rng_seed(&m->rng, cfg->seed);
     for (int i = 0; i < MCTS_CTAB; i++)
         m->ctab[i] = cscale(&m->cfg, (double)i);
+    for (int d = 0; d <= MG_MCTS_MAX_DEPTH; d++)
+        m->vtab[d] = vcount(&m->cfg, d);
     return m;
 }
 
@@ -295,53 +312,45 @@ int mg_mcts_advance_move(mg_mcts *m, const char *move, char *err, size_t errlen)
 /* ------------------------------------------------------------------------------------------ */
 /* Selection                                                                                   */
 
-static inline uint32_t vcount(const mg_mcts *m, int d)
-{
-    switch (m->cfg.virtual_count) {
-    case MG_MCTS_VC_DYNAMIC: {
-        uint32_t x = d >= 31 ? 0u : (uint32_t)m->cfg.n_max >> d;
-        return x < (uint32_t)m->cfg.n_min ? (uint32_t)m->cfg.n_min : x;
-    }
-    case MG_MCTS_VC_STATIC:
-        return (uint32_t)m->cfg.virtual_loss;
-    default:
-        return 0;
-    }
-}
-
-/* The PUCT choice among the node's edges; -1 if all children are hallucinated. */
+/* The PUCT choice among the node's edges; -1 if all children are hallucinated.  Ties (equal scores)
+ * are broken uniformly by reservoir sampling: one draw per tie, in edge order.  Without static
+ * virtual losses Q is the edge's cached mean (q), so the loop divides once per edge. */
 static int64_t pick_edge(mg_mcts *m, const mcts_node *nd, uint32_t pn, uint32_t pv)
 {
     const mcts_edge *e = m->a.edges + nd->first_edge;
+    const uint32_t ne = nd->num_edges;
     uint64_t nt = (uint64_t)pn + pv;
     if (nt < 1)
         nt = 1;
-    double cs = nt < MCTS_CTAB ? m->ctab[nt] : cscale(&m->cfg, (double)nt);
-    int stat = m->cfg.virtual_count == MG_MCTS_VC_STATIC;
+    const double cs = nt < MCTS_CTAB ? m->ctab[nt] : cscale(&m->cfg, (double)nt);
     double best = -INFINITY;
     int64_t bi = -1;
     uint32_t ties = 0;
-    for (uint32_t j = 0; j < nd->num_edges; j++) {
-        const mcts_edge *x = &e[j];
-        if (x->dead)
-            continue;
-        double nn = (double)x->n + (double)x->v;
-        double q;
-        if (stat)
-            q = nn > 0 ? (x->w - (double)x->v) / nn : (double)x->q_init;
-        else
-            q = x->n > 0 ? x->w / (double)x->n : (double)x->q_init;
-        double s = q + cs * (double)x->prior / (1.0 + nn);
-        if (s > best) {
-            best = s;
-            bi = j;
-            ties = 1;
-        } else if (s == best) {
-            ties++;
-            if (mg_rng_below(&m->rng, ties) == 0)
-                bi = j;
-        }
+    mg_rng rng = m->rng; /* a local copy stays in registers: the loop's stores cannot alias it */
+#define MCTS_PICK(QEXPR)                                                                       \
+    for (uint32_t j = 0; j < ne; j++) {                                                        \
+        const mcts_edge *x = &e[j];                                                            \
+        if (x->dead)                                                                           \
+            continue;                                                                          \
+        double nn = (double)((uint64_t)x->n + x->v); /* exact: as (double)n + (double)v */     \
+        double s = (QEXPR) + cs * (double)x->prior / (1.0 + nn);                               \
+        if (s > best) {                                                                        \
+            best = s;                                                                          \
+            bi = j;                                                                            \
+            ties = 1;                                                                          \
+        } else if (s == best) {                                                                \
+            ties++;                                                                            \
+            if (mg_rng_below(&rng, ties) == 0)                                                 \
+                bi = j;                                                                        \
+        }                                                                                      \
     }
+    if (m->cfg.virtual_count == MG_MCTS_VC_STATIC) {
+        MCTS_PICK(nn > 0 ? (x->w - (double)x->v) / nn : (double)x->q_init)
+    } else {
+        MCTS_PICK(x->q)
+    }
+#undef MCTS_PICK
+    m->rng = rng;
     return bi < 0 ? -1 : (int64_t)nd->first_edge + bi;
 }
 
@@ -398,20 +407,18 @@ static int select_leaf(mg_mcts *m, mcts_slot *sl, unsigned char *state)
 
 static void add_virtual(mg_mcts *m, const mcts_slot *sl, int sign)
 {
-    int L = sl->len;
-    for (int i = 0; i < L; i++) {
-        uint32_t vc = vcount(m, L - 1 - i);
-        mcts_edge *e = &m->a.edges[sl->edges[i]];
-        if (sign > 0)
-            e->v += vc;
-        else
-            e->v -= vc;
+    const int L = sl->len;
+    const uint32_t *vt = m->vtab + L; /* vt[-1 - i]: the pair of step i, depth L - 1 - i above the leaf */
+    mcts_edge *edges = m->a.edges;
+    if (sign > 0) {
+        for (int i = 0; i < L; i++)
+            edges[sl->edges[i]].v += vt[-1 - i];
+        m->root_v += vt[0];
+    } else {
+        for (int i = 0; i < L; i++)
+            edges[sl->edges[i]].v -= vt[-1 - i];
+        m->root_v -= vt[0];
     }
-    uint32_t vr = vcount(m, L);
-    if (sign > 0)
-        m->root_v += vr;
-    else
-        m->root_v -= vr;
 }
 
 /* Back up `v` (leaf mover's view, [-1, 1]) along the slot's path. */
@@ -424,6 +431,7 @@ static void backup(mg_mcts *m, const mcts_slot *sl, double v)
         int mover = m->a.nodes[sl->nodes[i]].to_move;
         e->n++;
         e->w += mover == leaf_mover ? v : -v;
+        e->q = e->w / (double)e->n;
     }
     m->root_n++;
     m->root_w += m->a.nodes[0].to_move == leaf_mover ? v : -v;
@@ -468,9 +476,15 @@ static int compute_prior(mg_mcts *m, int n, const float *values, const float *po
     /* MAV prior: top-k by value among the actions that have one. */
     int32_t *top = m->tmp_idx;
     int nk = 0;
-    for (int i = 0; i < n; i++)
-        if (!isnan(values[i]))
+    float vlo = INFINITY, vhi = -INFINITY; /* the least and the greatest value */
+    for (int i = 0; i < n; i++) {
+        float v = values[i];
+        if (!isnan(v)) {
             top[nk++] = i;
+            vlo = v < vlo ? v : vlo;
+            vhi = v > vhi ? v : vhi;
+        }
+    }
     if (nk == 0) {
         for (int i = 0; i < n; i++)
             P[i] = (float)uni;
@@ -479,13 +493,9 @@ static int compute_prior(mg_mcts *m, int n, const float *values, const float *po
     /* The k-th best value is the threshold; every action at or above it is in the top k
      * (ties with the k-th value included). */
     float thr, qmax = -INFINITY;
-    if (m->cfg.k >= nk) {
-        thr = INFINITY;
-        for (int s = 0; s < nk; s++) {
-            float v = values[top[s]];
-            thr = v < thr ? v : thr;
-            qmax = v > qmax ? v : qmax;
-        }
+    if (m->cfg.k >= nk || vlo == vhi) { /* all in the top k (equal values all tie with the k-th) */
+        thr = vlo;
+        qmax = vhi;
     } else {
         float best[MG_MAX_MOVES]; /* descending, at most k entries */
         int kk = m->cfg.k, cnt = 0;
@@ -505,20 +515,23 @@ static int compute_prior(mg_mcts *m, int n, const float *values, const float *po
         thr = best[kk - 1];
         qmax = best[0];
     }
-    int k = 0;
-    for (int s = 0; s < nk; s++)
-        if (values[top[s]] >= thr)
-            top[k++] = top[s];
-    double tau = tau_at(m, ply);
+    const double tau = tau_at(m, ply);
     double z = 0;
     double ex[MG_MAX_MOVES];
-    for (int s = 0; s < k; s++) {
-        double d = values[top[s]] - qmax;
-        ex[s] = d == 0 ? 1.0 : exp(d / tau);
-        z += ex[s];
+    int k = 0;
+    for (int s = 0; s < nk; s++) {
+        float v = values[top[s]];
+        if (v >= thr) {
+            double d = v - qmax;
+            top[k] = top[s];
+            ex[k] = d == 0 ? 1.0 : exp(d / tau);
+            z += ex[k];
+            k++;
+        }
     }
+    const float base = (float)(eps * uni);
     for (int i = 0; i < n; i++)
-        P[i] = (float)(eps * uni);
+        P[i] = base;
     for (int s = 0; s < k; s++)
         P[top[s]] += (float)((1 - eps) * ex[s] / z);
     return MG_OK;
@@ -537,7 +550,10 @@ static inline void value_range(float q, double *vmax, double *vmin)
     }
 }
 
-/* Expand the slot's leaf from result r; returns APPLY_* and the leaf value (mover's view) in *v. */
+/* Expand the slot's leaf from result r; returns APPLY_* and the leaf value (mover's view) in *v.
+ * Engine mode keeps every answer in request order (the mode has no keep_moves), so this reads
+ * the answer's values and policy in place and sets the edges' actions from the request's legal list;
+ * state tracking gathers the kept answers first. */
 static int expand_leaf(mg_mcts *m, const mcts_slot *sl, const mg_eval_result *r, double *v)
 {
     int32_t leaf = sl->nodes[sl->len];
@@ -546,22 +562,39 @@ static int expand_leaf(mg_mcts *m, const mcts_slot *sl, const mg_eval_result *r,
     if (!isnan(r->value) && !(r->value >= 0 && r->value <= 1))
         return APPLY_INVALID;
     const mcts_mode *mode = m->mode;
+    const int tracking = mcts_tracking(m);
+    const int in_place = mode->keep_moves == NULL; /* engine mode: every answer, in request order */
     size_t tlen = 0;
     int result = MG_ONGOING;
     if (mode->check_answer(m, leaf, r, &n, &result, &tlen) != APPLY_OK)
         return APPLY_INVALID;
-    /* Every value must be a probability or NaN.  The answers kept, their indices into tmp_idx: all n
-     * (engine mode), the distinct valid moves (state tracking). */
-    for (int i = 0; i < n; i++)
-        if (!valid_prob(r->values[i]))
-            return APPLY_INVALID;
-    int32_t *keep = m->tmp_idx;
-    int nk = mode->keep_moves(r, n, keep);
-    if (nk < 0)
-        return APPLY_INVALID;
+    /* Every value must be a probability or NaN; [vmin, vmax]: the range of the kept answers' values. */
     double vmax = -INFINITY, vmin = INFINITY;
-    for (int s = 0; s < nk; s++)
-        value_range(r->values[keep[s]], &vmax, &vmin);
+    float vbuf[MG_MAX_MOVES], pbuf[MG_MAX_MOVES];
+    const float *vals = r->values, *pols = r->policy; /* the kept answers' values and policy, contiguous */
+    int32_t keep_copy[MG_MAX_MOVES]; /* state tracking: their indices (compute_prior reuses tmp_idx) */
+    int nk = n;
+    if (in_place) {
+        for (int i = 0; i < n; i++) {
+            float x = vals[i];
+            if (!valid_prob(x))
+                return APPLY_INVALID;
+            value_range(x, &vmax, &vmin);
+        }
+    } else {
+        for (int i = 0; i < n; i++)
+            if (!valid_prob(r->values[i]))
+                return APPLY_INVALID;
+        nk = mode->keep_moves(r, n, keep_copy);
+        if (nk < 0)
+            return APPLY_INVALID;
+        for (int s = 0; s < nk; s++) {
+            vbuf[s] = r->values[keep_copy[s]];
+            pbuf[s] = r->policy[keep_copy[s]];
+            value_range(vbuf[s], &vmax, &vmin);
+        }
+        vals = vbuf, pols = pbuf;
+    }
     int terminal, ar = mode->store(m, leaf, r, tlen, result, &terminal, v);
     if (ar != APPLY_OK || terminal)
         return ar;
@@ -572,31 +605,30 @@ static int expand_leaf(mg_mcts *m, const mcts_slot *sl, const mg_eval_result *r,
         val = vmax;
     else
         return APPLY_INVALID; /* no value at all */
-    /* Gather values/policy of the kept moves contiguously for the prior. */
-    float vals[MG_MAX_MOVES], pols[MG_MAX_MOVES];
-    for (int i = 0; i < nk; i++) {
-        vals[i] = r->values[keep[i]];
-        pols[i] = r->policy[keep[i]];
-    }
-    int32_t keep_copy[MG_MAX_MOVES]; /* compute_prior reuses tmp_idx */
-    memcpy(keep_copy, keep, (size_t)nk * sizeof *keep);
     if (compute_prior(m, nk, vals, pols, ply) != MG_OK)
         return APPLY_INVALID;
-    if (mcts_arena_reserve_edges(&m->a, m->a.edges_len + (size_t)nk, mcts_tracking(m)) != MG_OK)
+    if (mcts_arena_reserve_edges(&m->a, m->a.edges_len + (size_t)nk, tracking) != MG_OK)
         return APPLY_NOMEM;
-    double fpu = !isnan(m->cfg.fpu) ? m->cfg.fpu : (vmin < INFINITY ? 2.0 * vmin - 1.0 : 0.0);
-    uint32_t first = (uint32_t)m->a.edges_len;
+    const double fpu = !isnan(m->cfg.fpu) ? m->cfg.fpu : (vmin < INFINITY ? 2.0 * vmin - 1.0 : 0.0);
+    const uint32_t first = (uint32_t)m->a.edges_len;
+    const float *prior = m->tmp_prior;
+    /* engine: the request's legal actions, whose order the answer keeps */
+    const int32_t *legal = in_place ? m->reqs[r - m->res].legal : NULL;
+    mcts_edge *e = &m->a.edges[first];
     for (int i = 0; i < nk; i++) {
-        mcts_edge *e = &m->a.edges[first + i];
-        e->w = 0;
-        e->n = e->v = 0;
-        e->child = -1;
-        e->dead = 0;
-        e->prior = m->tmp_prior[i];
-        e->value = vals[i];
-        e->q_init = isnan(vals[i]) ? (float)fpu : (float)(2.0 * vals[i] - 1.0);
+        float qi = isnan(vals[i]) ? (float)fpu : (float)(2.0 * vals[i] - 1.0);
+        e[i].q = (double)qi;
+        e[i].n = e[i].v = 0;
+        e[i].prior = prior[i];
+        e[i].dead = 0;
+        e[i].w = 0;
+        e[i].action = legal ? legal[i] : 0;
+        e[i].child = -1;
+        e[i].q_init = qi;
+        e[i].value = vals[i];
     }
-    mode->set_moves(m, first, r, keep_copy, nk); /* the edges' actions (and move strings) */
+    if (!in_place)
+        mode->set_moves(m, first, r, keep_copy, nk); /* the edges' indices and move strings */
     m->a.edges_len += (size_t)nk;
     mcts_node *nd = &m->a.nodes[leaf];
     nd->first_edge = first;

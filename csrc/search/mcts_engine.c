@@ -101,14 +101,6 @@ static int engine_check_answer(const mg_mcts *m, int32_t leaf, const mg_eval_res
     return r->num_moves == m->reqs[r - m->res].num_legal ? APPLY_OK : APPLY_INVALID;
 }
 
-static int engine_keep_moves(const mg_eval_result *r, int n, int32_t *keep)
-{
-    (void)r;
-    for (int i = 0; i < n; i++)
-        keep[i] = i;
-    return n;
-}
-
 static int engine_store(mg_mcts *m, int32_t leaf, const mg_eval_result *r, size_t tlen, int result, int *terminal,
                         double *v)
 {
@@ -117,21 +109,14 @@ static int engine_store(mg_mcts *m, int32_t leaf, const mg_eval_result *r, size_
     return APPLY_OK;
 }
 
-static void engine_set_moves(mg_mcts *m, uint32_t first, const mg_eval_result *r, const int32_t *keep, int nk)
-{
-    const int32_t *legal = m->reqs[r - m->res].legal;
-    for (int i = 0; i < nk; i++)
-        m->a.edges[first + (uint32_t)i].action = legal[keep[i]];
-}
-
 const mcts_mode mcts_engine_mode = {
     .name = "engine",
     .new_node = engine_new_node,
     .leaf_moves = engine_leaf_moves,
     .prepare = engine_prepare,
     .check_answer = engine_check_answer,
-    .keep_moves = engine_keep_moves,
+    .keep_moves = NULL, /* every answer, in request order: read in place by the loop */
     .store = engine_store,
-    .set_moves = engine_set_moves,
+    .set_moves = NULL,
     .advance_move = engine_advance_move,
 };

@@ -28,15 +28,16 @@ typedef struct mcts_mode {
      * own text) updated; APPLY_INVALID otherwise. */
     int (*check_answer)(const mg_mcts *m, int32_t leaf, const mg_eval_result *r, int *n, int *result,
                         size_t *tlen);
-    /* The answer's moves that become edges, their indices into keep (all n in engine mode; the valid,
-     * distinct move strings in state tracking); -1 if one is malformed. */
+    /* The answer's moves that become edges, their indices into keep (the valid, distinct move strings
+     * in state tracking); -1 if one is malformed.  NULL (engine mode): all n, in request order, which
+     * the loop then reads in place, the edges taking the request's legal actions (set_moves NULL too). */
     int (*keep_moves)(const mg_eval_result *r, int n, int32_t *keep);
     /* Stores what the answer predicts of the leaf itself (state tracking: its text, a game end that
      * makes it terminal with *v its value): APPLY_NOMEM, or APPLY_OK with *terminal set. */
     int (*store)(mg_mcts *m, int32_t leaf, const mg_eval_result *r, size_t tlen, int result, int *terminal,
                  double *v);
-    /* The moves of the nk new edges from `first` on, from the answer's moves keep[0..nk): engine: their
-     * action ids; state tracking: the edge's index among the node's edges and its move string. */
+    /* The moves of the nk new edges from `first` on, from the answer's moves keep[0..nk): state
+     * tracking: the edge's index among the node's edges and its move string (NULL with keep_moves). */
     void (*set_moves)(mg_mcts *m, uint32_t first, const mg_eval_result *r, const int32_t *keep, int nk);
     /* mg_mcts_advance_move of a search with a root: re-root at the child of `move` (engine mode: the
      * tree restarts at the new position if the child is unknown to it). */

@@ -260,8 +260,13 @@ int mg_mcts_check(const mg_mcts *m, char *err, size_t errlen)
                 double q = e->w / e->n;
                 if (!(q >= -1 - tol && q <= 1 + tol))
                     FAIL("mcts check: edge %u of node %d has Q %g out of [-1, 1]", j, (int)ni, q);
+                if (e->q != q)
+                    FAIL("mcts check: edge %u of node %d caches Q %.17g, not W / N = %.17g", j, (int)ni, e->q, q);
             } else if (e->w != 0) {
                 FAIL("mcts check: unvisited edge %u of node %d has W %g", j, (int)ni, e->w);
+            } else if (e->q != (double)e->q_init) {
+                FAIL("mcts check: unvisited edge %u of node %d caches Q %g, not its initial Q %g", j, (int)ni, e->q,
+                     (double)e->q_init);
             }
             sum += e->n;
             if (!!e->dead != (e->child >= 0 && (m->a.nodes[e->child].flags & NF_HALLU)))

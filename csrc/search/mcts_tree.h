@@ -38,16 +38,20 @@ typedef struct mcts_node {
     uint8_t pad_;
 } mcts_node;
 
+/* The fields selection reads (q, n, v, prior, dead) come first: one edge of 48 bytes, the hot part in
+ * its first 24. */
 typedef struct mcts_edge {
-    double w;               /* sum of backed-up values, from the mover at the edge's node */
+    double q;               /* selection's Q without virtual losses: w / n once visited, q_init before
+                               (kept by backup, so that selection divides once per edge, not twice) */
     uint32_t n;             /* visits */
     uint32_t v;             /* virtual counts in flight */
+    float prior;
+    uint32_t dead;          /* the child is hallucinated (kept here so selection never reads it) */
+    double w;               /* sum of backed-up values, from the mover at the edge's node */
     int32_t action;         /* engine: action id; state tracking: index among the node's edges */
     int32_t child;          /* node index, -1 if never visited */
-    float prior;
     float q_init;           /* [-1, 1]: Q before the first visit */
     float value;            /* the evaluator's value in [0, 1], NaN if none */
-    uint32_t dead;          /* the child is hallucinated (kept here so selection never reads it) */
 } mcts_edge;
 
 typedef char mcts_move[MG_MAX_MOVE_STR];
@@ -102,6 +106,7 @@ struct mg_mcts {
     int *req_slot;
     /* Scratch for expansion. */
     double ctab[MCTS_CTAB]; /* cscale() for small visit counts */
+    uint32_t vtab[MG_MCTS_MAX_DEPTH + 1]; /* virtual counts of the pair at depth d above the leaf */
     int32_t *tmp_idx;       /* MG_MAX_MOVES */
     float *tmp_prior;       /* MG_MAX_MOVES */
     mg_mcts_stats stats;

@@ -22,6 +22,7 @@ another model than the shipped one). The native and NumPy backends need no PyTor
 """
 from __future__ import annotations
 
+import copy
 from collections import OrderedDict
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -32,6 +33,7 @@ from ..model.inference import MAVModel, game_of_prompt, shipped_model_path
 from ..model.mav_is import DECISION_RULES, generate_traces, trace_value_choice
 from ..search.mcts import MCTS
 from .base import Agent, AgentError, mix_seeds
+from .mav_batching import MCTSBatching
 from .mcts import MCTS_CHOICES, MCTSAgent
 from .spec import options_of, register_agent
 
@@ -104,42 +106,57 @@ class MAVGreedyAgent(Agent):
 
     def decide(self, state):
         """(move, parse result, output) for a state (AgentError if the model was trained on another game)."""
-        self.check_game(state.game)
-        if not self.mirror:
-            (pr, out), = self.model.analyse([state], self.commands)
-        else:
+        return self.decide_many([state])[0]
+
+    def decide_many(self, states: Sequence[Any]) -> List[Tuple[Optional[str], Any, Any]]:
+        """:meth:`decide` for many states, the model asked about all of them in one batch."""
+        if self.mirror:
             from ..datasets.symmetry import mirror_move, mirror_state_text
             from .. import State
-            text = state.text()
-            image = State(state.game, mirror_state_text(state.game, text))
-            (pr, out), (mpr, mout) = self.model.analyse([state, image], self.commands)
-        legal = set(state.legal_moves)
-        vals = {m: v for m, v in out.values(self.scoring).items() if m in legal}
-        best = pr.best if pr.best_present and pr.best in legal else None
-        if self.mirror:
-            mtext = image.text()
-            back = {}
-            for m, v in mout.values(self.scoring).items():
-                try:
-                    back[mirror_move(state.game, m, mtext)] = v
-                except ValueError:      # a move the model wrote that is no move of this board
-                    continue
-            back = {m: v for m, v in back.items() if m in legal}
-            vals = {m: (vals[m] + back[m]) / 2 if m in vals and m in back else vals.get(m, back.get(m))
-                    for m in set(vals) | set(back)}
-            if best is None and mpr.best_present and mpr.best:
-                try:
-                    mb = mirror_move(state.game, mpr.best, mtext)
-                except ValueError:
-                    mb = None
-                best = mb if mb in legal else None
-        mv = choose_move(vals, best, self.tie, self.use_best_action)
-        return mv, pr, out
+        batch = []
+        for state in states:
+            self.check_game(state.game)
+            batch.append(state)
+            if self.mirror:
+                batch.append(State(state.game, mirror_state_text(state.game, state.text())))
+        answers = self.model.analyse(batch, self.commands)
+        step = 2 if self.mirror else 1
+        out_list = []
+        for i, state in enumerate(states):
+            pr, out = answers[step * i]
+            legal = set(state.legal_moves)
+            vals = {m: v for m, v in out.values(self.scoring).items() if m in legal}
+            best = pr.best if pr.best_present and pr.best in legal else None
+            if self.mirror:
+                image = batch[step * i + 1]
+                mpr, mout = answers[step * i + 1]
+                mtext = image.text()
+                back = {}
+                for m, v in mout.values(self.scoring).items():
+                    try:
+                        back[mirror_move(state.game, m, mtext)] = v
+                    except ValueError:      # a move the model wrote that is no move of this board
+                        continue
+                back = {m: v for m, v in back.items() if m in legal}
+                vals = {m: (vals[m] + back[m]) / 2 if m in vals and m in back else vals.get(m, back.get(m))
+                        for m in set(vals) | set(back)}
+                if best is None and mpr.best_present and mpr.best:
+                    try:
+                        mb = mirror_move(state.game, mpr.best, mtext)
+                    except ValueError:
+                        mb = None
+                    best = mb if mb in legal else None
+            out_list.append((choose_move(vals, best, self.tie, self.use_best_action), pr, out))
+        return out_list
 
     def act(self, state):
+        return self._play(state, None)
+
+    def _play(self, state, decision):
+        """The move from a decision (:meth:`decide`; None: decide now), with the fallbacks and counters."""
         if state.is_terminal():
             raise AgentError(f"{self.name}: asked to move in a finished game {state.text()!r}")
-        mv, pr, out = self.decide(state)
+        mv, pr, out = self.decide(state) if decision is None else decision
         self.stats["moves"] += 1
         if mv is not None:
             self.stats["from_values"] += 1
@@ -151,6 +168,31 @@ class MAVGreedyAgent(Agent):
         self.stats["random_fallback"] += 1
         return legal[int(self._rng.integers(len(legal)))]
 
+    # ---- many games at once (mavgame.play.concurrent) -------------------------------------------------
+
+    def batches_across_games(self) -> bool:
+        """The model's calls for several games' positions go in one batch."""
+        return True
+
+    def batch_key(self):
+        """Agents with equal keys decide together (:meth:`act_many`): the same model and settings."""
+        return (id(self.model), self.commands, self.scoring, self.tie, self.use_best_action, self.mirror)
+
+    def fork(self) -> "MAVGreedyAgent":
+        """Another player of this agent for a concurrent game: the same model, its own generator."""
+        twin = copy.copy(self)
+        twin._rng = np.random.default_rng(self._seed)
+        return twin
+
+    @classmethod
+    def act_many(cls, agents: Sequence["MAVGreedyAgent"], states: Sequence[Any]) -> List[Any]:
+        """The moves of ``agents[i]`` (equal :meth:`batch_key`) in ``states[i]``, one model batch for all: each
+        the move ``agents[i].act(states[i])`` plays."""
+        for ag, st in zip(agents, states):
+            if st.is_terminal():
+                raise AgentError(f"{ag.name}: asked to move in a finished game {st.text()!r}")
+        decisions = agents[0].decide_many(states)
+        return [ag._play(st, d) for ag, st, d in zip(agents, states, decisions)]
 
 
 class MAVEvaluator:
@@ -292,6 +334,15 @@ class NativeMAVEvaluator:
                 prefix_cache=self.prefix_cache)
         return self._cap
 
+    def widen(self, max_batch: int) -> None:
+        """Generate up to ``max_batch`` leaves at once (at most 1024), for searches of many games evaluated in one
+        call (:func:`mavgame.search.multi.search_many`). Answers do not depend on how leaves are chunked, so only
+        speed changes; a C evaluator already made is remade (its output cache starts empty)."""
+        n = min(max(int(max_batch), 1), 1024)
+        if n > self.batch_size:
+            self.batch_size = n
+            self._cap = None
+
     def stats(self) -> Dict[str, int]:
         """Counters: calls, requests, cache hits, invalid answers, text fallbacks, prompt tokens, tokens saved
         by prefix sharing, tokens generated."""
@@ -304,7 +355,7 @@ class NativeMAVEvaluator:
         return d
 
 
-class MAVMCTSAgent(MCTSAgent):
+class MAVMCTSAgent(MCTSBatching, MCTSAgent):
     """MCTSAgent whose search may find no move when the model never answers usably for the root (an
     untrained or badly hallucinating model): it then plays a random legal move and counts it in
     ``stats['random_fallback']``."""
@@ -428,8 +479,41 @@ class MAVISAgent(Agent):
     def act(self, state):
         if state.is_terminal():
             raise AgentError(f"{self.name}: asked to move in a finished game {state.text()!r}")
-        (prompt, out), = generate_traces(self.model, [state], self.breadth, self.depth, copy_prev=self.copy_prev,
-                                         copy_names=self.copy_names)
+        (trace,) = generate_traces(self.model, [state], self.breadth, self.depth, copy_prev=self.copy_prev,
+                                   copy_names=self.copy_names)
+        return self._play(state, trace)
+
+    # ---- many games at once (mavgame.play.concurrent) -------------------------------------------------
+
+    def batches_across_games(self) -> bool:
+        """The traces of several games' positions are generated in one batch."""
+        return True
+
+    def batch_key(self):
+        """Agents with equal keys generate their traces together (:meth:`act_many`)."""
+        return (id(self.model), self.breadth, self.depth, self.copy_prev, self.copy_names)
+
+    def fork(self) -> "MAVISAgent":
+        """Another player of this agent for a concurrent game (the same model; its own fallback player)."""
+        twin = copy.copy(self)
+        twin.fallback = self.fallback.fork()
+        return twin
+
+    @classmethod
+    def act_many(cls, agents: Sequence["MAVISAgent"], states: Sequence[Any]) -> List[Any]:
+        """The moves of ``agents[i]`` (equal :meth:`batch_key`) in ``states[i]``, their traces generated in one
+        batch: each the move ``agents[i].act(states[i])`` plays."""
+        for ag, st in zip(agents, states):
+            if st.is_terminal():
+                raise AgentError(f"{ag.name}: asked to move in a finished game {st.text()!r}")
+        a0 = agents[0]
+        traces = generate_traces(a0.model, list(states), a0.breadth, a0.depth, copy_prev=a0.copy_prev,
+                                 copy_names=a0.copy_names)
+        return [ag._play(st, tr) for ag, st, tr in zip(agents, states, traces)]
+
+    def _play(self, state, trace):
+        """The move of a generated trace ``(prompt, output)`` for ``state``, with the fallback and counters."""
+        prompt, out = trace
         res = parse_trace(prompt + out.text, state, form=self.form)
         self.last = res
         self.stats["moves"] += 1

@@ -9,4 +9,6 @@ They use every layer below (models, data sets, agents, result stores), as the co
 - :mod:`.c4_blunders`: an agent's mistakes in stored Connect Four games, by the solver
 - :mod:`.elo_vs_sims`: Elo against simulations from a league store (Table 1 / Figure 7)
 - :mod:`.mav_is_ladder`: every MAV-IS shape against the searchless MAV, pooled over stores
+- :mod:`.policy_accuracy`: a chess policy network's move matching with games-bootstrap intervals, by move
+  number or phase (used by ``mavgame policy accuracy``)
 """

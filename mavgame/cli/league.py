@@ -42,10 +42,29 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                          "directory; a .jsonl name stores in the .sqlite beside it and imports the JSON-lines file "
                          "once); '-': not stored, the games to stdout as JSON lines and the tables to stderr; "
                          "'none': not stored")
+    add_concurrent_option(p)
     p.add_argument("--fresh", action="store_true", help="delete the results file first instead of resuming")
     p.add_argument("--max-games", type=int, default=None,
                     help="stop after this many new games (the rest can be played by a later run)")
     p.epilog = agent_table()
+
+
+def concurrent_games(v: str) -> Optional[int]:
+    """--concurrent: a number of games >= 1, or 'auto'."""
+    if v == "auto":
+        return None
+    if not v.isdigit() or int(v) < 1:
+        raise argparse.ArgumentTypeError(f"--concurrent takes a number of games >= 1 or 'auto', not {v!r}")
+    return int(v)
+
+
+def add_concurrent_option(p: argparse.ArgumentParser) -> None:
+    """--concurrent N|auto, for league and match."""
+    p.add_argument("--concurrent", type=concurrent_games, default=None, metavar="N",
+                   help="play N games at once in this process (--workers is then unused): the searches of "
+                        "MAV-MCTS agents over a native model share one batched model call per round, and each game "
+                        "is the one played alone (same seeds); default 'auto': 8 when an agent batches across "
+                        "games (mav_mcts on the native backend), else 1")
 
 
 DEFAULT_LEAGUE = {
@@ -167,7 +186,8 @@ def run_league(args, agents: Dict[str, str], out: Optional[str], event: Optional
         try:
             lg = League(agents, args.game, openings, rounds=args.rounds, path=out, workers=args.workers,
                         board_size=args.board_size, adjudicate=_adjudicator(args), max_plies=args.max_plies,
-                        seed=args.seed, event=event, matchups=getattr(args, "matchups", None), pairs=pairs)
+                        seed=args.seed, event=event, matchups=getattr(args, "matchups", None), pairs=pairs,
+                        concurrent=getattr(args, "concurrent", None))
             todo = len(lg.schedule())
             done = len(lg.finished()) if out else 0
             return _play_league(args, lg, agents, anchors, lg.store_path, todo, done, to_stdout)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 
 from .options import (add_game_options, add_league_options, agent_table, parse_agents)
-from .league import run_league
+from .league import add_concurrent_option, run_league
 
 DESCRIPTION = ('A match between two agents: each opening is played twice, colours swapped. Prints the W/D/L and '
                'the Elo difference with its confidence interval.  Agents are specs (random, uct:sims=400, '
@@ -18,6 +18,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("second", help="second agent spec (NAME=SPEC to name it)")
     add_game_options(p, "connect_four")
     add_league_options(p)
+    add_concurrent_option(p)
     p.add_argument("--out", default=None, metavar="FILE.sqlite",
                     help="store the games in this SQLite results store (rerun to resume; a .jsonl name stores in "
                          "the .sqlite beside it and imports the JSON-lines file once); '-': write the games to "

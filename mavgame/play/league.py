@@ -45,6 +45,7 @@ from .. import _core
 from ..games import registry
 from .adjudication import Adjudicator, _check_uci_game
 from ..agents import Agent, AgentError, make_agent
+from .concurrent import ConcurrentExecutor, auto_concurrency
 from .executors import _ProcessExecutor, _SerialExecutor, _Task
 from .game_loop import _check_max_plies, play_game
 from .openings import random_start_positions
@@ -112,6 +113,12 @@ class League:
         "skip": record the error in the store and continue (the game is retried on resume).
     event:
         The PGN Event name of the games (default: ``mavgame <game> league``).
+    concurrent:
+        Games played at once in this process (:mod:`mavgame.play.concurrent`: the searches of MAV-MCTS agents
+        over one native evaluator share one batched model call per round); None (default): automatic, 1 unless
+        an agent batches across games (then :data:`mavgame.play.concurrent.AUTO_CONCURRENT`). Above 1 the games
+        run in this process (``workers`` is not used; the native engine has its own threads) and adjudication is
+        refused.
     """
 
     def __init__(self, agents: Union[Dict[str, Any], Sequence[Any]], game: str = "connect_four",
@@ -119,7 +126,8 @@ class League:
                  workers: int = 1, board_size: int = 0, flags: int = 0,
                  adjudicate: Union[None, int, Adjudicator] = None, max_plies: Optional[int] = None, seed: int = 0,
                  pairs: Optional[Sequence[Tuple[str, str]]] = None, on_error: str = "stop",
-                 executor: Any = None, event: Optional[str] = None, matchups: Optional[int] = None):
+                 executor: Any = None, event: Optional[str] = None, matchups: Optional[int] = None,
+                 concurrent: Optional[int] = None):
         if game not in _core.games():
             raise ValueError(f"unknown game {game!r} (known: {', '.join(_core.games())})")
         self.game = game
@@ -134,6 +142,7 @@ class League:
                 self.agent_specs[nm] = a
         if len(self.agent_specs) < 2:
             raise ValueError("a league needs at least two agents")
+        built = []
         for nm, sp in self.agent_specs.items():
             if not nm or "|" in nm or any(ch.isspace() for ch in nm):
                 raise ValueError(f"agent name {nm!r}: use a non-empty name without spaces or '|'")
@@ -141,9 +150,11 @@ class League:
                 if isinstance(sp, str):
                     ag = make_agent(sp, name=nm)  # validates the spec now
                     ag.check_game(game)
+                    built.append(ag)
                     ag.close()
                 elif isinstance(sp, Agent):
                     sp.check_game(game)
+                    built.append(sp)
             except AgentError as e:
                 raise ValueError(str(e)) from None
         if on_error not in ("stop", "skip"):
@@ -162,6 +173,15 @@ class League:
         if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
             raise ValueError(f"workers must be a number of processes >= 1, not {workers!r}")
         self.workers = int(workers)
+        if concurrent is None:
+            self.concurrent = auto_concurrency(built) if adjudicate is None else 1
+        elif isinstance(concurrent, bool) or not isinstance(concurrent, (int, np.integer)) or concurrent < 1:
+            raise ValueError(f"concurrent must be a number of games >= 1 (None: automatic), not {concurrent!r}")
+        else:
+            self.concurrent = int(concurrent)
+        if self.concurrent > 1 and adjudicate is not None:
+            raise ValueError(f"concurrent={self.concurrent}: adjudication follows one game at a time; use "
+                             "concurrent=1 with adjudicate")
         _check_max_plies(max_plies)
         self.event = event or f"mavgame {game} league"
         self.board_size = int(board_size)
@@ -362,6 +382,8 @@ class League:
             ex = self.executor
             if hasattr(ex, "bind"):
                 ex = ex.bind(self._config())
+        elif self.concurrent > 1 and len(todo) > 1:
+            ex = ConcurrentExecutor(self._config(), min(self.concurrent, len(todo)))
         elif self.workers > 1 and len(todo) > 1:
             ex = _ProcessExecutor(self._config(), min(self.workers, len(todo)))
         else:

@@ -179,6 +179,16 @@ class MCTS:
         ``max_seconds``: this search's time budget (None: the constructor's); when it stops the
         search, ``stats['timed_out']`` is True and the result is that of the simulations run.
         """
+        n, budget = self._prepare(state, num_simulations, to_move=to_move, ply=ply, played=played,
+                                  max_seconds=max_seconds)
+        timed_out = self._tree.search(self._evaluator, n, self.mav_spec, budget)
+        return self._finish(state, n, timed_out)
+
+    def _prepare(self, state, num_simulations: Optional[int] = None, *, to_move: Optional[int] = None,
+                 ply: Optional[int] = None, played: Optional[Sequence[str]] = None,
+                 max_seconds: Optional[float] = None):
+        """The tree and evaluator of a search from ``state``, its root placed (arguments as for :meth:`search`):
+        (simulations, time budget). :mod:`mavgame.search.multi` runs the search between this and :meth:`_finish`."""
         budget = self.max_seconds if max_seconds is None else check_seconds(max_seconds)
         n = self.num_simulations if num_simulations is None else integer_param("num_simulations", num_simulations, 0,
                                                                                  INT32_MAX)
@@ -209,7 +219,10 @@ class MCTS:
             self._place_root_engine(state)
             if ply is not None:
                 self._tree.set_root(state, ply)
-        timed_out = self._tree.search(self._evaluator, n, self.mav_spec, budget)
+        return n, budget
+
+    def _finish(self, state, n: int, timed_out: bool) -> SearchResult:
+        """The result of the search :meth:`_prepare` set up (SearchError if it found no move)."""
         self.last_result = res = self._result()
         res.stats["timed_out"] = bool(timed_out)
         if res.best_move is None and n > 0 and not res.stats.get("terminal_visits", 0) and (
