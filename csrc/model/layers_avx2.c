@@ -24,7 +24,7 @@
 #define AVX2 __attribute__((target("avx2,fma")))
 
 /* e^x for x in about [-87.3, 88] (inputs clamped there): Cephes expf. */
-AVX2 static inline __m256 exp8(__m256 x)
+AVX2 static inline __m256 exp8_avx2(__m256 x)
 {
     x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.33654f)), _mm256_set1_ps(88.0f));
     __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
@@ -43,13 +43,13 @@ AVX2 static inline __m256 exp8(__m256 x)
 }
 
 /* lanes [0, n) set (n in [0, 8]) */
-AVX2 static inline __m256i lane_mask(int n)
+AVX2 static inline __m256i lane_mask_avx2(int n)
 {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
 /* [sum(a[0]), ..., sum(a[7])]: the horizontal sums of eight vectors, a fixed tree per lane */
-AVX2 static inline __m256 hsum8x8(const __m256 *a)
+AVX2 static inline __m256 hsum8x8_avx2(const __m256 *a)
 {
     __m256 s01 = _mm256_hadd_ps(a[0], a[1]), s23 = _mm256_hadd_ps(a[2], a[3]);
     __m256 s45 = _mm256_hadd_ps(a[4], a[5]), s67 = _mm256_hadd_ps(a[6], a[7]);
@@ -57,7 +57,7 @@ AVX2 static inline __m256 hsum8x8(const __m256 *a)
     return _mm256_add_ps(_mm256_permute2f128_ps(s03, s47, 0x20), _mm256_permute2f128_ps(s03, s47, 0x31));
 }
 
-AVX2 static inline float hmax(__m256 v)
+AVX2 static inline float hmax_avx2(__m256 v)
 {
     __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     m = _mm_max_ps(m, _mm_movehl_ps(m, m));
@@ -65,7 +65,7 @@ AVX2 static inline float hmax(__m256 v)
     return _mm_cvtss_f32(m);
 }
 
-AVX2 static inline float hsum(__m256 v)
+AVX2 static inline float hsum_avx2(__m256 v)
 {
     __m128 m = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     m = _mm_add_ps(m, _mm_movehl_ps(m, m));
@@ -102,33 +102,33 @@ AVX2 static void attention_avx2(float *out, const float *q, const float *kc, con
                         acc[u] = _mm256_fmadd_ps(qv[j], _mm256_loadu_ps(kt + 8 * j), acc[u]);
                 }
             }
-            __m256 s = _mm256_mul_ps(hsum8x8(acc), scale);
+            __m256 s = _mm256_mul_ps(hsum8x8_avx2(acc), scale);
             if (nt == 8) {
                 _mm256_storeu_ps(scores + t0, s);
                 vmax = _mm256_max_ps(vmax, s);
             } else {
-                __m256i m = lane_mask(nt);
+                __m256i m = lane_mask_avx2(nt);
                 _mm256_maskstore_ps(scores + t0, m, s);
                 vmax = _mm256_max_ps(vmax, _mm256_blendv_ps(ninf, s, _mm256_castsi256_ps(m)));
             }
         }
-        const __m256 mx = _mm256_set1_ps(hmax(vmax));
+        const __m256 mx = _mm256_set1_ps(hmax_avx2(vmax));
         __m256 vsum = _mm256_setzero_ps();
         for (int t0 = 0; t0 < len; t0 += 8) {
             int nt = len - t0 < 8 ? len - t0 : 8;
             if (nt == 8) {
-                __m256 p = exp8(_mm256_sub_ps(_mm256_loadu_ps(scores + t0), mx));
+                __m256 p = exp8_avx2(_mm256_sub_ps(_mm256_loadu_ps(scores + t0), mx));
                 _mm256_storeu_ps(scores + t0, p);
                 vsum = _mm256_add_ps(vsum, p);
             } else {
-                __m256i m = lane_mask(nt);
-                __m256 p = exp8(_mm256_sub_ps(_mm256_maskload_ps(scores + t0, m), mx));
+                __m256i m = lane_mask_avx2(nt);
+                __m256 p = exp8_avx2(_mm256_sub_ps(_mm256_maskload_ps(scores + t0, m), mx));
                 p = _mm256_and_ps(p, _mm256_castsi256_ps(m));
                 _mm256_maskstore_ps(scores + t0, m, p);
                 vsum = _mm256_add_ps(vsum, p);
             }
         }
-        const __m256 inv = _mm256_set1_ps(1.0f / hsum(vsum));
+        const __m256 inv = _mm256_set1_ps(1.0f / hsum_avx2(vsum));
         /* out = sum_t p_t v_t / sum_t p_t: even and odd positions in two chains */
         __m256 ea[MAX_NV], oa[MAX_NV];
         for (int j = 0; j < nv; j++)
@@ -164,7 +164,7 @@ AVX2 static void glu_avx2(float *g, const float *u, int n, int geglu)
     const __m256 one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
     for (; i + 8 <= n; i += 8) {
         __m256 x = _mm256_loadu_ps(g + i);
-        __m256 s = _mm256_div_ps(x, _mm256_add_ps(one, exp8(_mm256_sub_ps(zero, x))));
+        __m256 s = _mm256_div_ps(x, _mm256_add_ps(one, exp8_avx2(_mm256_sub_ps(zero, x))));
         _mm256_storeu_ps(g + i, _mm256_mul_ps(s, _mm256_loadu_ps(u + i)));
     }
     if (i < n)
@@ -173,7 +173,7 @@ AVX2 static void glu_avx2(float *g, const float *u, int n, int geglu)
 
 /* The first index of the largest z[i] over the lanes whose class (in_group[i] != 0) is `want`,
  * scanning [0, V); -1 if the class is empty. */
-AVX2 static int first_max(const float *z, int V, const uint8_t *in_group, int want)
+AVX2 static int first_max_avx2(const float *z, int V, const uint8_t *in_group, int want)
 {
     const __m256 ninf = _mm256_set1_ps(-INFINITY);
     const __m256i zero = _mm256_setzero_si256();
@@ -187,7 +187,7 @@ AVX2 static int first_max(const float *z, int V, const uint8_t *in_group, int wa
         any |= _mm256_movemask_ps(m);
         vmax = _mm256_max_ps(vmax, _mm256_blendv_ps(ninf, _mm256_loadu_ps(z + i), m));
     }
-    float best = hmax(vmax);
+    float best = hmax_avx2(vmax);
     for (int k = i; k < V; k++)
         if ((in_group[k] != 0) == want) {
             any = 1;
@@ -219,7 +219,7 @@ AVX2 static int choose_avx2(const float *z, int V, const uint8_t *in_group, cons
         int i = 0;
         for (; i + 8 <= V; i += 8)
             vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(z + i));
-        float best = hmax(vmax);
+        float best = hmax_avx2(vmax);
         for (int k = i; k < V; k++)
             best = z[k] > best ? z[k] : best;
         const __m256 b = _mm256_set1_ps(best);
@@ -233,7 +233,7 @@ AVX2 static int choose_avx2(const float *z, int V, const uint8_t *in_group, cons
                 return i;
         return mg_choose_token(z, V, in_group, group, n_group); /* NaNs: the portable answer */
     }
-    int gi = first_max(z, V, in_group, 1), oi = first_max(z, V, in_group, 0);
+    int gi = first_max_avx2(z, V, in_group, 1), oi = first_max_avx2(z, V, in_group, 0);
     if ((gi < 0 && n_group > 0) || (oi < 0 && n_group < V))
         return mg_choose_token(z, V, in_group, group, n_group); /* NaNs: the portable answer */
     return mg_choose_between(z, gi, oi, group, n_group);
