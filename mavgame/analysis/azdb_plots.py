@@ -12,6 +12,8 @@
 - ``graphs`` (Figures 9 and 10): the interaction graphs Sigma_w, Sigma_b that each run's matchmaker draws
   opponents from at the end of training.
 
+Commands::
+
     python -m mavgame.analysis.azdb_plots openings --checkpoint runs/team/checkpoint.pt --openings random:3:30 \\
         --sims 1 40 200 --out figs/openings
     python -m mavgame.analysis.azdb_plots puzzle --checkpoint runs/team/checkpoint.pt \\
