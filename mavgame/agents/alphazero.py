@@ -93,6 +93,8 @@ class AZAgent(MCTSAgent):
     """:class:`mavgame.agents.mcts.MCTSAgent` with the AlphaZero search settings (policy prior without
     uniform mixing, first-play urgency 0, c(s)) and an :class:`AZEvaluator`."""
 
+    _label = "az agent"
+
     def __init__(self, checkpoint: Optional[str] = None, sims: Optional[int] = 100, *, batch: int = 1,
                  device: str = "cpu", c_base: float = 19652.0, c_init: float = 1.25, move: str = "visits",
                  name: Optional[str] = None, **kw):
@@ -112,15 +114,7 @@ class AZAgent(MCTSAgent):
         """The most visited root action (``move=visits``) or the largest Q - U (``move=lcb``)."""
         if self.move == "visits":
             return super().act(state)
-        from ..search.results import SearchError
-        from .base import AgentError
-        self.check_game(state.game)
-        if self._mcts is None:
-            self._new(self._seed)
-        try:
-            res = self._mcts.search(state)
-        except SearchError as e:
-            raise AgentError(f"az agent {self.name!r}: {e}") from e
+        res = self._search(state)
         return lcb_action(res.actions, res.visits, res.q, res.u)
 
 

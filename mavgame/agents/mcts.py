@@ -93,15 +93,22 @@ class MCTSAgent(Agent):
         self.check_game(game)
         self._new(mix_seeds(self._seed, seed))
 
-    def act(self, state) -> Move:
+    #: how the agent's search errors name it ("MCTS agent 'x': ...")
+    _label = "MCTS agent"
+
+    def _search(self, state):
+        """The agent's search at ``state`` (its tree made on first use); a search error as AgentError."""
         self.check_game(state.game)
         if self._mcts is None:
             self._new(self._seed)
         from ..search.results import SearchError
         try:
-            res = self._mcts.search(state)
+            return self._mcts.search(state)
         except SearchError as e:
-            raise AgentError(f"MCTS agent {self.name!r}: {e}") from e
+            raise AgentError(f"{self._label} {self.name!r}: {e}") from e
+
+    def act(self, state) -> Move:
+        res = self._search(state)
         if res.best_action is not None:
             return int(res.best_action)
         if res.best_move is None:
