@@ -394,9 +394,12 @@ def run(args: argparse.Namespace) -> int:
                 _prepare_data(args)
         finally:
             distributed.wait_for_rank0(info)
-        return 0 if args.generate_only else _train(args)
-    finally:
-        distributed.shutdown()
+        status = 0 if args.generate_only else _train(args)
+    except BaseException:
+        distributed.shutdown(together=False)
+        raise
+    distributed.shutdown()
+    return status
 
 
 def _prepare_data(args: argparse.Namespace) -> None:

@@ -121,10 +121,18 @@ def init(device: str = "auto", timeout_s: float = DEFAULT_TIMEOUT_S) -> DistInfo
     return current()
 
 
-def shutdown() -> None:
-    """Leave the process group (when one was initialised)."""
+def shutdown(together: bool = True) -> None:
+    """Leave the process group (when one was initialised). ``together`` (a run that ended well): a barrier
+    first, so that no rank tears its group down and exits while another is still at work on it (rank 0
+    writing the export, or evaluating: hence the long timeout of :func:`wait_for_rank0`), which made gloo
+    abort a process at exit now and then. Without it (a rank that is failing), leave at once rather than wait
+    for ranks that may never come."""
     if dist.is_available() and dist.is_initialized():
-        dist.destroy_process_group()
+        try:
+            if together:
+                wait_for_rank0(current())
+        finally:
+            dist.destroy_process_group()
 
 
 def wait_for_rank0(info: DistInfo, timeout_s: float = DATA_TIMEOUT_S) -> None:
