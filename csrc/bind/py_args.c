@@ -53,7 +53,7 @@ int mg_py_int_conv(PyObject *o, void *spec)
         PyErr_Format(PyExc_TypeError, "%s must be an integer, not %.100s", s->name, Py_TYPE(o)->tp_name);
         return 0;
     }
-    PyObject *v = PyNumber_Index(o);
+    PyObject *v = PyLong_CheckExact(o) ? Py_NewRef(o) : PyNumber_Index(o); /* an int needs no __index__ call */
     if (!v)
         return 0;
     long long tlo, thi;
@@ -117,6 +117,58 @@ int mg_py_int_conv(PyObject *o, void *spec)
 done:
     Py_DECREF(v);
     return ok;
+}
+
+int mg_py_fast_args(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                    const char *const *names, int nnames, int npos, int nreq, PyObject **out)
+{
+    if (nargs > npos) {
+        PyErr_Format(PyExc_TypeError, "%s() takes at most %d %sargument%s (%zd given)", fname, npos,
+                     npos < nnames ? "positional " : "", npos == 1 ? "" : "s", nargs);
+        return -1;
+    }
+    for (int i = 0; i < nnames; i++)
+        out[i] = i < nargs ? args[i] : NULL;
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+        int j = 0;
+        /* the vectorcall protocol gives str keys; the names are ASCII */
+        while (j < nnames && PyUnicode_CompareWithASCIIString(key, names[j]) != 0)
+            j++;
+        if (j == nnames) {
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument %R", fname, key);
+            return -1;
+        }
+        if (out[j]) {
+            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", fname, names[j]);
+            return -1;
+        }
+        out[j] = args[nargs + k];
+    }
+    for (int i = 0; i < nreq; i++)
+        if (!out[i]) {
+            PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s' (pos %d)", fname, names[i], i + 1);
+            return -1;
+        }
+    return 0;
+}
+
+int mg_py_double_arg(PyObject *o, const char *fname, const char *name, double *out)
+{
+    if (PyFloat_CheckExact(o)) {
+        *out = PyFloat_AS_DOUBLE(o);
+        return 1;
+    }
+    if (!PyFloat_Check(o) && !PyIndex_Check(o) && !(Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_float)) {
+        PyErr_Format(PyExc_TypeError, "%s(): %s must be a real number, not %.100s", fname, name, Py_TYPE(o)->tp_name);
+        return 0;
+    }
+    double v = PyFloat_AsDouble(o);
+    if (v == -1.0 && PyErr_Occurred())
+        return 0;
+    *out = v;
+    return 1;
 }
 
 int mg_py_is_complex(PyObject *o)

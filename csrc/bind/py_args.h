@@ -81,4 +81,26 @@ int mg_py_is_complex(PyObject *o);
  * array or a sequence NumPy would make a complex array of. */
 int mg_py_check_real(PyObject *o, const char *what);
 
+/* Arguments of a METH_FASTCALL | METH_KEYWORDS method (the vectorcall convention: no argument tuple, no keyword
+ * dict), parsed without PyArg_ParseTupleAndKeywords' format interpreter:
+ *
+ *     static const char *const names[] = {"evaluator", "num_simulations", "spec", "max_seconds"};
+ *     PyObject *v[4];
+ *     if (mg_py_fast_args("search", args, nargs, kwnames, names, 4, 4, 2, v) < 0)
+ *         return NULL;
+ *
+ * sorts the positional arguments and the keyword values into v[0..nnames) by the parameter names, NULL for
+ * one not given (borrowed references).  Parameters 0..npos-1 may come by position, the rest only by keyword;
+ * the first nreq are required.  -1 with a TypeError naming the function and, where one is at fault, the
+ * argument: "search() takes at most 4 positional arguments (5 given)", "search() got an unexpected keyword
+ * argument 'foo'", "search() got multiple values for argument 'spec'", "search() missing required argument
+ * 'num_simulations' (pos 2)". */
+int mg_py_fast_args(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                    const char *const *names, int nnames, int npos, int nreq, PyObject **out);
+
+/* A real number argument (PyArg's "d": a float, an int, anything with __float__ or __index__): 1 with *out
+ * set, or 0 with TypeError "<fname>(): <name> must be a real number, not <type>" (or the conversion's own
+ * error: OverflowError for an int too large for a double). */
+int mg_py_double_arg(PyObject *o, const char *fname, const char *name, double *out);
+
 #endif

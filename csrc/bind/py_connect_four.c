@@ -376,11 +376,15 @@ static PyTypeObject py_c4_solver_type = {
 static PyObject *solver_or_default(PyObject *mod, PyObject *solver)
 {
     if (solver == Py_None) {
-        PyObject *owned = PyObject_GetAttrString(mod, "_c4_default_solver");
+        PyObject *const *names = mg_py_names();
+        if (!names)
+            return NULL;
+        PyObject *name = names[MG_PY_NAME_C4_DEFAULT_SOLVER];
+        PyObject *owned = PyObject_GetAttr(mod, name);
         if (!owned) {
             PyErr_Clear();
             owned = PyObject_CallNoArgs((PyObject *)&py_c4_solver_type);
-            if (!owned || PyObject_SetAttrString(mod, "_c4_default_solver", owned) < 0) {
+            if (!owned || PyObject_SetAttr(mod, name, owned) < 0) {
                 Py_XDECREF(owned);
                 return NULL;
             }
@@ -486,14 +490,16 @@ static PyObject *py_c4_solve_result(PyObject *mod, PyObject *const *args, Py_ssi
     Py_DECREF(empty);
     if (!obj)
         goto done;
-    static const char *const names[] = {"score", "move_scores", "nodes", "complete", "best"};
+    /* the field names are interned once (the module state), not made per call */
+    static const int fields[] = {MG_PY_NAME_SCORE, MG_PY_NAME_MOVE_SCORES, MG_PY_NAME_NODES, MG_PY_NAME_COMPLETE,
+                                 MG_PY_NAME_BEST};
     PyObject *values[] = {score, scores, nodes, res.complete ? Py_True : Py_False, best};
-    for (int i = 0; i < 5 && obj; i++) {
-        PyObject *name = PyUnicode_InternFromString(names[i]);
-        if (!name || PyObject_GenericSetAttr(obj, name, values[i]) < 0)
+    PyObject *const *names = mg_py_names();
+    if (!names)
+        Py_CLEAR(obj);
+    for (int i = 0; i < 5 && obj; i++)
+        if (PyObject_GenericSetAttr(obj, names[fields[i]], values[i]) < 0)
             Py_CLEAR(obj);
-        Py_XDECREF(name);
-    }
 done:
     Py_XDECREF(scores);
     Py_XDECREF(score);

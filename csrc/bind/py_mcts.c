@@ -194,12 +194,16 @@ static int mcts_init(py_mcts *self, PyObject *args, PyObject *kwds)
     return 0;
 }
 
-static PyObject *mcts_set_root(py_mcts *self, PyObject *args, PyObject *kwds)
+/* The hot methods (set_root, search, pv: once per search of mavgame.MCTS) take their arguments by the vectorcall
+ * convention (METH_FASTCALL | METH_KEYWORDS, parsed by mg_py_fast_args): no argument tuple or keyword dict is
+ * built, no format string interpreted. */
+static PyObject *mcts_set_root(py_mcts *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static char *kwlist[] = {"state", "ply", NULL};
-    PyObject *so, *plyo = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O:set_root", kwlist, &so, &plyo))
+    static const char *const names[] = {"state", "ply"};
+    PyObject *v[2];
+    if (mg_py_fast_args("set_root", args, nargs, kwnames, names, 2, 2, 1, v) < 0)
         return NULL;
+    PyObject *so = v[0], *plyo = v[1] ? v[1] : Py_None;
     CHECK_TREE(self);
     mg_py_state *s = mg_py_state_arg(so, "state");
     if (!s)
@@ -219,15 +223,15 @@ static PyObject *mcts_set_root(py_mcts *self, PyObject *args, PyObject *kwds)
     Py_RETURN_NONE;
 }
 
-static PyObject *mcts_set_root_text(py_mcts *self, PyObject *args, PyObject *kwds)
+static PyObject *mcts_set_root_text(py_mcts *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static char *kwlist[] = {"text", "to_move", "ply", NULL};
-    PyObject *text_o;
+    static const char *const names[] = {"text", "to_move", "ply"};
+    PyObject *v[3];
     int to_move, ply = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO&|O&:set_root_text", kwlist, &text_o,
-                                     MG_PY_C_INT("to_move", &to_move), MG_PY_INT("ply", 0, INT_MAX, &ply)))
+    if (mg_py_fast_args("set_root_text", args, nargs, kwnames, names, 3, 3, 2, v) < 0 ||
+        !MG_PY_C_INT_ARG(v[1], "to_move", &to_move) || (v[2] && !MG_PY_INT_ARG(v[2], "ply", 0, INT_MAX, &ply)))
         return NULL;
-    const char *text = mg_py_text_arg(text_o, "text");
+    const char *text = mg_py_text_arg(v[0], "text");
     if (!text)
         return NULL;
     CHECK_TREE(self);
@@ -273,15 +277,17 @@ static int tree_search(void *ctx, const mg_evaluator *ev, mg_cancel *cancel, cha
     return mg_mcts_search_cancel(w->m, ev, w->nsims, cancel, err, errlen);
 }
 
-static PyObject *mcts_search(py_mcts *self, PyObject *args, PyObject *kwds)
+static PyObject *mcts_search(py_mcts *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static char *kwlist[] = {"evaluator", "num_simulations", "spec", "max_seconds", NULL};
-    PyObject *evo, *speco = Py_None;
+    static const char *const names[] = {"evaluator", "num_simulations", "spec", "max_seconds"};
+    PyObject *v[4];
     int nsims;
     double max_seconds = 0.0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO&|Od:search", kwlist, &evo,
-                                     MG_PY_INT("num_simulations", 0, INT_MAX, &nsims), &speco, &max_seconds))
+    if (mg_py_fast_args("search", args, nargs, kwnames, names, 4, 4, 2, v) < 0 ||
+        !MG_PY_INT_ARG(v[1], "num_simulations", 0, INT_MAX, &nsims) ||
+        (v[3] && !mg_py_double_arg(v[3], "search", "max_seconds", &max_seconds)))
         return NULL;
+    PyObject *evo = v[0], *speco = v[2] ? v[2] : Py_None;
     const char *spec = NULL;
     if (speco != Py_None && !(spec = mg_py_text_arg(speco, "spec")))
         return NULL;
@@ -379,11 +385,13 @@ static PyObject *mcts_best_action(py_mcts *self, PyObject *Py_UNUSED(ignored))
     return PyLong_FromLong(mg_mcts_best_action(self->m));
 }
 
-static PyObject *mcts_pv(py_mcts *self, PyObject *args, PyObject *kwds)
+static PyObject *mcts_pv(py_mcts *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static char *kwlist[] = {"max_len", NULL};
+    static const char *const names[] = {"max_len"};
+    PyObject *v[1];
     int maxlen = 64;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O&:pv", kwlist, MG_PY_INT("max_len", 0, 4096, &maxlen)))
+    if (mg_py_fast_args("pv", args, nargs, kwnames, names, 1, 1, 0, v) < 0 ||
+        (v[0] && !MG_PY_INT_ARG(v[0], "max_len", 0, 4096, &maxlen)))
         return NULL;
     CHECK_TREE(self);
     int32_t acts[4096], edges[4096];
@@ -419,13 +427,30 @@ static PyObject *mcts_stats(py_mcts *self, PyObject *Py_UNUSED(ignored))
     CHECK_TREE(self);
     mg_mcts_stats s;
     mg_mcts_get_stats(self->m, &s);
-    return Py_BuildValue("{sLsLsLsLsLsLsLsLsLsisisLsisdsd}", "simulations", (long long)s.simulations,
-                         "evaluations", (long long)s.evaluations, "completed", (long long)s.completed,
-                         "terminal_visits", (long long)s.terminal_visits, "dropped", (long long)s.dropped,
-                         "invalid", (long long)s.invalid, "collisions", (long long)s.collisions, "batches",
-                         (long long)s.batches, "depth_cutoffs", (long long)s.depth_cutoffs, "max_depth", s.max_depth, "nodes", s.nodes, "edges",
-                         (long long)s.edges, "reused_nodes", s.reused_nodes, "elapsed", s.elapsed, "eval_seconds",
-                         s.eval_seconds);
+    /* a copy of a dict with these keys (interned, hashed, sized once: the module state keeps it), then the
+     * values: what Py_BuildValue("{sL...}") gave, without making and hashing 15 key strs per call */
+    static const int keys[] = {MG_PY_NAME_SIMULATIONS, MG_PY_NAME_EVALUATIONS, MG_PY_NAME_COMPLETED,
+                               MG_PY_NAME_TERMINAL_VISITS, MG_PY_NAME_DROPPED, MG_PY_NAME_INVALID,
+                               MG_PY_NAME_COLLISIONS, MG_PY_NAME_BATCHES, MG_PY_NAME_DEPTH_CUTOFFS,
+                               MG_PY_NAME_MAX_DEPTH, MG_PY_NAME_NODES, MG_PY_NAME_EDGES, MG_PY_NAME_REUSED_NODES,
+                               MG_PY_NAME_ELAPSED, MG_PY_NAME_EVAL_SECONDS};
+    enum { NKEYS = sizeof keys / sizeof keys[0] };
+    PyObject *values[NKEYS] = {
+        PyLong_FromLongLong((long long)s.simulations), PyLong_FromLongLong((long long)s.evaluations),
+        PyLong_FromLongLong((long long)s.completed), PyLong_FromLongLong((long long)s.terminal_visits),
+        PyLong_FromLongLong((long long)s.dropped), PyLong_FromLongLong((long long)s.invalid),
+        PyLong_FromLongLong((long long)s.collisions), PyLong_FromLongLong((long long)s.batches),
+        PyLong_FromLongLong((long long)s.depth_cutoffs), PyLong_FromLong(s.max_depth), PyLong_FromLong(s.nodes),
+        PyLong_FromLongLong((long long)s.edges), PyLong_FromLong(s.reused_nodes), PyFloat_FromDouble(s.elapsed),
+        PyFloat_FromDouble(s.eval_seconds)};
+    PyObject *d = mg_py_dict_from_template(MG_PY_DICT_MCTS_STATS, keys, NKEYS);
+    PyObject *const *names = d ? mg_py_names() : NULL;
+    for (int i = 0; i < NKEYS; i++) {
+        if (d && (!values[i] || PyDict_SetItem(d, names[keys[i]], values[i]) < 0))
+            Py_CLEAR(d);
+        Py_XDECREF(values[i]);
+    }
+    return d;
 }
 
 static PyObject *mcts_check(py_mcts *self, PyObject *Py_UNUSED(ignored))
@@ -470,14 +495,14 @@ static PyObject *mcts_get_root_result(py_mcts *self, void *Py_UNUSED(c))
 static PyObject *mcts_get_state_tracking(py_mcts *self, void *Py_UNUSED(c)) { return PyBool_FromLong(self->state_tracking); }
 
 static PyMethodDef mcts_methods[] = {
-    {"set_root", (PyCFunction)(void (*)(void))mcts_set_root, METH_VARARGS | METH_KEYWORDS,
+    {"set_root", (PyCFunction)(void (*)(void))mcts_set_root, METH_FASTCALL | METH_KEYWORDS,
      "set_root(state, ply=None): a fresh tree at an engine state."},
-    {"set_root_text", (PyCFunction)(void (*)(void))mcts_set_root_text, METH_VARARGS | METH_KEYWORDS,
+    {"set_root_text", (PyCFunction)(void (*)(void))mcts_set_root_text, METH_FASTCALL | METH_KEYWORDS,
      "set_root_text(text, to_move, ply=0): a fresh state-tracking tree."},
     {"advance", (PyCFunction)mcts_advance, METH_O, "advance(action): re-root at the child, keeping its subtree."},
     {"advance_move", (PyCFunction)mcts_advance_move, METH_O,
      "advance_move(move): re-root at the child reached by a move string."},
-    {"search", (PyCFunction)(void (*)(void))mcts_search, METH_VARARGS | METH_KEYWORDS,
+    {"search", (PyCFunction)(void (*)(void))mcts_search, METH_FASTCALL | METH_KEYWORDS,
      "search(evaluator, num_simulations): run simulations with a capsule or a batch callable."},
     {"root_edges", (PyCFunction)mcts_root_edges, METH_NOARGS,
      "root_edges() -> (actions, visits, q, prior, values, hallucinated) arrays."},
@@ -487,7 +512,7 @@ static PyMethodDef mcts_methods[] = {
     {"root_moves", (PyCFunction)mcts_root_moves, METH_NOARGS, "root_moves() -> list of move strings (state tracking)."},
     {"best_edge", (PyCFunction)mcts_best_edge, METH_NOARGS, "Index of the robust child among the root edges."},
     {"best_action", (PyCFunction)mcts_best_action, METH_NOARGS, "The robust child's action (engine mode), -1 if none."},
-    {"pv", (PyCFunction)(void (*)(void))mcts_pv, METH_VARARGS | METH_KEYWORDS,
+    {"pv", (PyCFunction)(void (*)(void))mcts_pv, METH_FASTCALL | METH_KEYWORDS,
      "pv(max_len=64) -> (actions, edge indices, moves or None)."},
     {"stats", (PyCFunction)mcts_stats, METH_NOARGS, "Statistics of the last search."},
     {"check", (PyCFunction)mcts_check, METH_NOARGS, "Check the tree invariants (ValueError on a violation)."},

@@ -43,6 +43,8 @@ from . import registry
 from ..errors import InvalidMoveError
 from .base import _CLAIMABLE, _WINNER, GameBase, Outcome, Termination
 
+_legal_move_objects = _core.legal_move_objects
+
 MoveArg = Union[str, int]   # what the methods take: a move string (a Move is one) or an int action
 
 WHITE = True
@@ -50,6 +52,22 @@ BLACK = False
 # python-chess's piece types (chess.PAWN ... chess.KING): Move.promotion and Piece.piece_type
 PAWN, KNIGHT, BISHOP, ROOK, QUEEN, KING = range(1, 7)
 _PIECE_LETTERS = " pnbrqk"
+
+
+class _MoveCache(dict):
+    """{move string: Move} of one Move class, each Move made on its first use: a Move is immutable (a str with no
+    instance attributes), so ``list(board.legal_moves)`` hands out the same objects every time and makes none but
+    the list.  Bounded: the keys are the texts the core writes for legal moves (at most a few per action id)."""
+
+    __slots__ = ("_kind",)
+
+    def __init__(self, kind: type):
+        super().__init__()
+        self._kind = kind
+
+    def __missing__(self, text: str) -> "Move":
+        move = self[text] = self._kind(text)
+        return move
 
 
 class Move(str):
@@ -72,6 +90,11 @@ class Move(str):
     FILES = 8
     RANKS = 8
     drop = None
+    _cache: _MoveCache   # this class's Moves by their text (every subclass gets its own)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._cache = _MoveCache(cls)
 
     def uci(self) -> str:
         """The move in UCI notation (a plain str)."""
@@ -104,6 +127,9 @@ class Move(str):
                 or uci[3] not in ranks or (len(uci) == 5 and uci[4] not in "nbrq") or uci[:2] == uci[2:4]):
             raise InvalidMoveError(f"invalid uci: {uci!r}")
         return cls(uci)
+
+
+Move._cache = _MoveCache(Move)
 
 
 class _GardnerMove(Move):
@@ -261,6 +287,11 @@ class ChessFamily(GameBase):
     def uci(self, move: MoveArg) -> str:
         """UCI string of a legal move."""
         return self.action_to_str(self.parse_move(move))
+
+    def _move_list(self) -> List[Move]:
+        """The legal moves as :class:`Move` objects, in move generation order: the Move class's cached Move of
+        each move text, looked up in C (no Move, no str made for a move seen before)."""
+        return _legal_move_objects(self, self._MOVE._cache)
 
     def legal_sans(self) -> List[str]:
         """SAN of every legal move, in move generation order."""

@@ -54,6 +54,20 @@ from .results import SearchError, SearchResult
 __all__ = ["MCTS"]
 
 
+def _same_start(a, b) -> bool:
+    """Whether game states ``a`` and ``b`` start from the same position (their positions with every pushed move
+    taken back are equal: ``==``, which compares the game, the board size, the flags, the text and the hash)."""
+    if a.ply == 0 and b.ply == 0:
+        return a == b
+    sa = a.copy(stack=True)
+    while sa.ply:
+        sa.pop()
+    sb = b.copy(stack=True)
+    while sb.ply:
+        sb.pop()
+    return sa == sb
+
+
 class MCTS:
     """AlphaZero-style MCTS guided by MAV action values, with asynchronous batches and dynamic
     virtual counts (see the module docstring for parameters and evaluators).
@@ -129,16 +143,11 @@ class MCTS:
 
     def _place_root_engine(self, state) -> None:
         t = self._tree
-        hist = [int(a) for a in state.history()]
+        hist = state.history().tolist()
         if self.reuse_tree and self._root is not None and self._root_hist is not None:
             old = self._root_hist
-            same_start = self._root.copy(stack=True)
-            while same_start.ply:
-                same_start.pop()
-            start = state.copy(stack=True)
-            while start.ply:
-                start.pop()
-            if len(hist) >= len(old) and hist[:len(old)] == old and start == same_start:
+            # the cheap tests first: the previous root's moves begin this game's, then the same start position
+            if len(hist) >= len(old) and hist[:len(old)] == old and _same_start(state, self._root):
                 for a in hist[len(old):]:
                     t.advance(a)
                 self._root = state.copy()
@@ -202,7 +211,7 @@ class MCTS:
                 game = state.game
                 text, tm, p = state.text(), state.to_move, (ply if ply is not None else len(state.history()))
                 if played is None and self._root is not None:
-                    hist = [int(a) for a in state.history()]
+                    hist = state.history().tolist()
                     if hist[:len(self._root_hist)] == self._root_hist:
                         s = self._root.copy()
                         played = []
@@ -213,7 +222,7 @@ class MCTS:
             self._place_root_text(text, tm, p, played)
             if not isinstance(state, str):
                 self._root = state.copy()
-                self._root_hist = [int(a) for a in state.history()]
+                self._root_hist = state.history().tolist()
         else:
             self._ensure_tree(state.game)
             self._place_root_engine(state)
@@ -253,7 +262,7 @@ class MCTS:
             move = self._root.action_from_str(move)
         t.advance(int(move))
         self._root.push(int(move))
-        self._root_hist = [int(a) for a in self._root.history()]
+        self._root_hist = self._root.history().tolist()
 
     def check(self) -> None:
         """Check the tree invariants (ValueError on a violation)."""
@@ -276,14 +285,21 @@ class MCTS:
             best_action = None
         else:
             root = self._root
-            moves = [root.action_to_str(int(a)) for a in actions]
+            acts = actions.tolist()   # Python ints in one call (not an int() per NumPy scalar)
+            moves = list(map(root.action_to_str, acts))   # the core's cached move strings
             pv = []
-            s = root.copy()
-            for a in pv_actions:
-                pv.append(s.action_to_str(int(a)))
-                s.push(int(a))
-            best_action = int(actions[best_edge]) if best_edge >= 0 else None
-        return SearchResult(best_move=moves[best_edge] if best_edge >= 0 else None, best_action=best_action,
-                            moves=moves, actions=actions, visits=visits, q=q, prior=prior, values=values,
-                            hallucinated=hal, pv=pv, pv_actions=pv_actions, root_value=t.root_value,
-                            root_visits=t.root_visits, stats=t.stats(), u=t.root_u())
+            pv_list = pv_actions.tolist()
+            if pv_list:
+                pv.append(root.action_to_str(pv_list[0]))
+                if len(pv_list) > 1:
+                    s = root.copy(stack=False)   # only to write the later moves in their positions
+                    for a, b in zip(pv_list, pv_list[1:]):
+                        s.push(a)
+                        pv.append(s.action_to_str(b))
+            best_action = acts[best_edge] if best_edge >= 0 else None
+        # positional, in the dataclass's field order (best_move, best_action, moves, actions, visits, q, prior,
+        # values, hallucinated, pv, pv_actions, root_value, root_visits, stats, u): a class call with 15 keywords
+        # first builds a dict of them, which cost as much as the rest of this method
+        # (tests/test_call_overhead_paths.py checks the order against the fields)
+        return SearchResult(moves[best_edge] if best_edge >= 0 else None, best_action, moves, actions, visits, q,
+                            prior, values, hal, pv, pv_actions, t.root_value, t.root_visits, t.stats(), t.root_u())
