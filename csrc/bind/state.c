@@ -432,6 +432,13 @@ static PyObject *state_legal_actions(mg_py_state *self, PyObject *Py_UNUSED(igno
     return arr;
 }
 
+static PyObject *state_num_legal_actions(mg_py_state *self, PyObject *Py_UNUSED(ignored))
+{
+    CHECK_INIT(self);
+    int32_t moves[MG_MAX_MOVES];
+    return PyLong_FromLong(self->game->legal_actions(self->state, moves));
+}
+
 static PyObject *state_legal_actions_mask(mg_py_state *self, PyObject *Py_UNUSED(ignored))
 {
     CHECK_INIT(self);
@@ -1153,6 +1160,8 @@ static PyMethodDef state_methods[] = {
     {"parse_move", (PyCFunction)state_parse, METH_O,
      "parse_move(move) -> int\n\nThe legal action for an int action or move string, without playing it."},
     {"pop", (PyCFunction)state_pop, METH_NOARGS, "pop() -> int\n\nTake back the last move; returns its action."},
+    {"num_legal_actions", (PyCFunction)state_num_legal_actions, METH_NOARGS,
+     "num_legal_actions() -> int\n\nThe number of legal actions (len(legal_actions()) without the array)."},
     {"legal_actions", (PyCFunction)state_legal_actions, METH_NOARGS,
      "legal_actions() -> numpy.ndarray[int32]\n\nThe legal actions in the game's move generation order."},
     {"legal_actions_mask", (PyCFunction)state_legal_actions_mask, METH_NOARGS,

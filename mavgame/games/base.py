@@ -77,10 +77,10 @@ class LegalMoves:
         return iter(self._board._move_list())
 
     def __len__(self) -> int:
-        return len(self._board.legal_actions())
+        return self._board.num_legal_actions()
 
     def __bool__(self) -> bool:
-        return len(self._board.legal_actions()) > 0
+        return self._board.num_legal_actions() > 0
 
     def count(self) -> int:
         """The number of legal moves (python-chess's ``legal_moves.count()``)."""
