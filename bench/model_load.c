@@ -3,8 +3,9 @@
  * wall time of mg_model_load_file, resident set after loading and the peak resident set during it,
  * both above the process's before the load (Linux: /proc/self/status, getrusage).
  *
- *   M="csrc/model/model_file.c csrc/model/json.c csrc/model/safetensors.c csrc/model/matmul.c csrc/game.c csrc/cancel.c"
- *   gcc -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -Icsrc/model bench/model_load.c $M -lm -lpthread -o /tmp/model_load
+ *   S=$(find csrc -name "*.c" -not -path "csrc/bind*" -not -path "csrc/tests*")   # the loader checks the
+ *   gcc -std=c11 -O2 -march=x86-64-v2 -fno-strict-aliasing -D_POSIX_C_SOURCE=200809L -Icsrc/model \
+ *       bench/model_load.c $S -lm -lpthread -o /tmp/model_load                    # tokenizer, which needs the games
  *   /tmp/model_load mavgame/data/mav_connect_four.safetensors
  *
  * One load per process (the peak resident set only grows): run it several times.
