@@ -4,7 +4,8 @@ With a CUDA device: builds every kernel file's driver with nvcc (``-DMGK_MAIN``,
 runs it with ``--bench`` (each driver checks every variant against the CPU engine's own function on its test
 shapes and on a 1-2B-parameter model's shapes, then times each variant with CUDA events; forward.cu's driver
 checks the engine's whole CUDA forward pass against the CPU engine and times nothing), and times the
-PyTorch equivalent of every timed shape on the same GPU: ``torch.matmul``, ``F.rms_norm``, ``F.silu(g) * u``
+PyTorch equivalent of every timed shape on the same GPU: ``torch.matmul`` (float32; bfloat16 for the bf16-weight
+variants of matmul.cu, 2 and 3 on CUDA cores and 4 on tensor cores), ``F.rms_norm``, ``F.silu(g) * u``
 / ``F.gelu(g, approximate="tanh") * u``, rotary by indexing, ``F.scaled_dot_product_attention`` (decode: one
 query over ``max_len`` keys for every row, grouped-query via ``enable_gqa``; prefill without a cached prefix:
 a padded causal batch) and ``argmax`` plus the bucket softmax. Interleaved: ``--reps`` rounds of (every driver,
@@ -115,6 +116,12 @@ def torch_peer(name: str, spec: str):
     if name.startswith("rmsnorm"):
         x, w = torch.randn(g["n"], g["d"], device=dev), torch.randn(g["d"], device=dev)
         return lambda: F.rms_norm(x, (g["d"],), w, 1e-5), ""
+    if name.startswith("matmul") and name.endswith("-bf16"):
+        # bf16 weights (kernels 2, 3 and 4 of matmul.cu): the peer is torch's bf16 product, on tensor cores
+        # (cuBLAS), with x in bf16 as kernel 4 rounds it (kernels 2 and 3 keep x in float32)
+        x = torch.randn(g["n"], g["in"], device=dev, dtype=torch.bfloat16)
+        w = torch.randn(g["in"], g["out"], device=dev, dtype=torch.bfloat16)
+        return lambda: x @ w, "torch: bf16 x @ bf16 w"
     if name.startswith("matmul"):
         x, w = torch.randn(g["n"], g["in"], device=dev), torch.randn(g["in"], g["out"], device=dev)
         return lambda: x @ w, ""

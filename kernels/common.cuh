@@ -11,6 +11,7 @@
 #include <math.h>
 #define MGK_SHARED(T, name, n) __shared__ T name[n]
 #define MGK_SHARED16(T, name, n) __shared__ __align__(16) T name[n] /* 16-byte aligned: vector loads */
+#define MGK_SHARED32(T, name, n) __shared__ __align__(32) T name[n] /* 32-byte aligned: wmma tiles */
 #define MGK_LAUNCH(kernel, grid, block, smem, ...) kernel<<<grid, block, smem>>>(__VA_ARGS__)
 #define MGK_ON_GPU 1
 /* a loop over a register array fully unrolled, so that the array stays in registers (a dynamic index puts
@@ -20,9 +21,20 @@
 #include "harness/cuda_cpu.h"
 #define MGK_SHARED(T, name, n) T *name = mgk::shared_alloc<T>(n)
 #define MGK_SHARED16(T, name, n) MGK_SHARED(T, name, n)
+#define MGK_SHARED32(T, name, n) T *name = mgk::shared_alloc<T>(n, 32)
 #define MGK_LAUNCH(kernel, grid, block, smem, ...) mgk::launch(grid, block, smem, [&] { kernel(__VA_ARGS__); })
 #define MGK_ON_GPU 0
 #define MGK_UNROLL
+#endif
+
+/* 1 where the code being compiled can use bf16 tensor cores (nvcuda::wmma bf16 fragments: sm_80 and later;
+ * the harness emulates them): the host side, device code for sm_80+ and the harness.  Device code for an
+ * older architecture (nvcc's default target, sm_75) compiles the tensor-core kernels empty, and
+ * mgk_matmul_tensor_cores() says so at run time (their binary's architecture, cudaFuncGetAttributes). */
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+#define MGK_TC_ARCH 1
+#else
+#define MGK_TC_ARCH 0
 #endif
 
 #include "mgk.h"

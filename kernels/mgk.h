@@ -40,9 +40,14 @@ int mgk_glu(int variant, float *g, const float *u, long n, int geglu);
  * and 3 (64x128 tiles, 4x8 outputs per thread in registers). */
 int mgk_matmul(int variant, float *y, const float *x, const float *w, int n, int in, int out, int accumulate);
 /* The same with bfloat16 weights (uint16_t: the upper half of a float32; the packed layout), float32 x, y and
- * accumulation: variants 2 and 3 (MGK_ERR_ARG otherwise). */
+ * accumulation: variants 2 and 3, and 4 on tensor cores (x rounded to bf16 in the kernel, float32 products
+ * and accumulation; needs mgk_matmul_tensor_cores() and w 16-byte aligned, as cudaMalloc'd memory and the
+ * engine's matrices are).  MGK_ERR_ARG otherwise. */
 int mgk_matmul_bf16(int variant, float *y, const float *x, const uint16_t *w, int n, int in, int out,
                     int accumulate);
+/* 1 if mgk_matmul_bf16's variant 4 can run: device 0 of compute capability 8.0+ (A100, H100, ...) and the
+ * kernel's code built for one (not only nvcc's default target), else 0. */
+int mgk_matmul_tensor_cores(void);
 
 /* A float32 rounded to bfloat16 (nearest, ties to even; a NaN stays a NaN): the conversion the bf16 engine
  * applies to its weight matrices at upload and the drivers apply to their references. Host code. */
@@ -58,6 +63,10 @@ static inline uint16_t mgk_bf16_round(float f)
 /* The variant the forward pass uses for an n x out product on a GPU of sm_count multiprocessors: 3
  * when its 64x128 tiles reach 40% of the multiprocessors, else 2 (more, smaller blocks). */
 int mgk_matmul_pick(int n, int out, int sm_count);
+/* The variant for bf16 weights: 4 (tensor cores) when tensor_cores (mgk_matmul_tensor_cores()) and
+ * n >= MGK_TC_MIN_ROWS, else mgk_matmul_pick's. */
+#define MGK_TC_MIN_ROWS 16
+int mgk_matmul_pick_bf16(int n, int out, int sm_count, int tensor_cores);
 
 /* Attention of query rows over a KV cache laid out like the engine's, one layer:
  * kc/vc[slots][S][KV * hd]; query row r of q[rows][H * hd] belongs to cache slot slot[r] at

@@ -177,7 +177,8 @@ def test_bf16_weights_are_refused_on_the_cpu_and_unknown_values_everywhere(tmp_p
 def test_bf16_weights_match_the_cpu_engine_over_the_rounded_weights(tmp_path, variant):
     """The bf16 engine, loaded from the float32 file, against the CPU engine over the same model exported in
     bfloat16 (every weight rounded, nearest-even: the matrices as the engine rounds them, the rest equal in
-    both): within the float32 engine's tolerance, and farther from the CPU engine over the float32 weights
+    both): within the float32 engine's tolerance below 16 rows, within 3e-2 from 16 rows (tensor cores, bf16
+    activations), and farther from the CPU engine over the float32 weights
     (a bf16 engine that silently keeps float32 matrices fails); its weights take about half the memory."""
     kw = dict(d_model=256, d_ff=704)
     kw.update(VARIANTS[variant])
@@ -192,13 +193,18 @@ def test_bf16_weights_match_the_cpu_engine_over_the_rounded_weights(tmp_path, va
     for p in random_prompts(3, 5, lo=1, hi=3) + random_prompts(3, 6, lo=15, hi=40) + random_prompts(2, 7, 200, 300):
         a, a32, b = cpu16.logits(p), cpu32.logits(p), gpu16.logits(p)
         tol = 2e-4 * max(1.0, float(np.abs(a).max()))
-        np.testing.assert_allclose(b, a, rtol=2e-4, atol=tol)
+        # products of >= 16 rows run on the tensor cores (matmul kernel 4), which round the activations to
+        # bf16 too: the harness measured up to 1.5e-2 relative there (docs/kernels.md), hence 3e-2
+        rel = 3e-2 if len(p) >= 16 else 2e-4
+        np.testing.assert_allclose(b, a, rtol=rel, atol=rel * max(1.0, float(np.abs(a).max())))
         far = max(far, float(np.abs(b - a32).max()) / tol)
     assert far > 2, f"the bf16 engine is within {far:.2f} tolerances of the float32 weights' logits"
     prompts = random_prompts(12, 8) + tree_prompts(3, scale=2)
-    for x, y in zip(cpu16.generate(prompts, 12, [TOK.eos_id], group_ids=GROUP),
-                    gpu16.generate(prompts, 12, [TOK.eos_id], group_ids=GROUP)):
-        assert x[0].tolist() == y[0].tolist()
+    pairs = list(zip(cpu16.generate(prompts, 12, [TOK.eos_id], group_ids=GROUP),
+                     gpu16.generate(prompts, 12, [TOK.eos_id], group_ids=GROUP)))
+    # the batch prefill takes the tensor cores: rounding noise may flip a close call, as for the shipped model
+    same = sum(x[0].tolist() == y[0].tolist() for x, y in pairs)
+    assert same >= 0.9 * len(pairs), f"{same} of {len(pairs)} generations as on the CPU engine"
 
 
 @gpu

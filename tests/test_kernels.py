@@ -116,6 +116,10 @@ def test_kernel_matches_its_c_reference_on_the_harness(src, seed):
     res = run(exe, "--seed", str(seed), seed=seed, timeout=TIMEOUT.get(src.stem, 120))
     assert res.returncode == 0 and "ALL CHECKS PASSED" in res.stdout, res.stdout[-4000:] + res.stderr[-2000:]
     assert "ok " in res.stdout and "MISMATCH" not in res.stdout
+    if src.stem == "matmul":  # kernel 4 (tensor cores, emulated) on every shape, both checks, and its choice
+        assert res.stdout.count("ok matmul4-bf16 n=") >= 18, res.stdout[-3000:]
+        assert "ok mgk_matmul_pick_bf16: kernel 4 from 16 rows on" in res.stdout, res.stdout[-3000:]
+        assert "bf16 activations (kernel 4 against kernels 2/3's float32-x reference)" in res.stdout
     if src.stem == "attention_decode":  # cascade decoding: every grouping of the rows was compared
         for mode in range(5):
             assert f"ok attention_decode2 (shared prefix, mode {mode})" in res.stdout, res.stdout[-3000:]
@@ -127,7 +131,8 @@ def test_kernel_matches_its_c_reference_on_the_harness(src, seed):
         # bf16 weights (MG_ENGINE_BF16) against the CPU engine over the same bf16-rounded weights, on both models
         for what in ("bf16: ragged prefill of 3 prompts", "bf16: decode step 2",
                      "bf16: mg_engine_logits against the reference over rounded weights",
-                     "bf16: logits differ from the float32 weights'", ": bf16 device weights"):
+                     "bf16: logits differ from the float32 weights'", ": bf16 device weights",
+                     "products on tensor cores (matmul.cu 4"):
             assert res.stdout.count(what) >= 2, f"forward.cu's driver did not check {what!r}:\n{res.stdout[-3000:]}"
 
 
@@ -184,6 +189,62 @@ def test_harness_catches_a_missing_barrier_in_a_real_kernel():
     res = run(exe)
     assert res.returncode == 1 and "MISMATCH matmul2" in res.stdout, res.stdout[-3000:]
     assert "MISMATCH matmul1" not in res.stdout
+
+
+def test_harness_wmma_emulation_computes_the_product():
+    """nvcuda::wmma on the harness: D = A B + C over two k steps, row- and column-major operands and results,
+    exactly the host's product of the bf16-rounded values; bf16 rounding to nearest-even and toward zero."""
+    exe = build(KERNELS / "harness" / "selftest.cu", main=False)
+    res = run(exe, "wmma")
+    assert res.returncode == 0 and "wmma ok" in res.stdout, res.stdout + res.stderr
+
+
+@pytest.mark.parametrize("mode, message", [
+    ("wmmadiverge", ("a lane of the warp returned", "warp operation not reached by every lane")),
+    ("wmmaargs", ("the lanes of a warp passed different arguments",)),
+    ("wmmapartial", ("needs a whole warp of 32 lanes",))])
+def test_harness_aborts_on_a_wmma_call_that_is_not_a_whole_warps(mode, message):
+    """A warp matrix operation is a collective of the 32 lanes of a warp with the same arguments: half a
+    warp returning before mma_sync, lanes passing different pointers, a partial warp: the harness aborts."""
+    exe = build(KERNELS / "harness" / "selftest.cu", main=False)
+    res = run(exe, mode)
+    assert res.returncode != 0 and any(m in res.stderr for m in message), res.stdout + res.stderr
+
+
+def _matmul_kernel4_mutant(name: str, old: str, new: str, which: int = 0) -> Path:
+    """matmul.cu with the `which`-th occurrence of `old` inside kernel 4 replaced by `new`."""
+    text = (KERNELS / "matmul.cu").read_text()
+    at = text.index("matmul_kernel4(float *y")
+    for _ in range(which + 1):
+        at = text.index(old, at + 1)
+    broken = BUILD / f"matmul4_{name}.cu"
+    BUILD.mkdir(parents=True, exist_ok=True)
+    new_text = text[:at] + new + text[at + len(old):]
+    if not broken.exists() or broken.read_text() != new_text:
+        broken.write_text(new_text)
+    return broken
+
+
+@pytest.mark.parametrize("mutation", ["nobarrier", "round_toward_zero",
+                                      pytest.param("k_tail", marks=pytest.mark.slow)])
+def test_matmul_driver_catches_a_broken_tensor_core_kernel(mutation):
+    """matmul.cu's kernel 4 with its second __syncthreads removed (the next tile's loads overwrite shared memory
+    other warps still read: the harness's warps drift apart at wmma calls), with x truncated to bf16 instead of
+    rounded to nearest (within 2^-7 of x: the tight check against the reference over the rounded x sees it), or
+    with the ragged last k step skipped, must fail its driver's checks, and only kernel 4's."""
+    if mutation == "nobarrier":
+        src = _matmul_kernel4_mutant(mutation, "__syncthreads();", "/* barrier removed */", which=1)
+    elif mutation == "round_toward_zero":
+        src = _matmul_kernel4_mutant(mutation, "__float2bfloat16_rn(v[e])", "__float2bfloat16_rz(v[e])")
+    else:
+        src = _matmul_kernel4_mutant(mutation, "k0 < in; k0 += BK4", "k0 + BK4 <= in; k0 += BK4")
+    exe = build(src, main=True)
+    res = run(exe)
+    caught = "MISMATCH matmul4-bf16" in res.stdout or (
+        mutation == "nobarrier" and "wmma" in res.stderr and "different arguments or fragments" in res.stderr)
+    assert res.returncode != 0 and caught, res.stdout[-3000:] + res.stderr[-2000:]
+    for v in (1, 2, 3):
+        assert f"MISMATCH matmul{v}" not in res.stdout
 
 
 @pytest.mark.slow

@@ -190,7 +190,9 @@ def reports():
 
 def test_every_kernel_is_compiled_for_every_claimed_architecture(reports):
     for name, (text, uses) in reports.items():
-        declared = set(re.findall(r"__global__\s+void\s+(\w+)", (KERNELS / name).read_text()))
+        # the kernel's name follows `__global__ void`, after a `__launch_bounds__(...)` if it has one
+        declared = set(re.findall(r"__global__\s+void\s+(?:__launch_bounds__\s*\([^)]*\)\s+)?(\w+)",
+                                  (KERNELS / name).read_text()))
         for arch in ARCHS:
             seen = {u.kernel.split("<")[0] for u in uses if u.arch == arch}
             assert declared <= seen, f"{name} {arch}: ptxas reported {sorted(seen)}, the file declares " \

@@ -8,8 +8,10 @@
  * MGK_SHARED_DYN: one arena per block), __syncthreads (a real barrier of the block's threads),
  * __syncwarp, the warp shuffles (__shfl_sync, _up, _down, _xor) and votes (__ballot_sync,
  * __any_sync, __all_sync) over warps of 32 consecutive threads, atomics (atomicAdd, atomicMax,
- * atomicMin, atomicExch, atomicCAS), and the host calls the drivers use (cudaMalloc, cudaMemcpy,
- * cudaMemset, cudaFree, cudaDeviceSynchronize, cudaGetLastError).
+ * atomicMin, atomicExch, atomicCAS), bfloat16 (__nv_bfloat16 and its conversions), the tensor-core
+ * warp matrix API of <mma.h> that matmul.cu uses (nvcuda::wmma: m16n16k16 bf16 fragments, float
+ * accumulators), and the host calls the drivers use (cudaMalloc, cudaMemcpy, cudaMemset, cudaFree,
+ * cudaDeviceSynchronize, cudaGetLastError, cudaDeviceGetAttribute, cudaFuncGetAttributes).
  *
  * Stricter than a GPU where it can be:
  *  - shared memory and cudaMalloc'd memory start filled with 0xff bytes (a NaN as a float, -1 as
@@ -23,7 +25,13 @@
  *    threads, and a warp operation whose mask is not the warp's active lanes;
  *  - a shuffle that reads an inactive lane (past the end of a partial last warp) returns poison;
  *  - a lane waiting at a barrier yields now and then before it checks for returned lanes, so that
- *    the others overtake it (a barrier that completed while it slept is not a divergence).
+ *    the others overtake it (a barrier that completed while it slept is not a divergence);
+ *  - a wmma operation (load_matrix_sync, mma_sync, store_matrix_sync) is a warp collective: every
+ *    lane of a whole warp of 32 must call it with the same arguments and fragments, or it aborts
+ *    (a lane that returned, a partial warp, lanes passing different pointers or holding different
+ *    fragments); a misaligned pointer or an ldm that is not a multiple of 16 bytes aborts too; and
+ *    one wmma call in 32 pauses the whole warp for a few milliseconds, so that the warps of a block
+ *    drift apart between barriers (a missing __syncthreads around a shared tile shows).
  * The seed of the shuffling comes from MGK_SEED (environment), default 1.
  */
 #ifndef MGK_CUDA_CPU_H
@@ -37,9 +45,11 @@
 #include <cstring>
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <random>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #define __global__
@@ -120,9 +130,11 @@ struct Launch {
     uint3 bid{0, 0, 0};
     int nthreads = 0;
     std::vector<unsigned char> arena, dyn;
+    unsigned char *shared_base = nullptr; /* arena's first 256-byte aligned byte (wmma needs 32-byte alignment) */
     size_t dyn_bytes = 0;
     Barrier sync;                 /* __syncthreads */
     std::vector<Warp> warps;
+    unsigned long seed = 1;       /* MGK_SEED */
 };
 
 struct ThreadCtx {
@@ -130,6 +142,7 @@ struct ThreadCtx {
     uint3 tid{0, 0, 0};
     int linear = 0;
     unsigned xparity = 0; /* which warp slot buffer this thread's next exchange uses */
+    unsigned wmma_calls = 0; /* wmma collectives of this thread in this block (alike in every lane of a warp) */
     size_t shared_off = 0;
     std::minstd_rand rng;
 };
@@ -149,14 +162,15 @@ inline unsigned long seed_from_env()
     return s ? std::strtoul(s, nullptr, 10) : 1ul;
 }
 
-template <class T> T *shared_alloc(size_t count)
+/* `align`: the array's alignment in bytes (at least 16, as the GPU's __shared__ arrays of the kernels) */
+template <class T> T *shared_alloc(size_t count, size_t align = 16)
 {
-    size_t a = alignof(T) < 16 ? 16 : alignof(T);
+    size_t a = alignof(T) < align ? align : alignof(T);
     size_t off = (tls.shared_off + a - 1) / a * a;
     if (off + count * sizeof(T) > kStaticShared)
         fail("static shared memory over 48 KiB");
     tls.shared_off = off + count * sizeof(T);
-    return reinterpret_cast<T *>(tls.L->arena.data() + off);
+    return reinterpret_cast<T *>(tls.L->shared_base + off);
 }
 
 template <class T> T *shared_dyn()
@@ -176,7 +190,8 @@ template <class F> void launch(dim3 grid, dim3 block, size_t dyn_bytes, F f)
     if (dyn_bytes > kStaticShared)
         fail("dynamic shared memory over 48 KiB (needs cudaFuncSetAttribute on a GPU)");
     L.nthreads = (int)nt;
-    L.arena.resize(kStaticShared);
+    L.arena.resize(kStaticShared + 256);
+    L.shared_base = L.arena.data() + (256 - reinterpret_cast<uintptr_t>(L.arena.data()) % 256) % 256;
     L.dyn.resize(dyn_bytes ? dyn_bytes : 1);
     L.dyn_bytes = dyn_bytes;
     L.sync.n = L.nthreads;
@@ -191,6 +206,7 @@ template <class F> void launch(dim3 grid, dim3 block, size_t dyn_bytes, F f)
     for (long i = 0; i < nb; i++)
         order[(size_t)i] = i;
     unsigned long seed = seed_from_env();
+    L.seed = seed;
     std::minstd_rand g((unsigned)(seed * 2654435761ul + 12345));
     std::shuffle(order.begin(), order.end(), g);
     /* the main thread hands each block to the workers between two barriers of nthreads + 1 */
@@ -212,6 +228,7 @@ template <class F> void launch(dim3 grid, dim3 block, size_t dyn_bytes, F f)
                     return;
                 tls.shared_off = 0;
                 tls.xparity = 0;
+                tls.wmma_calls = 0;
                 jitter();
                 f();
                 L.sync.exit_thread("__syncthreads not reached by every thread of the block (some returned)");
@@ -326,6 +343,207 @@ inline unsigned __ballot_sync(unsigned mask, int pred)
 inline int __any_sync(unsigned mask, int pred) { return __ballot_sync(mask, pred) != 0; }
 inline int __all_sync(unsigned mask, int pred) { return __ballot_sync(mask, pred) == mask; }
 
+/* ---- bfloat16 (the cuda_bf16.h subset the kernels use) ---- */
+/* The upper 16 bits of a float32; only through the functions below, as on a GPU (the field is the harness's) */
+struct __nv_bfloat16 {
+    unsigned short bits;
+};
+inline float __bfloat162float(__nv_bfloat16 b)
+{
+    uint32_t u = (uint32_t)b.bits << 16;
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    return f;
+}
+inline __nv_bfloat16 __ushort_as_bfloat16(unsigned short u) { return __nv_bfloat16{u}; }
+inline unsigned short __bfloat16_as_ushort(__nv_bfloat16 b) { return b.bits; }
+/* round to nearest, ties to even (a NaN stays a NaN, quiet) */
+inline __nv_bfloat16 __float2bfloat16_rn(float f)
+{
+    uint32_t u;
+    std::memcpy(&u, &f, sizeof u);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return __nv_bfloat16{(unsigned short)((u >> 16) | 0x40u)};
+    return __nv_bfloat16{(unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16)};
+}
+/* round toward zero (truncation) */
+inline __nv_bfloat16 __float2bfloat16_rz(float f)
+{
+    uint32_t u;
+    std::memcpy(&u, &f, sizeof u);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return __nv_bfloat16{(unsigned short)((u >> 16) | 0x40u)};
+    return __nv_bfloat16{(unsigned short)(u >> 16)};
+}
+
+/* ---- tensor cores: the nvcuda::wmma subset matmul.cu uses (<mma.h>, sm_80+) ----
+ * On a GPU a fragment is spread over the 32 lanes of a warp (8 of a 16x16 tile's elements per lane, in an
+ * unspecified order) and every wmma call is a warp collective.  Here every lane holds the whole tile and
+ * computes all of it; each load, mma and store first synchronises the warp and checks that all 32 lanes
+ * called the same operation with the same arguments (pointer, ldm, layout) and, for mma_sync and
+ * store_matrix_sync, the same fragments: what the GPU requires and cannot check.  A lane that returned
+ * instead aborts (as for a shuffle).  mma_sync adds each element's 16 products (exact: bf16 x bf16 fits a
+ * float) and c in double and rounds once to float, a model of the tensor cores' fused accumulation (the
+ * hardware's own rounding of that sum is not reproduced: the drivers' tolerances cover the order of
+ * additions).  store_matrix_sync is written by lane 0 alone, after a random pause: the other lanes see it
+ * only after a __syncwarp / __syncthreads, as on a GPU where each lane stores its own elements.
+ * Fragments have no x[] / num_elements (their per-lane mapping is unspecified; the kernels do not index
+ * them).  Only m16n16k16, bf16 matrix_a / matrix_b and float accumulators. */
+namespace nvcuda {
+namespace wmma {
+struct matrix_a {};
+struct matrix_b {};
+struct accumulator {};
+struct row_major {};
+struct col_major {};
+enum layout_t { mem_row_major, mem_col_major };
+
+template <class Use, int M, int N, int K, class T, class Layout = void> struct fragment {
+    static_assert(M == 16 && N == 16 && K == 16, "the harness implements the m16n16k16 wmma shape only");
+    static_assert(std::is_same_v<Use, accumulator>
+                      ? std::is_same_v<T, float> && std::is_void_v<Layout>
+                      : (std::is_same_v<Use, matrix_a> || std::is_same_v<Use, matrix_b>) &&
+                            std::is_same_v<T, __nv_bfloat16> &&
+                            (std::is_same_v<Layout, row_major> || std::is_same_v<Layout, col_major>),
+                  "the harness implements bf16 matrix_a/matrix_b (row_major or col_major) and float accumulators");
+    float v[16][16]; /* matrix_a [m][k], matrix_b [k][n], accumulator [m][n] */
+};
+template <class L> using frag_a = fragment<matrix_a, 16, 16, 16, __nv_bfloat16, L>;
+template <class L> using frag_b = fragment<matrix_b, 16, 16, 16, __nv_bfloat16, L>;
+using frag_c = fragment<accumulator, 16, 16, 16, float>;
+} // namespace wmma
+} // namespace nvcuda
+
+namespace mgk {
+inline uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = static_cast<const unsigned char *>(p);
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* the warp collective of a wmma call: every lane of a whole warp arrives with the same digest of its
+ * operation, arguments and fragments */
+inline void wmma_collective(uint64_t digest, const char *op)
+{
+    Warp &w = my_warp();
+    if (w.size != 32)
+        fail("wmma: a warp matrix operation needs a whole warp of 32 lanes (a partial last warp)");
+    uint64_t *slot = w.slot[tls.xparity];
+    tls.xparity ^= 1u;
+    slot[lane_id()] = digest;
+    w.bar.wait("wmma: a lane of the warp returned before a warp matrix operation");
+    for (int i = 0; i < 32; i++)
+        if (slot[i] != digest) {
+            char msg[160];
+            std::snprintf(msg, sizeof msg, "wmma %s: the lanes of a warp passed different arguments or fragments "
+                                           "(lanes %d and %d)", op, i, lane_id());
+            fail(msg);
+        }
+    /* One call in 32 (decided alike by the lanes of the warp: seed, block, warp, call count) the whole warp
+     * pauses for 2-6 ms, long enough for the other warps of the block to finish a tile's fragment loads and
+     * products: so warps drift apart between barriers, and a missing __syncthreads between a shared tile's
+     * readers and the next tile's writers gives a wrong result (test_kernels.py removes matmul.cu kernel 4's). */
+    const Launch &L = *tls.L;
+    uint64_t r = ((uint64_t)L.seed * 0x9E3779B97F4A7C15ull) ^
+                 (((uint64_t)L.bid.z * L.grid.y + L.bid.y) * L.grid.x + L.bid.x) * 0xBF58476D1CE4E5B9ull ^
+                 ((uint64_t)(tls.linear / 32) << 40) ^ (uint64_t)tls.wmma_calls++ * 0x94D049BB133111EBull;
+    r ^= r >> 31;
+    r *= 0xD6E8FEB86659FD93ull;
+    r ^= r >> 32;
+    if (r % 32u == 0)
+        std::this_thread::sleep_for(std::chrono::microseconds(2000 + (long)(r >> 40) % 4000));
+}
+
+inline uint64_t wmma_digest(int op, const void *p, unsigned ldm, int layout, size_t elem, const char *what)
+{
+    if (reinterpret_cast<uintptr_t>(p) % 32u) {
+        char msg[160];
+        std::snprintf(msg, sizeof msg, "wmma %s: the pointer is not 32-byte (256-bit) aligned", what);
+        fail(msg);
+    }
+    if ((ldm * elem) % 16u || ldm < 16) {
+        char msg[160];
+        std::snprintf(msg, sizeof msg, "wmma %s: ldm %u is not a multiple of 16 bytes of at least 16 elements", what, ldm);
+        fail(msg);
+    }
+    uint64_t h = 0xcbf29ce484222325ull;
+    h = fnv(h, &op, sizeof op);
+    h = fnv(h, &p, sizeof p);
+    h = fnv(h, &ldm, sizeof ldm);
+    return fnv(h, &layout, sizeof layout);
+}
+} // namespace mgk
+
+namespace nvcuda {
+namespace wmma {
+template <class Use, class T, class L> inline void fill_fragment(fragment<Use, 16, 16, 16, T, L> &f, float v)
+{
+    float x = std::is_same_v<T, __nv_bfloat16> ? __bfloat162float(__float2bfloat16_rn(v)) : v;
+    for (auto &row : f.v)
+        for (float &e : row)
+            e = x;
+}
+
+/* element (r, c) of a stored 16x16 matrix: row-major p[r * ldm + c], column-major p[c * ldm + r] */
+template <class L> inline void load_matrix_sync(frag_a<L> &f, const __nv_bfloat16 *p, unsigned ldm)
+{
+    constexpr bool row = std::is_same_v<L, row_major>;
+    mgk::wmma_collective(mgk::wmma_digest(1, p, ldm, row, 2, "load_matrix_sync(matrix_a)"), "load_matrix_sync");
+    for (int m = 0; m < 16; m++)
+        for (int k = 0; k < 16; k++)
+            f.v[m][k] = __bfloat162float(row ? p[m * ldm + k] : p[k * ldm + m]);
+}
+template <class L> inline void load_matrix_sync(frag_b<L> &f, const __nv_bfloat16 *p, unsigned ldm)
+{
+    constexpr bool row = std::is_same_v<L, row_major>;
+    mgk::wmma_collective(mgk::wmma_digest(2, p, ldm, row, 2, "load_matrix_sync(matrix_b)"), "load_matrix_sync");
+    for (int k = 0; k < 16; k++)
+        for (int n = 0; n < 16; n++)
+            f.v[k][n] = __bfloat162float(row ? p[k * ldm + n] : p[n * ldm + k]);
+}
+inline void load_matrix_sync(frag_c &f, const float *p, unsigned ldm, layout_t layout)
+{
+    bool row = layout == mem_row_major;
+    mgk::wmma_collective(mgk::wmma_digest(3, p, ldm, row, 4, "load_matrix_sync(accumulator)"), "load_matrix_sync");
+    for (int m = 0; m < 16; m++)
+        for (int n = 0; n < 16; n++)
+            f.v[m][n] = row ? p[m * ldm + n] : p[n * ldm + m];
+}
+
+/* d = a b + c (d may be c) */
+template <class LA, class LB> inline void mma_sync(frag_c &d, const frag_a<LA> &a, const frag_b<LB> &b, const frag_c &c)
+{
+    uint64_t h = mgk::fnv(0xcbf29ce484222325ull, "mma", 3);
+    h = mgk::fnv(mgk::fnv(mgk::fnv(h, a.v, sizeof a.v), b.v, sizeof b.v), c.v, sizeof c.v);
+    mgk::wmma_collective(h, "mma_sync");
+    float r[16][16];
+    for (int m = 0; m < 16; m++)
+        for (int n = 0; n < 16; n++) {
+            double s = c.v[m][n];
+            for (int k = 0; k < 16; k++)
+                s += (double)a.v[m][k] * (double)b.v[k][n];
+            r[m][n] = (float)s;
+        }
+    std::memcpy(d.v, r, sizeof r);
+}
+
+inline void store_matrix_sync(float *p, const frag_c &f, unsigned ldm, layout_t layout)
+{
+    bool row = layout == mem_row_major;
+    uint64_t h = mgk::wmma_digest(4, p, ldm, row, 4, "store_matrix_sync");
+    mgk::wmma_collective(mgk::fnv(h, f.v, sizeof f.v), "store_matrix_sync");
+    mgk::jitter();
+    if (mgk::lane_id() != 0)
+        return;
+    for (int m = 0; m < 16; m++)
+        for (int n = 0; n < 16; n++)
+            (row ? p[m * ldm + n] : p[n * ldm + m]) = f.v[m][n];
+}
+} // namespace wmma
+} // namespace nvcuda
+
 /* ---- atomics (sequentially consistent; CUDA's are relaxed, which is weaker) ---- */
 inline float atomicAdd(float *p, float v)
 {
@@ -395,13 +613,29 @@ inline cudaError_t cudaFree(void *p) { std::free(p); return cudaSuccess; }
 inline cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
 inline cudaError_t cudaGetLastError() { return cudaSuccess; }
 enum { cudaErrorNoDevice = 100 };
-enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16 };
+enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16, cudaDevAttrComputeCapabilityMajor = 75,
+                      cudaDevAttrComputeCapabilityMinor = 76 };
 /* the harness's "GPU" has one multiprocessor: where the engine chooses a kernel by the blocks a launch
  * makes (mgk_matmul_pick), the forward pass's checks on the harness take the kernel meant for large
- * launches, whose small-launch alternative has its own driver */
-inline cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr, int)
+ * launches, whose small-launch alternative has its own driver.  It is an sm_80 (compute capability 8.0,
+ * an A100's): the tensor-core kernels (matmul.cu 4) run, through the wmma emulation above. */
+inline cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr a, int)
 {
-    *v = 1;
+    *v = a == cudaDevAttrComputeCapabilityMajor ? 8 : a == cudaDevAttrComputeCapabilityMinor ? 0 : 1;
+    return cudaSuccess;
+}
+inline cudaError_t cudaGetDevice(int *d)
+{
+    *d = 0;
+    return cudaSuccess;
+}
+/* binaryVersion: the architecture of the code a kernel runs as (major * 10 + minor): the harness's sm_80 */
+struct cudaFuncAttributes {
+    int binaryVersion, ptxVersion;
+};
+template <class F> cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *a, F)
+{
+    a->binaryVersion = a->ptxVersion = 80;
     return cudaSuccess;
 }
 inline cudaError_t cudaGetDeviceCount(int *n)

@@ -10,6 +10,13 @@
  *                        inside the shuffle's barrier when the others have returned is not a
  *                        divergence (the harness once aborted on it, about once in a few thousand
  *                        warps); exit 0
+ *   ./selftest wmma      the tensor-core emulation (nvcuda::wmma): D = A B + C over two k steps, A
+ *                        row-major, B column-major, C loaded column-major, D stored row-major by one
+ *                        warp and column-major by the other, against a host product; bf16 rounding
+ *                        (nearest-even, toward zero) on ties; exit 0
+ *   ./selftest wmmadiverge   half a warp returns before an mma_sync: the harness aborts
+ *   ./selftest wmmaargs      the lanes of a warp pass different pointers to load_matrix_sync: aborts
+ *   ./selftest wmmapartial   a wmma call by a partial warp (a block of 48 threads): aborts
  * Plain C++ on the harness only (the directory is not compiled by setup.py).
  */
 #include "../common.cuh"
@@ -76,6 +83,79 @@ __global__ void shuffle_then_return(int *out)
     out[blockIdx.x * blockDim.x + threadIdx.x] = v;
 }
 
+/* D = A B + C: A 16x32 (row-major, ldm 32), B 32x16 (column-major: B[k][n] at bs[n * 32 + k]), C 16x16
+ * column-major; warp 0 stores D row-major to out[0..256), warp 1 column-major to out[256..512).
+ * mode 1: lanes 16-31 return before the first mma_sync; 2: odd lanes load A from another column */
+__global__ void wmma_product(float *out, const float *a, const float *b, const float *c, int mode)
+{
+    using namespace nvcuda;
+    MGK_SHARED32(__nv_bfloat16, as, 16 * 32);
+    MGK_SHARED32(__nv_bfloat16, bs, 16 * 32);
+    MGK_SHARED32(float, cs, 256);
+    MGK_SHARED32(float, ds, 2 * 256);
+    for (unsigned i = threadIdx.x; i < 512; i += blockDim.x) {
+        as[i] = __float2bfloat16_rn(a[i]);
+        bs[i] = __float2bfloat16_rn(b[i]);
+    }
+    for (unsigned i = threadIdx.x; i < 256; i += blockDim.x)
+        cs[i] = c[i];
+    __syncthreads();
+    int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> fb;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> fc;
+    wmma::load_matrix_sync(fc, cs, 16, wmma::mem_col_major);
+    for (int k = 0; k < 32; k += 16) {
+        wmma::load_matrix_sync(fa, as + k + (mode == 2 && lane % 2 ? 16 - k : 0), 32);
+        wmma::load_matrix_sync(fb, bs + k, 32);
+        if (mode == 1 && lane >= 16)
+            return;
+        wmma::mma_sync(fc, fa, fb, fc);
+    }
+    wmma::store_matrix_sync(ds + warp * 256, fc, 16, warp ? wmma::mem_col_major : wmma::mem_row_major);
+    __syncwarp();
+    for (int i = 0; i < 8; i++)
+        out[warp * 256 + lane * 8 + i] = ds[warp * 256 + lane * 8 + i];
+}
+
+static int wmma_mode(const std::string &mode)
+{
+    std::vector<float> a(512), b(512), c(256), out(512, 0.0f);
+    for (int i = 0; i < 512; i++) { /* bf16-exact values, and a few that round */
+        a[(size_t)i] = (float)(i % 7 - 3) * 0.25f + (i % 37 == 0 ? 1.00390625f : 0.0f);
+        b[(size_t)i] = (float)(i % 5 - 2) * 0.5f + (i % 41 == 0 ? 0.01171875f : 0.0f);
+    }
+    for (int i = 0; i < 256; i++)
+        c[(size_t)i] = (float)(i % 9) - 4.0f;
+    if (mode == "wmmapartial") {
+        MGK_LAUNCH(wmma_product, dim3(1), dim3(48), 0, out.data(), a.data(), b.data(), c.data(), 0);
+        std::printf("wmmapartial: not caught\n");
+        return 0;
+    }
+    int m = mode == "wmmadiverge" ? 1 : mode == "wmmaargs" ? 2 : 0;
+    MGK_LAUNCH(wmma_product, dim3(1), dim3(64), 0, out.data(), a.data(), b.data(), c.data(), m);
+    if (m) {
+        std::printf("%s: not caught\n", mode.c_str());
+        return 0;
+    }
+    bool ok = true;
+    for (int i = 0; i < 16; i++)
+        for (int n = 0; n < 16; n++) {
+            double s = c[(size_t)(n * 16 + i)];
+            for (int k = 0; k < 32; k++)
+                s += (double)__bfloat162float(__float2bfloat16_rn(a[(size_t)(i * 32 + k)])) *
+                     __bfloat162float(__float2bfloat16_rn(b[(size_t)(n * 32 + k)]));
+            ok &= out[(size_t)(i * 16 + n)] == (float)s && out[(size_t)(256 + n * 16 + i)] == (float)s;
+        }
+    /* ties to even: 1 + 2^-8 -> 1, 1 + 3 * 2^-8 -> 1 + 2^-6; toward zero: 1 + 3 * 2^-8 -> 1 + 2^-7 */
+    ok &= __bfloat162float(__float2bfloat16_rn(1.00390625f)) == 1.0f &&
+          __bfloat162float(__float2bfloat16_rn(1.01171875f)) == 1.015625f &&
+          __bfloat162float(__float2bfloat16_rz(1.01171875f)) == 1.0078125f &&
+          __bfloat16_as_ushort(__float2bfloat16_rn(-2.0f)) == 0xc000u;
+    std::printf(ok ? "wmma ok\n" : "wmma WRONG\n");
+    return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     std::string mode = argc > 1 ? argv[1] : "ok";
@@ -96,6 +176,8 @@ int main(int argc, char **argv)
         std::printf("shfldiverge: not caught\n");
         return 0;
     }
+    if (mode.rfind("wmma", 0) == 0)
+        return wmma_mode(mode);
     if (mode == "exits") {
         const int blocks = 3000, threads = 64;
         std::vector<int> o((size_t)blocks * threads);
