@@ -14,10 +14,14 @@
  * Options after the three numbers: `batch=B` (leaves per batch, default 1), `static` (static virtual
  * loss instead of dynamic counts), `uct` (constant c_puct 1.4, no c_base), `noise` (Dirichlet root
  * noise 0.3 / 0.25), `reuse` (advance to the best move after each search, keeping the subtree), `check`
- * (mg_mcts_check after each search, untimed: exit 1 naming the broken invariant).
+ * (mg_mcts_check after each search, untimed: exit 1 naming the broken invariant), `hash` (instead of the
+ * constant evaluator, values and policy from a hash of the position and the action, one in eight NaN,
+ * and the leaf value given for one leaf in four: the MAV prior's top-k, NaN and fpu paths that equal
+ * values never reach), `policy` (the policy prior instead of the MAV prior).
  * Output: one line `game sims searches median_s sims_per_s checksum`.  For callgrind, instructions per
  * simulation are (Ir of the run - Ir of the same run with 0 searches) / (sims * searches).
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +29,7 @@
 #include <time.h>
 
 #include "../csrc/game.h"
+#include "../csrc/rng.h"
 #include "../csrc/search/evaluator.h"
 #include "../csrc/search/mcts.h"
 
@@ -39,6 +44,25 @@ static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
+}
+
+/* The `hash` evaluator: every answer a function of the position's hash and the action, so that the same tree
+ * gets the same answers whatever the search's code (values in [0, 1] and policy, some NaN). */
+static int hash_evaluate(void *ctx, const mg_game *g, const mg_eval_request *req, mg_eval_result *res, int n,
+                         double timeout, char *err, size_t errlen)
+{
+    (void)ctx, (void)timeout, (void)err, (void)errlen;
+    for (int i = 0; i < n; i++) {
+        uint64_t h = g->hash(req[i].state);
+        for (int j = 0; j < req[i].num_legal; j++) {
+            uint64_t x = mg_mix64(h ^ (uint64_t)(uint32_t)req[i].legal[j] * 0x9E3779B97F4A7C15ULL);
+            res[i].values[j] = (x & 7) == 0 ? NAN : (float)((x >> 8) & 0xffff) / 65535.0f;
+            res[i].policy[j] = ((x >> 24) & 7) == 0 ? NAN : (float)((x >> 32) & 0xff) / 255.0f;
+        }
+        res[i].value = (h & 3) == 0 ? (double)((h >> 2) & 0xff) / 255.0 : NAN;
+        res[i].status = MG_EVAL_OK;
+    }
+    return MG_OK;
 }
 
 /* FNV-1a over the tree's root read-outs and statistics. */
@@ -75,9 +99,10 @@ static uint64_t tree_checksum(const mg_mcts *m, uint64_t h)
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: %s GAME SIMS SEARCHES [batch=B] [static] [uct] [noise] [reuse] [check]\n", argv[0]);
+        fprintf(stderr, "usage: %s GAME SIMS SEARCHES [batch=B] [static] [uct] [noise] [reuse] [check] [hash] [policy]\n", argv[0]);
         return 2;
     }
+    mg_games_init(); /* the attack tables and Zobrist keys (without them chess has pawn moves only) */
     const mg_game *g = mg_game_by_name(argv[1]);
     int sims = atoi(argv[2]), reps = atoi(argv[3]);
     if (!g || sims < 1 || reps < 0 || reps > 100000) {
@@ -86,7 +111,7 @@ int main(int argc, char **argv)
     }
     mg_mcts_config cfg;
     mg_mcts_config_default(&cfg);
-    int reuse = 0, check = 0;
+    int reuse = 0, check = 0, hashed = 0;
     for (int i = 4; i < argc; i++) {
         if (strncmp(argv[i], "batch=", 6) == 0)
             cfg.batch_size = atoi(argv[i] + 6);
@@ -100,6 +125,10 @@ int main(int argc, char **argv)
             reuse = 1;
         else if (strcmp(argv[i], "check") == 0)
             check = 1;
+        else if (strcmp(argv[i], "hash") == 0)
+            hashed = 1;
+        else if (strcmp(argv[i], "policy") == 0)
+            cfg.prior = MG_MCTS_PRIOR_POLICY;
         else {
             fprintf(stderr, "unknown option %s\n", argv[i]);
             return 2;
@@ -111,6 +140,11 @@ int main(int argc, char **argv)
     if (!m || mg_eval_constant_create(&ev, 0.5, err, sizeof err) != MG_OK) {
         fprintf(stderr, "%s\n", err);
         return 1;
+    }
+    if (hashed) {
+        mg_evaluator_free(&ev);
+        ev = (mg_evaluator){.name = "hash", .modes = 1u << MG_EVAL_ENGINE, .flags = MG_EVAL_FLAG_CHEAP,
+                            .evaluate = hash_evaluate};
     }
     _Alignas(16) unsigned char st[MG_MAX_STATE];
     if (g->init(st, NULL, err, sizeof err) != MG_OK) {

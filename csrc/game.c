@@ -52,6 +52,15 @@ int mg_perft_divide(const mg_game *g, void *st, int depth, int32_t *moves, uint6
     return n;
 }
 
+int mg_legal_outcome(const mg_game *g, const void *st, int32_t *out, int *result, int *reason)
+{
+    if (g->legal_outcome)
+        return g->legal_outcome(st, out, result, reason);
+    int n = g->legal_actions(st, out);
+    *result = g->outcome(st, reason);
+    return n;
+}
+
 int mg_random_playout(const mg_game *g, void *st, mg_rng *rng, int max_plies, int *plies)
 {
     if (g->random_playout)
@@ -64,12 +73,23 @@ int mg_random_playout_moves(const mg_game *g, void *st, mg_rng *rng, int max_pli
     int32_t moves[MG_MAX_MOVES];
     _Alignas(16) unsigned char undo[MG_MAX_UNDO];
     int n = 0, r;
-    while ((r = g->outcome(st, NULL)) == MG_ONGOING && n < max_plies) {
-        int k = g->legal_actions(st, moves);
-        if (k == 0)
-            break; /* no move but not terminal: cannot happen in a consistent game */
-        g->make(st, moves[mg_rng_below(rng, (uint32_t)k)], undo);
-        n++;
+    if (g->legal_outcome) {
+        /* The same plies and draws as below, with one move generation a ply for both answers. */
+        for (;;) {
+            int k = g->legal_outcome(st, moves, &r, NULL);
+            if (r != MG_ONGOING || n >= max_plies || k == 0)
+                break;
+            g->make(st, moves[mg_rng_below(rng, (uint32_t)k)], undo);
+            n++;
+        }
+    } else {
+        while ((r = g->outcome(st, NULL)) == MG_ONGOING && n < max_plies) {
+            int k = g->legal_actions(st, moves);
+            if (k == 0)
+                break; /* no move but not terminal: cannot happen in a consistent game */
+            g->make(st, moves[mg_rng_below(rng, (uint32_t)k)], undo);
+            n++;
+        }
     }
     if (plies)
         *plies = n;

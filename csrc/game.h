@@ -118,6 +118,12 @@ typedef struct mg_game {
     int (*to_move)(const void *st);
     /* enum mg_result; `reason` (may be NULL) receives enum mg_termination. */
     int (*outcome)(const void *st, int *reason);
+    /* Optional (NULL: the game has none; mg_legal_outcome below calls legal_actions and outcome):
+     * legal_actions(st, out) and outcome(st, reason) from one move generation, for a game whose
+     * outcome generates (or counts) the moves anyway.  Writes the same actions in the same order as
+     * legal_actions, returns their count, and *result (never NULL) and *reason (may be NULL) are
+     * exactly outcome's. */
+    int (*legal_outcome)(const void *st, int32_t *out, int *result, int *reason);
     /* 64-bit position hash (Zobrist where the game supports it). */
     uint64_t (*hash)(const void *st);
 
@@ -181,6 +187,11 @@ uint64_t mg_perft_cancel(const mg_game *g, void *st, int depth, struct mg_cancel
  * (depth-1) to `counts` (both with max_moves entries); returns the move count. */
 int mg_perft_divide(const mg_game *g, void *st, int depth, int32_t *moves, uint64_t *counts,
                     struct mg_cancel *cancel);
+
+/* The legal actions of `st` into `out` (room for max_moves; returns the count) and its outcome into
+ * *result (and *reason, may be NULL): the game's legal_outcome hook when it has one, else
+ * legal_actions then outcome.  The same answers either way. */
+int mg_legal_outcome(const mg_game *g, const void *st, int32_t *out, int *result, int *reason);
 
 /* Play uniformly random legal moves from `st` (modified in place, no undo) until the game
  * ends or `max_plies` moves were made; returns the enum mg_result reached (MG_ONGOING if

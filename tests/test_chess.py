@@ -388,3 +388,74 @@ def test_random_games_push_pop(scale):
             assert board.fen() == fens[board.ply]
             board.pop()
         assert board.fen() == start
+
+
+# --- is_legal over the whole action space -----------------------------------------------
+
+# Castling (through and out of check, Chess960 kings and rooks on unusual squares), en passant (legal, by
+# a pinned pawn, exposing the king along the rank, resolving a pawn's check), promotions (pinned, in
+# check, capturing the checker), pins and double checks.
+IS_LEGAL_FENS = [
+    (False, "r3k2r/8/8/8/8/8/6p1/R3K2R w KQkq - 0 1"),
+    (False, "r3k2r/8/8/8/4r3/8/8/R3K2R w KQkq - 0 1"),
+    (False, "1r2k2r/8/8/8/8/8/8/R3K2R b KQk - 0 1"),
+    (True, "rk5r/8/8/8/8/8/8/RK5R w HAha - 0 1"),
+    (True, "r5kr/8/8/8/8/8/8/R5KR w HAha - 0 1"),
+    (True, "qr1k3r/8/8/8/8/8/8/QR1K3R w HBhb - 0 1"),
+    (True, "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9"),
+    (False, "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3"),
+    (False, "2r4k/8/8/2PpP3/8/8/8/2K5 w - d6 0 2"),
+    (False, "8/8/8/8/k2Pp2Q/8/8/3K4 b - d3 0 1"),
+    (False, "8/8/8/2k5/3Pp3/8/8/3K4 b - d3 0 1"),
+    (False, "r1n1k3/1P6/8/8/8/8/8/4K3 w - - 0 1"),
+    (False, "k3r3/3P4/8/8/8/8/8/4K3 w - - 0 1"),
+    (False, "7k/K1P3r1/8/8/8/8/8/8 w - - 0 1"),
+    (False, "4k3/8/8/8/8/8/1p6/R1N1K3 b Q - 0 1"),
+    (False, "4k3/8/8/8/1b6/8/3N4/4K2r w - - 0 1"),
+    (False, "4k3/4r3/8/8/8/8/4P3/4K3 w - - 0 1"),
+    (False, "4k3/8/8/b7/8/8/3Q4/4K3 w - - 0 1"),
+    (False, "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"),
+]
+
+
+def _check_is_legal(board):
+    """is_legal(a) == (a in legal_actions) for every action id of the game (and a few outside it)."""
+    legal = set(board.legal_actions().tolist())
+    got = {a for a in range(board.num_actions) if board.is_legal(a)}
+    assert got == legal, (board.fen(), sorted(got ^ legal)[:8])
+    assert not any(board.is_legal(a) for a in (-1, board.num_actions, 2**31 - 1, -(2**31)))
+    return legal
+
+
+def test_is_legal_whole_action_space(shared_data):
+    """The chess is_legal (which decides one action without generating the moves) agrees with the legal
+    moves on the reference perft positions, random games' positions and special positions."""
+    rng = np.random.default_rng(52)
+    boards = [Chess960(fen=fen) if c960 else Chess(fen) for c960, fen in IS_LEGAL_FENS]
+    for _, fen, _ in read_perft(shared_data / "perft" / "tricky.perft"):
+        boards.append(Chess960(fen=fen))
+    for _, fen, _ in read_perft(shared_data / "perft" / "chess960.perft")[::97]:
+        boards.append(Chess960(fen=fen))
+    kinds = {"castle": 0, "ep": 0, "promo": 0}
+    checked = 0
+    for start in boards:
+        board = start.copy()
+        for _ply in range(scaled(4)):
+            legal = _check_is_legal(board)
+            checked += 1
+            kinds["promo"] += sum(a >> 12 > 0 for a in legal)
+            kinds["castle"] += sum(board.is_castling(a) for a in legal)
+            kinds["ep"] += board.fen().split()[3] != "-"  # kept only when an en passant capture is legal
+            if not legal or board.is_terminal():
+                break
+            board.push(int(rng.choice(sorted(legal))))
+    for g in range(scaled(6)):
+        board = Chess960(int(rng.integers(960))) if g % 2 else Chess()
+        while not board.is_terminal() and board.ply < 160:
+            if board.ply % 8 == 0:
+                _check_is_legal(board)
+                checked += 1
+            acts = board.legal_actions()
+            board.push(int(acts[rng.integers(len(acts))]))
+    assert checked > 100
+    assert min(kinds.values()) > 0, kinds

@@ -253,6 +253,8 @@ mg_mcts *mg_mcts_create(const mg_game *g, const mg_mcts_config *cfg, char *err, 
         m->ctab[i] = cscale(&m->cfg, (double)i);
     for (int d = 0; d <= MG_MCTS_MAX_DEPTH; d++)
         m->vtab[d] = vcount(&m->cfg, d);
+    for (int i = 0; i < MG_MAX_MOVES; i++)
+        m->nans[i] = NAN;
     return m;
 }
 
@@ -324,24 +326,27 @@ static int64_t pick_edge(mg_mcts *m, const mcts_node *nd, uint32_t pn, uint32_t 
         nt = 1;
     const double cs = nt < MCTS_CTAB ? m->ctab[nt] : cscale(&m->cfg, (double)nt);
     double best = -INFINITY;
-    int64_t bi = -1;
+    const mcts_edge *bx = NULL;
     uint32_t ties = 0;
     mg_rng rng = m->rng; /* a local copy stays in registers: the loop's stores cannot alias it */
+    /* One comparison (s >= best, false for NaN as both of s > best, s == best are) for the common
+     * edge that scores below the best; a pointer loop. */
 #define MCTS_PICK(QEXPR)                                                                       \
-    for (uint32_t j = 0; j < ne; j++) {                                                        \
-        const mcts_edge *x = &e[j];                                                            \
+    for (const mcts_edge *x = e, *end = e + ne; x != end; x++) {                               \
         if (x->dead)                                                                           \
             continue;                                                                          \
         double nn = (double)((uint64_t)x->n + x->v); /* exact: as (double)n + (double)v */     \
         double s = (QEXPR) + cs * (double)x->prior / (1.0 + nn);                               \
-        if (s > best) {                                                                        \
-            best = s;                                                                          \
-            bi = j;                                                                            \
-            ties = 1;                                                                          \
-        } else if (s == best) {                                                                \
-            ties++;                                                                            \
-            if (mg_rng_below(&rng, ties) == 0)                                                 \
-                bi = j;                                                                        \
+        if (__builtin_expect(s >= best, 0)) {                                                  \
+            if (s > best) {                                                                    \
+                best = s;                                                                      \
+                bx = x;                                                                        \
+                ties = 1;                                                                      \
+            } else {                                                                           \
+                ties++;                                                                        \
+                if (mg_rng_below(&rng, ties) == 0)                                             \
+                    bx = x;                                                                    \
+            }                                                                                  \
         }                                                                                      \
     }
     if (m->cfg.virtual_count == MG_MCTS_VC_STATIC) {
@@ -351,11 +356,12 @@ static int64_t pick_edge(mg_mcts *m, const mcts_node *nd, uint32_t pn, uint32_t 
     }
 #undef MCTS_PICK
     m->rng = rng;
-    return bi < 0 ? -1 : (int64_t)nd->first_edge + bi;
+    return bx ? (int64_t)nd->first_edge + (bx - e) : -1;
 }
 
-/* Descend from the root.  Engine mode: the leaf state ends in `state` (state tracking: NULL). */
-static int select_leaf(mg_mcts *m, mcts_slot *sl, unsigned char *state)
+/* Descend from the root.  Engine mode: the leaf state ends in `state` (state tracking: NULL).  ri: the
+ * request the leaf would become (a new node's mode may fill its moves: sl->nlegal). */
+static int select_leaf(mg_mcts *m, mcts_slot *sl, unsigned char *state, int ri)
 {
     _Alignas(16) unsigned char undo[MG_MAX_UNDO];
     const mg_game *g = m->g;
@@ -363,6 +369,7 @@ static int select_leaf(mg_mcts *m, mcts_slot *sl, unsigned char *state)
     int32_t node = 0;
     uint32_t pn = m->root_n, pv = m->root_v;
     int depth = 0;
+    sl->nlegal = -1;
     if (engine)
         memcpy(state, m->root_state, m->ss);
     for (;;) {
@@ -395,7 +402,7 @@ static int select_leaf(mg_mcts *m, mcts_slot *sl, unsigned char *state)
         if (e->child < 0) {
             /* Capacity for one new node per simulation was reserved at the start of the search. */
             int32_t c = (int32_t)m->a.nodes_len++;
-            m->mode->new_node(m, nd, state, &m->a.nodes[c]);
+            sl->nlegal = m->mode->new_node(m, nd, state, &m->a.nodes[c], ri);
             e = &m->a.edges[ei];
             e->child = c;
         }
@@ -450,13 +457,29 @@ static double tau_at(const mg_mcts *m, int ply)
     return t;
 }
 
-/* Priors for n actions from values (NaN = unknown) or policy; writes m->tmp_prior.
- * MG_ERR if the policy is malformed. */
-static int compute_prior(mg_mcts *m, int n, const float *values, const float *policy, int ply)
+/* The priors of compute_prior, for the n new edges: prior[i] = base + add[i] (kind PRIOR_SUM, every action in the
+ * top k), or prior[i] = base plus add[s] for the k actions top[s] (PRIOR_TOP), or prior[i] = full[i] (PRIOR_FULL:
+ * the policy prior, or uniform).  Each float sum is the one P[i] = base; P[i] += add once gave. */
+enum { PRIOR_FULL, PRIOR_SUM, PRIOR_TOP };
+typedef struct mcts_prior {
+    int kind;
+    int k;             /* PRIOR_TOP: the number of top actions */
+    float base;
+    const float *add;  /* PRIOR_SUM: n entries; PRIOR_TOP: k entries, for top[0..k) */
+    const float *full; /* PRIOR_FULL */
+    const int32_t *top;
+} mcts_prior;
+
+/* Priors for n actions from values (NaN = unknown) or policy into *pr (arrays in m->tmp_prior, m->tmp_idx).
+ * The MAV prior reads scan_values' answer: the nv indices of the values that are not NaN in m->tmp_idx
+ * (increasing), their least and greatest value vlo, vhi.  MG_ERR if the policy is malformed. */
+static int compute_prior(mg_mcts *m, int n, const float *values, const float *policy, int ply, int nv, float vlo,
+                         float vhi, mcts_prior *pr)
 {
     float *P = m->tmp_prior;
     double eps = m->cfg.eps;
     double uni = 1.0 / n;
+    *pr = (mcts_prior){.kind = PRIOR_FULL, .full = P, .add = P, .top = m->tmp_idx};
     if (m->cfg.prior == MG_MCTS_PRIOR_POLICY) {
         double sum = 0;
         for (int i = 0; i < n; i++) {
@@ -475,16 +498,7 @@ static int compute_prior(mg_mcts *m, int n, const float *values, const float *po
     }
     /* MAV prior: top-k by value among the actions that have one. */
     int32_t *top = m->tmp_idx;
-    int nk = 0;
-    float vlo = INFINITY, vhi = -INFINITY; /* the least and the greatest value */
-    for (int i = 0; i < n; i++) {
-        float v = values[i];
-        if (!isnan(v)) {
-            top[nk++] = i;
-            vlo = v < vlo ? v : vlo;
-            vhi = v > vhi ? v : vhi;
-        }
-    }
+    const int nk = nv;
     if (nk == 0) {
         for (int i = 0; i < n; i++)
             P[i] = (float)uni;
@@ -493,7 +507,8 @@ static int compute_prior(mg_mcts *m, int n, const float *values, const float *po
     /* The k-th best value is the threshold; every action at or above it is in the top k
      * (ties with the k-th value included). */
     float thr, qmax = -INFINITY;
-    if (m->cfg.k >= nk || vlo == vhi) { /* all in the top k (equal values all tie with the k-th) */
+    const int all = m->cfg.k >= nk || vlo == vhi; /* all in the top k (equal values all tie with the k-th) */
+    if (all) {
         thr = vlo;
         qmax = vhi;
     } else {
@@ -519,35 +534,57 @@ static int compute_prior(mg_mcts *m, int n, const float *values, const float *po
     double z = 0;
     double ex[MG_MAX_MOVES];
     int k = 0;
-    for (int s = 0; s < nk; s++) {
-        float v = values[top[s]];
-        if (v >= thr) {
-            double d = v - qmax;
-            top[k] = top[s];
+    if (all) { /* every value is at or above thr = vlo: no test, no compaction */
+        for (; k < nk; k++) {
+            double d = values[top[k]] - qmax;
             ex[k] = d == 0 ? 1.0 : exp(d / tau);
             z += ex[k];
-            k++;
+        }
+    } else {
+        for (int s = 0; s < nk; s++) {
+            float v = values[top[s]];
+            if (v >= thr) {
+                double d = v - qmax;
+                top[k] = top[s];
+                ex[k] = d == 0 ? 1.0 : exp(d / tau);
+                z += ex[k];
+                k++;
+            }
         }
     }
-    const float base = (float)(eps * uni);
-    for (int i = 0; i < n; i++)
-        P[i] = base;
     for (int s = 0; s < k; s++)
-        P[top[s]] += (float)((1 - eps) * ex[s] / z);
+        P[s] = (float)((1 - eps) * ex[s] / z);
+    pr->kind = k == n ? PRIOR_SUM : PRIOR_TOP; /* k == n: every action has a value, in the top k: top[s] == s */
+    pr->k = k;
+    pr->base = (float)(eps * uni);
+    pr->add = P;
+    pr->top = top;
     return MG_OK;
 }
 
-static int valid_prob(float x) { return isnan(x) || (x >= 0.0f && x <= 1.0f); }
+/* A probability or NaN: isnan(x) || (0 <= x <= 1), with two comparisons (both are false for NaN). */
+static int valid_prob(float x) { return !(x < 0.0f) & !(x > 1.0f); }
 
-/* Widen [*vmin, *vmax] to a value q (NaN: none). */
-static inline void value_range(float q, double *vmax, double *vmin)
+/* The indices of the values of vals[0..n) that are not NaN into top (increasing), their least and
+ * greatest value into *lo, *hi (INFINITY, -INFINITY if none); returns their number, or -1 if a value
+ * is neither a probability nor NaN (when `check` is set). */
+static inline int scan_values(const float *vals, int n, int32_t *top, float *lo, float *hi, int check)
 {
-    if (!isnan(q)) {
-        if (q > *vmax)
-            *vmax = q;
-        if (q < *vmin)
-            *vmin = q;
+    int nv = 0;
+    float vlo = INFINITY, vhi = -INFINITY;
+    for (int i = 0; i < n; i++) {
+        float x = vals[i];
+        if (__builtin_expect(x >= 0.0f && x <= 1.0f, 1)) { /* a probability (so not NaN) */
+            top[nv++] = i;
+            vlo = x < vlo ? x : vlo;
+            vhi = x > vhi ? x : vhi;
+        } else if (check && !isnan(x)) {
+            return -1;
+        }
     }
+    *lo = vlo;
+    *hi = vhi;
+    return nv;
 }
 
 /* Expand the slot's leaf from result r; returns APPLY_* and the leaf value (mover's view) in *v.
@@ -568,19 +605,17 @@ static int expand_leaf(mg_mcts *m, const mcts_slot *sl, const mg_eval_result *r,
     int result = MG_ONGOING;
     if (mode->check_answer(m, leaf, r, &n, &result, &tlen) != APPLY_OK)
         return APPLY_INVALID;
-    /* Every value must be a probability or NaN; [vmin, vmax]: the range of the kept answers' values. */
-    double vmax = -INFINITY, vmin = INFINITY;
+    /* Every value must be a probability or NaN; [vlo, vhi]: the range of the kept answers' values, the
+     * nv that are not NaN indexed in m->tmp_idx (for compute_prior). */
     float vbuf[MG_MAX_MOVES], pbuf[MG_MAX_MOVES];
     const float *vals = r->values, *pols = r->policy; /* the kept answers' values and policy, contiguous */
     int32_t keep_copy[MG_MAX_MOVES]; /* state tracking: their indices (compute_prior reuses tmp_idx) */
-    int nk = n;
+    int nk = n, nv;
+    float vlo, vhi;
     if (in_place) {
-        for (int i = 0; i < n; i++) {
-            float x = vals[i];
-            if (!valid_prob(x))
-                return APPLY_INVALID;
-            value_range(x, &vmax, &vmin);
-        }
+        nv = scan_values(vals, n, m->tmp_idx, &vlo, &vhi, 1);
+        if (nv < 0)
+            return APPLY_INVALID;
     } else {
         for (int i = 0; i < n; i++)
             if (!valid_prob(r->values[i]))
@@ -591,10 +626,11 @@ static int expand_leaf(mg_mcts *m, const mcts_slot *sl, const mg_eval_result *r,
         for (int s = 0; s < nk; s++) {
             vbuf[s] = r->values[keep_copy[s]];
             pbuf[s] = r->policy[keep_copy[s]];
-            value_range(vbuf[s], &vmax, &vmin);
         }
         vals = vbuf, pols = pbuf;
+        nv = scan_values(vals, nk, m->tmp_idx, &vlo, &vhi, 0);
     }
+    const double vmax = vhi, vmin = vlo;
     int terminal, ar = mode->store(m, leaf, r, tlen, result, &terminal, v);
     if (ar != APPLY_OK || terminal)
         return ar;
@@ -605,28 +641,40 @@ static int expand_leaf(mg_mcts *m, const mcts_slot *sl, const mg_eval_result *r,
         val = vmax;
     else
         return APPLY_INVALID; /* no value at all */
-    if (compute_prior(m, nk, vals, pols, ply) != MG_OK)
+    mcts_prior pr = {.kind = PRIOR_FULL};
+    if (compute_prior(m, nk, vals, pols, ply, nv, vlo, vhi, &pr) != MG_OK)
         return APPLY_INVALID;
     if (mcts_arena_reserve_edges(&m->a, m->a.edges_len + (size_t)nk, tracking) != MG_OK)
         return APPLY_NOMEM;
     const double fpu = !isnan(m->cfg.fpu) ? m->cfg.fpu : (vmin < INFINITY ? 2.0 * vmin - 1.0 : 0.0);
     const uint32_t first = (uint32_t)m->a.edges_len;
-    const float *prior = m->tmp_prior;
     /* engine: the request's legal actions, whose order the answer keeps */
     const int32_t *legal = in_place ? m->reqs[r - m->res].legal : NULL;
     mcts_edge *e = &m->a.edges[first];
-    for (int i = 0; i < nk; i++) {
-        float qi = isnan(vals[i]) ? (float)fpu : (float)(2.0 * vals[i] - 1.0);
-        e[i].q = (double)qi;
-        e[i].n = e[i].v = 0;
-        e[i].prior = prior[i];
-        e[i].dead = 0;
-        e[i].w = 0;
-        e[i].action = legal ? legal[i] : 0;
-        e[i].child = -1;
-        e[i].q_init = qi;
-        e[i].value = vals[i];
+    /* One loop per kind of prior and source of actions (the choices hoisted out of the loop). */
+#define MCTS_SET_EDGES(PRIOR, ACTION)                                                                   \
+    for (int i = 0; i < nk; i++) {                                                                      \
+        float qi = isnan(vals[i]) ? (float)fpu : (float)(2.0 * vals[i] - 1.0);                          \
+        e[i] = (mcts_edge){.q = (double)qi, .n = 0, .v = 0, .prior = (PRIOR), .dead = 0, .w = 0,         \
+                           .action = (ACTION), .child = -1, .q_init = qi, .value = vals[i]};             \
     }
+#define MCTS_SET_EDGES_BY(ACTION)                                                                       \
+    if (pr.kind == PRIOR_SUM) {                                                                         \
+        MCTS_SET_EDGES(pr.base + pr.add[i], ACTION)                                                     \
+    } else if (pr.kind == PRIOR_TOP) {                                                                  \
+        MCTS_SET_EDGES(pr.base, ACTION)                                                                 \
+        for (int s = 0; s < pr.k; s++)                                                                  \
+            e[pr.top[s]].prior += pr.add[s];                                                            \
+    } else {                                                                                            \
+        MCTS_SET_EDGES(pr.full[i], ACTION)                                                              \
+    }
+    if (legal) {
+        MCTS_SET_EDGES_BY(legal[i])
+    } else {
+        MCTS_SET_EDGES_BY(0)
+    }
+#undef MCTS_SET_EDGES_BY
+#undef MCTS_SET_EDGES
     if (!in_place)
         mode->set_moves(m, first, r, keep_copy, nk); /* the edges' indices and move strings */
     m->a.edges_len += (size_t)nk;
@@ -742,12 +790,12 @@ int mg_mcts_gather(mg_mcts *m, const mg_eval_request **req, mg_eval_result **res
             attempts++;
             mcts_slot *sl = &m->slots[nslots];
             unsigned char *st = tracking ? NULL : m->states + (size_t)npend * m->ss;
-            int r = select_leaf(m, sl, st);
+            int r = select_leaf(m, sl, st, npend);
             if (sl->len > S->max_depth)
                 S->max_depth = sl->len;
             if (r == SEL_LEAF) {
                 int32_t leaf = sl->nodes[sl->len];
-                if (m->mode->leaf_moves(m, st, npend) == 0) {
+                if (m->mode->leaf_moves(m, st, npend, sl->nlegal) == 0) {
                     /* no move although not over: treat as a draw */
                     mcts_node_terminal(&m->a.nodes[leaf], MG_DRAW);
                     backup(m, sl, 0.0);

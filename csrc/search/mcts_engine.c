@@ -61,16 +61,28 @@ static int engine_advance_move(mg_mcts *m, const char *move, char *err, size_t e
     return mcts_engine_advance(m, a, err, errlen);
 }
 
-static void engine_new_node(const mg_mcts *m, const mcts_node *parent, const unsigned char *state, mcts_node *cn)
+/* With the game's legal_outcome hook, the moves of a new node go into request ri's list as its
+ * outcome is found (one move generation; engine_leaf_moves then has them); else only the outcome. */
+static int engine_new_node(mg_mcts *m, const mcts_node *parent, const unsigned char *state, mcts_node *cn, int ri)
 {
     (void)parent;
-    engine_node(m->g, state, cn);
+    const mg_game *g = m->g;
+    if (!g->legal_outcome) {
+        engine_node(g, state, cn);
+        return -1;
+    }
+    mcts_node_init(cn, g->to_move(state));
+    int r;
+    int nl = g->legal_outcome(state, m->legal + (size_t)ri * MG_MAX_MOVES, &r, NULL);
+    if (r != MG_ONGOING)
+        mcts_node_terminal(cn, r);
+    return nl;
 }
 
-static int engine_leaf_moves(mg_mcts *m, const unsigned char *state, int ri)
+static int engine_leaf_moves(mg_mcts *m, const unsigned char *state, int ri, int known)
 {
     int32_t *legal = m->legal + (size_t)ri * MG_MAX_MOVES;
-    int nl = m->g->legal_actions(state, legal);
+    int nl = known >= 0 ? known : m->g->legal_actions(state, legal);
     if (nl <= 0)
         return 0;
     m->reqs[ri].legal = legal;
@@ -87,10 +99,9 @@ static void engine_prepare(mg_mcts *m, const mcts_slot *sl, int ri)
     q->text = q->parent_text = q->move = NULL;
     /* legal/num_legal were filled by engine_leaf_moves */
     r->num_moves = q->num_legal;
-    for (int i = 0; i < q->num_legal; i++) {
-        r->values[i] = NAN;
-        r->policy[i] = NAN;
-    }
+    /* NaN presets: block copies (a store loop over two arrays that may alias is not vectorised) */
+    memcpy(r->values, m->nans, (size_t)q->num_legal * sizeof *r->values);
+    memcpy(r->policy, m->nans, (size_t)q->num_legal * sizeof *r->policy);
 }
 
 static int engine_check_answer(const mg_mcts *m, int32_t leaf, const mg_eval_result *r, int *n, int *result,

@@ -16,11 +16,15 @@ enum { APPLY_OK = 0, APPLY_INVALID = 1, APPLY_NOMEM = 2 };
 typedef struct mcts_mode {
     const char *name; /* "engine" or "state-tracking", for messages */
     /* The node reached from `parent` by the move just made (engine: into `state`; state tracking:
-     * state is NULL and the players alternate). */
-    void (*new_node)(const mg_mcts *m, const mcts_node *parent, const unsigned char *state, mcts_node *cn);
+     * state is NULL and the players alternate).  A new node ends its selection, as leaf request ri
+     * when it is not terminal: a mode may write that request's moves now, when the game gives them
+     * with the outcome (engine mode with a game's legal_outcome hook: one move generation for both),
+     * and returns their number, else -1. */
+    int (*new_node)(mg_mcts *m, const mcts_node *parent, const unsigned char *state, mcts_node *cn, int ri);
     /* The moves of leaf request ri at `state` into the request; 0 if the leaf has none (engine: no legal
-     * action although the game is not over; state tracking predicts them: never 0). */
-    int (*leaf_moves)(mg_mcts *m, const unsigned char *state, int ri);
+     * action although the game is not over; state tracking predicts them: never 0).  known >= 0: new_node
+     * wrote them (that many) already. */
+    int (*leaf_moves)(mg_mcts *m, const unsigned char *state, int ri, int known);
     /* The mode's part of leaf request ri of selection sl (the common fields are set). */
     void (*prepare)(mg_mcts *m, const mcts_slot *sl, int ri);
     /* APPLY_OK if the answer r fits the request of `leaf`, with *n (the moves to read), *result (a

@@ -82,15 +82,16 @@ static int tracking_advance_move(mg_mcts *m, const char *move, char *err, size_t
     return MG_ERR;
 }
 
-static void tracking_new_node(const mg_mcts *m, const mcts_node *parent, const unsigned char *state, mcts_node *cn)
-{
-    (void)m, (void)state;
-    mcts_node_init(cn, parent->to_move ^ 1); /* a predicted state: the players alternate */
-}
-
-static int tracking_leaf_moves(mg_mcts *m, const unsigned char *state, int ri)
+static int tracking_new_node(mg_mcts *m, const mcts_node *parent, const unsigned char *state, mcts_node *cn, int ri)
 {
     (void)m, (void)state, (void)ri;
+    mcts_node_init(cn, parent->to_move ^ 1); /* a predicted state: the players alternate */
+    return -1;
+}
+
+static int tracking_leaf_moves(mg_mcts *m, const unsigned char *state, int ri, int known)
+{
+    (void)m, (void)state, (void)ri, (void)known;
     return 1; /* the evaluator predicts them */
 }
 

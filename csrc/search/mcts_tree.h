@@ -65,6 +65,7 @@ typedef struct mcts_slot {
     int32_t actions[MG_MCTS_MAX_DEPTH];
     int len;                /* number of edges; nodes[len] is the leaf */
     int req;                /* request index, -1 for a collision */
+    int nlegal;             /* the leaf's moves already in its request (new_node's count), -1 if not */
 } mcts_slot;
 
 /* The node/edge/text arenas (two sets, swapped by tree-reuse compaction). */
@@ -109,6 +110,7 @@ struct mg_mcts {
     uint32_t vtab[MG_MCTS_MAX_DEPTH + 1]; /* virtual counts of the pair at depth d above the leaf */
     int32_t *tmp_idx;       /* MG_MAX_MOVES */
     float *tmp_prior;       /* MG_MAX_MOVES */
+    float nans[MG_MAX_MOVES]; /* all NaN (set at creation): the requests' value and policy presets */
     mg_mcts_stats stats;
     /* The search in progress (mg_mcts_begin .. mg_mcts_finish). */
     int64_t s_done;         /* simulations used */

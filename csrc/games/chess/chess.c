@@ -266,7 +266,8 @@ INLINE int generate(const S *s, int32_t *out, const int us)
     }
 
     /* Castling: king takes own rook; both paths empty, the king's path (from its
-     * square to its destination) not attacked with king and rook lifted. */
+     * square to its destination) not attacked with king and rook lifted (castle_legal below
+     * is the same test for one right; written out here, which perft measures faster). */
     if (!checkers && (s->castling & (3 << (2 * us)))) {
         for (int side = 0; side < 2; side++) {
             int right = 2 * us + side;
@@ -299,6 +300,110 @@ static int count_black(const S *s) { return generate(s, NULL, 1); }
 
 int mg_chess_legal_actions(const S *s, int32_t *out) { return s->stm ? gen_black(s, out) : gen_white(s, out); }
 int mg_chess_count_legal(const S *s) { return s->stm ? count_black(s) : count_white(s); }
+
+/* ---------------------------------------------------------------------------------
+ * Legality of one action, without generating the others: the action is decoded, checked to be a move
+ * of the piece on its from-square (castling as king takes own rook of a held right, pawn pushes,
+ * double pushes, captures, en passant and promotions as the encoding has them), and then made on the
+ * bitboards: legal if no enemy piece attacks the king afterwards.  The same answer as membership in
+ * mg_chess_legal_actions for every int32 value (csrc/tests/test_chess_is_legal.c checks the whole
+ * action space on many positions).
+ */
+
+/* Castling right `right` (held, king on ksq = kbit, not in check; `them` the opponent, occ all pieces), king takes
+ * own rook: generate's test for one right: both paths empty, the king's path (from its square to its destination)
+ * not attacked with king and rook lifted. */
+INLINE int castle_legal(const S *s, int them, int right, int ksq, uint64_t kbit, uint64_t occ)
+{
+    int rsq = s->castle_rook[right];
+    int kto = mg_chess_castle_king_to(right), rto = mg_chess_castle_rook_to(right);
+    uint64_t rbit = mg_bb_sq(rsq);
+    uint64_t kpath = mg_bb.between[ksq][kto] | mg_bb_sq(kto);
+    uint64_t path = (kpath | mg_bb.between[rsq][rto] | mg_bb_sq(rto)) & ~(kbit | rbit);
+    if (path & occ)
+        return 0;
+    uint64_t occ2 = occ ^ kbit ^ rbit;
+    int ok = 1;
+    while (kpath && ok) {
+        int sq = mg_bb_pop(&kpath);
+        ok = !attackers(s, sq, them, occ2);
+    }
+    return ok;
+}
+
+/* Non-zero if the move of the (non-king) piece on `from` to `to` (a capture if `to` holds an enemy
+ * piece; no en passant) leaves the king of `us` unattacked. */
+INLINE int king_safe_after(const S *s, int us, int from, int to)
+{
+    const uint64_t tbit = mg_bb_sq(to);
+    const uint64_t occ2 = (s->bb[0] ^ mg_bb_sq(from)) | tbit;
+    return !(attackers(s, king_sq(s, us), us ^ 1, occ2) & ~tbit);
+}
+
+int mg_chess_is_legal(const S *s, int32_t a)
+{
+    if (a < 0 || a >= MG_CHESS_NUM_ACTIONS)
+        return 0;
+    const int from = a & 63, to = (a >> 6) & 63, promo = a >> 12;
+    const int us = s->stm, them = us ^ 1;
+    const int pc = s->board[from];
+    if (!pc || (pc >> 3) != us)
+        return 0;
+    const uint64_t occ = s->bb[0], own = s->occ[us], tbit = mg_bb_sq(to);
+    switch (pc & 7) {
+    case KING:
+        if (promo)
+            return 0;
+        if (own & tbit) {
+            /* Castling: `to` holds the rook of a held right (not in check). */
+            for (int side = 0; side < 2; side++) {
+                int right = 2 * us + side;
+                if ((s->castling & (1 << right)) && s->castle_rook[right] == to)
+                    return !attackers(s, from, them, occ) && castle_legal(s, them, right, from, mg_bb_sq(from), occ);
+            }
+            return 0;
+        }
+        return (mg_bb.king[from] & tbit) && !attackers(s, to, them, occ ^ mg_bb_sq(from));
+    case PAWN: {
+        const uint64_t last = us ? MG_BB_RANK_1 : MG_BB_RANK_8;
+        const uint64_t third = us ? (MG_BB_RANK_1 << 40) : (MG_BB_RANK_1 << 16);
+        const uint64_t one = mg_bb_forward(mg_bb_sq(from), us) & ~occ;
+        if (!(tbit & last) != !promo)
+            return 0; /* a promotion piece exactly on the last rank */
+        if (tbit & one) {
+            /* a push */
+        } else if (tbit & mg_bb_forward(one & third, us) & ~occ) {
+            /* a double push */
+        } else if (mg_bb.pawn[us][from] & tbit) {
+            if (to == s->ep)
+                return ep_capture_legal(s, us, from, to);
+            if (!(s->occ[them] & tbit))
+                return 0;
+        } else {
+            return 0;
+        }
+        return king_safe_after(s, us, from, to);
+    }
+    case KNIGHT:
+        if (promo || !(mg_bb.knight[from] & tbit & ~own))
+            return 0;
+        return king_safe_after(s, us, from, to);
+    case BISHOP:
+        if (promo || !(mg_bb_bishop(from, occ) & tbit & ~own))
+            return 0;
+        return king_safe_after(s, us, from, to);
+    case ROOK:
+        if (promo || !(mg_bb_rook(from, occ) & tbit & ~own))
+            return 0;
+        return king_safe_after(s, us, from, to);
+    case QUEEN:
+        if (promo || !((mg_bb_rook(from, occ) | mg_bb_bishop(from, occ)) & tbit & ~own))
+            return 0;
+        return king_safe_after(s, us, from, to);
+    default:
+        return 0;
+    }
+}
 
 /* ---------------------------------------------------------------------------------
  * Make / unmake.
@@ -596,10 +701,9 @@ void mg_chess_draw_claims(const S *s, int *fifty, int *threefold)
         *threefold = t;
 }
 
-int mg_chess_outcome(const void *st, int *reason)
+/* The outcome of `s`, which has n legal moves (see mg_chess_outcome). */
+INLINE int outcome_with(const S *s, int n, int *reason)
 {
-    const S *s = st;
-    int n = mg_chess_count_legal(s);
     int r = MG_ONGOING, why = MG_TERM_NONE;
     if (n == 0 && mg_chess_in_check(s)) {
         r = s->stm ? MG_P0_WINS : MG_P1_WINS;
@@ -625,4 +729,13 @@ int mg_chess_outcome(const void *st, int *reason)
     if (reason)
         *reason = why;
     return r;
+}
+
+int mg_chess_outcome(const void *st, int *reason) { return outcome_with(st, mg_chess_count_legal(st), reason); }
+
+int mg_chess_legal_outcome(const void *st, int32_t *out, int *result, int *reason)
+{
+    int n = mg_chess_legal_actions(st, out);
+    *result = outcome_with(st, n, reason);
+    return n;
 }

@@ -128,6 +128,11 @@ void mg_chess_make(void *st, int32_t a, void *undo);
 void mg_chess_unmake(void *st, int32_t a, const void *undo);
 uint64_t mg_chess_perft(void *st, int depth, struct mg_cancel *cancel);
 int mg_chess_outcome(const void *st, int *reason);
+/* The descriptors' legal_outcome: mg_chess_legal_actions and mg_chess_outcome from one generation. */
+int mg_chess_legal_outcome(const void *st, int32_t *out, int *result, int *reason);
+/* The descriptors' is_legal: non-zero iff `a` (any int32) is among mg_chess_legal_actions, decided
+ * without generating the moves (the action's own pseudo-legality, then a king-safety test). */
+int mg_chess_is_legal(const mg_chess_state *s, int32_t a);
 
 /* Helpers (chess.c) also used by the FEN code, the descriptors and the bindings. */
 int mg_chess_in_check(const mg_chess_state *s);

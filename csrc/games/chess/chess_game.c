@@ -50,21 +50,7 @@ static size_t chess_to_text(const void *st, char *buf, size_t buflen) { return m
 
 static int chess_legal_actions(const void *st, int32_t *out) { return mg_chess_legal_actions(st, out); }
 
-static int chess_is_legal(const void *st, int32_t a)
-{
-    int32_t moves[MG_CHESS_MAX_MOVES];
-    if (a < 0 || a >= MG_CHESS_NUM_ACTIONS)
-        return 0;
-    const S *s = st;
-    int pc = s->board[a & 63];
-    if (!pc || (pc >> 3) != s->stm)
-        return 0;
-    int n = mg_chess_legal_actions(s, moves);
-    for (int i = 0; i < n; i++)
-        if (moves[i] == a)
-            return 1;
-    return 0;
-}
+static int chess_is_legal(const void *st, int32_t a) { return mg_chess_is_legal(st, a); }
 
 static int chess_to_move(const void *st) { return ((const S *)st)->stm; }
 
@@ -184,8 +170,9 @@ static void chess_observation(const void *st, float *out)
         .num_actions = MG_CHESS_NUM_ACTIONS, .init = INIT, .from_text = FROM_TEXT,                    \
         .to_text = chess_to_text, .legal_actions = chess_legal_actions, .is_legal = chess_is_legal,    \
         .make = mg_chess_make, .unmake = mg_chess_unmake, .to_move = chess_to_move,                          \
-        .outcome = mg_chess_outcome, .hash = chess_hash, .action_to_str = chess_action_to_str,            \
-        .action_from_str = chess_action_from_str, .perft = mg_chess_perft,                                \
+        .outcome = mg_chess_outcome, .legal_outcome = mg_chess_legal_outcome, .hash = chess_hash,           \
+        .action_to_str = chess_action_to_str, .action_from_str = chess_action_from_str,                 \
+        .perft = mg_chess_perft,                                                                       \
         .rule_flags = MG_FLAG_CHESS960, .obs_shape = chess_obs_shape, .observation = chess_observation, \
         .mav = MAV, .san = SAN,                                                                        \
     }
