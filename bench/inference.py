@@ -26,6 +26,10 @@ In one run, interleaved (every repetition times every backend at every batch siz
 time: on a machine shared with other jobs a time slice taken by them no longer counts, for both sides of every
 ratio, nor do helper threads of the process (OpenBLAS's, spinning after the NumPy backend's products).  It is
 for one-thread runs (``--threads 1``: the native engine and torch then compute in the calling thread).
+
+The header names the native matmul kernel that ran ("native kernel avx512", "avx2-fma" or "portable"): the best
+the CPU runs, or the one the environment variable ``MAVGAME_SIMD=avx512|avx2|portable`` picks, e.g.
+``MAVGAME_SIMD=avx2 python bench/inference.py --threads 1`` to time the AVX2 kernel on an AVX-512 machine.
 """
 import argparse
 import json

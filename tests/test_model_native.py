@@ -509,3 +509,90 @@ def test_from_module_native_matches_torch(tmp_path):
     prompts = fresh_prompts(6, seed=3)
     for x, y in zip(a.generate(prompts, max_new_tokens=12), b.generate(prompts, max_new_tokens=12)):
         assert x.ids == y.ids
+
+
+# ---- the SIMD matmul kernels (csrc/model/matmul.c): AVX-512 and AVX2 give the same bits -------------------
+
+def _cpu_flags() -> set:
+    """The CPU's feature flags from /proc/cpuinfo (empty where there is none)."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+HAVE_AVX2 = {"avx2", "fma"} <= _cpu_flags()
+HAVE_AVX512 = HAVE_AVX2 and {"avx512f", "avx512vl"} <= _cpu_flags()
+needs_avx512 = pytest.mark.skipif(not HAVE_AVX512, reason="this CPU has no AVX-512 (avx512f/avx512vl): "
+                                  "the AVX-512 kernel cannot run here")
+
+
+def _engine(path, kernel, monkeypatch, **kw):
+    """A MavEngine created with MAVGAME_SIMD=kernel."""
+    monkeypatch.setenv("MAVGAME_SIMD", kernel)
+    try:
+        return _core.MavEngine(str(path), **kw)
+    finally:
+        monkeypatch.delenv("MAVGAME_SIMD")
+
+
+@pytest.mark.skipif(not HAVE_AVX2, reason="this CPU has no AVX2/FMA")
+def test_kernel_selection_and_names(tmp_path, monkeypatch):
+    """The default kernel is the best the CPU runs; MAVGAME_SIMD picks one at creation; simd=False wins."""
+    path, _, _ = make_model(tmp_path)
+    monkeypatch.delenv("MAVGAME_SIMD", raising=False)
+    assert _core.MavEngine(str(path)).kernel == ("avx512" if HAVE_AVX512 else "avx2-fma")
+    assert _engine(path, "avx2", monkeypatch).kernel == "avx2-fma"
+    assert _engine(path, "portable", monkeypatch).kernel == "portable"
+    assert _engine(path, "auto", monkeypatch).kernel == _core.MavEngine(str(path)).kernel
+    assert _engine(path, "avx2", monkeypatch, simd=False).kernel == "portable"
+    with pytest.raises(ValueError, match="MAVGAME_SIMD='avx9000' names no matmul kernel"):
+        _engine(path, "avx9000", monkeypatch)
+    if not HAVE_AVX512:
+        with pytest.raises(ValueError, match="MAVGAME_SIMD='avx512': this CPU cannot run"):
+            _engine(path, "avx512", monkeypatch)
+
+
+@needs_avx512
+@pytest.mark.parametrize("dims", [dict(d_model=32, d_ff=48),
+                                  dict(d_model=40, d_ff=52, n_heads=2, n_kv_heads=2, mlp="geglu", tie_embeddings=False)])
+def test_avx512_logits_bit_identical_to_avx2_random_models(tmp_path, monkeypatch, dims):
+    """Ragged widths (40, 52: partial panels) and prompts of every length (ragged row counts): the same bits."""
+    path, _, _ = make_model(tmp_path, **dims)
+    e512, e2 = _engine(path, "avx512", monkeypatch), _engine(path, "avx2", monkeypatch)
+    assert (e512.kernel, e2.kernel) == ("avx512", "avx2-fma")
+    for p in random_prompts(12, seed=3, lo=1, hi=60):
+        a, b = e512.logits(p), e2.logits(p)
+        assert np.isfinite(a).all() and np.array_equal(a, b)
+
+
+@needs_avx512
+def test_avx512_shipped_model_bit_identical_to_avx2(shipped, monkeypatch):
+    """The shipped model's logits (vocabulary 2723: a partial last panel) and batched generations are the
+    same bits with either kernel, on 1 and 2 threads."""
+    prompts = fresh_prompts(16, seed=99)
+    for threads in (1, 2):
+        e512 = _engine(shipped, "avx512", monkeypatch, threads=threads)
+        e2 = _engine(shipped, "avx2", monkeypatch, threads=threads)
+        assert (e512.kernel, e2.kernel) == ("avx512", "avx2-fma")
+        tok = mav.Tokenizer(int(e512.vocab_version))
+        for text in prompts[:8]:
+            ids = [tok.bos_id] + tok.encode(text).tolist()
+            a, b = e512.logits(ids), e2.logits(ids)
+            assert np.isfinite(a).all() and np.array_equal(a, b)
+    outs = []
+    for kernel in ("avx512", "avx2"):
+        monkeypatch.setenv("MAVGAME_SIMD", kernel)
+        m = MAVModel.load(shipped, backend="native")
+        monkeypatch.delenv("MAVGAME_SIMD")
+        assert m.backend.engine.kernel == {"avx512": "avx512", "avx2": "avx2-fma"}[kernel]
+        outs.append(m.generate(prompts))
+    assert sum(len(x.value_dists) for x in outs[0]) > 0
+    for x, y in zip(*outs):
+        assert x.ids == y.ids and x.value_dists.keys() == y.value_dists.keys()
+        for mv in x.value_dists:
+            assert np.array_equal(x.value_dists[mv], y.value_dists[mv])

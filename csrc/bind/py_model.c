@@ -458,7 +458,10 @@ static PyGetSetDef engine_getset[] = {
     {"prefix_cache", (getter)get_prefix_cache, NULL, "The cross-batch prefix cache's capacity in tokens.", NULL},
     {"threads", (getter)get_threads, NULL, "Threads of the engine's pool.", NULL},
     {"max_batch", (getter)get_max_batch, NULL, "Sequences run at once.", NULL},
-    {"kernel", (getter)get_kernel, NULL, "The matmul kernel in use ('avx2-fma', 'portable' or 'cuda').", NULL},
+    {"kernel", (getter)get_kernel, NULL,
+     "The matmul kernel in use ('avx512', 'avx2-fma', 'portable' or 'cuda'; the environment variable "
+     "MAVGAME_SIMD=avx512|avx2|portable|auto read at creation picks one).",
+     NULL},
     {"device", (getter)get_device, NULL, "Where the forward pass runs: 'cpu' or 'cuda'.", NULL},
     {"weights", (getter)get_weights, NULL, "The weight matrices' type on the device: 'float32' or 'bf16'.", NULL},
     {"weight_bytes", (getter)get_weight_bytes, NULL, "Device memory of the weights in bytes (0 on the CPU).", NULL},

@@ -460,7 +460,7 @@ static PyGetSetDef pnet_getset[] = {
     {"head", (getter)get_head, NULL, "'pool' or 'conv'.", NULL},
     {"n_params", (getter)get_n_params, NULL, "Number of parameters.", NULL},
     {"file_dtype", (getter)get_file_dtype, NULL, "Weight dtype in the file (F32, F16, BF16).", NULL},
-    {"kernel", (getter)get_kernel, NULL, "The matmul kernel in use ('avx2-fma' or 'portable').", NULL},
+    {"kernel", (getter)get_kernel, NULL, "The matmul kernel in use ('avx512', 'avx2-fma' or 'portable').", NULL},
     {"max_batch", (getter)get_max_batch, NULL, "Positions a forward pass (larger batches run in chunks).", NULL},
     {"threads", (getter)get_threads, NULL, "Threads a forward pass (a batch is split over them).", NULL},
     {"calls", (getter)get_calls, NULL, "Calls so far (logits, policy, and the guided search's batches).", NULL},

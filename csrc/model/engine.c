@@ -62,6 +62,20 @@ int mg_engine_create(mg_engine **out, const mg_model *m, int max_batch, int thre
         snprintf(err, errlen, "bfloat16 weights are a CUDA engine option (MG_ENGINE_BF16 needs MG_ENGINE_CUDA)");
         return MG_ERR;
     }
+    /* the matmul kernel: the best the CPU runs, unless MG_ENGINE_NO_SIMD, or the environment
+     * variable MAVGAME_SIMD names one (avx512, avx2, portable or auto: for tests and benchmarks) */
+    mg_matmul_fn mm = mg_matmul_select(!(flags & MG_ENGINE_NO_SIMD));
+    const char *want = getenv("MAVGAME_SIMD");
+    if (!(flags & MG_ENGINE_NO_SIMD) && want && *want) {
+        int r = mg_matmul_find(want, &mm);
+        if (r != 0) {
+            snprintf(err, errlen,
+                     r == -1 ? "MAVGAME_SIMD='%.64s' names no matmul kernel (avx512, avx2, portable or auto)"
+                             : "MAVGAME_SIMD='%.64s': this CPU cannot run that matmul kernel",
+                     want);
+            return MG_ERR;
+        }
+    }
     mg_engine *e = calloc(1, sizeof *e);
     if (!e) {
         snprintf(err, errlen, "out of memory");
@@ -75,8 +89,8 @@ int mg_engine_create(mg_engine **out, const mg_model *m, int max_batch, int thre
         free(e);
         return MG_ERR;
     }
-    e->mm = mg_matmul_select(!(flags & MG_ENGINE_NO_SIMD));
-    e->lk = mg_layers_select(!(flags & MG_ENGINE_NO_SIMD));
+    e->mm = mm;
+    e->lk = mg_layers_select(mm != mg_matmul_portable); /* the AVX2 layers with either SIMD matmul */
     e->max_batch = max_batch;
     e->rows_cap = MG_ENGINE_PASS_ROWS > max_batch ? MG_ENGINE_PASS_ROWS : max_batch;
     e->kvd = c->n_kv_heads * c->head_dim;

@@ -91,7 +91,7 @@ void mg_engine_free(mg_engine *e);
 
 int mg_engine_threads(const mg_engine *e);
 int mg_engine_max_batch(const mg_engine *e);
-const char *mg_engine_kernel(const mg_engine *e); /* "avx2-fma", "portable" or "cuda" */
+const char *mg_engine_kernel(const mg_engine *e); /* "avx512", "avx2-fma", "portable" or "cuda" */
 int mg_engine_device(const mg_engine *e);          /* enum mg_engine_device */
 const mg_model *mg_engine_model(const mg_engine *e);
 int mg_engine_bf16(const mg_engine *e);             /* created with MG_ENGINE_BF16 */

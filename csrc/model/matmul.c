@@ -10,6 +10,10 @@
  * weights once, not twice), and the rows in blocks of about 128 KiB of x (prefill of the 384-wide
  * MLP input stays in L2).  A partial last panel is computed in full (zero padding) and stored in
  * part.  Every element sums over k in the same order whatever tile computes it.
+ *
+ * The AVX-512 kernel (matmul_avx512, below) uses the same panels with one panel row per zmm
+ * register and the same per-element sequence of FMAs, so its results are bit-identical to the
+ * AVX2 kernel's; mg_matmul_select prefers it where the CPU has avx512f and avx512vl.
  */
 #include "matmul.h"
 
@@ -302,14 +306,170 @@ AVX2 static void matmul_avx2(float *y, const float *x, const float *w, int n, in
         }
     }
 }
+
+/* ---- AVX-512 ------------------------------------------------------------------------------
+ * One panel row is one zmm register.  A tile of R rows x P panels keeps R * P accumulators (at
+ * most 24 of the 32 registers: 1-3 rows x 8 panels, 4-6 x 4, 7-12 x 2) and per k loads the P panel rows, broadcasts R x values and issues
+ * R * P FMAs (R * P + min(R, P) + 1 <= 29 registers live): the same sequential sum over k, one FMA per element and step, as the AVX2 kernel
+ * (and the same final add when accumulating), so the two give bit-identical results.  The
+ * panels per tile grow as the rows shrink so there are always at least 8 independent chains
+ * (1 row x 8 panels at batch 1).  A partial last panel is stored with a mask. */
+#define AVX512 __attribute__((target("avx512f,avx512vl,fma")))
+
+#if defined(__clang__)
+#define MG_UNROLL_FULL _Pragma("clang loop unroll(full)")
+#elif defined(__GNUC__)
+#define MG_UNROLL_FULL _Pragma("GCC unroll 32")
+#else
+#define MG_UNROLL_FULL
+#endif
+
+/* the largest row tile, and the panels of a tile of r rows */
+#define MG_R512 12
+static inline int panels_for_rows_avx512(int r) { return r <= 3 ? 8 : r <= 6 ? 4 : 2; }
+
+typedef void (*tile512_fn)(float *y, const float *x, const float *panel, int in, int out, unsigned last,
+                           int accumulate);
+
+/* tileRxP_avx512: rows [0, R) of x against panels [0, P) from `panel` into y (row stride out),
+ * the last panel's stored lanes given by the mask `last`. */
+#define MG_TILE512(R, P)                                                                                         \
+    AVX512 static void tile##R##x##P##_avx512(float *y, const float *x, const float *panel, int in, int out,     \
+                                              unsigned last, int accumulate)                                     \
+    {                                                                                                            \
+        const size_t ps = (size_t)in * MG_PANEL;                                                                 \
+        __m512 acc[R][P];                                                                                        \
+        MG_UNROLL_FULL for (int r = 0; r < R; r++) MG_UNROLL_FULL for (int p = 0; p < P; p++) acc[r][p] =       \
+            _mm512_setzero_ps();                                                                                 \
+        const float *wk = panel;                                                                                 \
+        for (int k = 0; k < in; k++, wk += MG_PANEL) {                                                           \
+            if (P > R) { /* R broadcasts live, one panel row at a time */                                       \
+                __m512 xv[R];                                                                                    \
+                MG_UNROLL_FULL for (int r = 0; r < R; r++) xv[r] = _mm512_set1_ps(x[(size_t)r * in + k]);        \
+                MG_UNROLL_FULL for (int p = 0; p < P; p++)                                                       \
+                {                                                                                                \
+                    __m512 wv = _mm512_loadu_ps(wk + (size_t)p * ps);                                            \
+                    MG_UNROLL_FULL for (int r = 0; r < R; r++) acc[r][p] = _mm512_fmadd_ps(xv[r], wv, acc[r][p]); \
+                }                                                                                                \
+            } else { /* P panel rows live, one broadcast at a time */                                            \
+                __m512 wv[P];                                                                                    \
+                MG_UNROLL_FULL for (int p = 0; p < P; p++) wv[p] = _mm512_loadu_ps(wk + (size_t)p * ps);         \
+                MG_UNROLL_FULL for (int r = 0; r < R; r++)                                                       \
+                {                                                                                                \
+                    __m512 v = _mm512_set1_ps(x[(size_t)r * in + k]);                                            \
+                    MG_UNROLL_FULL for (int p = 0; p < P; p++) acc[r][p] = _mm512_fmadd_ps(v, wv[p], acc[r][p]); \
+                }                                                                                                \
+            }                                                                                                    \
+        }                                                                                                        \
+        MG_UNROLL_FULL for (int r = 0; r < R; r++) MG_UNROLL_FULL for (int p = 0; p < P; p++)                    \
+        {                                                                                                        \
+            float *yp = y + (size_t)r * out + (size_t)p * MG_PANEL;                                              \
+            __mmask16 m = (__mmask16)(p == P - 1 ? last : 0xFFFFu);                                              \
+            __m512 a = acc[r][p];                                                                                \
+            if (accumulate)                                                                                      \
+                a = _mm512_add_ps(_mm512_maskz_loadu_ps(m, yp), a);                                              \
+            _mm512_mask_storeu_ps(yp, m, a);                                                                     \
+        }                                                                                                        \
+    }
+
+#define MG_TILES512_2(R) MG_TILE512(R, 1) MG_TILE512(R, 2)
+#define MG_TILES512_4(R) MG_TILES512_2(R) MG_TILE512(R, 3) MG_TILE512(R, 4)
+#define MG_TILES512_8(R) MG_TILES512_4(R) MG_TILE512(R, 5) MG_TILE512(R, 6) MG_TILE512(R, 7) MG_TILE512(R, 8)
+MG_TILES512_8(1)
+MG_TILES512_8(2)
+MG_TILES512_8(3)
+MG_TILES512_4(4)
+MG_TILES512_4(5)
+MG_TILES512_4(6)
+MG_TILES512_2(7)
+MG_TILES512_2(8)
+MG_TILES512_2(9)
+MG_TILES512_2(10)
+MG_TILES512_2(11)
+MG_TILES512_2(12)
+
+#define MG_T2(R) {NULL, tile##R##x1_avx512, tile##R##x2_avx512, NULL, NULL, NULL, NULL, NULL, NULL}
+#define MG_T4(R) {NULL, tile##R##x1_avx512, tile##R##x2_avx512, tile##R##x3_avx512, tile##R##x4_avx512, NULL, NULL, NULL, NULL}
+#define MG_T8(R)                                                                                                 \
+    {NULL, tile##R##x1_avx512, tile##R##x2_avx512, tile##R##x3_avx512, tile##R##x4_avx512, tile##R##x5_avx512,    \
+     tile##R##x6_avx512, tile##R##x7_avx512, tile##R##x8_avx512}
+
+/* the tile of r rows (1 to 12) and p panels (1 to panels_for_rows_avx512(r)) */
+AVX512 static tile512_fn tile_for_avx512(int r, int p)
+{
+    static const tile512_fn tiles[MG_R512 + 1][9] = {
+        {NULL}, MG_T8(1), MG_T8(2), MG_T8(3), MG_T4(4), MG_T4(5), MG_T4(6), MG_T2(7),
+        MG_T2(8), MG_T2(9), MG_T2(10), MG_T2(11), MG_T2(12)};
+    return tiles[r][p];
+}
+
+/* Rows [0, r) (r <= 12) over the columns [g, g1): tiles of r rows and up to panels_for_rows(r) panels. */
+AVX512 static void rows_avx512(float *y, const float *x, const float *w, int r, int in, int out, int g, int g1,
+                               int accumulate)
+{
+    const int pmax = panels_for_rows_avx512(r);
+    for (int j = g; j < g1; j += pmax * MG_PANEL) {
+        int np = (g1 - j + MG_PANEL - 1) / MG_PANEL;
+        np = np < pmax ? np : pmax;
+        int wl = g1 - j - (np - 1) * MG_PANEL; /* width of the last panel, 1 to 16 */
+        unsigned last = wl >= MG_PANEL ? 0xFFFFu : (1u << wl) - 1u;
+        tile_for_avx512(r, np)(y + j, x, w + (size_t)(j / MG_PANEL) * in * MG_PANEL, in, out, last, accumulate);
+    }
+}
+
+/* Row blocks of about 128 KiB of x as in the AVX2 kernel; a block of at most 12 rows is one row
+ * tile (every panel read once); a larger one is split into near-equal tiles of at most 12 rows
+ * that run group by group of four panels (the group's panels stay in cache across the tiles). */
+AVX512 static void matmul_avx512(float *y, const float *x, const float *w, int n, int in, int out, int c0, int c1,
+                                 int accumulate)
+{
+    int rb = MG_XBLOCK_FLOATS / (in > 0 ? in : 1);
+    rb = rb < MG_R512 ? MG_R512 : rb - rb % MG_R512;
+    for (int r0 = 0; r0 < n; r0 += rb) {
+        int rn = n - r0 < rb ? n - r0 : rb;
+        const float *xb = x + (size_t)r0 * in;
+        float *yb = y + (size_t)r0 * out;
+        if (rn <= MG_R512) {
+            rows_avx512(yb, xb, w, rn, in, out, c0, c1, accumulate);
+            continue;
+        }
+        int tiles = (rn + MG_R512 - 1) / MG_R512, base = rn / tiles, extra = rn % tiles;
+        for (int g = c0; g < c1; g += 4 * MG_PANEL) {
+            int g1 = g + 4 * MG_PANEL < c1 ? g + 4 * MG_PANEL : c1;
+            for (int t = 0, i = 0; t < tiles; t++) {
+                int r = base + (t < extra);
+                rows_avx512(yb + (size_t)i * out, xb + (size_t)i * in, w, r, in, out, g, g1, accumulate);
+                i += r;
+            }
+        }
+    }
+}
+#endif
+
+#ifdef MG_HAVE_X86
+/* the CPU runs the AVX-512 kernel: avx512f and avx512vl (and AVX2/FMA, which the layers and the
+ * policy network's transforms use wherever a SIMD matmul kernel was chosen) */
+static int cpu_has_avx512(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+static int cpu_has_avx2(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
 #endif
 
 mg_matmul_fn mg_matmul_select(int allow_simd)
 {
 #ifdef MG_HAVE_X86
     if (allow_simd) {
-        __builtin_cpu_init();
-        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        if (cpu_has_avx512())
+            return matmul_avx512;
+        if (cpu_has_avx2())
             return matmul_avx2;
     }
 #else
@@ -318,11 +478,44 @@ mg_matmul_fn mg_matmul_select(int allow_simd)
     return mg_matmul_portable;
 }
 
+int mg_matmul_find(const char *name, mg_matmul_fn *fn)
+{
+    if (!name || !*name || strcmp(name, "auto") == 0) {
+        *fn = mg_matmul_select(1);
+        return 0;
+    }
+    if (strcmp(name, "portable") == 0) {
+        *fn = mg_matmul_portable;
+        return 0;
+    }
+    if (strcmp(name, "avx2") == 0 || strcmp(name, "avx2-fma") == 0) {
+#ifdef MG_HAVE_X86
+        if (cpu_has_avx2()) {
+            *fn = matmul_avx2;
+            return 0;
+        }
+#endif
+        return -2;
+    }
+    if (strcmp(name, "avx512") == 0) {
+#ifdef MG_HAVE_X86
+        if (cpu_has_avx512()) {
+            *fn = matmul_avx512;
+            return 0;
+        }
+#endif
+        return -2;
+    }
+    return -1;
+}
+
 const char *mg_matmul_name(mg_matmul_fn fn)
 {
 #ifdef MG_HAVE_X86
     if (fn == matmul_avx2)
         return "avx2-fma";
+    if (fn == matmul_avx512)
+        return "avx512";
 #endif
     return fn == mg_matmul_portable ? "portable" : "?";
 }

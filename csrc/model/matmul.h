@@ -7,11 +7,13 @@
  * last panel zero-padded), so the kernel streams each panel from memory in order.
  * mg_matmul_packed_floats gives the size, mg_pack_at the position of W[k][j].
  *
- * Two kernels, chosen at run time (mg_matmul_select): AVX2+FMA (compiled with a target
- * attribute, used when the CPU reports both features) and portable C.  Each output element is
- * one sequential sum over k in both (the AVX2 kernel fuses multiply and add), so an element's
- * value depends only on its row of x and column of W: never on n, on the other rows of the
- * batch, on how the columns are split, or on the thread count.
+ * Three kernels, chosen at run time (mg_matmul_select): AVX-512 (512-bit FMAs, one panel row
+ * per register; used when the CPU reports avx512f, avx512vl, AVX2 and FMA), AVX2+FMA (used when
+ * the CPU reports both features), both compiled with target attributes, and portable C.  Each
+ * output element is one sequential sum over k in all three (the SIMD kernels fuse multiply and
+ * add, in the same order, so the AVX-512 and AVX2 kernels give bit-identical results), so an
+ * element's value depends only on its row of x and column of W: never on n, on the other rows
+ * of the batch, on how the columns are split, or on the thread count.
  */
 #ifndef MG_MODEL_MATMUL_H
 #define MG_MODEL_MATMUL_H
@@ -39,10 +41,16 @@ static inline size_t mg_pack_at(int in, int k, int j)
 typedef void (*mg_matmul_fn)(float *y, const float *x, const float *w, int n, int in, int out, int c0, int c1,
                              int accumulate);
 
-/* The AVX2/FMA kernel if allow_simd and the CPU has AVX2 and FMA, else the portable one. */
+/* If allow_simd: the AVX-512 kernel where the CPU has it, else the AVX2/FMA one where the CPU has
+ * AVX2 and FMA; else (or without allow_simd) the portable one. */
 mg_matmul_fn mg_matmul_select(int allow_simd);
 
-/* Name of a kernel ("avx2-fma", "portable"). */
+/* The kernel named `name`: "avx512", "avx2" (or "avx2-fma"), "portable", or "auto" / "" / NULL
+ * (mg_matmul_select(1)).  0 and *fn set; -1 for an unknown name; -2 when this CPU cannot run
+ * that kernel (*fn untouched). */
+int mg_matmul_find(const char *name, mg_matmul_fn *fn);
+
+/* Name of a kernel ("avx512", "avx2-fma", "portable"). */
 const char *mg_matmul_name(mg_matmul_fn fn);
 
 void mg_matmul_portable(float *y, const float *x, const float *w, int n, int in, int out, int c0, int c1,
