@@ -12,7 +12,10 @@
 #define MGK_SHARED(T, name, n) __shared__ T name[n]
 #define MGK_SHARED16(T, name, n) __shared__ __align__(16) T name[n] /* 16-byte aligned: vector loads */
 #define MGK_SHARED32(T, name, n) __shared__ __align__(32) T name[n] /* 32-byte aligned: wmma tiles */
-#define MGK_LAUNCH(kernel, grid, block, smem, ...) kernel<<<grid, block, smem>>>(__VA_ARGS__)
+/* every launch goes to the per-thread default stream (it synchronises with the legacy default stream of the
+ * synchronous cudaMemcpy calls, as a blocking stream; unlike the legacy stream it can be captured into a CUDA
+ * graph: forward.cu's decode steps) */
+#define MGK_LAUNCH(kernel, grid, block, smem, ...) kernel<<<grid, block, smem, cudaStreamPerThread>>>(__VA_ARGS__)
 #define MGK_ON_GPU 1
 /* a loop over a register array fully unrolled, so that the array stays in registers (a dynamic index puts
  * it in local memory: tests/test_kernels_ptxas.py fails on any stack frame) */
@@ -22,7 +25,7 @@
 #define MGK_SHARED(T, name, n) T *name = mgk::shared_alloc<T>(n)
 #define MGK_SHARED16(T, name, n) MGK_SHARED(T, name, n)
 #define MGK_SHARED32(T, name, n) T *name = mgk::shared_alloc<T>(n, 32)
-#define MGK_LAUNCH(kernel, grid, block, smem, ...) mgk::launch(grid, block, smem, [&] { kernel(__VA_ARGS__); })
+#define MGK_LAUNCH(kernel, grid, block, smem, ...) mgk::launch_kernel(grid, block, smem, kernel, __VA_ARGS__)
 #define MGK_ON_GPU 0
 #define MGK_UNROLL
 #endif

@@ -45,6 +45,19 @@ struct mgk_layer {
     mgk_mat wq, wk, wv, wo, gate, up, down;
 };
 
+/* A decode pass's launch sequence captured into a CUDA graph: every kernel argument that a decode pass can
+ * change by value is in the key (the rows n, the attention's bucketed length, the prefix groups' count, longest
+ * prefix and largest group, the logits rows lo..hi); everything else a step changes (tokens, positions, slots,
+ * the group tables) the kernels read from the engine's fixed ints buffer, uploaded before each launch. */
+#define MGK_GRAPH_CACHE 8
+enum { GK_N, GK_LEN, GK_GROUPS, GK_PREFIX, GK_GROUP_ROWS, GK_LO, GK_HI, GK_N_KEY };
+struct mgk_graph {
+    int key[GK_N_KEY];
+    cudaGraphExec_t exec;
+    long tc;            /* the products on tensor cores of one launch (added to tc_products per launch) */
+    unsigned long used; /* tick of the last launch (least recently used replaced) */
+};
+
 struct mgk_engine {
     mg_model_config c;
     int max_batch, rows_cap, kvd, qd;
@@ -53,7 +66,9 @@ struct mgk_engine {
     uint16_t *weights16;               /* the weight matrices in bfloat16 (bf16 engines), one allocation */
     size_t weight_bytes;               /* device bytes of both */
     int bf16;
-    const float *embed, *pos_embed, *line_embed, *norm;
+    int embed_bf16;                    /* the embeddings in bf16 too: every bf16 engine */
+    const float *embed, *pos_embed, *line_embed, *norm;  /* embeddings: float32 engines */
+    const uint16_t *embed16, *pos_embed16, *line_embed16; /* embeddings: bf16 engines (in weights16) */
     mgk_mat out;
     mgk_layer *layers;                 /* host array of device pointers */
     float *rope_cos, *rope_sin;        /* [S][hd/2] */
@@ -78,6 +93,13 @@ struct mgk_engine {
     int sm_count;                      /* the device's multiprocessors (the matmul variant: mgk_matmul_pick) */
     int tensor_cores;                  /* a bf16 engine on an sm_80+ device: matmul.cu 4 for large products */
     long tc_products;                  /* products run on tensor cores (the driver checks that some are) */
+    /* decode passes as CUDA graphs (mgk_forward): the instantiated graphs by launch shape, least recently used
+     * replaced; off with MAVGAME_CUDA_GRAPHS=0 at creation, or for good after a capture failed */
+    int graphs;
+    mgk_graph cache[MGK_GRAPH_CACHE];
+    int n_cache;
+    unsigned long tick;
+    long graph_launches, graph_captures; /* the driver checks that the graph path runs, and replays */
 };
 
 /* offsets (in rows_cap + 1 units) of the arrays in ints */
@@ -87,18 +109,20 @@ enum { ROW_TOK, ROW_POS, ROW_LINE, ROW_SLOT, ROW_SRC, ROW_SEQ_START, ROW_SEQ_SLO
 
 /* ---- the kernels of the forward pass that are not operations of their own ---------------- */
 
-/* x[r] = embed[tok[r]] (+ pos_embed[pos[r]]) (+ line_embed[line[r]]), the CPU engine's order */
-__global__ void embed_kernel(float *x, const float *embed, const float *pos_embed, const float *line_embed,
-                             const int *tok, const int *pos, const int *line, int d)
+/* x[r] = embed[tok[r]] (+ pos_embed[pos[r]]) (+ line_embed[line[r]]), the CPU engine's order, over float32
+ * embeddings or (bf16 engine) bfloat16 ones widened exactly to float32 (mgk_weight), summed in float32 */
+template <class WT>
+__global__ void embed_kernel(float *x, const WT *embed, const WT *pos_embed, const WT *line_embed, const int *tok,
+                             const int *pos, const int *line, int d)
 {
     int r = blockIdx.x;
-    const float *e = embed + (long)tok[r] * d;
+    long e = (long)tok[r] * d;
     for (int i = threadIdx.x; i < d; i += blockDim.x) {
-        float s = e[i];
+        float s = mgk_weight(embed, e + i);
         if (pos_embed)
-            s += pos_embed[(long)pos[r] * d + i];
+            s += mgk_weight(pos_embed, (long)pos[r] * d + i);
         if (line_embed)
-            s += line_embed[(long)line[r] * d + i];
+            s += mgk_weight(line_embed, (long)line[r] * d + i);
         x[(long)r * d + i] = s;
     }
 }
@@ -134,6 +158,8 @@ extern "C" void mgk_engine_free(mgk_engine *g)
     const void *dev[] = {g->weights, g->weights16, g->rope_cos, g->rope_sin, g->kc, g->vc, g->x, g->h, g->q, g->k, g->v, g->att,
                          g->g, g->u, g->hl, g->logits, g->work, g->ints, g->in_group, g->group, g->buckets, g->tok,
                          g->probs};
+    for (int i = 0; i < g->n_cache; i++)
+        cudaGraphExecDestroy(g->cache[i].exec);
     for (const void *p : dev)
         DEV_FREE(p);
     free(g->layers);
@@ -174,6 +200,9 @@ extern "C" int mgk_engine_create(mgk_engine **out, const mg_model *m, int max_ba
     }
     g->c = *c;
     g->bf16 = bf16 != 0;
+    g->embed_bf16 = g->bf16;
+    const char *graphs = getenv("MAVGAME_CUDA_GRAPHS");
+    g->graphs = !(graphs && strcmp(graphs, "0") == 0);
     if (cudaDeviceGetAttribute(&g->sm_count, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess || g->sm_count < 1)
         g->sm_count = 1;
     /* tensor cores (matmul.cu 4) for the bf16 weights' large products: compute capability 8.0+ and a build
@@ -194,6 +223,7 @@ extern "C" int mgk_engine_create(mgk_engine **out, const mg_model *m, int max_ba
         size_t n;
         const float **dst;
         mgk_mat *mat;
+        const uint16_t **dst16; /* an embedding: bf16 on a bf16 engine (dst on a float32 one) */
     } *pw = (piece *)calloc(n_w, sizeof(piece));
     g->layers = (mgk_layer *)calloc((size_t)L + 1, sizeof(mgk_layer));
     g->h_ints = (int *)calloc((R + 1) * ROW_N, sizeof(int));
@@ -202,37 +232,48 @@ extern "C" int mgk_engine_create(mgk_engine **out, const mg_model *m, int max_ba
     bool ok = pw && g->layers && g->h_ints && g->alias_src && g->alias_len;
     if (ok) {
         size_t k = 0;
-        pw[k++] = {m->embed, (size_t)V * d, &g->embed, nullptr};
-        pw[k++] = {m->pos_embed, m->pos_embed ? S * d : 0, &g->pos_embed, nullptr};
-        pw[k++] = {m->line_embed, m->line_embed ? (size_t)c->line_pos * d : 0, &g->line_embed, nullptr};
-        pw[k++] = {m->norm, (size_t)d, &g->norm, nullptr};
-        pw[k++] = {m->out, mg_matmul_packed_floats(d, V), nullptr, &g->out};
+        pw[k++] = {m->embed, (size_t)V * d, &g->embed, nullptr, &g->embed16};
+        pw[k++] = {m->pos_embed, m->pos_embed ? S * d : 0, &g->pos_embed, nullptr, &g->pos_embed16};
+        pw[k++] = {m->line_embed, m->line_embed ? (size_t)c->line_pos * d : 0, &g->line_embed, nullptr,
+                   &g->line_embed16};
+        pw[k++] = {m->norm, (size_t)d, &g->norm, nullptr, nullptr};
+        pw[k++] = {m->out, mg_matmul_packed_floats(d, V), nullptr, &g->out, nullptr};
         for (int l = 0; l < L; l++) {
             const mg_layer_weights *W = &m->layers[l];
             mgk_layer *D = &g->layers[l];
-            pw[k++] = {W->attn_norm, (size_t)d, &D->attn_norm, nullptr};
-            pw[k++] = {W->wq, mg_matmul_packed_floats(d, qd), nullptr, &D->wq};
-            pw[k++] = {W->wk, mg_matmul_packed_floats(d, kvd), nullptr, &D->wk};
-            pw[k++] = {W->wv, mg_matmul_packed_floats(d, kvd), nullptr, &D->wv};
-            pw[k++] = {W->wo, mg_matmul_packed_floats(qd, d), nullptr, &D->wo};
-            pw[k++] = {W->mlp_norm, (size_t)d, &D->mlp_norm, nullptr};
-            pw[k++] = {W->gate, mg_matmul_packed_floats(d, ff), nullptr, &D->gate};
-            pw[k++] = {W->up, mg_matmul_packed_floats(d, ff), nullptr, &D->up};
-            pw[k++] = {W->down, mg_matmul_packed_floats(ff, d), nullptr, &D->down};
+            pw[k++] = {W->attn_norm, (size_t)d, &D->attn_norm, nullptr, nullptr};
+            pw[k++] = {W->wq, mg_matmul_packed_floats(d, qd), nullptr, &D->wq, nullptr};
+            pw[k++] = {W->wk, mg_matmul_packed_floats(d, kvd), nullptr, &D->wk, nullptr};
+            pw[k++] = {W->wv, mg_matmul_packed_floats(d, kvd), nullptr, &D->wv, nullptr};
+            pw[k++] = {W->wo, mg_matmul_packed_floats(qd, d), nullptr, &D->wo, nullptr};
+            pw[k++] = {W->mlp_norm, (size_t)d, &D->mlp_norm, nullptr, nullptr};
+            pw[k++] = {W->gate, mg_matmul_packed_floats(d, ff), nullptr, &D->gate, nullptr};
+            pw[k++] = {W->up, mg_matmul_packed_floats(d, ff), nullptr, &D->up, nullptr};
+            pw[k++] = {W->down, mg_matmul_packed_floats(ff, d), nullptr, &D->down, nullptr};
         }
         for (size_t i = 0; i < n_w; i++) {
-            bool half = pw[i].mat && g->bf16;
+            bool half = pw[i].mat ? g->bf16 : pw[i].dst16 && g->embed_bf16;
             (half ? total16 : total) += pw[i].n;
             biggest = half && pw[i].n > biggest ? pw[i].n : biggest;
         }
         uint16_t *stage = (uint16_t *)malloc((biggest + 1) * sizeof(uint16_t)); /* host bf16 staging */
         ok = stage && dev_alloc(&g->weights, total) && dev_alloc(&g->weights16, g->bf16 ? total16 : 0);
-        for (size_t i = 0; ok && i < n_w; i++) {
-            if (pw[i].mat && g->bf16) {
+        /* in upload order; a bf16 engine's embeddings last (in weights16 after the matrices, whose 16-byte
+         * alignment matmul.cu 4 needs: every packed matrix is a multiple of 16 columns) */
+        for (size_t step = 0; ok && step < 2 * n_w; step++) {
+            size_t i = step % n_w;
+            bool late = g->embed_bf16 && pw[i].dst16, half = pw[i].mat ? g->bf16 : late;
+            if ((step < n_w) == late)
+                continue;
+            if (half) {
                 for (size_t j = 0; j < pw[i].n; j++)
                     stage[j] = mgk_bf16_round(pw[i].src[j]);
-                *pw[i].mat = {nullptr, g->weights16 + at16};
-                ok = cudaMemcpy(g->weights16 + at16, stage, pw[i].n * sizeof(uint16_t), cudaMemcpyHostToDevice) ==
+                const uint16_t *dst = pw[i].n ? g->weights16 + at16 : nullptr;
+                if (pw[i].mat)
+                    *pw[i].mat = {nullptr, dst};
+                else
+                    *pw[i].dst16 = dst;
+                ok = !pw[i].n || cudaMemcpy(g->weights16 + at16, stage, pw[i].n * sizeof(uint16_t), cudaMemcpyHostToDevice) ==
                      cudaSuccess;
                 at16 += pw[i].n;
                 continue;
@@ -361,13 +402,137 @@ static int decode_groups(mgk_engine *g, int n, const int32_t *slot, const int32_
             return rc_;                                                                                                \
     } while (0)
 
-extern "C" int mgk_forward(mgk_engine *g, int n, const int32_t *tok, const int32_t *slot, const int32_t *pos,
-                           const int32_t *line, const int32_t *logit)
+/* A pass's shape: everything its launches take by value that changes from pass to pass */
+struct pass_shape {
+    int n, decode, n_seq, max_rows, max_len, lo, hi;
+    mgk_prefix_groups pg;
+};
+
+/* The attention length a decode pass launches with: max_len rounded up to a multiple of 128 (the keys of a
+ * flash-decoding split, attention_decode.cu; beyond 64 splits, of 8192), at most S.  Longer than the longest row
+ * (each row reads its own pos[r] + 1 keys, from the device), it gives the same number of splits, so one captured
+ * graph serves 128 consecutive steps; the graph path and the launched one use it alike (the same results). */
+static int decode_len(int max_len, int S)
+{
+    int q = max_len <= 64 * 128 ? 128 : 64 * 128, b = (max_len + q - 1) / q * q;
+    return b < S ? b : S;
+}
+
+/* Every launch of a pass (into the per-thread default stream: run, or captured into a graph). */
+static int launch_pass(mgk_engine *g, const pass_shape &p)
 {
     const mg_model_config *c = &g->c;
     int d = c->d_model, ff = c->d_ff, V = c->vocab_size, H = c->n_heads, KV = c->n_kv_heads, hd = c->head_dim;
-    int qd = g->qd, kvd = g->kvd, S = c->max_seq_len, R1 = g->rows_cap + 1;
+    int qd = g->qd, kvd = g->kvd, S = c->max_seq_len, R1 = g->rows_cap + 1, n = p.n;
     float eps = (float)c->norm_eps;
+    const int *d_tok = g->ints + ROW_TOK * R1, *d_pos = g->ints + ROW_POS * R1, *d_line = g->ints + ROW_LINE * R1;
+    const int *d_slot = g->ints + ROW_SLOT * R1, *d_src = g->ints + ROW_SRC * R1;
+    const int *d_start = g->ints + ROW_SEQ_START * R1, *d_sslot = g->ints + ROW_SEQ_SLOT * R1;
+    const int *d_spos0 = g->ints + ROW_SEQ_POS0 * R1;
+
+    if (g->embed_bf16)
+        MGK_LAUNCH(embed_kernel<uint16_t>, dim3(n), dim3(128), 0, g->x, g->embed16, g->pos_embed16, g->line_embed16,
+                   d_tok, d_pos, d_line, d);
+    else
+        MGK_LAUNCH(embed_kernel<float>, dim3(n), dim3(128), 0, g->x, g->embed, g->pos_embed, g->line_embed, d_tok,
+                   d_pos, d_line, d);
+    TRY(mgk_status());
+    for (int l = 0; l < c->n_layers; l++) {
+        const mgk_layer *W = &g->layers[l];
+        float *kc = g->kc + (size_t)l * g->max_batch * g->slot_floats, *vc = g->vc + (size_t)l * g->max_batch * g->slot_floats;
+        /* attention block */
+        TRY(mgk_rmsnorm(2, g->h, g->x, W->attn_norm, n, d, eps));
+        TRY(matmul(g, g->q, g->h, W->wq, n, d, qd, 0));
+        TRY(matmul(g, g->k, g->h, W->wk, n, d, kvd, 0));
+        TRY(matmul(g, g->v, g->h, W->wv, n, d, kvd, 0));
+        TRY(mgk_rope(1, g->q, d_pos, g->rope_cos, g->rope_sin, n, H, hd));
+        TRY(mgk_rope(1, g->k, d_pos, g->rope_cos, g->rope_sin, n, KV, hd));
+        MGK_LAUNCH(kv_store_kernel, dim3(n), dim3(128), 0, kc, vc, g->k, g->v, d_slot, d_pos, S, kvd);
+        TRY(mgk_status());
+        if (p.decode && p.pg.n_groups > 0) /* decoding with shared prefixes, each read once per group */
+            TRY(mgk_attention_decode_shared(g->att, g->q, kc, vc, d_slot, d_pos, n, S, H, KV, hd, p.max_len, &p.pg, 0,
+                                            g->work));
+        else if (p.decode)
+            TRY(mgk_attention_decode(g->att, g->q, kc, vc, d_slot, d_pos, n, S, H, KV, hd, p.max_len, 0, g->work));
+        else
+            TRY(mgk_attention_prefill(1, g->att, g->q, kc, vc, d_start, d_sslot, d_spos0, p.n_seq, p.max_rows, S, H, KV,
+                                      hd));
+        TRY(matmul(g, g->x, g->att, W->wo, n, qd, d, 1));
+        /* MLP block */
+        TRY(mgk_rmsnorm(2, g->h, g->x, W->mlp_norm, n, d, eps));
+        TRY(matmul(g, g->g, g->h, W->gate, n, d, ff, 0));
+        TRY(matmul(g, g->u, g->h, W->up, n, d, ff, 0));
+        TRY(mgk_glu(1, g->g, g->u, (long)n * ff, c->geglu));
+        TRY(matmul(g, g->x, g->g, W->down, n, ff, d, 1));
+    }
+    if (p.lo >= 0) { /* logits of the rows that want them, at their logit rows lo..hi */
+        int k = p.hi - p.lo + 1;
+        MGK_LAUNCH(gather_kernel, dim3(k), dim3(128), 0, g->h, g->x, d_src, d);
+        TRY(mgk_status());
+        TRY(mgk_rmsnorm(2, g->hl + (size_t)p.lo * d, g->h, g->norm, k, d, eps));
+        TRY(matmul(g, g->logits + (size_t)p.lo * V, g->hl + (size_t)p.lo * d, g->out, k, d, V, 0));
+    }
+    return MGK_OK;
+}
+
+/* A decode pass as a CUDA graph: the row arrays uploaded into the fixed ints buffer (cudaMemcpyAsync on the
+ * per-thread default stream, the graph's), then the graph of the pass's shape launched, captured and
+ * instantiated first if the engine has none (the least recently used replaced when MGK_GRAPH_CACHE are held).
+ * MGK_OK, an error of the pass itself (as launched), or -1: this pass could not be captured (launch it). */
+static int graph_pass(mgk_engine *g, const pass_shape &p)
+{
+    int key[GK_N_KEY] = {p.n, p.max_len, p.pg.n_groups, p.pg.max_prefix_len, p.pg.max_group_rows, p.lo, p.hi};
+    size_t bytes = (size_t)(g->rows_cap + 1) * ROW_N * sizeof(int);
+    if (cudaMemcpyAsync(g->ints, g->h_ints, bytes, cudaMemcpyHostToDevice, cudaStreamPerThread) != cudaSuccess)
+        return MGK_ERR_LAUNCH;
+    mgk_graph *e = nullptr;
+    for (int i = 0; i < g->n_cache && !e; i++)
+        if (memcmp(g->cache[i].key, key, sizeof key) == 0)
+            e = &g->cache[i];
+    if (!e) {
+        if (cudaStreamBeginCapture(cudaStreamPerThread, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+            cudaGetLastError();
+            return -1;
+        }
+        long tc0 = g->tc_products;
+        int rc = launch_pass(g, p);
+        cudaGraph_t graph = nullptr;
+        cudaGraphExec_t exec = nullptr;
+        bool ok = cudaStreamEndCapture(cudaStreamPerThread, &graph) == cudaSuccess && rc == MGK_OK &&
+                  cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess;
+        if (graph)
+            cudaGraphDestroy(graph);
+        long tc = g->tc_products - tc0;
+        g->tc_products = tc0; /* counted per launch below */
+        if (!ok) {
+            cudaGetLastError();
+            return rc != MGK_OK ? rc : -1;
+        }
+        g->graph_captures++;
+        if (g->n_cache < MGK_GRAPH_CACHE) {
+            e = &g->cache[g->n_cache++];
+        } else {
+            e = &g->cache[0];
+            for (int i = 1; i < g->n_cache; i++)
+                e = g->cache[i].used < e->used ? &g->cache[i] : e;
+            cudaGraphExecDestroy(e->exec);
+        }
+        memcpy(e->key, key, sizeof key);
+        e->exec = exec;
+        e->tc = tc;
+    }
+    e->used = ++g->tick;
+    if (cudaGraphLaunch(e->exec, cudaStreamPerThread) != cudaSuccess)
+        return MGK_ERR_LAUNCH;
+    g->graph_launches++;
+    g->tc_products += e->tc;
+    return MGK_OK;
+}
+
+extern "C" int mgk_forward(mgk_engine *g, int n, const int32_t *tok, const int32_t *slot, const int32_t *pos,
+                           const int32_t *line, const int32_t *logit)
+{
+    int R1 = g->rows_cap + 1;
     if (n < 1 || n > g->rows_cap)
         return MGK_ERR_ARG;
     /* the row arrays, the ragged sequences (a new one where the slot changes or the position does
@@ -404,56 +569,23 @@ extern "C" int mgk_forward(mgk_engine *g, int n, const int32_t *tok, const int32
             h[ROW_SRC * R1 + logit[r] - lo] = r;
     bool decode = max_rows == 1 && n <= g->max_batch; /* one row per sequence */
     int n_groups = 0, max_prefix = 0, max_group_rows = 0;
-    if (decode)
+    if (decode) {
         n_groups = decode_groups(g, n, slot, pos, h, R1, &max_prefix, &max_group_rows);
+        max_len = decode_len(max_len, g->c.max_seq_len);
+    }
     g->shared_passes += n_groups > 0;
+    pass_shape p = {n, decode, n_seq, max_rows, max_len, lo, hi,
+                    {g->ints + ROW_G_OF_ROW * R1, g->ints + ROW_G_START * R1, g->ints + ROW_G_ROWS * R1,
+                     g->ints + ROW_G_SLOT * R1, g->ints + ROW_G_LEN * R1, n_groups, max_prefix, max_group_rows}};
+    if (decode && g->graphs) {
+        int rc = graph_pass(g, p);
+        if (rc >= 0)
+            return rc;
+        g->graphs = 0; /* this device or build cannot capture: launched from now on */
+    }
     if (cudaMemcpy(g->ints, h, (size_t)R1 * ROW_N * sizeof(int), cudaMemcpyHostToDevice) != cudaSuccess)
         return MGK_ERR_LAUNCH;
-    const int *d_tok = g->ints + ROW_TOK * R1, *d_pos = g->ints + ROW_POS * R1, *d_line = g->ints + ROW_LINE * R1;
-    const int *d_slot = g->ints + ROW_SLOT * R1, *d_src = g->ints + ROW_SRC * R1;
-    const int *d_start = g->ints + ROW_SEQ_START * R1, *d_sslot = g->ints + ROW_SEQ_SLOT * R1;
-    const int *d_spos0 = g->ints + ROW_SEQ_POS0 * R1;
-    mgk_prefix_groups pg = {g->ints + ROW_G_OF_ROW * R1, g->ints + ROW_G_START * R1, g->ints + ROW_G_ROWS * R1,
-                            g->ints + ROW_G_SLOT * R1,   g->ints + ROW_G_LEN * R1,   n_groups,
-                            max_prefix,                  max_group_rows};
-
-    MGK_LAUNCH(embed_kernel, dim3(n), dim3(128), 0, g->x, g->embed, g->pos_embed, g->line_embed, d_tok, d_pos, d_line, d);
-    TRY(mgk_status());
-    for (int l = 0; l < c->n_layers; l++) {
-        const mgk_layer *W = &g->layers[l];
-        float *kc = g->kc + (size_t)l * g->max_batch * g->slot_floats, *vc = g->vc + (size_t)l * g->max_batch * g->slot_floats;
-        /* attention block */
-        TRY(mgk_rmsnorm(2, g->h, g->x, W->attn_norm, n, d, eps));
-        TRY(matmul(g, g->q, g->h, W->wq, n, d, qd, 0));
-        TRY(matmul(g, g->k, g->h, W->wk, n, d, kvd, 0));
-        TRY(matmul(g, g->v, g->h, W->wv, n, d, kvd, 0));
-        TRY(mgk_rope(1, g->q, d_pos, g->rope_cos, g->rope_sin, n, H, hd));
-        TRY(mgk_rope(1, g->k, d_pos, g->rope_cos, g->rope_sin, n, KV, hd));
-        MGK_LAUNCH(kv_store_kernel, dim3(n), dim3(128), 0, kc, vc, g->k, g->v, d_slot, d_pos, S, kvd);
-        TRY(mgk_status());
-        if (decode && n_groups > 0) /* decoding with shared prefixes, each read once per group */
-            TRY(mgk_attention_decode_shared(g->att, g->q, kc, vc, d_slot, d_pos, n, S, H, KV, hd, max_len, &pg, 0,
-                                            g->work));
-        else if (decode)
-            TRY(mgk_attention_decode(g->att, g->q, kc, vc, d_slot, d_pos, n, S, H, KV, hd, max_len, 0, g->work));
-        else
-            TRY(mgk_attention_prefill(1, g->att, g->q, kc, vc, d_start, d_sslot, d_spos0, n_seq, max_rows, S, H, KV, hd));
-        TRY(matmul(g, g->x, g->att, W->wo, n, qd, d, 1));
-        /* MLP block */
-        TRY(mgk_rmsnorm(2, g->h, g->x, W->mlp_norm, n, d, eps));
-        TRY(matmul(g, g->g, g->h, W->gate, n, d, ff, 0));
-        TRY(matmul(g, g->u, g->h, W->up, n, d, ff, 0));
-        TRY(mgk_glu(1, g->g, g->u, (long)n * ff, c->geglu));
-        TRY(matmul(g, g->x, g->g, W->down, n, ff, d, 1));
-    }
-    if (lo >= 0) { /* logits of the rows that want them, at their logit rows lo..hi */
-        int k = hi - lo + 1;
-        MGK_LAUNCH(gather_kernel, dim3(k), dim3(128), 0, g->h, g->x, d_src, d);
-        TRY(mgk_status());
-        TRY(mgk_rmsnorm(2, g->hl + (size_t)lo * d, g->h, g->norm, k, d, eps));
-        TRY(matmul(g, g->logits + (size_t)lo * V, g->hl + (size_t)lo * d, g->out, k, d, V, 0));
-    }
-    return MGK_OK;
+    return launch_pass(g, p);
 }
 
 /* ---- the KV cache and the prefix cache ------------------------------------------------------ */
@@ -708,6 +840,9 @@ static int check_passes(const char *name, mg_engine *cpu, mg_engine *gpu, drv::R
     fails += compare_logits(what, cpu, gpu, 1, z, tol);
     int pos[4] = {37, 5, 32, 1};
     std::vector<int32_t> next(4);
+    std::vector<float> zg((size_t)4 * V), ze((size_t)4 * V);
+    long launches0 = gpu->gpu->graph_launches, captures0 = gpu->gpu->graph_captures;
+    int same = 0;
     for (int step = 0; step < steps; step++) { /* decode: one row per slot, the CPU engine's argmax fed to both */
         for (int b = 0; b < 4; b++)
             next[(size_t)b] = step == 0 ? 6 + b : next[(size_t)b];
@@ -720,12 +855,35 @@ static int check_passes(const char *name, mg_engine *cpu, mg_engine *gpu, drv::R
             }
             mg_engine_forward(e, 4);
         }
-        for (int b = 0; b < 4; b++)
-            pos[b]++;
         std::snprintf(what, sizeof what, "%s: decode step %d", name, step);
         fails += compare_logits(what, cpu, gpu, 4, z, tol);
+        /* the same step again with the graphs off (it writes the same keys and values): the same logits, bit for
+         * bit, as the graph's */
+        mg_engine_read_logits(gpu, 4, zg.data());
+        gpu->gpu->graphs = 0;
+        mg_engine_forward(gpu, 4);
+        gpu->gpu->graphs = 1;
+        mg_engine_read_logits(gpu, 4, ze.data());
+        if (std::memcmp(zg.data(), ze.data(), zg.size() * sizeof(float)) != 0) {
+            std::printf("MISMATCH %s: decode step %d with CUDA graphs and without differ\n", name, step);
+            fails++;
+        } else {
+            same++;
+        }
+        for (int b = 0; b < 4; b++)
+            pos[b]++;
         for (int b = 0; b < 4; b++)
             next[(size_t)b] = mg_choose_token(&z[(size_t)b * V], V, cpu->in_group, cpu->group, 0);
+    }
+    /* every decode step ran as a graph, captured once (the same shape every step), replayed after */
+    long launches = gpu->gpu->graph_launches - launches0, captures = gpu->gpu->graph_captures - captures0;
+    if (launches != steps || captures != 1 || same != steps) {
+        std::printf("MISMATCH %s: %ld of %d decode steps ran as CUDA graphs (%ld captured; %d the same without)\n",
+                    name, launches, steps, captures, same);
+        fails++;
+    } else {
+        std::printf("ok %s: %d decode steps as CUDA graph launches (1 capture, %d replays), the same logits bit for "
+                    "bit without graphs\n", name, steps, steps - 1);
     }
     /* slots 0 and 2 share 20 positions: every decode step read them once from slot 0 (cascade) */
     long shared = gpu->gpu->shared_passes;
@@ -749,9 +907,47 @@ static int check_passes(const char *name, mg_engine *cpu, mg_engine *gpu, drv::R
     }
     std::snprintf(what, sizeof what, "%s: decode step after the shared prefix's slot took a new prompt", name);
     fails += compare_logits(what, cpu, gpu, 4, z, tol);
-    if (shared < steps) {
-        std::printf("MISMATCH %s: %ld of %d decode steps read the shared prefix once\n", name,
-                    shared, steps);
+    /* batch-1 decode (what the graphs are for): slot 1 alone for many steps, one graph captured and replayed,
+     * every step against the CPU engine and, again without graphs, bit for bit */
+    for (int b = 0; b < 4; b++)
+        pos[b]++;
+    int steps1 = 2 * steps;
+    launches0 = gpu->gpu->graph_launches;
+    captures0 = gpu->gpu->graph_captures;
+    same = 0;
+    int32_t t1 = next[1];
+    for (int step = 0; step < steps1; step++) {
+        for (mg_engine *e : {cpu, gpu}) {
+            e->r_tok[0] = t1;
+            e->r_slot[0] = 1;
+            e->r_pos[0] = pos[1];
+            e->r_logit[0] = 0;
+            mg_engine_forward(e, 1);
+        }
+        std::snprintf(what, sizeof what, "%s: batch-1 decode step %d", name, step);
+        fails += compare_logits(what, cpu, gpu, 1, z, tol);
+        mg_engine_read_logits(gpu, 1, zg.data());
+        gpu->gpu->graphs = 0;
+        mg_engine_forward(gpu, 1);
+        gpu->gpu->graphs = 1;
+        mg_engine_read_logits(gpu, 1, ze.data());
+        same += std::memcmp(zg.data(), ze.data(), (size_t)V * sizeof(float)) == 0;
+        pos[1]++;
+        t1 = mg_choose_token(z.data(), V, cpu->in_group, cpu->group, 0);
+    }
+    launches = gpu->gpu->graph_launches - launches0;
+    captures = gpu->gpu->graph_captures - captures0;
+    if (launches != steps1 || captures != 1 || same != steps1) {
+        std::printf("MISMATCH %s: %ld of %d batch-1 decode steps ran as CUDA graphs (%ld captured; %d the same "
+                    "without)\n", name, launches, steps1, captures, same);
+        fails++;
+    } else {
+        std::printf("ok %s: %d batch-1 decode steps as CUDA graph launches (1 capture, %d replays), the same logits "
+                    "bit for bit without graphs\n", name, steps1, steps1 - 1);
+    }
+    if (shared < 2 * steps) { /* each step twice: with and without graphs */
+        std::printf("MISMATCH %s: %ld of %d decode passes read the shared prefix once\n", name,
+                    shared, 2 * steps);
         fails++;
     } else
         std::printf("ok %s: decode steps over a shared prefix (%ld passes read it once per group)\n", name, shared);
@@ -760,7 +956,7 @@ static int check_passes(const char *name, mg_engine *cpu, mg_engine *gpu, drv::R
 
 /* Whole requests through mg_engine_generate on both engines. */
 static int check_generate(const char *name, mg_engine *cpu, mg_engine *gpu, drv::Rng &rng, int grouped, int sharing,
-                          int max_new, int rounds)
+                          int max_new, int rounds, bool without_graphs = false)
 {
     int V = cpu->c.vocab_size, fails = 0;
     /* prompts sharing a 20-token header, two sharing 34 (more than two prefix-cache blocks), a short one */
@@ -808,7 +1004,7 @@ static int check_generate(const char *name, mg_engine *cpu, mg_engine *gpu, drv:
     for (size_t i = 0; i < res.size(); i++)
         res[i] = {ids[i].data(), steps[i].data(), probs[i].data(), 0, 0, 0};
     int values = 0;
-    long shared0 = gpu->gpu->shared_passes;
+    long shared0 = gpu->gpu->shared_passes, launches0 = gpu->gpu->graph_launches;
     for (int round = 0; round < rounds; round++) { /* the second time the prefix cache (if any) answers */
         if (mg_engine_generate(cpu, &q, res.data(), err, sizeof err) != MG_OK ||
             mg_engine_generate(gpu, &q, res.data() + pr.size(), err, sizeof err) != MG_OK) {
@@ -839,6 +1035,15 @@ static int check_generate(const char *name, mg_engine *cpu, mg_engine *gpu, drv:
             values += a.n_values;
         }
     }
+    long launches = gpu->gpu->graph_launches - launches0;
+    if (launches == 0) {
+        std::printf("MISMATCH %s: generate grouped=%d sharing=%d ran no decode step as a CUDA graph\n", name, grouped,
+                    sharing);
+        fails++;
+    } else {
+        std::printf("ok %s: generate grouped=%d sharing=%d: %ld decode steps as CUDA graph launches (%d graphs held)\n",
+                    name, grouped, sharing, launches, gpu->gpu->n_cache);
+    }
     if (sharing && gpu->gpu->shared_passes == shared0) {
         std::printf("MISMATCH %s: no decode pass read a shared prefix once for its group\n", name);
         fails++;
@@ -855,13 +1060,42 @@ static int check_generate(const char *name, mg_engine *cpu, mg_engine *gpu, drv:
                     (long long)sg.shared_saved, (long long)sc.cache_saved, (long long)sg.cache_saved);
         fails++;
     }
+    /* the last round again with the graphs off (no prefix cache: the same passes): the same tokens and bucket
+     * distributions, bit for bit */
+    if (without_graphs) {
+        std::vector<mg_gen_result> res2(pr.size());
+        std::vector<std::vector<int32_t>> ids2(pr.size(), std::vector<int32_t>((size_t)cap)),
+            steps2(pr.size(), std::vector<int32_t>((size_t)cap));
+        std::vector<std::vector<float>> probs2(pr.size(), std::vector<float>((size_t)cap * nb));
+        for (size_t i = 0; i < res2.size(); i++)
+            res2[i] = {ids2[i].data(), steps2[i].data(), probs2[i].data(), 0, 0, 0};
+        gpu->gpu->graphs = 0;
+        long l0 = gpu->gpu->graph_launches;
+        int rc = mg_engine_generate(gpu, &q, res2.data(), err, sizeof err);
+        gpu->gpu->graphs = 1;
+        int differ = rc != MG_OK || gpu->gpu->graph_launches != l0;
+        for (size_t i = 0; i < pr.size() && !differ; i++) {
+            const mg_gen_result &a = res[i + pr.size()], &b = res2[i];
+            differ = a.n_ids != b.n_ids || a.n_values != b.n_values || a.finished != b.finished ||
+                     !std::equal(a.ids, a.ids + a.n_ids, b.ids) ||
+                     std::memcmp(a.value_probs, b.value_probs, (size_t)a.n_values * nb * sizeof(float)) != 0;
+        }
+        if (differ) {
+            std::printf("MISMATCH %s: generate grouped=%d sharing=%d with CUDA graphs and without differ\n", name,
+                        grouped, sharing);
+            fails++;
+        } else {
+            std::printf("ok %s: generate grouped=%d sharing=%d the same bit for bit without CUDA graphs\n", name,
+                        grouped, sharing);
+        }
+    }
     if (!values)
         std::printf("note %s: no value token was generated\n", name);
     return fails;
 }
 
 /* The bf16 engine (MG_ENGINE_CUDA | MG_ENGINE_BF16, created from rm's float32 weights: it rounds them itself)
- * against the CPU engine over the same model with its weight matrices rounded to bf16 (rm rounded in place
+ * against the CPU engine over the same model with its weight matrices and embeddings rounded to bf16 (rm rounded in place
  * here, nearest-even): every pass of check_passes and a plain prefill within BF16_TOL (absolute and relative).
  * The passes of MGK_TC_MIN_ROWS rows or more run on tensor cores (matmul.cu 4), which round the activations
  * too, where the CPU engine keeps them float32; the decode steps and short prefills after them read the keys
@@ -870,7 +1104,8 @@ static int check_generate(const char *name, mg_engine *cpu, mg_engine *gpu, drv:
  * the float32 comparison's 2e-4, which the float32 engine keeps.  Two checks that a bf16 engine silently
  * multiplying float32 weights fails: its logits must differ from the CPU engine's over the unrounded weights by
  * more than 4e-4 (seen: 2.5e-3 to 2.3e-2; a float32 engine: about 1e-6), and its device weights must take
- * exactly 2 bytes less per matrix weight than the float32 engine's.  And on a device with tensor cores (the
+ * exactly 2 bytes less per matrix and embedding weight than the float32 engine's (a bf16 engine keeping
+ * float32 embeddings fails that).  And on a device with tensor cores (the
  * harness emulates an sm_80) some products must have run on them. */
 #define BF16_TOL 3e-2f
 static int check_bf16(const char *name, RandModel &rm, int max_batch, size_t f32_bytes, drv::Rng &rng, int steps)
@@ -890,17 +1125,21 @@ static int check_bf16(const char *name, RandModel &rm, int max_batch, size_t f32
         return 1;
     }
     mg_engine_free(cpu32);
-    /* the matrices the bf16 engine keeps in bf16, rounded in place (they live in rm.arena) */
+    /* the weights the bf16 engine keeps in bf16 (the matrices and the embeddings), rounded in place (they live
+     * in rm.arena) */
     size_t matrix_floats = 0;
-    auto round_bf16 = [&](const float *w, int in, int out) {
+    auto round_n = [&](const float *w, size_t n) {
         float *q = const_cast<float *>(w);
-        size_t n = mg_matmul_packed_floats(in, out);
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; q && i < n; i++) {
             uint32_t u = (uint32_t)mgk_bf16_round(q[i]) << 16;
             std::memcpy(&q[i], &u, sizeof u);
         }
-        matrix_floats += n;
+        matrix_floats += q ? n : 0;
     };
+    auto round_bf16 = [&](const float *w, int in, int out) { round_n(w, mg_matmul_packed_floats(in, out)); };
+    round_n(rm.m.embed, (size_t)V * d);
+    round_n(rm.m.pos_embed, (size_t)c.max_seq_len * d);
+    round_n(rm.m.line_embed, (size_t)c.line_pos * d);
     round_bf16(rm.m.out, d, V);
     for (auto &L : rm.layers) {
         round_bf16(L.wq, d, qd);
@@ -914,7 +1153,7 @@ static int check_bf16(const char *name, RandModel &rm, int max_batch, size_t f32
     size_t bytes16 = mg_engine_weight_bytes(gpu16);
     if (!mg_engine_bf16(gpu16) || bytes16 + 2 * matrix_floats != f32_bytes) {
         std::printf("MISMATCH %s: bf16 weights take %zu device bytes, the float32 engine's %zu less 2 x %zu matrix "
-                    "weights is %zu\n", name, bytes16, f32_bytes, matrix_floats, f32_bytes - 2 * matrix_floats);
+                    "and embedding weights is %zu\n", name, bytes16, f32_bytes, matrix_floats, f32_bytes - 2 * matrix_floats);
         fails++;
     } else {
         std::printf("ok %s: bf16 device weights %zu bytes, float32 %zu\n", name, bytes16, f32_bytes);
@@ -1004,7 +1243,7 @@ int main(int argc, char **argv)
             fails++;
         }
         fails += check_passes(md.name, cpu, gpu, rng, steps);
-        fails += check_generate(md.name, cpu, gpu, rng, 1, 1, max_new, md.rounds);
+        fails += check_generate(md.name, cpu, gpu, rng, 1, 1, max_new, md.rounds, md.prefix_cache == 0);
         if (full || md.prefix_cache) /* plain choice without sharing: one model is enough by default */
             fails += check_generate(md.name, cpu, gpu, rng, 0, 0, max_new, 1);
         /* mg_engine_logits: a plain prefill of one prompt */

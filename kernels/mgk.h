@@ -133,11 +133,12 @@ typedef struct mgk_engine mgk_engine;
 /* MGK_OK, or MGK_ERR_ARG with a sentence in err (no usable device, an unsupported head
  * dimension, out of GPU memory).  bf16 != 0: the weight matrices (attention projections, MLP, output
  * layer) kept in bfloat16 on the device (rounded at upload, mgk_bf16_round) and multiplied by
- * mgk_matmul_bf16 with float32 accumulation; embeddings, norms, activations and the KV cache stay float32. */
+ * mgk_matmul_bf16 with float32 accumulation; the embeddings kept in bfloat16 too (widened to float32 as they are
+ * gathered and summed); norms, activations and the KV cache stay float32. */
 int mgk_engine_create(mgk_engine **g, const struct mg_model *m, int max_batch, int rows_cap, int bf16, char *err,
                       size_t errlen);
 void mgk_engine_free(mgk_engine *g);
-/* The device memory its weights take, in bytes (float32 vectors and embeddings, the matrices in float32 or
+/* The device memory its weights take, in bytes (float32 norms; the matrices and embeddings in float32 or
  * bfloat16). */
 size_t mgk_engine_weight_bytes(const mgk_engine *g);
 

@@ -179,7 +179,8 @@ def test_bf16_weights_match_the_cpu_engine_over_the_rounded_weights(tmp_path, va
     bfloat16 (every weight rounded, nearest-even: the matrices as the engine rounds them, the rest equal in
     both): within the float32 engine's tolerance below 16 rows, within 3e-2 from 16 rows (tensor cores, bf16
     activations), and farther from the CPU engine over the float32 weights
-    (a bf16 engine that silently keeps float32 matrices fails); its weights take about half the memory."""
+    (a bf16 engine that silently keeps float32 matrices fails); its weights (matrices and embeddings in bf16, only
+    the norms float32) take just over half the memory."""
     kw = dict(d_model=256, d_ff=704)
     kw.update(VARIANTS[variant])
     p32, _, _ = make_model(tmp_path, name="f32", max_seq_len=320, **kw)
@@ -188,7 +189,8 @@ def test_bf16_weights_match_the_cpu_engine_over_the_rounded_weights(tmp_path, va
     gpu32 = _core.MavEngine(str(p32), device="cuda")
     gpu16 = _core.MavEngine(str(p32), device="cuda", weights="bf16")
     assert gpu16.weights == "bf16" and gpu32.weights == "float32"
-    assert 0.45 < gpu16.weight_bytes / gpu32.weight_bytes < 0.75, (gpu16.weight_bytes, gpu32.weight_bytes)
+    # every matrix and embedding halves exactly; only the norms (a fraction of a percent here) stay float32
+    assert 0.5 < gpu16.weight_bytes / gpu32.weight_bytes < 0.51, (gpu16.weight_bytes, gpu32.weight_bytes)
     far = 0.0
     for p in random_prompts(3, 5, lo=1, hi=3) + random_prompts(3, 6, lo=15, hi=40) + random_prompts(2, 7, 200, 300):
         a, a32, b = cpu16.logits(p), cpu32.logits(p), gpu16.logits(p)
@@ -209,7 +211,7 @@ def test_bf16_weights_match_the_cpu_engine_over_the_rounded_weights(tmp_path, va
 
 @gpu
 def test_shipped_model_in_bf16_on_the_gpu(shipped):
-    """MAVModel.load(..., weights="bf16"): the shipped model's weights take about half the device memory, and
+    """MAVModel.load(..., weights="bf16"): the shipped model's weights take just over half the device memory, and
     its answers stay those of the CPU engine on nearly every prompt (bf16 rounding may flip a close call)."""
     prompts = fresh_prompts(48, seed=99)
     cpu = MAVModel.load(shipped, backend="native", device="cpu")
@@ -217,6 +219,7 @@ def test_shipped_model_in_bf16_on_the_gpu(shipped):
     g16 = MAVModel.load(shipped, device="cuda", weights="bf16")
     assert g16.backend.engine.weights == "bf16"
     ratio = g16.backend.engine.weight_bytes / g32.backend.engine.weight_bytes
-    assert 0.45 < ratio < 0.75, ratio
+    # 0.5004 from the configuration (docs/kernels.md): matrices and embeddings in bf16, the norms float32
+    assert 0.5 < ratio < 0.505, ratio
     same = sum(x.text == y.text for x, y in zip(cpu.generate(prompts), g16.generate(prompts)))
     assert same >= 0.9 * len(prompts), f"{same} of {len(prompts)} answers as on the CPU"

@@ -134,12 +134,30 @@ def test_kernel_matches_its_c_reference_on_the_harness(src, seed):
                      "bf16: logits differ from the float32 weights'", ": bf16 device weights",
                      "products on tensor cores (matmul.cu 4"):
             assert res.stdout.count(what) >= 2, f"forward.cu's driver did not check {what!r}:\n{res.stdout[-3000:]}"
+        # decode steps as CUDA graphs (captured once per shape, replayed), the same bit for bit without graphs:
+        # 4-row and batch-1 steps on all four engines, generate() on both models
+        for what, times in (("decode steps as CUDA graph launches (1 capture", 4),
+                            ("batch-1 decode steps as CUDA graph launches (1 capture", 4),
+                            ("the same logits bit for bit without graphs", 8),
+                            ("the same bit for bit without CUDA graphs", 1),
+                            ("sharing=1: ", 2)):
+            assert res.stdout.count(what) >= times, f"forward.cu's driver did not check {what!r}:\n{res.stdout[-3000:]}"
+        assert "MISMATCH" not in res.stdout and "ran no decode step as a CUDA graph" not in res.stdout
 
 
 def test_harness_warp_operations_atomics_and_barriers():
     exe = build(KERNELS / "harness" / "selftest.cu", main=False)
     res = run(exe, "ok")
     assert res.returncode == 0 and "selftest ok" in res.stdout, res.stdout + res.stderr
+
+
+def test_harness_stream_capture_replays_the_captured_arguments():
+    """The harness's CUDA graphs: a launch during a capture does not run, a replay runs it with the argument
+    values of the capture (not the variables' later ones) and a captured copy reads its source at replay; a
+    synchronous cudaMemcpy or a cudaMalloc during a capture invalidates it, as CUDA does."""
+    exe = build(KERNELS / "harness" / "selftest.cu", main=False)
+    res = run(exe, "graph")
+    assert res.returncode == 0 and "graph ok" in res.stdout, res.stdout + res.stderr
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -248,12 +266,14 @@ def test_matmul_driver_catches_a_broken_tensor_core_kernel(mutation):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("mutation", ["kv_store", "line", "alias_drop", "bf16_ignored"])
+@pytest.mark.parametrize("mutation", ["kv_store", "line", "alias_drop", "bf16_ignored", "bf16_float32_embeddings",
+                                      "graph_stale_length"])
 def test_forward_driver_catches_a_broken_forward_pass(mutation):
     """forward.cu with the cache writes of a pass left out (the attention then reads poisoned memory), with
     every row at line position 0 (the line embedding's index ignored), with shared prefixes never forgotten
-    (a decode step reads a prefix from a slot that took a new prompt since), or with the bf16 option silently
-    ignored (float32 weights uploaded and multiplied) must fail its driver's comparison with the CPU engine."""
+    (a decode step reads a prefix from a slot that took a new prompt since), with the bf16 option silently
+    ignored (float32 weights uploaded and multiplied), with a bf16 engine keeping float32 embeddings, or with the
+    decode steps' CUDA graphs replaying a stale attention length (an argument captured by value) must fail its driver's comparison with the CPU engine."""
     text = (KERNELS / "forward.cu").read_text()
     if mutation == "kv_store":
         old = "MGK_LAUNCH(kv_store_kernel,"
@@ -261,12 +281,18 @@ def test_forward_driver_catches_a_broken_forward_pass(mutation):
     elif mutation == "bf16_ignored":
         old = "g->bf16 = bf16 != 0;"
         new = text.replace(old, "g->bf16 = bf16 < 0;", 1)
+    elif mutation == "graph_stale_length":  # the graphs keyed without the attention length, launched unbucketed:
+        old = "        max_len = decode_len(max_len, g->c.max_seq_len);\n"  # a replay keeps the capture's length
+        new = text.replace(old, "        (void)decode_len;\n", 1).replace("int key[GK_N_KEY] = {p.n, p.max_len,", "int key[GK_N_KEY] = {p.n, 0,", 1)
+    elif mutation == "bf16_float32_embeddings":
+        old = "g->embed_bf16 = g->bf16;"
+        new = text.replace(old, "g->embed_bf16 = 0;", 1)
     elif mutation == "alias_drop":
         old = "static void alias_drop(mgk_engine *g, int s, int p)\n{\n"
         new = text.replace(old, old + "    if (s >= 0)\n        return;\n", 1)
     else:
-        old = "s += line_embed[(long)line[r] * d + i];"
-        new = text.replace(old, "s += line_embed[(long)(line[r] & 0) * d + i];", 1)
+        old = "s += mgk_weight(line_embed, (long)line[r] * d + i);"
+        new = text.replace(old, "s += mgk_weight(line_embed, (long)(line[r] & 0) * d + i);", 1)
     assert old in text
     broken = BUILD / f"forward_{mutation}" / "forward.cu"
     broken.parent.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,10 @@
  * atomicMin, atomicExch, atomicCAS), bfloat16 (__nv_bfloat16 and its conversions), the tensor-core
  * warp matrix API of <mma.h> that matmul.cu uses (nvcuda::wmma: m16n16k16 bf16 fragments, float
  * accumulators), and the host calls the drivers use (cudaMalloc, cudaMemcpy, cudaMemset, cudaFree,
- * cudaDeviceSynchronize, cudaGetLastError, cudaDeviceGetAttribute, cudaFuncGetAttributes).
+ * cudaDeviceSynchronize, cudaGetLastError, cudaDeviceGetAttribute, cudaFuncGetAttributes), and stream capture
+ * into CUDA graphs on the per-thread default stream (cudaStreamBeginCapture, cudaStreamEndCapture,
+ * cudaStreamIsCapturing, cudaMemcpyAsync, cudaGraphInstantiate, cudaGraphLaunch, cudaGraphExecDestroy,
+ * cudaGraphDestroy; see "stream capture" below).
  *
  * Stricter than a GPU where it can be:
  *  - shared memory and cudaMalloc'd memory start filled with 0xff bytes (a NaN as a float, -1 as
@@ -32,6 +35,10 @@
  *    fragments); a misaligned pointer or an ldm that is not a multiple of 16 bytes aborts too; and
  *    one wmma call in 32 pauses the whole warp for a few milliseconds, so that the warps of a block
  *    drift apart between barriers (a missing __syncthreads around a shared tile shows).
+ *  - a kernel launched while its stream is capturing does not run: its grid, block and arguments are recorded,
+ *    each argument converted to its parameter's type and copied at the launch (as CUDA copies a launch's
+ *    arguments into the graph node), and replayed by every cudaGraphLaunch of the instantiated graph; so an
+ *    argument that changed between capture and replay without a new capture shows up as a wrong result.
  * The seed of the shuffling comes from MGK_SEED (environment), default 1.
  */
 #ifndef MGK_CUDA_CPU_H
@@ -48,7 +55,9 @@
 #include <chrono>
 #include <mutex>
 #include <random>
+#include <functional>
 #include <thread>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -178,17 +187,86 @@ template <class T> T *shared_dyn()
     return reinterpret_cast<T *>(tls.L->dyn.data());
 }
 
-/* Run kernel body f() on grid x block threads (see the header comment). */
-template <class F> void launch(dim3 grid, dim3 block, size_t dyn_bytes, F f)
+/* ---- stream capture (CUDA graphs) ----
+ * One stream can be captured: the per-thread default stream (cudaStreamPerThread), which every kernel launch
+ * (MGK_LAUNCH) goes to; being per host thread, so is its capture state.  While it captures, a launch records a
+ * node instead of running (see launch), cudaMemcpyAsync on it records a copy node (of the bytes at the source
+ * address at replay time, as CUDA's memcpy node), and what CUDA refuses during a capture in
+ * cudaStreamCaptureModeGlobal / ThreadLocal from the capturing thread is refused and invalidates the capture
+ * (cudaStreamEndCapture then fails, as on a GPU): synchronous cudaMemcpy / cudaMemset (legacy stream: an
+ * implicit synchronisation with the capturing stream), cudaMalloc, cudaFree, cudaDeviceSynchronize,
+ * cudaStreamSynchronize of the capturing stream, cudaMemcpyAsync on the legacy stream, a nested capture. */
+struct GraphNode {
+    dim3 grid, block;
+    size_t dyn_bytes = 0;
+    std::function<void()> body; /* a kernel: its body with the arguments copied at capture, run per thread */
+    std::function<void()> copy; /* a memcpy node */
+};
+struct Capture {
+    bool active = false, invalid = false;
+    std::vector<GraphNode> nodes;
+};
+inline thread_local Capture capture;
+inline thread_local int last_error = 0; /* cudaGetLastError's (0: cudaSuccess) */
+enum { kErrInvalidValue = 1, kErrIllegalState = 401, kErrCaptureUnsupported = 900, kErrCaptureInvalidated = 901,
+       kErrCaptureImplicit = 906 };
+/* a call this thread may not make while it captures: the capture is invalidated, err returned (else 0) */
+inline int refuse_in_capture(int err)
 {
-    Launch L;
-    L.grid = grid;
-    L.block = block;
+    if (!capture.active)
+        return 0;
+    capture.invalid = true;
+    last_error = err;
+    return err;
+}
+
+inline void check_config(dim3 block, size_t dyn_bytes)
+{
     long nt = (long)block.x * block.y * block.z;
     if (nt < 1 || nt > 1024)
         fail("a block must have 1..1024 threads");
     if (dyn_bytes > kStaticShared)
         fail("dynamic shared memory over 48 KiB (needs cudaFuncSetAttribute on a GPU)");
+}
+
+template <class F> void run_grid(dim3 grid, dim3 block, size_t dyn_bytes, F f);
+
+/* A launch on the per-thread default stream: run now, or recorded into the capture (see the header comment) */
+template <class F> void launch(dim3 grid, dim3 block, size_t dyn_bytes, F f)
+{
+    check_config(block, dyn_bytes);
+    if (!capture.active) {
+        run_grid(grid, block, dyn_bytes, f);
+        return;
+    }
+    if (capture.invalid) { /* a launch into an invalidated capture fails */
+        last_error = kErrCaptureInvalidated;
+        return;
+    }
+    GraphNode n;
+    n.grid = grid;
+    n.block = block;
+    n.dyn_bytes = dyn_bytes;
+    n.body = f;
+    capture.nodes.push_back(std::move(n));
+}
+
+/* MGK_LAUNCH: kernel k's arguments converted to its parameters' types and copied here, at the launch, as
+ * CUDA does (a recorded launch replays these values) */
+template <class... P, class... A> void launch_kernel(dim3 grid, dim3 block, size_t dyn_bytes, void (*k)(P...), A &&...a)
+{
+    static_assert(sizeof...(P) == sizeof...(A), "a kernel launched with the wrong number of arguments");
+    std::tuple<std::decay_t<P>...> args(std::forward<A>(a)...);
+    launch(grid, block, dyn_bytes, [k, args] { std::apply(k, args); });
+}
+
+/* Run kernel body f() on grid x block threads (see the header comment). */
+template <class F> void run_grid(dim3 grid, dim3 block, size_t dyn_bytes, F f)
+{
+    Launch L;
+    L.grid = grid;
+    L.block = block;
+    long nt = (long)block.x * block.y * block.z;
     L.nthreads = (int)nt;
     L.arena.resize(kStaticShared + 256);
     L.shared_base = L.arena.data() + (256 - reinterpret_cast<uintptr_t>(L.arena.data()) % 256) % 256;
@@ -600,6 +678,10 @@ enum { cudaSuccess = 0 };
 enum cudaMemcpyKind { cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice };
 inline cudaError_t cudaMalloc(void **p, size_t n)
 {
+    if (int e = mgk::refuse_in_capture(mgk::kErrCaptureUnsupported)) {
+        *p = nullptr;
+        return e;
+    }
     *p = std::malloc(n ? n : 1);
     if (!*p)
         return 2;
@@ -607,11 +689,161 @@ inline cudaError_t cudaMalloc(void **p, size_t n)
     return cudaSuccess;
 }
 template <class T> cudaError_t cudaMalloc(T **p, size_t n) { return cudaMalloc(reinterpret_cast<void **>(p), n); }
-inline cudaError_t cudaMemcpy(void *d, const void *s, size_t n, cudaMemcpyKind) { std::memcpy(d, s, n); return cudaSuccess; }
-inline cudaError_t cudaMemset(void *d, int v, size_t n) { std::memset(d, v, n); return cudaSuccess; }
-inline cudaError_t cudaFree(void *p) { std::free(p); return cudaSuccess; }
-inline cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
-inline cudaError_t cudaGetLastError() { return cudaSuccess; }
+/* the synchronous copies run on the legacy default stream: refused while this thread captures */
+inline cudaError_t cudaMemcpy(void *d, const void *s, size_t n, cudaMemcpyKind)
+{
+    if (int e = mgk::refuse_in_capture(mgk::kErrCaptureImplicit))
+        return e;
+    std::memcpy(d, s, n);
+    return cudaSuccess;
+}
+inline cudaError_t cudaMemset(void *d, int v, size_t n)
+{
+    if (int e = mgk::refuse_in_capture(mgk::kErrCaptureImplicit))
+        return e;
+    std::memset(d, v, n);
+    return cudaSuccess;
+}
+inline cudaError_t cudaFree(void *p)
+{
+    if (int e = mgk::refuse_in_capture(mgk::kErrCaptureUnsupported))
+        return e;
+    std::free(p);
+    return cudaSuccess;
+}
+inline cudaError_t cudaDeviceSynchronize() { return mgk::refuse_in_capture(mgk::kErrCaptureUnsupported); }
+inline cudaError_t cudaGetLastError()
+{
+    cudaError_t e = mgk::last_error;
+    mgk::last_error = cudaSuccess;
+    return e;
+}
+
+/* ---- streams and graphs (see "stream capture" above): the legacy and the per-thread default stream ---- */
+struct CUstream_st;
+typedef CUstream_st *cudaStream_t;
+#define cudaStreamLegacy ((cudaStream_t)0x1)
+#define cudaStreamPerThread ((cudaStream_t)0x2)
+enum { cudaErrorInvalidValue = mgk::kErrInvalidValue, cudaErrorIllegalState = mgk::kErrIllegalState,
+       cudaErrorStreamCaptureUnsupported = mgk::kErrCaptureUnsupported,
+       cudaErrorStreamCaptureInvalidated = mgk::kErrCaptureInvalidated,
+       cudaErrorStreamCaptureImplicit = mgk::kErrCaptureImplicit };
+enum cudaStreamCaptureMode { cudaStreamCaptureModeGlobal = 0, cudaStreamCaptureModeThreadLocal = 1,
+                             cudaStreamCaptureModeRelaxed = 2 };
+enum cudaStreamCaptureStatus { cudaStreamCaptureStatusNone = 0, cudaStreamCaptureStatusActive = 1,
+                               cudaStreamCaptureStatusInvalidated = 2 };
+struct CUgraph_st {
+    std::vector<mgk::GraphNode> nodes;
+};
+struct CUgraphExec_st {
+    std::vector<mgk::GraphNode> nodes;
+};
+typedef CUgraph_st *cudaGraph_t;
+typedef CUgraphExec_st *cudaGraphExec_t;
+
+namespace mgk {
+inline bool legacy_stream(cudaStream_t s) { return s == nullptr || s == cudaStreamLegacy; }
+inline int set_error(int e)
+{
+    last_error = e;
+    return e;
+}
+} // namespace mgk
+
+inline cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, cudaMemcpyKind, cudaStream_t stream = nullptr)
+{
+    if (!mgk::legacy_stream(stream) && stream != cudaStreamPerThread)
+        return mgk::set_error(cudaErrorInvalidValue);
+    if (mgk::legacy_stream(stream)) {
+        if (int e = mgk::refuse_in_capture(mgk::kErrCaptureImplicit))
+            return e;
+    } else if (mgk::capture.active) {
+        if (mgk::capture.invalid)
+            return mgk::set_error(cudaErrorStreamCaptureInvalidated);
+        mgk::GraphNode node;
+        node.copy = [d, s, n] { std::memcpy(d, s, n); };
+        mgk::capture.nodes.push_back(std::move(node));
+        return cudaSuccess;
+    }
+    std::memcpy(d, s, n);
+    return cudaSuccess;
+}
+inline cudaError_t cudaStreamSynchronize(cudaStream_t stream)
+{
+    if (!mgk::legacy_stream(stream) && stream != cudaStreamPerThread)
+        return mgk::set_error(cudaErrorInvalidValue);
+    return mgk::refuse_in_capture(mgk::kErrCaptureUnsupported);
+}
+inline cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode)
+{
+    if (mgk::legacy_stream(stream))
+        return mgk::set_error(cudaErrorStreamCaptureUnsupported); /* the legacy stream cannot be captured */
+    if (stream != cudaStreamPerThread || mode == cudaStreamCaptureModeRelaxed)
+        return mgk::set_error(cudaErrorInvalidValue); /* the harness emulates Global / ThreadLocal only */
+    if (mgk::capture.active)
+        return mgk::set_error(cudaErrorIllegalState);
+    mgk::capture.active = true;
+    mgk::capture.invalid = false;
+    mgk::capture.nodes.clear();
+    return cudaSuccess;
+}
+inline cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph)
+{
+    *graph = nullptr;
+    if (stream != cudaStreamPerThread || !mgk::capture.active)
+        return mgk::set_error(cudaErrorIllegalState);
+    mgk::capture.active = false;
+    if (mgk::capture.invalid) {
+        mgk::capture.nodes.clear();
+        return mgk::set_error(cudaErrorStreamCaptureInvalidated);
+    }
+    *graph = new CUgraph_st{std::move(mgk::capture.nodes)};
+    mgk::capture.nodes.clear();
+    return cudaSuccess;
+}
+inline cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus *status)
+{
+    *status = cudaStreamCaptureStatusNone;
+    if (stream == cudaStreamPerThread && mgk::capture.active)
+        *status = mgk::capture.invalid ? cudaStreamCaptureStatusInvalidated : cudaStreamCaptureStatusActive;
+    else if (mgk::legacy_stream(stream) && mgk::capture.active)
+        return mgk::set_error(cudaErrorStreamCaptureImplicit);
+    return cudaSuccess;
+}
+/* the graph's nodes copied: the graph may be destroyed while its instantiation lives on */
+inline cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long flags = 0)
+{
+    *exec = nullptr;
+    if (!graph || flags)
+        return mgk::set_error(cudaErrorInvalidValue);
+    *exec = new CUgraphExec_st{graph->nodes};
+    return cudaSuccess;
+}
+/* the recorded launches and copies, in capture order (the harness runs a stream's work at once) */
+inline cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream)
+{
+    if (!exec || (!mgk::legacy_stream(stream) && stream != cudaStreamPerThread))
+        return mgk::set_error(cudaErrorInvalidValue);
+    if (int e = mgk::refuse_in_capture(mgk::kErrCaptureUnsupported)) /* no child graphs here */
+        return e;
+    for (const mgk::GraphNode &n : exec->nodes) {
+        if (n.copy)
+            n.copy();
+        else
+            mgk::run_grid(n.grid, n.block, n.dyn_bytes, n.body);
+    }
+    return cudaSuccess;
+}
+inline cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec)
+{
+    delete exec;
+    return cudaSuccess;
+}
+inline cudaError_t cudaGraphDestroy(cudaGraph_t graph)
+{
+    delete graph;
+    return cudaSuccess;
+}
 enum { cudaErrorNoDevice = 100 };
 enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16, cudaDevAttrComputeCapabilityMajor = 75,
                       cudaDevAttrComputeCapabilityMinor = 76 };
@@ -645,7 +877,14 @@ inline cudaError_t cudaGetDeviceCount(int *n)
 }
 inline const char *cudaGetErrorString(cudaError_t e)
 {
-    return e == cudaErrorNoDevice ? "CPU harness: no CUDA-capable device" : e ? "harness allocation failed" : "no error";
+    return e == cudaErrorNoDevice                   ? "CPU harness: no CUDA-capable device"
+           : e == cudaErrorStreamCaptureUnsupported ? "operation not permitted when stream is capturing"
+           : e == cudaErrorStreamCaptureInvalidated ? "operation failed due to a previous error during capture"
+           : e == cudaErrorStreamCaptureImplicit    ? "operation would make the legacy stream depend on a capturing stream"
+           : e == cudaErrorIllegalState             ? "illegal state (no capture under way, or one already)"
+           : e == cudaErrorInvalidValue             ? "invalid argument"
+           : e                                      ? "harness allocation failed"
+                                                    : "no error";
 }
 
 #endif

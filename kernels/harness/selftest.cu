@@ -156,6 +156,74 @@ static int wmma_mode(const std::string &mode)
     return ok ? 0 : 1;
 }
 
+/* out[i] = k * in[i] + b: a kernel whose by-value arguments the graph replay must keep */
+__global__ void axpb(int *out, const int *in, int k, int b, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        out[i] = k * in[i] + b;
+}
+
+/* Stream capture: a captured launch does not run; the graph replays the captured argument values (not the
+ * variables' later ones) and a captured cudaMemcpyAsync copies the source's bytes at replay; a synchronous
+ * cudaMemcpy or a cudaMalloc during capture invalidates it (cudaStreamEndCapture fails); the legacy stream
+ * cannot be captured. */
+static int graph_mode()
+{
+    const int n = 40;
+    int *in = nullptr, *out = nullptr;
+    std::vector<int> host(n), got(n);
+    bool ok = cudaMalloc(&in, n * sizeof(int)) == cudaSuccess && cudaMalloc(&out, n * sizeof(int)) == cudaSuccess;
+    for (int i = 0; i < n; i++)
+        host[(size_t)i] = i;
+    cudaMemset(out, 0, n * sizeof(int));
+    int k = 3, b = 1;
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    cudaStreamCaptureStatus st;
+    ok &= cudaStreamBeginCapture(cudaStreamLegacy, cudaStreamCaptureModeThreadLocal) != cudaSuccess;
+    cudaGetLastError();
+    ok &= cudaStreamBeginCapture(cudaStreamPerThread, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
+    ok &= cudaStreamIsCapturing(cudaStreamPerThread, &st) == cudaSuccess && st == cudaStreamCaptureStatusActive;
+    ok &= cudaMemcpyAsync(in, host.data(), n * sizeof(int), cudaMemcpyHostToDevice, cudaStreamPerThread) == cudaSuccess;
+    MGK_LAUNCH(axpb, dim3(2), dim3(32), 0, out, in, k, b, n);
+    k = 100, b = 100; /* after the launch: the graph keeps 3 and 1 */
+    ok &= cudaStreamEndCapture(cudaStreamPerThread, &graph) == cudaSuccess && graph;
+    ok &= cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess && exec;
+    cudaGraphDestroy(graph);
+    cudaMemcpy(got.data(), out, n * sizeof(int), cudaMemcpyDeviceToHost);
+    for (int i = 0; i < n; i++)
+        ok &= got[(size_t)i] == 0; /* nothing ran during the capture */
+    for (int rep = 0; rep < 2; rep++) {
+        for (int i = 0; i < n; i++)
+            host[(size_t)i] = i + 10 * rep; /* read by the copy node at replay */
+        ok &= cudaGraphLaunch(exec, cudaStreamPerThread) == cudaSuccess;
+        cudaMemcpy(got.data(), out, n * sizeof(int), cudaMemcpyDeviceToHost);
+        for (int i = 0; i < n; i++)
+            ok &= got[(size_t)i] == 3 * (i + 10 * rep) + 1;
+    }
+    cudaGraphExecDestroy(exec);
+    /* refused during a capture, which they invalidate */
+    for (int which = 0; which < 2; which++) {
+        void *extra = nullptr;
+        ok &= cudaStreamBeginCapture(cudaStreamPerThread, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
+        ok &= (which ? cudaMalloc(&extra, 16) : cudaMemcpy(in, host.data(), sizeof(int), cudaMemcpyHostToDevice)) !=
+              cudaSuccess;
+        ok &= cudaStreamIsCapturing(cudaStreamPerThread, &st) == cudaSuccess && st == cudaStreamCaptureStatusInvalidated;
+        MGK_LAUNCH(axpb, dim3(2), dim3(32), 0, out, in, k, b, n);
+        ok &= cudaGetLastError() != cudaSuccess;
+        ok &= cudaStreamEndCapture(cudaStreamPerThread, &graph) != cudaSuccess && !graph;
+        ok &= cudaStreamIsCapturing(cudaStreamPerThread, &st) == cudaSuccess && st == cudaStreamCaptureStatusNone;
+    }
+    MGK_LAUNCH(axpb, dim3(2), dim3(32), 0, out, in, k, b, n); /* no capture: runs now */
+    cudaMemcpy(got.data(), out, n * sizeof(int), cudaMemcpyDeviceToHost);
+    ok &= got[5] == 100 * (5 + 10) + 100;
+    cudaFree(in);
+    cudaFree(out);
+    std::printf(ok ? "graph ok\n" : "graph WRONG\n");
+    return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     std::string mode = argc > 1 ? argv[1] : "ok";
@@ -178,6 +246,8 @@ int main(int argc, char **argv)
     }
     if (mode.rfind("wmma", 0) == 0)
         return wmma_mode(mode);
+    if (mode == "graph")
+        return graph_mode();
     if (mode == "exits") {
         const int blocks = 3000, threads = 64;
         std::vector<int> o((size_t)blocks * threads);
