@@ -9,7 +9,8 @@ Environment switches:
   MAVGAME_PORTABLE=1   portable even if MAVGAME_NATIVE is set (the default already is; wheels set it)
   MAVGAME_NO_CUDA=1    skip the CUDA kernels even if nvcc is found
   MAVGAME_NVCC         the nvcc to use (default: nvcc on PATH, $CUDA_HOME/bin/nvcc, /usr/local/cuda/bin/nvcc, then
-                       the PyPI wheel's, nvidia/cu*/bin/nvcc in site-packages: pip install nvidia-cuda-nvcc)
+                       the PyPI wheel's, nvidia/cu*/bin/nvcc in site-packages: pip install nvidia-cuda-nvcc
+                       nvidia-cuda-cccl, whose <nv/target> the bf16 and wmma headers need)
   MAVGAME_REQUIRE_CUDA=1  fail the build if the CUDA kernels do not compile (default: warn, build CPU-only)
   MAVGAME_CUDA_ARCH    extra nvcc architecture flags, e.g. "-gencode arch=compute_90,code=sm_90"
                        (default: nvcc's default target, with PTX that the driver compiles for newer GPUs)
