@@ -792,6 +792,18 @@ static void add_rows(mg_engine *e, int &nr, const std::vector<int32_t> &p, int s
     }
 }
 
+/* The pass just run on `gpu` (rows rows, from the graph cache) run again with the CUDA graphs off (it writes the same
+ * keys and values): whether its logits are the graph's, bit for bit.  zg, ze: scratch of rows x V floats at least. */
+static bool same_without_graphs(mg_engine *gpu, int rows, std::vector<float> &zg, std::vector<float> &ze)
+{
+    mg_engine_read_logits(gpu, rows, zg.data());
+    gpu->gpu->graphs = 0;
+    mg_engine_forward(gpu, rows);
+    gpu->gpu->graphs = 1;
+    mg_engine_read_logits(gpu, rows, ze.data());
+    return std::memcmp(zg.data(), ze.data(), (size_t)rows * (size_t)gpu->c.vocab_size * sizeof(float)) == 0;
+}
+
 static int compare_logits(const char *what, mg_engine *cpu, mg_engine *gpu, int rows, std::vector<float> &zc,
                           float tol = 2e-4f)
 {
@@ -859,12 +871,7 @@ static int check_passes(const char *name, mg_engine *cpu, mg_engine *gpu, drv::R
         fails += compare_logits(what, cpu, gpu, 4, z, tol);
         /* the same step again with the graphs off (it writes the same keys and values): the same logits, bit for
          * bit, as the graph's */
-        mg_engine_read_logits(gpu, 4, zg.data());
-        gpu->gpu->graphs = 0;
-        mg_engine_forward(gpu, 4);
-        gpu->gpu->graphs = 1;
-        mg_engine_read_logits(gpu, 4, ze.data());
-        if (std::memcmp(zg.data(), ze.data(), zg.size() * sizeof(float)) != 0) {
+        if (!same_without_graphs(gpu, 4, zg, ze)) {
             std::printf("MISMATCH %s: decode step %d with CUDA graphs and without differ\n", name, step);
             fails++;
         } else {
@@ -926,12 +933,7 @@ static int check_passes(const char *name, mg_engine *cpu, mg_engine *gpu, drv::R
         }
         std::snprintf(what, sizeof what, "%s: batch-1 decode step %d", name, step);
         fails += compare_logits(what, cpu, gpu, 1, z, tol);
-        mg_engine_read_logits(gpu, 1, zg.data());
-        gpu->gpu->graphs = 0;
-        mg_engine_forward(gpu, 1);
-        gpu->gpu->graphs = 1;
-        mg_engine_read_logits(gpu, 1, ze.data());
-        same += std::memcmp(zg.data(), ze.data(), (size_t)V * sizeof(float)) == 0;
+        same += same_without_graphs(gpu, 1, zg, ze);
         pos[1]++;
         t1 = mg_choose_token(z.data(), V, cpu->in_group, cpu->group, 0);
     }

@@ -100,7 +100,7 @@ __global__ void matmul_kernel2(float *y, const float *x, const WT *w, int n, int
 #define BK3 16  /* k step */
 #define XS3 (BM3 + 4) /* padded row of the transposed x tile */
 
-/* four consecutive floats of shared memory (16-byte aligned) into registers: one vector load on a GPU */
+/* four consecutive floats (16-byte aligned; shared or global memory) into registers: one vector load on a GPU */
 __device__ __forceinline__ void ld4(const float *p, float *v)
 {
 #if MGK_ON_GPU
@@ -212,12 +212,7 @@ __global__ void __launch_bounds__(128) matmul_kernel4(float *y, const float *x, 
             float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
             const float *xp = x + (long)(r < n ? r : 0) * in + k; /* read only for r < n */
             if (r < n && xvec && k + 3 < in) {
-#if MGK_ON_GPU
-                float4 t = *reinterpret_cast<const float4 *>(xp);
-                v[0] = t.x, v[1] = t.y, v[2] = t.z, v[3] = t.w;
-#else
-                v[0] = xp[0], v[1] = xp[1], v[2] = xp[2], v[3] = xp[3];
-#endif
+                ld4(xp, v);
             } else if (r < n) {
                 MGK_UNROLL
                 for (int e = 0; e < 4; e++)
