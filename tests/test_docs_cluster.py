@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import require_ray
 from fake_uci import REPO
 from mavgame.engines.uci import find_stockfish
 
@@ -20,7 +21,7 @@ def _example() -> str:
 
 @pytest.mark.slow
 def test_cluster_example_runs(tmp_path):
-    pytest.importorskip("ray")
+    require_ray()
     sf = find_stockfish()
     if sf is None:
         pytest.skip("stockfish is not installed")

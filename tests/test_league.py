@@ -524,24 +524,15 @@ def test_chess960_league_pgn(tmp_path):
 # ---- Ray ---------------------------------------------------------------------------------------------
 
 
-def test_ray_league_matches_local(tmp_path):
-    ray = pytest.importorskip("ray")
+def test_ray_league_matches_local(tmp_path, ray_cluster):
     from mavgame.play.distributed import RayExecutor
 
-    started = not ray.is_initialized()
-    if started:
-        os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        path = str(tmp_path / "ray.sqlite")
-        res = League(TTT, "tictactoe", path=path, executor=RayExecutor(num_workers=2)).run(progress=False)
-        local = League(TTT, "tictactoe").run(progress=False)
-        key = lambda r: {g.key: (g.result, g.moves) for g in r.games}  # noqa: E731
-        assert key(res) == key(local)
-        assert len(load_results(path)) == 18
-    finally:
-        if started:
-            ray.shutdown()
+    path = str(tmp_path / "ray.sqlite")
+    res = League(TTT, "tictactoe", path=path, executor=RayExecutor(num_workers=2)).run(progress=False)
+    local = League(TTT, "tictactoe").run(progress=False)
+    key = lambda r: {g.key: (g.result, g.moves) for g in r.games}  # noqa: E731
+    assert key(res) == key(local)
+    assert len(load_results(path)) == 18
 
 
 def test_agent_with_running_engine_in_parallel_league(tmp_path):
