@@ -4,6 +4,7 @@
     python bench/perft.py --quick    # depths 5 and 4, 3 runs (callgrind: depths 5 / 4 in both modes)
     python bench/perft.py --stockfish ~/Stockfish/src/stockfish   # a Stockfish built for this CPU
     python bench/perft.py --json out.json
+    python bench/perft.py --gigantua /tmp/gig/giga   # also Gigantua (built in /tmp, never committed)
 
 All three count leaves single-threaded with bulk counting at the last ply (Stockfish's perft does so too;
 python-chess here counts the legal moves of the depth-1 positions).  python-chess runs two plies shallower
@@ -16,6 +17,13 @@ process CPU time (all its threads, /proc/PID/task/*/schedstat) around its ``go p
 the script prints Stockfish's own ``compiler`` report so the reader sees which was compared.  Build one for
 this CPU (``make -j build ARCH=x86-64-bmi2`` in Stockfish's src/) and pass it with --stockfish for the
 like-for-like figure.
+
+With ``--gigantua PATH`` (a Gigantua binary built as /work/shared/peers/gigantua/README.md says; it takes
+``FEN DEPTH EXPECTED`` and exits 0 when its count matches) Gigantua runs the same positions and depths in the same
+interleaving (mavgame, Gigantua, Gigantua, mavgame, ...), one process per run, its CPU time (user + system of the
+child, os.wait4) less the median CPU time of a depth-1 run of the same position (its start-up: it fills its
+tables at start-up, where mavgame's are filled at import and not counted); the table's ``vs Gigantua`` is
+mavgame's speed over Gigantua's (> 1: mavgame faster).  Both count leaves in bulk at the last ply.
 
 Instruction counts (when valgrind is installed; skipped with a note otherwise), a figure that machine load does
 not disturb: under ``valgrind --tool=callgrind`` at depth 5 (startpos) / 4 (Kiwipete), mavgame's count is
@@ -79,6 +87,18 @@ def mavgame_build() -> str:
     return f"mavgame C core as built by setup.py: {flags}, CC {sysconfig.get_config_var('CC')}"
 
 
+def gigantua_cpu(path: str, fen: str, depth: int, nodes: int) -> float:
+    """CPU seconds (user + system) of one Gigantua process counting perft(depth) of `fen`; exits the script when
+    Gigantua's count differs from `nodes` (it exits 0 only when they match)."""
+    proc = subprocess.Popen([path, fen, str(depth), str(nodes)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    _, status, ru = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"Gigantua ({path}) disagrees on perft({depth}) of {fen} = {nodes} (exit {proc.returncode})")
+    return ru.ru_utime + ru.ru_stime
+
+
 def python_chess_perft(board, depth):
     if depth == 1:
         return board.legal_moves.count()
@@ -130,6 +150,8 @@ def main(argv=None):
     ap.add_argument("--json", help="also write the figures to this file")
     ap.add_argument("--stockfish", default=None, help="path of the Stockfish binary (default: PATH, /usr/games)")
     ap.add_argument("--no-callgrind", action="store_true", help="skip the instruction counts")
+    ap.add_argument("--gigantua", default=None, metavar="PATH",
+                    help="also time this Gigantua binary (FEN DEPTH EXPECTED interface) on the same positions")
     args = ap.parse_args(argv)
     runs = 3 if args.quick else max(1, args.runs)
 
@@ -152,6 +174,10 @@ def main(argv=None):
     if engine is not None:
         print(f"peer: {stockfish_build(path)}")
     print(f"ours: {mavgame_build()}")
+    if args.gigantua:
+        if not os.access(args.gigantua, os.X_OK):
+            raise SystemExit(f"--gigantua {args.gigantua}: not an executable file")
+        print(f"peer: Gigantua, {args.gigantua} (CPU time per process less its start-up: a depth-1 run's median)")
     if not args.no_callgrind and not shutil.which("valgrind"):
         print("valgrind not installed (apt-get install valgrind): instruction counts skipped")
 
@@ -161,13 +187,20 @@ def main(argv=None):
             depth -= 1
         board = Chess(fen)
         board.perft(depth - 2)  # warm up
-        ours, theirs, nodes = [], [], None
+        ours, theirs, giga, nodes = [], [], [], None
+        if args.gigantua:
+            want = Chess(fen).perft(depth)
+            n1 = Chess(fen).perft(1)
+            giga_start = statistics.median(gigantua_cpu(args.gigantua, fen, 1, n1) for _ in range(max(3, runs)))
         if engine is not None:
             engine.perft(max(1, depth - 3), fen)  # warm up
             pid = engine._proc.pid
         for r in range(runs):
-            for side in (("m", "s") if r % 2 == 0 else ("s", "m")):
-                if side == "m":
+            for side in (("m", "s", "g") if r % 2 == 0 else ("g", "s", "m")):
+                if side == "g":
+                    if args.gigantua:
+                        giga.append(gigantua_cpu(args.gigantua, fen, depth, want) - giga_start)
+                elif side == "m":
                     c = time.thread_time()
                     nodes = board.perft(depth)
                     ours.append(time.thread_time() - c)
@@ -182,6 +215,10 @@ def main(argv=None):
         if theirs:
             sf_sec = max(statistics.median(theirs), 1e-9)
             row.update(stockfish_s=sf_sec, stockfish_nps=nodes / sf_sec)
+        if giga:
+            g_sec = max(statistics.median(giga), 1e-9)
+            row.update(gigantua_s=g_sec, gigantua_nps=nodes / g_sec, gigantua_startup_s=giga_start,
+                       vs_gigantua=(nodes / sec) / (nodes / g_sec))
         if chess is not None:
             pdepth = depth - 2
             pb = chess.Board(fen)
@@ -212,6 +249,15 @@ def main(argv=None):
         vs_pc = f"{r['mavgame_nps'] / r['python_chess_nps']:15.0f}x" if "python_chess_nps" in r else f"{'-':>16}"
         print(f"{r['position']:<10} {r['depth']:>5} {r['nodes']:>12} {r['mavgame_nps'] / 1e6:13.1f} {sf} {pc} "
               f"{vs_sf} {vs_pc}")
+    if any("gigantua_nps" in r for r in rows):
+        print(f"against Gigantua (CPU time, median of {runs} interleaved runs; > 1: mavgame faster)")
+        print(f"{'position':<10} {'depth':>5} {'mavgame s':>10} {'Gigantua s':>11} {'start-up s':>11} "
+              f"{'mavgame Mnps':>13} {'Gigantua Mnps':>14} {'vs Gigantua':>12}")
+        for r in rows:
+            if "gigantua_nps" in r:
+                print(f"{r['position']:<10} {r['depth']:>5} {r['mavgame_s']:10.4f} {r['gigantua_s']:11.4f} "
+                      f"{r['gigantua_startup_s']:11.4f} {r['mavgame_nps'] / 1e6:13.1f} "
+                      f"{r['gigantua_nps'] / 1e6:14.1f} {r['vs_gigantua']:11.2f}x")
     cg = [r for r in rows if "mavgame_instructions_per_leaf" in r]
     if cg:
         print("instructions per leaf (callgrind; lower is better)")

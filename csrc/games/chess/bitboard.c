@@ -87,12 +87,14 @@ static int init_magic(mg_bb_magic *m, int sq, uint64_t magic, uint32_t offset, c
     for (uint32_t i = 0; i < size; i++)
         mg_bb.slider[offset + i] = 0;
     uint64_t sub = 0;
+    uint32_t index = 0; /* the carry-rippler below visits the subsets in the order of pext(sub, mask) */
     do {
         uint64_t att = slide(sq, sub, dirs);
         uint64_t *e = &mg_bb.slider[offset + (uint32_t)((sub * magic) >> m->shift)];
         if (*e && *e != att)
             return 0;
         *e = att; /* never 0: a slider always attacks some square */
+        mg_bb.slider_pext[offset + index++] = att;
         sub = (sub - m->mask) & m->mask;
     } while (sub);
     return 1;

@@ -24,7 +24,29 @@ typedef mg_chess_undo U;
 
 mg_chess_zobrist mg_chess_zob;
 
+/* Castling with the king on ksq and the rook on rsq of a home rank (where they stand while a right is held; the
+ * squares fix the right: colour by rank, side by the rook's): `empty`, the squares both paths cross, which must be
+ * empty (king and rook excluded); `kpath`, the squares from the king's (excluded, unless it is the destination)
+ * to its destination (included), which must not be attacked with king and rook lifted.  Filled once by
+ * mg_chess_init_tables, read-only afterwards. */
+typedef struct castle_path {
+    uint64_t empty;
+    uint64_t kpath;
+} castle_path;
+static castle_path castle_paths[64][64]; /* [ksq][rsq]: indexed like mg_bb.between */
+/* Standard chess, by right (king on e1/e8, rook in its corner): f1 g1 / b1 c1 d1 empty, f1 g1 / d1 c1 safe. */
+static const castle_path STD_CASTLE_PATHS[4] = {
+    {0x60ULL, 0x60ULL}, {0x0EULL, 0x0CULL}, {0x60ULL << 56, 0x60ULL << 56}, {0x0EULL << 56, 0x0CULL << 56}};
+
 enum { UNDO_NORMAL = 0, UNDO_CASTLE = 1, UNDO_EP = 2 };
+
+/* Static inline copies of the small helpers below that the hot paths (perft, make) use: an exported function of
+ * the shared library may be interposed, so the compiler calls it instead of inlining it (and from the x86-64-v3
+ * copy of perft it would run the baseline code). */
+INLINE int castle_king_to(int right) { return (right >> 1) * 56 + ((right & 1) ? 2 : 6); }
+INLINE int castle_rook_to(int right) { return (right >> 1) * 56 + ((right & 1) ? 3 : 5); }
+int mg_chess_castle_king_to(int right) { return castle_king_to(right); }
+int mg_chess_castle_rook_to(int right) { return castle_rook_to(right); }
 
 void mg_chess_init_tables(void)
 {
@@ -41,22 +63,36 @@ void mg_chess_init_tables(void)
     for (int f = 0; f < 8; f++)
         mg_chess_zob.ep[f] = mg_splitmix64(&seed);
     mg_chess_zob.side = mg_splitmix64(&seed);
+    for (int right = 0; right < 4; right++) {
+        int home = (right >> 1) * 56;
+        int kto = castle_king_to(right), rto = castle_rook_to(right);
+        for (int kf = 0; kf < 8; kf++)
+            for (int rf = 0; rf < 8; rf++) {
+                int ksq = home + kf, rsq = home + rf;
+                uint64_t kbit = mg_bb_sq(ksq), rbit = mg_bb_sq(rsq);
+                uint64_t kpath = mg_bb.between[ksq][kto] | mg_bb_sq(kto);
+                if (kf == rf || (rf < kf) != (right & 1))
+                    continue;
+                castle_paths[ksq][rsq].kpath = kpath;
+                castle_paths[ksq][rsq].empty = (kpath | mg_bb.between[rsq][rto] | mg_bb_sq(rto)) & ~(kbit | rbit);
+            }
+    }
 }
-
-int mg_chess_castle_king_to(int right) { return (right >> 1) * 56 + ((right & 1) ? 2 : 6); }
-int mg_chess_castle_rook_to(int right) { return (right >> 1) * 56 + ((right & 1) ? 3 : 5); }
 
 INLINE uint64_t rq_of(const S *s, int c) { return (s->bb[ROOK] | s->bb[QUEEN]) & s->occ[c]; }
 INLINE uint64_t bq_of(const S *s, int c) { return (s->bb[BISHOP] | s->bb[QUEEN]) & s->occ[c]; }
 
-/* Pieces of colour `c` attacking `sq` given occupancy `occ`. */
-INLINE uint64_t attackers(const S *s, int sq, int c, uint64_t occ)
+/* Pieces of colour `c` attacking `sq` given occupancy `occ`.  `px`, here and below: slider lookups by PEXT
+ * (1: x86-64-v3 code only) or by the magic tables (0; bitboard.h). */
+INLINE uint64_t attackers_px(const S *s, int sq, int c, uint64_t occ, const int px)
 {
     return ((mg_bb.pawn[c ^ 1][sq] & s->bb[PAWN]) | (mg_bb.knight[sq] & s->bb[KNIGHT]) |
-            (mg_bb.king[sq] & s->bb[KING]) | (mg_bb_rook(sq, occ) & (s->bb[ROOK] | s->bb[QUEEN])) |
-            (mg_bb_bishop(sq, occ) & (s->bb[BISHOP] | s->bb[QUEEN]))) &
+            (mg_bb.king[sq] & s->bb[KING]) | (mg_bb_rook_px(sq, occ, px) & (s->bb[ROOK] | s->bb[QUEEN])) |
+            (mg_bb_bishop_px(sq, occ, px) & (s->bb[BISHOP] | s->bb[QUEEN]))) &
            s->occ[c];
 }
+
+INLINE uint64_t attackers(const S *s, int sq, int c, uint64_t occ) { return attackers_px(s, sq, c, occ, 0); }
 
 int mg_chess_attacked(const S *s, int sq, int color, uint64_t occ) { return attackers(s, sq, color, occ) != 0; }
 
@@ -69,19 +105,21 @@ int mg_chess_in_check(const S *s)
 
 /* Non-zero if the pawn of colour `c` on `from` may capture en passant on `ep`
  * without leaving its king attacked (the pinned-pawn cases included). */
-INLINE int ep_capture_legal(const S *s, int c, int from, int ep)
+INLINE int ep_capture_legal_px(const S *s, int c, int from, int ep, const int px)
 {
     int victim = ep ^ 8;
     int ksq = king_sq(s, c);
     int them = c ^ 1;
     uint64_t occ = (s->bb[0] ^ mg_bb_sq(from) ^ mg_bb_sq(victim)) | mg_bb_sq(ep);
-    uint64_t att = ((mg_bb_rook(ksq, occ) & rq_of(s, them)) | (mg_bb_bishop(ksq, occ) & bq_of(s, them)) |
+    uint64_t att = ((mg_bb_rook_px(ksq, occ, px) & rq_of(s, them)) | (mg_bb_bishop_px(ksq, occ, px) & bq_of(s, them)) |
                     (mg_bb.knight[ksq] & s->bb[KNIGHT] & s->occ[them]) |
                     (mg_bb.pawn[c][ksq] & s->bb[PAWN] & s->occ[them] & ~mg_bb_sq(victim)));
     return att == 0;
 }
 
-void mg_chess_set_ep(S *s, int pushed)
+INLINE int ep_capture_legal(const S *s, int c, int from, int ep) { return ep_capture_legal_px(s, c, from, ep, 0); }
+
+INLINE void set_ep_px(S *s, int pushed, const int px)
 {
     int ep = pushed ^ 8; /* the square the pawn passed over */
     int c = s->stm;
@@ -89,12 +127,14 @@ void mg_chess_set_ep(S *s, int pushed)
     uint64_t cands = mg_bb.pawn[c ^ 1][ep] & s->bb[PAWN] & s->occ[c];
     while (cands) {
         int from = mg_bb_pop(&cands);
-        if (ep_capture_legal(s, c, from, ep)) {
+        if (ep_capture_legal_px(s, c, from, ep, px)) {
             s->ep = (uint8_t)ep;
             return;
         }
     }
 }
+
+void mg_chess_set_ep(S *s, int pushed) { set_ep_px(s, pushed, 0); }
 
 /* ---------------------------------------------------------------------------------
  * Legal move generation.  With out == NULL (a compile-time constant after inlining)
@@ -137,43 +177,47 @@ INLINE int emit_pawns(int32_t *out, int n, uint64_t targets, int delta, int prom
     return n;
 }
 
-INLINE int generate(const S *s, int32_t *out, const int us)
+INLINE int generate(const S *s, int32_t *out, const int us, const int px)
 {
     const int them = us ^ 1;
     const uint64_t occ = s->bb[0], own = s->occ[us], opp = s->occ[them];
     const uint64_t kbit = s->bb[KING] & own;
     const int ksq = mg_bb_lsb(kbit);
     const uint64_t opp_rq = rq_of(s, them), opp_bq = bq_of(s, them);
-    const uint64_t checkers = (((mg_bb.pawn[us][ksq] & s->bb[PAWN]) | (mg_bb.knight[ksq] & s->bb[KNIGHT])) & opp) |
-                              (mg_bb_rook(ksq, occ) & opp_rq) | (mg_bb_bishop(ksq, occ) & opp_bq);
-    int n = 0;
-
-    /* King steps: the target must not be attacked once the king has left ksq. */
-    {
-        uint64_t t = mg_bb.king[ksq] & ~own;
-        const uint64_t occ_nk = occ ^ kbit;
-        while (t) {
-            int to = mg_bb_pop(&t);
-            if (!attackers(s, to, them, occ_nk))
-                EMIT(ksq | to << 6);
-        }
-    }
-    if (mg_bb_many(checkers))
-        return n;
-
-    const uint64_t target = checkers ? (mg_bb.between[ksq][mg_bb_lsb(checkers)] | checkers) : ~own;
-
-    /* Pinned pieces: our single piece between the king and an enemy slider. */
+    /* Enemy sliders on the king's lines (snipers): with nothing between, a checker; with one piece of ours between,
+     * that piece is pinned.  No slider lookup: most positions have few snipers, often none. */
+    uint64_t checkers = ((mg_bb.pawn[us][ksq] & s->bb[PAWN]) | (mg_bb.knight[ksq] & s->bb[KNIGHT])) & opp;
     uint64_t pinned = 0;
     {
         uint64_t snipers = (mg_bb.rook_empty[ksq] & opp_rq) | (mg_bb.bishop_empty[ksq] & opp_bq);
         while (snipers) {
             int sq = mg_bb_pop(&snipers);
             uint64_t b = mg_bb.between[ksq][sq] & occ;
-            if (b && !mg_bb_many(b))
+            if (!b)
+                checkers |= mg_bb_sq(sq);
+            else if (!mg_bb_many(b))
                 pinned |= b & own;
         }
     }
+    int n = 0;
+
+    /* King steps: the target must not be attacked once the king has left ksq (ksafe: those that are not). */
+    uint64_t ksafe = 0;
+    {
+        uint64_t t = mg_bb.king[ksq] & ~own;
+        const uint64_t occ_nk = occ ^ kbit;
+        while (t) {
+            int to = mg_bb_pop(&t);
+            if (!attackers_px(s, to, them, occ_nk, px)) {
+                ksafe |= mg_bb_sq(to);
+                EMIT(ksq | to << 6);
+            }
+        }
+    }
+    if (mg_bb_many(checkers))
+        return n;
+
+    const uint64_t target = checkers ? (mg_bb.between[ksq][mg_bb_lsb(checkers)] | checkers) : ~own;
 
     /* Pawns. */
     {
@@ -225,7 +269,7 @@ INLINE int generate(const S *s, int32_t *out, const int us)
             uint64_t cands = mg_bb.pawn[them][s->ep] & pawns;
             while (cands) {
                 int from = mg_bb_pop(&cands);
-                if (ep_capture_legal(s, us, from, s->ep))
+                if (ep_capture_legal_px(s, us, from, s->ep, px))
                     EMIT(from | s->ep << 6);
             }
         }
@@ -244,23 +288,23 @@ INLINE int generate(const S *s, int32_t *out, const int us)
         uint64_t b = (s->bb[BISHOP] | s->bb[QUEEN]) & own & ~pinned;
         while (b) {
             int from = mg_bb_pop(&b);
-            n = emit_all(out, n, mg_bb_bishop(from, occ) & target, from);
+            n = emit_all(out, n, mg_bb_bishop_px(from, occ, px) & target, from);
         }
         b = (s->bb[ROOK] | s->bb[QUEEN]) & own & ~pinned;
         while (b) {
             int from = mg_bb_pop(&b);
-            n = emit_all(out, n, mg_bb_rook(from, occ) & target, from);
+            n = emit_all(out, n, mg_bb_rook_px(from, occ, px) & target, from);
         }
         if (pinned && !checkers) {
             b = (s->bb[BISHOP] | s->bb[QUEEN]) & own & pinned;
             while (b) {
                 int from = mg_bb_pop(&b);
-                n = emit_all(out, n, mg_bb_bishop(from, occ) & target & mg_bb.line[ksq][from], from);
+                n = emit_all(out, n, mg_bb_bishop_px(from, occ, px) & target & mg_bb.line[ksq][from], from);
             }
             b = (s->bb[ROOK] | s->bb[QUEEN]) & own & pinned;
             while (b) {
                 int from = mg_bb_pop(&b);
-                n = emit_all(out, n, mg_bb_rook(from, occ) & target & mg_bb.line[ksq][from], from);
+                n = emit_all(out, n, mg_bb_rook_px(from, occ, px) & target & mg_bb.line[ksq][from], from);
             }
         }
     }
@@ -274,17 +318,27 @@ INLINE int generate(const S *s, int32_t *out, const int us)
             if (!(s->castling & (1 << right)))
                 continue;
             int rsq = s->castle_rook[right];
-            int kto = mg_chess_castle_king_to(right), rto = mg_chess_castle_rook_to(right);
-            uint64_t rbit = mg_bb_sq(rsq);
-            uint64_t kpath = mg_bb.between[ksq][kto] | mg_bb_sq(kto);
-            uint64_t path = (kpath | mg_bb.between[rsq][rto] | mg_bb_sq(rto)) & ~(kbit | rbit);
-            if (path & occ)
-                continue;
-            uint64_t occ2 = occ ^ kbit ^ rbit;
+            uint64_t kpath;
+            if (!s->chess960) {
+                const castle_path *cp = &STD_CASTLE_PATHS[right];
+                if (cp->empty & occ)
+                    continue;
+                /* The rook stands in its corner: lifting it opens no line to the squares next to the king, so
+                 * those of the king's path were tested by the king steps above (they are empty: targets). */
+                if (cp->kpath & mg_bb.king[ksq] & ~ksafe)
+                    continue;
+                kpath = cp->kpath & ~mg_bb.king[ksq];
+            } else {
+                const castle_path *cp = &castle_paths[ksq][rsq];
+                if (cp->empty & occ)
+                    continue;
+                kpath = cp->kpath;
+            }
+            uint64_t occ2 = occ ^ kbit ^ mg_bb_sq(rsq);
             int ok = 1;
             while (kpath && ok) {
                 int sq = mg_bb_pop(&kpath);
-                ok = !attackers(s, sq, them, occ2);
+                ok = !attackers_px(s, sq, them, occ2, px);
             }
             if (ok)
                 EMIT(ksq | rsq << 6);
@@ -293,13 +347,15 @@ INLINE int generate(const S *s, int32_t *out, const int us)
     return n;
 }
 
-static int gen_white(const S *s, int32_t *out) { return generate(s, out, 0); }
-static int gen_black(const S *s, int32_t *out) { return generate(s, out, 1); }
-static int count_white(const S *s) { return generate(s, NULL, 0); }
-static int count_black(const S *s) { return generate(s, NULL, 1); }
+static int gen_white(const S *s, int32_t *out) { return generate(s, out, 0, 0); }
+static int gen_black(const S *s, int32_t *out) { return generate(s, out, 1, 0); }
+static int count_white(const S *s) { return generate(s, NULL, 0, 0); }
+static int count_black(const S *s) { return generate(s, NULL, 1, 0); }
 
-int mg_chess_legal_actions(const S *s, int32_t *out) { return s->stm ? gen_black(s, out) : gen_white(s, out); }
-int mg_chess_count_legal(const S *s) { return s->stm ? count_black(s) : count_white(s); }
+INLINE int legal_actions(const S *s, int32_t *out) { return s->stm ? gen_black(s, out) : gen_white(s, out); }
+INLINE int count_legal(const S *s) { return s->stm ? count_black(s) : count_white(s); }
+int mg_chess_legal_actions(const S *s, int32_t *out) { return legal_actions(s, out); }
+int mg_chess_count_legal(const S *s) { return count_legal(s); }
 
 /* ---------------------------------------------------------------------------------
  * Legality of one action, without generating the others: the action is decoded, checked to be a move
@@ -316,7 +372,7 @@ int mg_chess_count_legal(const S *s) { return s->stm ? count_black(s) : count_wh
 INLINE int castle_legal(const S *s, int them, int right, int ksq, uint64_t kbit, uint64_t occ)
 {
     int rsq = s->castle_rook[right];
-    int kto = mg_chess_castle_king_to(right), rto = mg_chess_castle_rook_to(right);
+    int kto = castle_king_to(right), rto = castle_rook_to(right);
     uint64_t rbit = mg_bb_sq(rsq);
     uint64_t kpath = mg_bb.between[ksq][kto] | mg_bb_sq(kto);
     uint64_t path = (kpath | mg_bb.between[rsq][rto] | mg_bb_sq(rto)) & ~(kbit | rbit);
@@ -460,12 +516,11 @@ INLINE void shift_piece(S *s, int pc, int from, int to)
     s->occ[pc >> 3] ^= b;
 }
 
-/* Static, so that perft and the draw claims inline it (an exported function of the shared library could be
- * interposed, so the compiler would call it); mg_chess_make below is the descriptors'. */
-static void chess_make(void *st, int32_t a, void *undo)
+/* Make and unmake.  `full` (a compile-time constant after inlining) keeps the whole state: the Zobrist hash, the
+ * clocks and the repetition history.  Perft calls them with full = 0: the placement, side, castling rights and
+ * en passant square only (what move generation reads), and its unmake restores what its make changed. */
+INLINE void make_impl(S *s, int32_t a, U *u, const int full, const int px)
 {
-    S *s = st;
-    U *u = undo;
     const int from = a & 63, to = (a >> 6) & 63, promo = a >> 12;
     const int us = s->stm;
     const int pc = s->board[from];
@@ -474,45 +529,52 @@ static void chess_make(void *st, int32_t a, void *undo)
     int irreversible = s->ep != NO_SQ;
     int zeroing = 0;
 
-    u->hash = h;
-    u->halfmove = s->halfmove;
-    u->rep_len = s->rep_len;
+    if (full) {
+        u->hash = h;
+        u->halfmove = s->halfmove;
+        u->rep_len = s->rep_len;
+    }
     u->castling = s->castling;
     u->ep = s->ep;
     u->captured = (uint8_t)cap;
     u->kind = UNDO_NORMAL;
 
     if (s->ep != NO_SQ) {
-        h ^= mg_chess_zob.ep[s->ep & 7];
+        if (full)
+            h ^= mg_chess_zob.ep[s->ep & 7];
         s->ep = NO_SQ;
     }
     if (cap && (cap >> 3) == us) {
         /* Castling: the king "takes" its own rook. */
         int right = 2 * us + (to < from);
-        int kto = mg_chess_castle_king_to(right), rto = mg_chess_castle_rook_to(right);
+        int kto = castle_king_to(right), rto = castle_rook_to(right);
         lift(s, pc, from);
         lift(s, cap, to);
         put(s, pc, kto);
         put(s, cap, rto);
-        h ^= mg_chess_zob.piece[pc][from] ^ mg_chess_zob.piece[pc][kto] ^ mg_chess_zob.piece[cap][to] ^
-             mg_chess_zob.piece[cap][rto];
+        if (full)
+            h ^= mg_chess_zob.piece[pc][from] ^ mg_chess_zob.piece[pc][kto] ^ mg_chess_zob.piece[cap][to] ^
+                 mg_chess_zob.piece[cap][rto];
         u->kind = UNDO_CASTLE;
         u->captured = 0;
     } else {
         if (cap) {
             lift(s, cap, to);
-            h ^= mg_chess_zob.piece[cap][to];
+            if (full)
+                h ^= mg_chess_zob.piece[cap][to];
             zeroing = 1;
         }
         shift_piece(s, pc, from, to);
-        h ^= mg_chess_zob.piece[pc][from] ^ mg_chess_zob.piece[pc][to];
+        if (full)
+            h ^= mg_chess_zob.piece[pc][from] ^ mg_chess_zob.piece[pc][to];
         if ((pc & 7) == PAWN) {
             zeroing = 1;
             if (to == u->ep) {
                 int victim = to ^ 8;
                 int vp = s->board[victim];
                 lift(s, vp, victim);
-                h ^= mg_chess_zob.piece[vp][victim];
+                if (full)
+                    h ^= mg_chess_zob.piece[vp][victim];
                 u->captured = (uint8_t)vp;
                 u->kind = UNDO_EP;
             } else if (promo) {
@@ -520,25 +582,29 @@ static void chess_make(void *st, int32_t a, void *undo)
                 int np = us << 3 | PROMO_TYPE[promo];
                 lift(s, pc, to);
                 put(s, np, to);
-                h ^= mg_chess_zob.piece[pc][to] ^ mg_chess_zob.piece[np][to];
+                if (full)
+                    h ^= mg_chess_zob.piece[pc][to] ^ mg_chess_zob.piece[np][to];
             }
         }
     }
     if (s->castling) {
         unsigned nc = s->castling & ~(s->cmask[from] | s->cmask[to]);
         if (nc != s->castling) {
-            h ^= castle_hash(s, s->castling ^ nc);
+            if (full)
+                h ^= castle_hash(s, s->castling ^ nc);
             s->castling = (uint8_t)nc;
             irreversible = 1;
         }
     }
     s->stm = (uint8_t)(us ^ 1);
-    h ^= mg_chess_zob.side;
     if ((pc & 7) == PAWN && (from ^ to) == 16) {
-        mg_chess_set_ep(s, to);
-        if (s->ep != NO_SQ)
+        set_ep_px(s, to, px);
+        if (full && s->ep != NO_SQ)
             h ^= mg_chess_zob.ep[s->ep & 7];
     }
+    if (!full)
+        return;
+    h ^= mg_chess_zob.side;
     s->hash = h;
     s->halfmove = zeroing ? 0 : s->halfmove + 1;
     s->fullmove += (uint32_t)us;
@@ -549,24 +615,24 @@ static void chess_make(void *st, int32_t a, void *undo)
     s->rep_len = (irreversible || zeroing) ? 0 : s->rep_len + 1;
 }
 
-static void chess_unmake(void *st, int32_t a, const void *undo)
+INLINE void unmake_impl(S *s, int32_t a, const U *u, const int full)
 {
-    S *s = st;
-    const U *u = undo;
     const int from = a & 63, to = (a >> 6) & 63, promo = a >> 12;
     const int us = s->stm ^ 1;
-    s->hist[s->ply & (MG_CHESS_HIST - 1)] = u->hist_slot;
-    s->ply--;
+    if (full) {
+        s->hist[s->ply & (MG_CHESS_HIST - 1)] = u->hist_slot;
+        s->ply--;
+        s->fullmove -= (uint32_t)us;
+        s->hash = u->hash;
+        s->halfmove = u->halfmove;
+        s->rep_len = u->rep_len;
+    }
     s->stm = (uint8_t)us;
-    s->fullmove -= (uint32_t)us;
-    s->hash = u->hash;
-    s->halfmove = u->halfmove;
-    s->rep_len = u->rep_len;
     s->castling = u->castling;
     s->ep = u->ep;
     if (u->kind == UNDO_CASTLE) {
         int right = 2 * us + (to < from);
-        int kto = mg_chess_castle_king_to(right), rto = mg_chess_castle_rook_to(right);
+        int kto = castle_king_to(right), rto = castle_rook_to(right);
         int k = us << 3 | KING, r = us << 3 | ROOK;
         lift(s, k, kto);
         lift(s, r, rto);
@@ -588,6 +654,11 @@ static void chess_unmake(void *st, int32_t a, const void *undo)
         put(s, u->captured, to);
 }
 
+/* Static, so that the draw claims inline them (an exported function of the shared library could be interposed,
+ * so the compiler would call it); mg_chess_make below is the descriptors'. */
+static void chess_make(void *st, int32_t a, void *undo) { make_impl(st, a, undo, 1, 0); }
+static void chess_unmake(void *st, int32_t a, const void *undo) { unmake_impl(st, a, undo, 1); }
+
 void mg_chess_make(void *st, int32_t a, void *undo) { chess_make(st, a, undo); }
 void mg_chess_unmake(void *st, int32_t a, const void *undo) { chess_unmake(st, a, undo); }
 
@@ -595,30 +666,103 @@ void mg_chess_unmake(void *st, int32_t a, const void *undo) { chess_unmake(st, a
  * Perft with bulk counting at the last ply.
  */
 
-MG_HOT static uint64_t perft_rec(S *s, int depth, mg_cancel *cancel)
+/* Perft's last make, before the leaves are counted: the child `c` of `s` after action `a`, with only what move
+ * generation reads (bitboards, side, castling rights and rooks, en passant square, variant); the rest of `c`, the
+ * board array included, is left unset.  Copy-make: nothing to undo. */
+INLINE void make_child(const S *s, S *c, int32_t a, const int px)
 {
-    int32_t moves[MG_CHESS_MAX_MOVES];
-    U u;
-    int n = mg_chess_legal_actions(s, moves);
-    uint64_t total = 0;
-    if (depth == 2) {
-        for (int i = 0; i < n; i++) {
-            chess_make(s, moves[i], &u);
-            total += (uint64_t)mg_chess_count_legal(s);
-            chess_unmake(s, moves[i], &u);
+    static const int PROMO_TYPE[5] = {0, KNIGHT, BISHOP, ROOK, QUEEN};
+    const int from = a & 63, to = (a >> 6) & 63, promo = a >> 12;
+    const int us = s->stm, them = us ^ 1;
+    const int pc = s->board[from], cap = s->board[to];
+    const uint64_t fb = mg_bb_sq(from), tb = mg_bb_sq(to);
+    memcpy(c->bb, s->bb, sizeof c->bb);
+    memcpy(c->occ, s->occ, sizeof c->occ);
+    memcpy(c->castle_rook, s->castle_rook, sizeof c->castle_rook);
+    c->chess960 = s->chess960;
+    c->stm = (uint8_t)them;
+    c->ep = NO_SQ;
+    c->castling = (uint8_t)(s->castling & ~(s->cmask[from] | s->cmask[to]));
+    if (cap && (cap >> 3) == us) {
+        /* Castling (king takes own rook); the xors hold when a destination is the other piece's square. */
+        int right = 2 * us + (to < from);
+        uint64_t km = fb ^ mg_bb_sq(castle_king_to(right)), rm = tb ^ mg_bb_sq(castle_rook_to(right));
+        c->bb[KING] ^= km;
+        c->bb[ROOK] ^= rm;
+        c->occ[us] ^= km ^ rm;
+        c->bb[0] ^= km ^ rm;
+        return;
+    }
+    if (cap) {
+        c->bb[cap & 7] ^= tb;
+        c->occ[them] ^= tb;
+        c->bb[0] ^= tb;
+    }
+    c->bb[pc & 7] ^= fb | tb;
+    c->occ[us] ^= fb | tb;
+    c->bb[0] ^= fb | tb;
+    if ((pc & 7) == PAWN) {
+        if (to == s->ep) {
+            uint64_t vb = mg_bb_sq(to ^ 8);
+            c->bb[PAWN] ^= vb;
+            c->occ[them] ^= vb;
+            c->bb[0] ^= vb;
+        } else if (promo) {
+            c->bb[PAWN] ^= tb;
+            c->bb[PROMO_TYPE[promo]] ^= tb;
+        } else if ((from ^ to) == 16) {
+            set_ep_px(c, to, px);
         }
-        return total;
     }
-    /* Ticked above the bulk-counted plies only: a tick per ~1000 leaves costs nothing. */
-    if (mg_cancel_tick(cancel))
-        return 0;
-    for (int i = 0; i < n; i++) {
-        chess_make(s, moves[i], &u);
-        total += perft_rec(s, depth - 1, cancel);
-        chess_unmake(s, moves[i], &u);
-    }
-    return total;
 }
+
+/* The recursion, written once (px: slider lookups by PEXT or by the magic tables) and compiled as perft_rec (MG_HOT:
+ * a baseline and an x86-64-v3 copy picked at load time, both with the magic tables) and, where the x86-64-v3 copies
+ * exist, as perft_rec_pext_v3 (x86-64-v3 with PEXT lookups), picked at run time on CPUs with a fast PEXT. */
+#define CHESS_PERFT_REC(NAME, PX)                                                                                     \
+    static uint64_t NAME(S *s, int depth, mg_cancel *cancel)                                                         \
+    {                                                                                                                 \
+        int32_t moves[MG_CHESS_MAX_MOVES];                                                                            \
+        U u;                                                                                                          \
+        int n = s->stm ? generate(s, moves, 1, PX) : generate(s, moves, 0, PX);                                       \
+        uint64_t total = 0;                                                                                           \
+        if (depth == 2) {                                                                                             \
+            /* bulk counting: the last ply's moves are counted by popcounts, never made */                          \
+            S c;                                                                                                      \
+            for (int i = 0; i < n; i++) {                                                                             \
+                make_child(s, &c, moves[i], PX);                                                                      \
+                total += (uint64_t)(s->stm ? generate(&c, NULL, 0, PX) : generate(&c, NULL, 1, PX));                  \
+            }                                                                                                         \
+            return total;                                                                                             \
+        }                                                                                                             \
+        /* Ticked above the bulk-counted plies only: a tick per ~1000 leaves costs nothing. */                        \
+        if (mg_cancel_tick(cancel))                                                                                   \
+            return 0;                                                                                                 \
+        for (int i = 0; i < n; i++) {                                                                                 \
+            make_impl(s, moves[i], &u, 0, PX);                                                                        \
+            total += NAME(s, depth - 1, cancel);                                                                      \
+            unmake_impl(s, moves[i], &u, 0);                                                                          \
+        }                                                                                                             \
+        return total;                                                                                                 \
+    }
+MG_HOT CHESS_PERFT_REC(perft_rec, 0)
+#if MG_MULTIVERSION && MG_BB_HAVE_PEXT
+MG_TARGET_V3 __attribute__((flatten)) CHESS_PERFT_REC(perft_rec_pext_v3, 1)
+
+/* PEXT is one fast instruction on Intel since Haswell and on AMD since Zen 3; AMD's Zen 1 and Zen 2 microcode it
+ * (tens of cycles, depending on the mask), so there the magic tables stay faster. */
+static int fast_pext(void)
+{
+    return mg_cpu_has_v3() && !__builtin_cpu_is("znver1") && !__builtin_cpu_is("znver2");
+}
+#elif MG_BB_HAVE_PEXT && defined(__BMI2__) && !defined(MG_NO_MULTIVERSION)
+/* Built for a BMI2 CPU (MAVGAME_NATIVE=1): the one copy uses PEXT. */
+CHESS_PERFT_REC(perft_rec_pext_v3, 1)
+static int fast_pext(void) { return !__builtin_cpu_is("znver1") && !__builtin_cpu_is("znver2"); }
+#else
+#define perft_rec_pext_v3 perft_rec
+static int fast_pext(void) { return 0; }
+#endif
 
 uint64_t mg_chess_perft(void *st, int depth, mg_cancel *cancel)
 {
@@ -626,8 +770,8 @@ uint64_t mg_chess_perft(void *st, int depth, mg_cancel *cancel)
     if (depth <= 0)
         return 1;
     if (depth == 1)
-        return (uint64_t)mg_chess_count_legal(s);
-    return perft_rec(s, depth, cancel);
+        return (uint64_t)count_legal(s);
+    return fast_pext() ? perft_rec_pext_v3(s, depth, cancel) : perft_rec(s, depth, cancel);
 }
 
 /* ---------------------------------------------------------------------------------
@@ -675,7 +819,7 @@ static int window_count(const S *s, uint64_t h)
 void mg_chess_draw_claims(const S *s, int *fifty, int *threefold)
 {
     int32_t moves[MG_CHESS_MAX_MOVES];
-    int n = mg_chess_legal_actions(s, moves);
+    int n = legal_actions(s, moves);
     int f = n > 0 && s->halfmove >= 100;
     int t = window_count(s, s->hash) >= 3;
     int look_fifty = fifty && !f && s->halfmove >= 99, look_three = threefold && !t;
@@ -688,7 +832,7 @@ void mg_chess_draw_claims(const S *s, int *fifty, int *threefold)
         U u;
         for (int i = 0; i < n && (look_fifty || look_three); i++) {
             chess_make(&c, moves[i], &u);
-            if (look_fifty && c.halfmove >= 100 && mg_chess_count_legal(&c) > 0)
+            if (look_fifty && c.halfmove >= 100 && count_legal(&c) > 0)
                 f = 1, look_fifty = 0;
             if (look_three && window_count(s, c.hash) >= 2)
                 t = 1, look_three = 0;
@@ -731,11 +875,11 @@ INLINE int outcome_with(const S *s, int n, int *reason)
     return r;
 }
 
-int mg_chess_outcome(const void *st, int *reason) { return outcome_with(st, mg_chess_count_legal(st), reason); }
+int mg_chess_outcome(const void *st, int *reason) { return outcome_with(st, count_legal(st), reason); }
 
 int mg_chess_legal_outcome(const void *st, int32_t *out, int *result, int *reason)
 {
-    int n = mg_chess_legal_actions(st, out);
+    int n = legal_actions(st, out);
     *result = outcome_with(st, n, reason);
     return n;
 }
