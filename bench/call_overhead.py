@@ -22,12 +22,15 @@ twice as many calls, and prints (Ir(2N) - Ir(N)) / N: the instructions of one ca
 cancelled; with ``--pythonpath DIR`` for DIR's mavgame.
 
 The MCTS rows search afresh each call (``reuse_tree=False``; ``set_root`` makes a new tree), so that every call
-does the same work (with tree reuse each call would add a simulation to a growing tree).
+does the same work (with tree reuse each call would add a simulation to a growing tree).  A SearchResult builds
+its fields when they are first read: the ``+ every field read`` and ``.best_move`` rows add that cost.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import operator
 import os
 import shutil
 import statistics
@@ -130,6 +133,11 @@ def rows() -> List[Row]:
     out.append(("MCTS(...).search(c4), 1 simulation", lambda: mcts.search(c4s), None))
     mcts_chess = MCTS(ev, num_simulations=1, seed=0, reuse_tree=False)
     out.append(("MCTS(...).search(chess), 1 simulation", lambda: mcts_chess.search(b), None))
+    # the same search with every field of its SearchResult read (each is built from the C copy when first read)
+    from mavgame.search.results import SearchResult
+    fields_of = operator.attrgetter(*(f.name for f in dataclasses.fields(SearchResult)))
+    out.append(("MCTS(...).search(c4) + every field read", lambda: fields_of(mcts.search(c4s)), None))
+    out.append(("MCTS(...).search(c4).best_move", lambda: mcts.search(c4s).best_move, None))
     return out
 
 

@@ -22,12 +22,15 @@
  *   .root_edges() -> (actions int32, visits int64, q float64, prior float32, values float32,
  *       hallucinated bool)      .root_moves() -> list[str] (state tracking)
  *   .best_edge(), .best_action(), .pv() -> (actions int32, edges int32, moves list|None)
+ *   .snapshot(root=None, timed_out=False, max_pv=64, into=None) -> MCTSResult (py_mcts_result.c): all of the
+ *       above, copied; into: a class, whose new instance holding it as `_snapshot` is returned instead
  *   .stats() -> dict, .check() (ValueError on a broken invariant), .root_visits, .root_value,
  *   .root_text, .root_to_move, .root_result
  *
  */
 #include "py_mcts_eval.h"
 #include "py_mcts_tree.h"
+#include "py_mcts_result.h"
 #include "interrupt.h"
 #include "py_args.h"
 #include <pythread.h>
@@ -314,32 +317,19 @@ static PyObject *mcts_root_edges(py_mcts *self, PyObject *Py_UNUSED(ignored))
 {
     CHECK_TREE(self);
     int n = mg_mcts_num_root_edges(self->m);
-    npy_intp dims[1] = {n};
-    PyObject *acts = PyArray_SimpleNew(1, dims, NPY_INT32);
-    PyObject *vis = PyArray_SimpleNew(1, dims, NPY_INT64);
-    PyObject *q = PyArray_SimpleNew(1, dims, NPY_FLOAT64);
-    PyObject *prior = PyArray_SimpleNew(1, dims, NPY_FLOAT32);
-    PyObject *vals = PyArray_SimpleNew(1, dims, NPY_FLOAT32);
-    PyObject *hal = PyArray_SimpleNew(1, dims, NPY_BOOL);
-    uint32_t *v32 = PyMem_Malloc(((size_t)n + 1) * sizeof *v32);
-    if (!acts || !vis || !q || !prior || !vals || !hal || !v32) {
-        Py_XDECREF(acts);
-        Py_XDECREF(vis);
-        Py_XDECREF(q);
-        Py_XDECREF(prior);
-        Py_XDECREF(vals);
-        Py_XDECREF(hal);
-        PyMem_Free(v32);
+    size_t each = 4 * 4 + sizeof(double) + 1; /* actions, visits, prior, values; q; hallucinated */
+    unsigned char *buf = PyMem_Malloc((size_t)n * each + 1);
+    if (!buf)
         return PyErr_NoMemory();
-    }
-    mg_mcts_root_edges(self->m, PyArray_DATA((PyArrayObject *)acts), v32, PyArray_DATA((PyArrayObject *)q),
-                       PyArray_DATA((PyArrayObject *)prior), PyArray_DATA((PyArrayObject *)vals),
-                       PyArray_DATA((PyArrayObject *)hal));
-    int64_t *v64 = PyArray_DATA((PyArrayObject *)vis);
-    for (int i = 0; i < n; i++)
-        v64[i] = v32[i];
-    PyMem_Free(v32);
-    return Py_BuildValue("(NNNNNN)", acts, vis, q, prior, vals, hal);
+    double *q = (double *)buf;
+    int32_t *acts = (int32_t *)(q + n);
+    uint32_t *v32 = (uint32_t *)(acts + n);
+    float *prior = (float *)(v32 + n), *vals = prior + n;
+    uint8_t *hal = (uint8_t *)(vals + n);
+    mg_mcts_root_edges(self->m, acts, v32, q, prior, vals, hal);
+    PyObject *t = mg_py_root_edge_arrays(n, acts, v32, q, prior, vals, hal);
+    PyMem_Free(buf);
+    return t;
 }
 
 static PyObject *mcts_root_u(py_mcts *self, PyObject *Py_UNUSED(ignored))
@@ -427,30 +417,41 @@ static PyObject *mcts_stats(py_mcts *self, PyObject *Py_UNUSED(ignored))
     CHECK_TREE(self);
     mg_mcts_stats s;
     mg_mcts_get_stats(self->m, &s);
-    /* a copy of a dict with these keys (interned, hashed, sized once: the module state keeps it), then the
-     * values: what Py_BuildValue("{sL...}") gave, without making and hashing 15 key strs per call */
-    static const int keys[] = {MG_PY_NAME_SIMULATIONS, MG_PY_NAME_EVALUATIONS, MG_PY_NAME_COMPLETED,
-                               MG_PY_NAME_TERMINAL_VISITS, MG_PY_NAME_DROPPED, MG_PY_NAME_INVALID,
-                               MG_PY_NAME_COLLISIONS, MG_PY_NAME_BATCHES, MG_PY_NAME_DEPTH_CUTOFFS,
-                               MG_PY_NAME_MAX_DEPTH, MG_PY_NAME_NODES, MG_PY_NAME_EDGES, MG_PY_NAME_REUSED_NODES,
-                               MG_PY_NAME_ELAPSED, MG_PY_NAME_EVAL_SECONDS};
-    enum { NKEYS = sizeof keys / sizeof keys[0] };
-    PyObject *values[NKEYS] = {
-        PyLong_FromLongLong((long long)s.simulations), PyLong_FromLongLong((long long)s.evaluations),
-        PyLong_FromLongLong((long long)s.completed), PyLong_FromLongLong((long long)s.terminal_visits),
-        PyLong_FromLongLong((long long)s.dropped), PyLong_FromLongLong((long long)s.invalid),
-        PyLong_FromLongLong((long long)s.collisions), PyLong_FromLongLong((long long)s.batches),
-        PyLong_FromLongLong((long long)s.depth_cutoffs), PyLong_FromLong(s.max_depth), PyLong_FromLong(s.nodes),
-        PyLong_FromLongLong((long long)s.edges), PyLong_FromLong(s.reused_nodes), PyFloat_FromDouble(s.elapsed),
-        PyFloat_FromDouble(s.eval_seconds)};
-    PyObject *d = mg_py_dict_from_template(MG_PY_DICT_MCTS_STATS, keys, NKEYS);
-    PyObject *const *names = d ? mg_py_names() : NULL;
-    for (int i = 0; i < NKEYS; i++) {
-        if (d && (!values[i] || PyDict_SetItem(d, names[keys[i]], values[i]) < 0))
-            Py_CLEAR(d);
-        Py_XDECREF(values[i]);
-    }
-    return d;
+    return mg_py_mcts_stats_dict(&s);
+}
+
+/* snapshot(root=None, timed_out=False, max_pv=64, into=None) -> MCTSResult: the root's edges, pv and counters as
+ * they are now, copied (py_mcts_result.c).  into: a class; then the result is a new instance of it, made as
+ * object.__new__(into) makes one (no __init__), with the MCTSResult as its attribute _snapshot (what
+ * mavgame.search.mcts returns: a SearchResult whose fields are built from it when read). */
+static PyObject *mcts_snapshot(py_mcts *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"root", "timed_out", "max_pv", "into"};
+    PyObject *v[4];
+    int max_pv = 64, timed_out = 0;
+    if (mg_py_fast_args("snapshot", args, nargs, kwnames, names, 4, 4, 0, v) < 0 ||
+        (v[2] && !MG_PY_INT_ARG(v[2], "max_pv", 0, 4096, &max_pv)))
+        return NULL;
+    if (v[1] && (timed_out = PyObject_IsTrue(v[1])) < 0)
+        return NULL;
+    PyObject *into = v[3] && v[3] != Py_None ? v[3] : NULL;
+    if (into && !PyType_Check(into))
+        return PyErr_Format(PyExc_TypeError, "snapshot(): into must be a class, not %.100s", Py_TYPE(into)->tp_name);
+    CHECK_TREE(self);
+    PyObject *snap = mg_py_mcts_result_new(self->m, self->state_tracking, timed_out, v[0], max_pv);
+    if (!snap || !into)
+        return snap;
+    PyTypeObject *tp = (PyTypeObject *)into;
+    PyObject *const *nm = mg_py_names();
+    PyObject *empty = nm ? PyTuple_New(0) : NULL;
+    PyObject *r = empty && tp->tp_new ? tp->tp_new(tp, empty, NULL) : NULL;
+    if (empty && !tp->tp_new)
+        PyErr_Format(PyExc_TypeError, "snapshot(): cannot make %.100s objects", tp->tp_name);
+    Py_XDECREF(empty);
+    if (r && PyObject_SetAttr(r, nm[MG_PY_NAME__SNAPSHOT], snap) < 0)
+        Py_CLEAR(r);
+    Py_DECREF(snap);
+    return r;
 }
 
 static PyObject *mcts_check(py_mcts *self, PyObject *Py_UNUSED(ignored))
@@ -515,6 +516,10 @@ static PyMethodDef mcts_methods[] = {
     {"pv", (PyCFunction)(void (*)(void))mcts_pv, METH_FASTCALL | METH_KEYWORDS,
      "pv(max_len=64) -> (actions, edge indices, moves or None)."},
     {"stats", (PyCFunction)mcts_stats, METH_NOARGS, "Statistics of the last search."},
+    {"snapshot", (PyCFunction)(void (*)(void))mcts_snapshot, METH_FASTCALL | METH_KEYWORDS,
+     "snapshot(root=None, timed_out=False, max_pv=64, into=None) -> MCTSResult: a copy of the root's edges, "
+     "principal variation and counters (root: an object the result keeps, e.g. the root position); into: a class, "
+     "whose new instance (no __init__) is returned instead, with the MCTSResult as its attribute _snapshot."},
     {"check", (PyCFunction)mcts_check, METH_NOARGS, "Check the tree invariants (ValueError on a violation)."},
     {NULL, NULL, 0, NULL},
 };
@@ -544,7 +549,12 @@ static PyTypeObject py_mcts_type = {
     .tp_new = PyType_GenericNew,
 };
 
-int mg_bind_mcts(PyObject *m) { return mg_py_add_type(m, "MCTSTree", &py_mcts_type); }
+int mg_bind_mcts(PyObject *m)
+{
+    if (mg_bind_mcts_result(m) < 0)
+        return -1;
+    return mg_py_add_type(m, "MCTSTree", &py_mcts_type);
+}
 
 /* ---- the tree for other bindings (py_mcts_tree.h) ------------------------------------------ */
 

@@ -100,8 +100,7 @@ mg_py_state *mg_py_state_arg(PyObject *o, const char *what)
 
 static void state_free_buffers(mg_py_state *self)
 {
-    PyMem_Free(self->state);
-    PyMem_Free(self->root);
+    PyMem_Free(self->state); /* root is in the same block */
     PyMem_Free(self->undo);
     PyMem_Free(self->actions);
     self->state = self->root = self->undo = NULL;
@@ -122,11 +121,14 @@ static int state_alloc(mg_py_state *self, const mg_game *g, Py_ssize_t cap)
     size_t ss = g->state_size, us = g->undo_size ? g->undo_size : 1;
     if (cap < 16)
         cap = 16;
-    self->state = PyMem_Calloc(1, ss);
-    self->root = PyMem_Calloc(1, ss);
+    /* the position and the root in one block (the root at the next 16-byte boundary: a state may hold words
+     * that want their alignment), the history in two that grow */
+    size_t so = (ss + 15) & ~(size_t)15;
+    self->state = PyMem_Calloc(2, so);
+    self->root = self->state ? self->state + so : NULL;
     self->undo = PyMem_Calloc((size_t)cap, us);
     self->actions = PyMem_Calloc((size_t)cap, sizeof(int32_t));
-    if (!self->state || !self->root || !self->undo || !self->actions) {
+    if (!self->state || !self->undo || !self->actions) {
         state_free_buffers(self);
         PyErr_NoMemory();
         return -1;
@@ -454,154 +456,7 @@ static PyObject *state_legal_actions_mask(mg_py_state *self, PyObject *Py_UNUSED
     return arr;
 }
 
-/* ---- move strings (the cache is in the module state: state.h) ---------------------------- */
-
-/* The move string cache of game `g` at `board_size`, made on first use; NULL (no exception) if there is none
- * (no module state, the slots full, no memory): move_str then makes a new str each time. */
-static mg_py_move_strs *move_strs_of(const mg_game *g, int board_size)
-{
-    mg_py_core_state *cs = mg_py_core();
-    if (!cs)
-        return NULL;
-    for (int i = 0; i < MG_PY_MOVE_STR_SLOTS; i++) {
-        mg_py_move_strs *c = &cs->move_strs[i];
-        if (c->game == g && c->board_size == board_size)
-            return c;
-        if (!c->game) {
-            PyObject **s = PyMem_Calloc(g->num_actions > 0 ? (size_t)g->num_actions : 1, sizeof *s);
-            if (!s)
-                return NULL;
-            c->game = g;
-            c->board_size = board_size;
-            c->n = g->num_actions;
-            c->s = s;
-            return c;
-        }
-    }
-    return NULL;
-}
-
-/* 1 if the ASCII str `s` is the text buf[0..len) (a move text has a few characters: no memcmp call). */
-static inline int same_text(PyObject *s, const char *buf, size_t len)
-{
-    if ((size_t)PyUnicode_GET_LENGTH(s) != len)
-        return 0;
-    const Py_UCS1 *d = PyUnicode_1BYTE_DATA(s);
-    for (size_t i = 0; i < len; i++)
-        if (d[i] != (Py_UCS1)buf[i])
-            return 0;
-    return 1;
-}
-
-/* The str of a text not (yet) cached for action `a`: made, interned and kept in the first free one of the action's
- * two slots (a position that writes the action another way fills the second, `alt`, made then). */
-static PyObject *move_str_new(mg_py_move_strs *c, int32_t a, const char *buf, size_t len)
-{
-    PyObject *s = PyUnicode_FromStringAndSize(buf, (Py_ssize_t)len);
-    if (!s || !c || a < 0 || a >= c->n || len == 0)
-        return s;
-    PyObject **slot = &c->s[a];
-    if (*slot) {
-        if (!c->alt && !(c->alt = PyMem_Calloc((size_t)c->n, sizeof *c->alt)))
-            return s; /* no memory for the second texts: this one uncached */
-        slot = &c->alt[a];
-        if (*slot)
-            return s; /* a third text: uncached */
-    }
-    PyUnicode_InternInPlace(&s);
-    if (PyUnicode_IS_ASCII(s)) /* cached strs are ASCII: one byte per character, as the C text (same_text) */
-        *slot = Py_NewRef(s);
-    return s;
-}
-
-/* A new reference to the str of action `a` whose text action_to_str wrote as buf[0..len): a cached one if its
- * text is the same, else a new one (cached if a slot is free).  NULL with an exception (no memory). */
-static inline PyObject *move_str(mg_py_move_strs *c, int32_t a, const char *buf, size_t len)
-{
-    if (c && a >= 0 && a < c->n) {
-        PyObject *s = c->s[a];
-        if (s && same_text(s, buf, len))
-            return Py_NewRef(s);
-        if (s && c->alt && (s = c->alt[a]) && same_text(s, buf, len))
-            return Py_NewRef(s);
-    }
-    return move_str_new(c, a, buf, len);
-}
-
-static const char *const name_text[MG_PY_NAME_COUNT] = {
-    [MG_PY_NAME_SCORE] = "score",
-    [MG_PY_NAME_MOVE_SCORES] = "move_scores",
-    [MG_PY_NAME_NODES] = "nodes",
-    [MG_PY_NAME_COMPLETE] = "complete",
-    [MG_PY_NAME_BEST] = "best",
-    [MG_PY_NAME_C4_DEFAULT_SOLVER] = "_c4_default_solver",
-    [MG_PY_NAME_SIMULATIONS] = "simulations",
-    [MG_PY_NAME_EVALUATIONS] = "evaluations",
-    [MG_PY_NAME_COMPLETED] = "completed",
-    [MG_PY_NAME_TERMINAL_VISITS] = "terminal_visits",
-    [MG_PY_NAME_DROPPED] = "dropped",
-    [MG_PY_NAME_INVALID] = "invalid",
-    [MG_PY_NAME_COLLISIONS] = "collisions",
-    [MG_PY_NAME_BATCHES] = "batches",
-    [MG_PY_NAME_DEPTH_CUTOFFS] = "depth_cutoffs",
-    [MG_PY_NAME_MAX_DEPTH] = "max_depth",
-    [MG_PY_NAME_EDGES] = "edges",
-    [MG_PY_NAME_REUSED_NODES] = "reused_nodes",
-    [MG_PY_NAME_ELAPSED] = "elapsed",
-    [MG_PY_NAME_EVAL_SECONDS] = "eval_seconds",
-};
-
-static PyObject *const *core_names(mg_py_core_state *cs)
-{
-    if (!cs) {
-        PyErr_SetString(PyExc_RuntimeError, "mavgame._core is not initialised (no module state)");
-        return NULL;
-    }
-    if (!cs->names[MG_PY_NAME_COUNT - 1]) /* filled in order: the last one made means all are */
-        for (int i = 0; i < MG_PY_NAME_COUNT; i++)
-            if (!cs->names[i] && !(cs->names[i] = PyUnicode_InternFromString(name_text[i])))
-                return NULL;
-    return cs->names;
-}
-
-PyObject *const *mg_py_names(void) { return core_names(mg_py_core()); }
-
-PyObject *mg_py_dict_from_template(int id, const int *ids, int n)
-{
-    mg_py_core_state *cs = mg_py_core();
-    PyObject *const *names = core_names(cs);
-    if (!names)
-        return NULL;
-    if (!cs->dict_templates[id]) {
-        PyObject *t = PyDict_New();
-        for (int i = 0; t && i < n; i++)
-            if (PyDict_SetItem(t, names[ids[i]], Py_None) < 0)
-                Py_CLEAR(t);
-        if (!t)
-            return NULL;
-        cs->dict_templates[id] = t;
-    }
-    return PyDict_Copy(cs->dict_templates[id]);
-}
-
-void mg_py_core_state_free(mg_py_core_state *cs)
-{
-    for (int i = 0; i < MG_PY_NAME_COUNT; i++)
-        Py_CLEAR(cs->names[i]);
-    for (int i = 0; i < MG_PY_DICT_COUNT; i++)
-        Py_CLEAR(cs->dict_templates[i]);
-    for (int i = 0; i < MG_PY_MOVE_STR_SLOTS; i++) {
-        mg_py_move_strs *c = &cs->move_strs[i];
-        for (int32_t a = 0; c->s && a < c->n; a++) {
-            Py_CLEAR(c->s[a]);
-            if (c->alt)
-                Py_CLEAR(c->alt[a]);
-        }
-        PyMem_Free(c->s);
-        PyMem_Free(c->alt);
-        memset(c, 0, sizeof *c);
-    }
-}
+/* ---- move strings (the cache: move_cache.c) ------------------------------------------------ */
 
 /* The `legal_moves` property (python-chess's name is an attribute, not a method): a new list of the move strings
  * (the cached str of each move: no str is made in a position seen before). */
@@ -613,58 +468,16 @@ static PyObject *state_get_legal_moves(mg_py_state *self, void *Py_UNUSED(c))
     PyObject *list = PyList_New(n);
     if (!list)
         return NULL;
-    mg_py_move_strs *cache = move_strs_of(self->game, self->cfg.board_size);
+    mg_py_move_strs *cache = mg_py_move_strs_of(self->game, self->cfg.board_size);
     for (int i = 0; i < n; i++) {
         char buf[MG_MAX_MOVE_STR];
         size_t len = self->game->action_to_str(self->state, moves[i], buf, sizeof buf);
-        PyObject *s = move_str(cache, moves[i], buf, len);
+        PyObject *s = mg_py_move_str(cache, moves[i], buf, len);
         if (!s) {
             Py_DECREF(list);
             return NULL;
         }
         PyList_SET_ITEM(list, i, s);
-    }
-    return list;
-}
-
-/* _core.legal_move_objects(state, cache) -> list: cache[text] for the text of each legal move, in move generation
- * order (the chess family's Move objects: mavgame/games/chess.py keeps them in a dict subclass whose __missing__
- * makes one); the texts are the cached strs of State.legal_moves, looked up by their cached hashes. */
-PyObject *mg_py_legal_move_objects(PyObject *Py_UNUSED(mod), PyObject *const *args, Py_ssize_t nargs)
-{
-    if (nargs != 2) {
-        PyErr_Format(PyExc_TypeError, "legal_move_objects(state, cache) takes 2 arguments (%zd given)", nargs);
-        return NULL;
-    }
-    mg_py_state *self = mg_py_state_arg(args[0], "state");
-    if (!self)
-        return NULL;
-    PyObject *cache = args[1];
-    if (!PyDict_Check(cache)) {
-        PyErr_Format(PyExc_TypeError, "legal_move_objects: cache must be a dict, not %.100s", Py_TYPE(cache)->tp_name);
-        return NULL;
-    }
-    int32_t moves[MG_MAX_MOVES];
-    int n = self->game->legal_actions(self->state, moves);
-    PyObject *list = PyList_New(n);
-    if (!list)
-        return NULL;
-    mg_py_move_strs *strs = move_strs_of(self->game, self->cfg.board_size);
-    for (int i = 0; i < n; i++) {
-        char buf[MG_MAX_MOVE_STR];
-        size_t len = self->game->action_to_str(self->state, moves[i], buf, sizeof buf);
-        PyObject *s = move_str(strs, moves[i], buf, len);
-        PyObject *m = s ? PyDict_GetItemWithError(cache, s) : NULL; /* borrowed */
-        if (m)
-            Py_INCREF(m);
-        else if (s && !PyErr_Occurred())
-            m = PyObject_GetItem(cache, s); /* a miss: __missing__ (or KeyError for a plain dict) */
-        Py_XDECREF(s);
-        if (!m) {
-            Py_DECREF(list);
-            return NULL;
-        }
-        PyList_SET_ITEM(list, i, m);
     }
     return list;
 }
@@ -717,7 +530,7 @@ static PyObject *state_action_to_str(mg_py_state *self, PyObject *arg)
         PyErr_Format(PyExc_ValueError, "%lld is not a valid %s action", v, self->game->name);
         return NULL;
     }
-    return move_str(move_strs_of(self->game, self->cfg.board_size), (int32_t)v, buf, n);
+    return mg_py_move_str(mg_py_move_strs_of(self->game, self->cfg.board_size), (int32_t)v, buf, n);
 }
 
 static PyObject *state_action_from_str(mg_py_state *self, PyObject *arg)
@@ -958,11 +771,14 @@ static PyObject *state_copy_impl(mg_py_state *self, int with_history)
     return (PyObject *)c;
 }
 
-static PyObject *state_copy(mg_py_state *self, PyObject *args, PyObject *kwds)
+/* copy(stack=True), by the vectorcall convention (mg_py_fast_args: MCTS.search copies its root each call) */
+static PyObject *state_copy(mg_py_state *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static char *kwlist[] = {"stack", NULL};
+    static const char *const names[] = {"stack"};
+    PyObject *v[1];
     int stack = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|p:copy", kwlist, &stack))
+    if (mg_py_fast_args("copy", args, nargs, kwnames, names, 1, 1, 0, v) < 0 ||
+        (v[0] && (stack = PyObject_IsTrue(v[0])) < 0))
         return NULL;
     return state_copy_impl(self, stack);
 }
@@ -1109,7 +925,7 @@ static PyObject *state_get_ply(mg_py_state *self, void *Py_UNUSED(c))
 static PyObject *state_get_game(mg_py_state *self, void *Py_UNUSED(c))
 {
     CHECK_INIT(self);
-    return PyUnicode_FromString(self->game->name);
+    return mg_py_game_name(self->game, self->cfg.board_size);
 }
 
 static PyObject *state_get_num_actions(mg_py_state *self, void *Py_UNUSED(c))
@@ -1185,7 +1001,7 @@ static PyMethodDef state_methods[] = {
      "KeyboardInterrupt within a fraction of a second, the state unchanged)."},
     {"perft_divide", (PyCFunction)state_perft_divide, METH_O,
      "perft_divide(depth) -> (actions, counts)\n\nperft(depth - 1) below each legal move."},
-    {"copy", (PyCFunction)(void (*)(void))state_copy, METH_VARARGS | METH_KEYWORDS,
+    {"copy", (PyCFunction)(void (*)(void))state_copy, METH_FASTCALL | METH_KEYWORDS,
      "copy(stack=True)\n\nAn independent copy; stack=False drops the move history."},
     {"returns", (PyCFunction)state_returns, METH_NOARGS,
      "returns() -> list[float]\n\nOpenSpiel's returns: [1.0, -1.0] if the first player won, [-1.0, 1.0] if "

@@ -144,8 +144,10 @@ class MCTS:
     def _place_root_engine(self, state) -> None:
         t = self._tree
         hist = state.history().tolist()
-        if self.reuse_tree and self._root is not None and self._root_hist is not None:
+        if self.reuse_tree and self._root is not None:
             old = self._root_hist
+            if old is None:
+                old = self._root_hist = self._root.history().tolist()
             # the cheap tests first: the previous root's moves begin this game's, then the same start position
             if len(hist) >= len(old) and hist[:len(old)] == old and _same_start(state, self._root):
                 for a in hist[len(old):]:
@@ -188,6 +190,25 @@ class MCTS:
         ``max_seconds``: this search's time budget (None: the constructor's); when it stops the
         search, ``stats['timed_out']`` is True and the result is that of the simulations run.
         """
+        tree = self._tree
+        if (tree is not None and ply is None and not self.state_tracking and self._evaluator is not None
+                and self._tree_game == state.game):
+            # engine mode with its tree and evaluator made: what _prepare and _finish do, in this one frame
+            # (a tiny search's cost is mostly Python's; issue 52, bench/call_overhead.py)
+            budget = self.max_seconds if max_seconds is None else check_seconds(max_seconds)
+            n = self.num_simulations if num_simulations is None else integer_param("num_simulations",
+                                                                                   num_simulations, 0, INT32_MAX)
+            if self.reuse_tree and self._root is not None:
+                self._place_root_engine(state)
+            else:
+                tree.set_root(state)   # at ply len(state.history())
+                self._root = state.copy()
+                self._root_hist = None   # made when a reuse test needs it
+            timed_out = tree.search(self._evaluator, n, self.mav_spec, budget)
+            self.last_result = res = tree.snapshot(self._root, timed_out, 64, SearchResult)
+            if res._snapshot.best_edge < 0:
+                self._check_found(state, n, res)
+            return res
         n, budget = self._prepare(state, num_simulations, to_move=to_move, ply=ply, played=played,
                                   max_seconds=max_seconds)
         timed_out = self._tree.search(self._evaluator, n, self.mav_spec, budget)
@@ -212,6 +233,8 @@ class MCTS:
                 text, tm, p = state.text(), state.to_move, (ply if ply is not None else len(state.history()))
                 if played is None and self._root is not None:
                     hist = state.history().tolist()
+                    if self._root_hist is None:
+                        self._root_hist = self._root.history().tolist()
                     if hist[:len(self._root_hist)] == self._root_hist:
                         s = self._root.copy()
                         played = []
@@ -231,17 +254,27 @@ class MCTS:
         return n, budget
 
     def _finish(self, state, n: int, timed_out: bool) -> SearchResult:
-        """The result of the search :meth:`_prepare` set up (SearchError if it found no move)."""
-        self.last_result = res = self._result()
-        res.stats["timed_out"] = bool(timed_out)
-        if res.best_move is None and n > 0 and not res.stats.get("terminal_visits", 0) and (
-                isinstance(state, str) or not state.is_terminal()):
-            st = res.stats
-            where = state if isinstance(state, str) else state.text()
-            raise SearchError(f"search from {where!r} found no move: the evaluator gave no usable output for the "
-                              f"root in {st.get('simulations', n)} simulation(s) ({st.get('dropped', 0)} dropped "
-                              f"or timed out, {st.get('invalid', 0)} invalid or hallucinated)", st)
+        """The result of the search :meth:`_prepare` set up (SearchError if it found no move): a copy of the tree's
+        root taken in one C call (``MCTSTree.snapshot``, which also makes the result object), from which the
+        :class:`SearchResult` builds each field when it is first read (engine mode: the moves are written in the
+        root position ``self._root``, which is therefore never changed in place, only replaced)."""
+        self.last_result = res = self._tree.snapshot(None if self.state_tracking else self._root, timed_out, 64,
+                                                     SearchResult)
+        if res._snapshot.best_edge < 0:   # best_move is None exactly then
+            self._check_found(state, n, res)
         return res
+
+    @staticmethod
+    def _check_found(state, n: int, res: SearchResult) -> None:
+        """Raise SearchError for a search with no best move (``res.best_move`` is None) that should have found
+        one: it ran simulations from a position that is not terminal, none of which reached a terminal state."""
+        if n > 0 and (isinstance(state, str) or not state.is_terminal()):
+            st = res.stats
+            if not st.get("terminal_visits", 0):
+                where = state if isinstance(state, str) else state.text()
+                raise SearchError(f"search from {where!r} found no move: the evaluator gave no usable output for "
+                                  f"the root in {st.get('simulations', n)} simulation(s) ({st.get('dropped', 0)} "
+                                  f"dropped or timed out, {st.get('invalid', 0)} invalid or hallucinated)", st)
 
     def best_move(self, state, num_simulations: Optional[int] = None, *,
                   max_seconds: Optional[float] = None) -> Optional[str]:
@@ -261,8 +294,10 @@ class MCTS:
         if isinstance(move, str):
             move = self._root.action_from_str(move)
         t.advance(int(move))
-        self._root.push(int(move))
-        self._root_hist = self._root.history().tolist()
+        root = self._root.copy()   # a new object: the last result writes its moves in the old one
+        root.push(int(move))
+        self._root = root
+        self._root_hist = root.history().tolist()
 
     def check(self) -> None:
         """Check the tree invariants (ValueError on a violation)."""
@@ -273,33 +308,3 @@ class MCTS:
     def tree(self):
         """The underlying ``_core.MCTSTree`` (None before the first search)."""
         return self._tree
-
-    def _result(self) -> SearchResult:
-        t = self._tree
-        actions, visits, q, prior, values, hal = t.root_edges()
-        best_edge = t.best_edge()
-        pv_actions, pv_edges, pv_moves = t.pv()
-        if self.state_tracking:
-            moves = t.root_moves()
-            pv = list(pv_moves)
-            best_action = None
-        else:
-            root = self._root
-            acts = actions.tolist()   # Python ints in one call (not an int() per NumPy scalar)
-            moves = list(map(root.action_to_str, acts))   # the core's cached move strings
-            pv = []
-            pv_list = pv_actions.tolist()
-            if pv_list:
-                pv.append(root.action_to_str(pv_list[0]))
-                if len(pv_list) > 1:
-                    s = root.copy(stack=False)   # only to write the later moves in their positions
-                    for a, b in zip(pv_list, pv_list[1:]):
-                        s.push(a)
-                        pv.append(s.action_to_str(b))
-            best_action = acts[best_edge] if best_edge >= 0 else None
-        # positional, in the dataclass's field order (best_move, best_action, moves, actions, visits, q, prior,
-        # values, hallucinated, pv, pv_actions, root_value, root_visits, stats, u): a class call with 15 keywords
-        # first builds a dict of them, which cost as much as the rest of this method
-        # (tests/test_call_overhead_paths.py checks the order against the fields)
-        return SearchResult(moves[best_edge] if best_edge >= 0 else None, best_action, moves, actions, visits, q,
-                            prior, values, hal, pv, pv_actions, t.root_value, t.root_visits, t.stats(), t.root_u())
