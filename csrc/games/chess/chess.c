@@ -34,9 +34,6 @@ typedef struct castle_path {
     uint64_t kpath;
 } castle_path;
 static castle_path castle_paths[64][64]; /* [ksq][rsq]: indexed like mg_bb.between */
-/* Standard chess, by right (king on e1/e8, rook in its corner): f1 g1 / b1 c1 d1 empty, f1 g1 / d1 c1 safe. */
-static const castle_path STD_CASTLE_PATHS[4] = {
-    {0x60ULL, 0x60ULL}, {0x0EULL, 0x0CULL}, {0x60ULL << 56, 0x60ULL << 56}, {0x0EULL << 56, 0x0CULL << 56}};
 
 enum { UNDO_NORMAL = 0, UNDO_CASTLE = 1, UNDO_EP = 2 };
 
@@ -309,39 +306,40 @@ INLINE int generate(const S *s, int32_t *out, const int us, const int px)
         }
     }
 
-    /* Castling: king takes own rook; both paths empty, the king's path (from its
-     * square to its destination) not attacked with king and rook lifted (castle_legal below
-     * is the same test for one right; written out here, which perft measures faster). */
-    if (!checkers && (s->castling & (3 << (2 * us)))) {
-        for (int side = 0; side < 2; side++) {
-            int right = 2 * us + side;
-            if (!(s->castling & (1 << right)))
-                continue;
-            int rsq = s->castle_rook[right];
-            uint64_t kpath;
-            if (!s->chess960) {
-                const castle_path *cp = &STD_CASTLE_PATHS[right];
-                if (cp->empty & occ)
+    /* Castling: king takes own rook; both paths empty, the king's path (from its square to its destination) not
+     * attacked with king and rook lifted (castle_legal below is the same test for one right; written out here,
+     * which perft measures faster). */
+    const unsigned rights = (s->castling >> (2 * us)) & 3;
+    if (!checkers && rights) {
+        if (!s->chess960) {
+            /* Standard chess: a right means king on e1/e8 and rook in its corner (the FEN reader checks it, moves
+             * drop it), so every square is a constant.  The squares next to the king (f1, d1) were tested by the
+             * king steps above (lifting a corner rook opens no line to them): only g1 / c1 are left. */
+            const int base = us ? 56 : 0;
+            if ((rights & 1) && !(occ & (0x60ULL << base)) && (ksafe & (0x20ULL << base)) &&
+                !attackers_px(s, base + 6, them, occ ^ kbit ^ (0x80ULL << base), px))
+                EMIT(ksq | (base + 7) << 6);
+            if ((rights & 2) && !(occ & (0x0EULL << base)) && (ksafe & (0x08ULL << base)) &&
+                !attackers_px(s, base + 2, them, occ ^ kbit ^ (0x01ULL << base), px))
+                EMIT(ksq | base << 6);
+        } else {
+            for (int side = 0; side < 2; side++) {
+                if (!(rights & (1u << side)))
                     continue;
-                /* The rook stands in its corner: lifting it opens no line to the squares next to the king, so
-                 * those of the king's path were tested by the king steps above (they are empty: targets). */
-                if (cp->kpath & mg_bb.king[ksq] & ~ksafe)
-                    continue;
-                kpath = cp->kpath & ~mg_bb.king[ksq];
-            } else {
+                int rsq = s->castle_rook[2 * us + side];
                 const castle_path *cp = &castle_paths[ksq][rsq];
                 if (cp->empty & occ)
                     continue;
-                kpath = cp->kpath;
+                uint64_t kpath = cp->kpath;
+                uint64_t occ2 = occ ^ kbit ^ mg_bb_sq(rsq);
+                int ok = 1;
+                while (kpath && ok) {
+                    int sq = mg_bb_pop(&kpath);
+                    ok = !attackers_px(s, sq, them, occ2, px);
+                }
+                if (ok)
+                    EMIT(ksq | rsq << 6);
             }
-            uint64_t occ2 = occ ^ kbit ^ mg_bb_sq(rsq);
-            int ok = 1;
-            while (kpath && ok) {
-                int sq = mg_bb_pop(&kpath);
-                ok = !attackers_px(s, sq, them, occ2, px);
-            }
-            if (ok)
-                EMIT(ksq | rsq << 6);
         }
     }
     return n;
@@ -716,6 +714,20 @@ INLINE void make_child(const S *s, S *c, int32_t a, const int px)
     }
 }
 
+/* The last two plies for side `us` (a constant): its moves made by copy-make, the replies counted by popcounts. */
+INLINE uint64_t perft_bulk(const S *s, const int us, const int px)
+{
+    int32_t moves[MG_CHESS_MAX_MOVES];
+    const int n = generate(s, moves, us, px);
+    uint64_t total = 0;
+    S c;
+    for (int i = 0; i < n; i++) {
+        make_child(s, &c, moves[i], px);
+        total += (uint64_t)generate(&c, NULL, us ^ 1, px);
+    }
+    return total;
+}
+
 /* The recursion, written once (px: slider lookups by PEXT or by the magic tables) and compiled as perft_rec (MG_HOT:
  * a baseline and an x86-64-v3 copy picked at load time, both with the magic tables) and, where the x86-64-v3 copies
  * exist, as perft_rec_pext_v3 (x86-64-v3 with PEXT lookups), picked at run time on CPUs with a fast PEXT. */
@@ -724,17 +736,10 @@ INLINE void make_child(const S *s, S *c, int32_t a, const int px)
     {                                                                                                                 \
         int32_t moves[MG_CHESS_MAX_MOVES];                                                                            \
         U u;                                                                                                          \
+        if (depth == 2)                                                                                               \
+            return s->stm ? perft_bulk(s, 1, PX) : perft_bulk(s, 0, PX);                                              \
         int n = s->stm ? generate(s, moves, 1, PX) : generate(s, moves, 0, PX);                                       \
         uint64_t total = 0;                                                                                           \
-        if (depth == 2) {                                                                                             \
-            /* bulk counting: the last ply's moves are counted by popcounts, never made */                          \
-            S c;                                                                                                      \
-            for (int i = 0; i < n; i++) {                                                                             \
-                make_child(s, &c, moves[i], PX);                                                                      \
-                total += (uint64_t)(s->stm ? generate(&c, NULL, 0, PX) : generate(&c, NULL, 1, PX));                  \
-            }                                                                                                         \
-            return total;                                                                                             \
-        }                                                                                                             \
         /* Ticked above the bulk-counted plies only: a tick per ~1000 leaves costs nothing. */                        \
         if (mg_cancel_tick(cancel))                                                                                   \
             return 0;                                                                                                 \
