@@ -1,8 +1,42 @@
 /*
- * core_state.c - the interned names and dict templates of the module state (core_state.h); its move strings are
- * in move_cache.c.
+ * core_state.c - the module state of mavgame._core (core_state.h): the module definition that holds it, the
+ * interned names and dict templates, and the way to the move string caches (move_cache.c).
  */
 #include "core_state.h"
+
+static void core_free(void *m)
+{
+    mg_py_core_state *cs = PyModule_GetState((PyObject *)m);
+    if (cs)
+        mg_py_core_state_free(cs);
+}
+
+/* The module state holds the binding's caches: no C global does.  The functions are added by module.c and the
+ * binding files (PyModule_AddFunctions). */
+static struct PyModuleDef core_module = {
+    PyModuleDef_HEAD_INIT, "mavgame._core", "mavgame's C core: games, search and the MAV text format.",
+    sizeof(mg_py_core_state), NULL, NULL, NULL, NULL, core_free,
+};
+
+PyObject *mg_py_core_module_create(void) { return PyModule_Create(&core_module); }
+
+mg_py_core_state *mg_py_core(void)
+{
+    /* single-phase initialisation: the interpreter keeps the module by its definition */
+    PyObject *m = PyState_FindModule(&core_module);
+    return m ? PyModule_GetState(m) : NULL;
+}
+
+mg_py_move_strs *mg_py_move_strs_of(const mg_game *g, int board_size)
+{
+    mg_py_core_state *cs = mg_py_core();
+    return mg_py_move_strs_find(cs ? cs->move_strs : NULL, g, board_size);
+}
+
+PyObject *mg_py_game_name(const mg_game *g, int board_size)
+{
+    return mg_py_move_strs_game_name(mg_py_move_strs_of(g, board_size), g);
+}
 
 static const char *const name_text[MG_PY_NAME_COUNT] = {
     [MG_PY_NAME_SCORE] = "score",

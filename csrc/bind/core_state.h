@@ -1,6 +1,6 @@
 /*
- * core_state.h - the module state of mavgame._core (module.c; there are no C globals): the binding's caches, the
- * move strings (move_cache.h), the interned attribute and key names and the dict templates (core_state.c).
+ * core_state.h - the module state of mavgame._core (core_state.c; there are no C globals): the binding's caches, the
+ * move strings (move_cache.h), the interned attribute and key names and the dict templates.
  */
 #ifndef MG_BIND_CORE_STATE_H
 #define MG_BIND_CORE_STATE_H
@@ -52,7 +52,7 @@ enum mg_py_name_id {
 /* Dicts made often with the same keys (mg_py_dict_from_template). */
 enum mg_py_dict_id { MG_PY_DICT_MCTS_STATS, MG_PY_DICT_COUNT };
 
-/* The module state of mavgame._core (module.c; there are no C globals): the caches of the binding. */
+/* The module state of mavgame._core (there are no C globals): the caches of the binding. */
 typedef struct mg_py_core_state {
     mg_py_move_strs move_strs[MG_PY_MOVE_STR_SLOTS];
     PyObject *names[MG_PY_NAME_COUNT];          /* interned, all made on first use */
@@ -67,8 +67,17 @@ PyObject *const *mg_py_names(void);
  * resize.  NULL with an exception. */
 PyObject *mg_py_dict_from_template(int id, const int *ids, int n);
 
+/* A new mavgame._core module with its (zeroed) state and no functions yet (module.c's PyInit__core adds them);
+ * NULL with an exception. */
+PyObject *mg_py_core_module_create(void);
 /* The module state of this interpreter's mavgame._core, NULL (no exception) before the module exists. */
 mg_py_core_state *mg_py_core(void);
+/* The move string cache of game `g` at `board_size` in the module state (mg_py_move_strs_find), NULL (no exception)
+ * where there is none: mg_py_move_str then makes a new str each time. */
+mg_py_move_strs *mg_py_move_strs_of(const mg_game *g, int board_size);
+/* State.game: a new reference to the interned str of g->name (cached beside the move strings of g at board_size;
+ * made each call where there is no cache).  NULL with an exception. */
+PyObject *mg_py_game_name(const mg_game *g, int board_size);
 /* Release what the module state holds (the module's m_free). */
 void mg_py_core_state_free(mg_py_core_state *cs);
 

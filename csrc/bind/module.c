@@ -51,43 +51,21 @@ static PyMethodDef core_methods[] = {
     {"terminations", core_terminations, METH_NOARGS,
      "terminations() -> list[str]\n\nNames of the ways a game ends (enum mg_termination, 'none' first)."},
     {"_rebuild_state", mg_py_rebuild_state, METH_VARARGS, "Unpickling helper for game states."},
-    {"legal_move_objects", (PyCFunction)(void (*)(void))mg_py_legal_move_objects, METH_FASTCALL,
-     "legal_move_objects(state, cache) -> list\n\n[cache[m] for m in state.legal_moves] in C: the move objects of a "
-     "python-chess style wrapper (mavgame.games.chess.Move), kept in `cache`, a dict (a subclass's __missing__ makes "
-     "the object of a move seen first)."},
     {"observation_tensors", mg_py_observation_tensors, METH_O,
      "observation_tensors(states) -> numpy.ndarray[float32] (len(states), planes, rows, cols)\n\n"
      "State.observation_tensor() of each state, filled in C (one game and board size per batch)."},
     {NULL, NULL, 0, NULL},
 };
 
-static void core_free(void *m)
-{
-    mg_py_core_state *cs = PyModule_GetState((PyObject *)m);
-    if (cs)
-        mg_py_core_state_free(cs);
-}
-
-/* The module state (mg_py_core_state, state.h) holds the binding's caches: no C global does. */
-static struct PyModuleDef core_module = {
-    PyModuleDef_HEAD_INIT, "mavgame._core", "mavgame's C core: games, search and the MAV text format.",
-    sizeof(mg_py_core_state), core_methods, NULL, NULL, NULL, core_free,
-};
-
-mg_py_core_state *mg_py_core(void)
-{
-    /* single-phase initialisation: the interpreter keeps the module by its definition */
-    PyObject *m = PyState_FindModule(&core_module);
-    return m ? PyModule_GetState(m) : NULL;
-}
-
 PyMODINIT_FUNC PyInit__core(void)
 {
     import_array();
     mg_games_init();
-    PyObject *m = PyModule_Create(&core_module);
+    PyObject *m = mg_py_core_module_create(); /* core_state.c: the module state, the caches */
     if (!m)
         return NULL;
+    if (PyModule_AddFunctions(m, core_methods) < 0)
+        goto fail;
     if (mg_bind_state(m) < 0)
         goto fail;
     for (int i = 0; MG_BINDINGS[i]; i++)

@@ -1,22 +1,17 @@
 /*
- * move_cache.c - the move string cache (move_cache.h): interned move strs per game, board size and action id,
- * the interned game names, and _core.legal_move_objects, which maps the cached strs to the chess family's Move
- * objects.
+ * move_cache.c - the move string cache (move_cache.h): interned move strs per game, board size and action id, and
+ * the interned game names, in slots that the module state holds (core_state.h).
  */
 #include "move_cache.h"
-#include "state.h"
 
 #include <string.h>
 
-/* The move string cache of game `g` at `board_size`, made on first use; NULL (no exception) if there is none
- * (no module state, the slots full, no memory): mg_py_move_str then makes a new str each time. */
-mg_py_move_strs *mg_py_move_strs_of(const mg_game *g, int board_size)
+mg_py_move_strs *mg_py_move_strs_find(mg_py_move_strs *slots, const mg_game *g, int board_size)
 {
-    mg_py_core_state *cs = mg_py_core();
-    if (!cs)
+    if (!slots)
         return NULL;
     for (int i = 0; i < MG_PY_MOVE_STR_SLOTS; i++) {
-        mg_py_move_strs *c = &cs->move_strs[i];
+        mg_py_move_strs *c = &slots[i];
         if (c->game == g && c->board_size == board_size)
             return c;
         if (!c->game) {
@@ -54,9 +49,8 @@ PyObject *mg_py_move_str_new(mg_py_move_strs *c, int32_t a, const char *buf, siz
     return s;
 }
 
-PyObject *mg_py_game_name(const mg_game *g, int board_size)
+PyObject *mg_py_move_strs_game_name(mg_py_move_strs *c, const mg_game *g)
 {
-    mg_py_move_strs *c = mg_py_move_strs_of(g, board_size);
     if (!c)
         return PyUnicode_FromString(g->name);
     if (!c->game_name && !(c->game_name = PyUnicode_InternFromString(g->name)))
@@ -75,46 +69,4 @@ void mg_py_move_strs_free(mg_py_move_strs *c)
     PyMem_Free(c->s);
     PyMem_Free(c->alt);
     memset(c, 0, sizeof *c);
-}
-
-/* _core.legal_move_objects(state, cache) -> list: cache[text] for the text of each legal move, in move generation
- * order (the chess family's Move objects: mavgame/games/chess.py keeps them in a dict subclass whose __missing__
- * makes one); the texts are the cached strs of State.legal_moves, looked up by their cached hashes. */
-PyObject *mg_py_legal_move_objects(PyObject *Py_UNUSED(mod), PyObject *const *args, Py_ssize_t nargs)
-{
-    if (nargs != 2) {
-        PyErr_Format(PyExc_TypeError, "legal_move_objects(state, cache) takes 2 arguments (%zd given)", nargs);
-        return NULL;
-    }
-    mg_py_state *self = mg_py_state_arg(args[0], "state");
-    if (!self)
-        return NULL;
-    PyObject *cache = args[1];
-    if (!PyDict_Check(cache)) {
-        PyErr_Format(PyExc_TypeError, "legal_move_objects: cache must be a dict, not %.100s", Py_TYPE(cache)->tp_name);
-        return NULL;
-    }
-    int32_t moves[MG_MAX_MOVES];
-    int n = self->game->legal_actions(self->state, moves);
-    PyObject *list = PyList_New(n);
-    if (!list)
-        return NULL;
-    mg_py_move_strs *strs = mg_py_move_strs_of(self->game, self->cfg.board_size);
-    for (int i = 0; i < n; i++) {
-        char buf[MG_MAX_MOVE_STR];
-        size_t len = self->game->action_to_str(self->state, moves[i], buf, sizeof buf);
-        PyObject *s = mg_py_move_str(strs, moves[i], buf, len);
-        PyObject *m = s ? PyDict_GetItemWithError(cache, s) : NULL; /* borrowed */
-        if (m)
-            Py_INCREF(m);
-        else if (s && !PyErr_Occurred())
-            m = PyObject_GetItem(cache, s); /* a miss: __missing__ (or KeyError for a plain dict) */
-        Py_XDECREF(s);
-        if (!m) {
-            Py_DECREF(list);
-            return NULL;
-        }
-        PyList_SET_ITEM(list, i, m);
-    }
-    return list;
 }

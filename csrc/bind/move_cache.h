@@ -30,9 +30,10 @@ typedef struct mg_py_move_strs {
 /* Games x board sizes with a move string cache (more share no cache: their strs are made per call). */
 #define MG_PY_MOVE_STR_SLOTS 32
 
-/* The move string cache of game `g` at `board_size`, made on first use; NULL (no exception) if there is none
- * (no module state, the slots full, no memory): mg_py_move_str then makes a new str each time. */
-mg_py_move_strs *mg_py_move_strs_of(const mg_game *g, int board_size);
+/* The cache of game `g` at `board_size` among the MG_PY_MOVE_STR_SLOTS `slots` (the module state's: core_state.h's
+ * mg_py_move_strs_of), made on first use; NULL (no exception) if there is none (slots NULL or full, no memory):
+ * mg_py_move_str then makes a new str each time. */
+mg_py_move_strs *mg_py_move_strs_find(mg_py_move_strs *slots, const mg_game *g, int board_size);
 
 /* The str of a text buf[0..len) not (yet) cached for action `a` of cache `c` (may be NULL): made, and kept if one
  * of the action's two slots is free.  NULL with an exception (no memory). */
@@ -64,14 +65,11 @@ static inline PyObject *mg_py_move_str(mg_py_move_strs *c, int32_t a, const char
     return mg_py_move_str_new(c, a, buf, len);
 }
 
-/* State.game: a new reference to the interned str of g->name (cached beside the move strings of g at board_size;
- * made each call where there is no cache).  NULL with an exception. */
-PyObject *mg_py_game_name(const mg_game *g, int board_size);
+/* A new reference to the interned str of g->name, kept in g's cache `c` (made each call where `c` is NULL).  NULL
+ * with an exception. */
+PyObject *mg_py_move_strs_game_name(mg_py_move_strs *c, const mg_game *g);
 
 /* Release what one cache slot holds and clear it. */
 void mg_py_move_strs_free(mg_py_move_strs *c);
-
-/* _core.legal_move_objects(state, cache) (METH_FASTCALL): cache[text] of each legal move's text, as a list. */
-PyObject *mg_py_legal_move_objects(PyObject *mod, PyObject *const *args, Py_ssize_t nargs);
 
 #endif

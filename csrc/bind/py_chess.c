@@ -9,6 +9,8 @@
  *                                        squares as file + rank * files, piece/promotion as 'P'..'K' / '' ,
  *                                        castle 0, 1 (O-O) or 2 (O-O-O)
  *   chess960_fen(n) -> str               FEN of Chess960 start position n (0..959, 518 = standard)
+ *   legal_move_objects(state, cache) -> list   cache[text] of each legal move's cached text: the Move objects of
+ *                                        mavgame.games.chess (its dict subclass's __missing__ makes new ones)
  *   chess_draw_rules(state, claims) -> (insufficient_material, repetitions, can_claim_fifty,
  *                                        can_claim_threefold)
  *                                        python-chess's draw rules of a chess or Chess960 state (the
@@ -143,6 +145,48 @@ static PyObject *py_chess_draw_rules(PyObject *Py_UNUSED(mod), PyObject *args)
                          mg_chess_repetitions(cs), f, t);
 }
 
+/* _core.legal_move_objects(state, cache) -> list: cache[text] for the text of each legal move, in move generation
+ * order (the chess family's Move objects: mavgame/games/chess.py keeps them in a dict subclass whose __missing__
+ * makes one); the texts are the cached strs of State.legal_moves, looked up by their cached hashes. */
+static PyObject *py_legal_move_objects(PyObject *Py_UNUSED(mod), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_Format(PyExc_TypeError, "legal_move_objects(state, cache) takes 2 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    mg_py_state *self = mg_py_state_arg(args[0], "state");
+    if (!self)
+        return NULL;
+    PyObject *cache = args[1];
+    if (!PyDict_Check(cache)) {
+        PyErr_Format(PyExc_TypeError, "legal_move_objects: cache must be a dict, not %.100s", Py_TYPE(cache)->tp_name);
+        return NULL;
+    }
+    int32_t moves[MG_MAX_MOVES];
+    int n = self->game->legal_actions(self->state, moves);
+    PyObject *list = PyList_New(n);
+    if (!list)
+        return NULL;
+    mg_py_move_strs *strs = mg_py_move_strs_of(self->game, self->cfg.board_size);
+    for (int i = 0; i < n; i++) {
+        char buf[MG_MAX_MOVE_STR];
+        size_t len = self->game->action_to_str(self->state, moves[i], buf, sizeof buf);
+        PyObject *s = mg_py_move_str(strs, moves[i], buf, len);
+        PyObject *m = s ? PyDict_GetItemWithError(cache, s) : NULL; /* borrowed */
+        if (m)
+            Py_INCREF(m);
+        else if (s && !PyErr_Occurred())
+            m = PyObject_GetItem(cache, s); /* a miss: __missing__ (or KeyError for a plain dict) */
+        Py_XDECREF(s);
+        if (!m) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, i, m);
+    }
+    return list;
+}
+
 static PyMethodDef chess_methods[] = {
     {"san", py_san, METH_VARARGS, "san(state, action) -> str\n\nStandard Algebraic Notation of a legal action."},
     {"parse_san", py_parse_san, METH_VARARGS,
@@ -159,6 +203,10 @@ static PyMethodDef chess_methods[] = {
     {"chess960_fen", py_chess960_fen, METH_O,
      "chess960_fen(n) -> str\n\nFEN of Chess960 start position n in 0..959 (Scharnagl numbering; 518 is the "
      "standard position)."},
+    {"legal_move_objects", (PyCFunction)(void (*)(void))py_legal_move_objects, METH_FASTCALL,
+     "legal_move_objects(state, cache) -> list\n\n[cache[m] for m in state.legal_moves] in C: the move objects of a "
+     "python-chess style wrapper (mavgame.games.chess.Move), kept in `cache`, a dict (a subclass's __missing__ makes "
+     "the object of a move seen first)."},
     {NULL, NULL, 0, NULL},
 };
 
