@@ -142,9 +142,11 @@ class MCTS:
         self._tree = None
 
     def _place_root_engine(self, state) -> None:
+        """The tree's root at ``state``: the previous search's subtree where ``state`` continues its game (with
+        ``reuse_tree``), else a new tree."""
         t = self._tree
-        hist = state.history().tolist()
         if self.reuse_tree and self._root is not None:
+            hist = state.history().tolist()
             old = self._root_hist
             if old is None:
                 old = self._root_hist = self._root.history().tolist()
@@ -155,9 +157,9 @@ class MCTS:
                 self._root = state.copy()
                 self._root_hist = hist
                 return
-        t.set_root(state, len(hist))
+        t.set_root(state)   # at ply len(state.history())
         self._root = state.copy()
-        self._root_hist = hist
+        self._root_hist = None   # made when a reuse test needs it
 
     def _place_root_text(self, text: str, to_move: int, ply: int, played: Sequence[str]) -> None:
         t = self._tree
@@ -190,22 +192,16 @@ class MCTS:
         ``max_seconds``: this search's time budget (None: the constructor's); when it stops the
         search, ``stats['timed_out']`` is True and the result is that of the simulations run.
         """
-        tree = self._tree
-        if (tree is not None and ply is None and not self.state_tracking and self._evaluator is not None
+        if (self._tree is not None and ply is None and not self.state_tracking and self._evaluator is not None
                 and self._tree_game == state.game):
-            # engine mode with its tree and evaluator made: what _prepare and _finish do, in this one frame
-            # (a tiny search's cost is mostly Python's; issue 52, bench/call_overhead.py)
+            # engine mode with its tree and evaluator made: the part of _prepare this needs, in this frame (a tiny
+            # search's cost is mostly Python's; issue 52, bench/call_overhead.py)
             budget = self.max_seconds if max_seconds is None else check_seconds(max_seconds)
             n = self.num_simulations if num_simulations is None else integer_param("num_simulations",
                                                                                    num_simulations, 0, INT32_MAX)
-            if self.reuse_tree and self._root is not None:
-                self._place_root_engine(state)
-            else:
-                tree.set_root(state)   # at ply len(state.history())
-                self._root = state.copy()
-                self._root_hist = None   # made when a reuse test needs it
-            timed_out = tree.search(self._evaluator, n, self.mav_spec, budget)
-            self.last_result = res = tree.snapshot(self._root, timed_out, 64, SearchResult)
+            self._place_root_engine(state)
+            timed_out = self._tree.search(self._evaluator, n, self.mav_spec, budget)
+            self.last_result = res = self._tree.snapshot(self._root, timed_out, 64, SearchResult)   # as _finish
             if res._snapshot.best_edge < 0:
                 self._check_found(state, n, res)
             return res
