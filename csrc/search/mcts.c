@@ -6,10 +6,14 @@
 #include "mcts.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "../cancel.h"
 #include "../clock.h"
@@ -252,7 +256,7 @@ mg_mcts *mg_mcts_create(const mg_game *g, const mg_mcts_config *cfg, char *err, 
     for (int i = 0; i < MCTS_CTAB; i++)
         m->ctab[i] = cscale(&m->cfg, (double)i);
     for (int d = 0; d <= MG_MCTS_MAX_DEPTH; d++)
-        m->vtab[d] = vcount(&m->cfg, d);
+        m->vtab[d] = vcount(&m->cfg, d), m->vtabd[d] = (double)m->vtab[d];
     for (int i = 0; i < MG_MAX_MOVES; i++)
         m->nans[i] = NAN;
     return m;
@@ -314,6 +318,14 @@ int mg_mcts_advance_move(mg_mcts *m, const char *move, char *err, size_t errlen)
 /* ------------------------------------------------------------------------------------------ */
 /* Selection                                                                                   */
 
+/* Mark edge e dead (its child is hallucinated): never selected again.  Its cached Q becomes NaN, so
+ * that selection's score for it is NaN (see pick_edge); backup never passes it again. */
+static void kill_edge(mcts_edge *e)
+{
+    e->dead = 1;
+    e->q = NAN;
+}
+
 /* The PUCT choice among the node's edges; -1 if all children are hallucinated.  Ties (equal scores)
  * are broken uniformly by reservoir sampling: one draw per tie, in edge order.  Without static
  * virtual losses Q is the edge's cached mean (q), so the loop divides once per edge. */
@@ -331,12 +343,11 @@ static int64_t pick_edge(mg_mcts *m, const mcts_node *nd, uint32_t pn, uint32_t 
     mg_rng rng = m->rng; /* a local copy stays in registers: the loop's stores cannot alias it */
     /* One comparison (s >= best, false for NaN as both of s > best, s == best are) for the common
      * edge that scores below the best; a pointer loop. */
-#define MCTS_PICK(QEXPR)                                                                       \
+#define MCTS_PICK(SKIP, QEXPR)                                                                 \
     for (const mcts_edge *x = e, *end = e + ne; x != end; x++) {                               \
-        if (x->dead)                                                                           \
+        if (SKIP)                                                                              \
             continue;                                                                          \
-        double nn = (double)((uint64_t)x->n + x->v); /* exact: as (double)n + (double)v */     \
-        double s = (QEXPR) + cs * (double)x->prior / (1.0 + nn);                               \
+        double s = (QEXPR) + cs * (double)x->prior / x->den; /* den: 1 + n + v, exact */       \
         if (__builtin_expect(s >= best, 0)) {                                                  \
             if (s > best) {                                                                    \
                 best = s;                                                                      \
@@ -350,9 +361,11 @@ static int64_t pick_edge(mg_mcts *m, const mcts_node *nd, uint32_t pn, uint32_t 
         }                                                                                      \
     }
     if (m->cfg.virtual_count == MG_MCTS_VC_STATIC) {
-        MCTS_PICK(nn > 0 ? (x->w - (double)x->v) / nn : (double)x->q_init)
+        MCTS_PICK(x->dead, x->den > 1.0 ? (x->w - (double)x->v) / (x->den - 1.0) : (double)x->q_init)
     } else {
-        MCTS_PICK(x->q)
+        /* a dead edge's q is NaN (kill_edge): its score is NaN, which s >= best refuses, so the
+         * loop needs no test of its own for it */
+        MCTS_PICK(0, x->q)
     }
 #undef MCTS_PICK
     m->rng = rng;
@@ -390,7 +403,7 @@ static int select_leaf(mg_mcts *m, mcts_slot *sl, unsigned char *state, int ri)
         if (ei < 0) {
             nd->flags |= NF_HALLU;
             if (depth > 0)
-                m->a.edges[sl->edges[depth - 1]].dead = 1;
+                kill_edge(&m->a.edges[sl->edges[depth - 1]]);
             return depth == 0 ? SEL_ROOT_DEAD : SEL_MARKED;
         }
         mcts_edge *e = &m->a.edges[ei];
@@ -416,14 +429,21 @@ static void add_virtual(mg_mcts *m, const mcts_slot *sl, int sign)
 {
     const int L = sl->len;
     const uint32_t *vt = m->vtab + L; /* vt[-1 - i]: the pair of step i, depth L - 1 - i above the leaf */
+    const double *vd = m->vtabd + L;  /* the same as doubles, for den */
     mcts_edge *edges = m->a.edges;
     if (sign > 0) {
-        for (int i = 0; i < L; i++)
-            edges[sl->edges[i]].v += vt[-1 - i];
+        for (int i = 0; i < L; i++) {
+            mcts_edge *e = &edges[sl->edges[i]];
+            e->v += vt[-1 - i];
+            e->den += vd[-1 - i];
+        }
         m->root_v += vt[0];
     } else {
-        for (int i = 0; i < L; i++)
-            edges[sl->edges[i]].v -= vt[-1 - i];
+        for (int i = 0; i < L; i++) {
+            mcts_edge *e = &edges[sl->edges[i]];
+            e->v -= vt[-1 - i];
+            e->den -= vd[-1 - i];
+        }
         m->root_v -= vt[0];
     }
 }
@@ -437,6 +457,7 @@ static void backup(mg_mcts *m, const mcts_slot *sl, double v)
         mcts_edge *e = &m->a.edges[sl->edges[i]];
         int mover = m->a.nodes[sl->nodes[i]].to_move;
         e->n++;
+        e->den += 1.0;
         e->w += mover == leaf_mover ? v : -v;
         e->q = e->w / (double)e->n;
     }
@@ -534,7 +555,13 @@ static int compute_prior(mg_mcts *m, int n, const float *values, const float *po
     double z = 0;
     double ex[MG_MAX_MOVES];
     int k = 0;
-    if (all) { /* every value is at or above thr = vlo: no test, no compaction */
+    if (all && nk == n) { /* every action has a value (top[k] == k), at or above thr = vlo */
+        for (; k < nk; k++) {
+            double d = values[k] - qmax;
+            ex[k] = d == 0 ? 1.0 : exp(d / tau);
+            z += ex[k];
+        }
+    } else if (all) { /* every value is at or above thr = vlo: no test, no compaction */
         for (; k < nk; k++) {
             double d = values[top[k]] - qmax;
             ex[k] = d == 0 ? 1.0 : exp(d / tau);
@@ -570,22 +597,114 @@ static int valid_prob(float x) { return !(x < 0.0f) & !(x > 1.0f); }
  * is neither a probability nor NaN (when `check` is set). */
 static inline int scan_values(const float *vals, int n, int32_t *top, float *lo, float *hi, int check)
 {
-    int nv = 0;
+    int nv = 0, i = 0;
     float vlo = INFINITY, vhi = -INFINITY;
-    for (int i = 0; i < n; i++) {
-        float x = vals[i];
-        if (__builtin_expect(x >= 0.0f && x <= 1.0f, 1)) { /* a probability (so not NaN) */
-            top[nv++] = i;
-            vlo = x < vlo ? x : vlo;
-            vhi = x > vhi ? x : vhi;
-        } else if (check && !isnan(x)) {
-            return -1;
+#define MCTS_SCAN_ONE(I)                                                                       \
+    do {                                                                                       \
+        float x = vals[I];                                                                     \
+        if (__builtin_expect(x >= 0.0f && x <= 1.0f, 1)) { /* a probability (so not NaN) */    \
+            top[nv++] = (I);                                                                   \
+            vlo = x < vlo ? x : vlo;                                                           \
+            vhi = x > vhi ? x : vhi;                                                           \
+        } else if (check && !isnan(x)) {                                                       \
+            return -1;                                                                         \
+        }                                                                                      \
+    } while (0)
+#if defined(__SSE2__)
+    /* Four values at a time: a group of four probabilities (the usual case) takes its indices, least
+     * and greatest value in a few vector instructions; any other group goes through the scalar test.
+     * The least and greatest value are the scalar loop's (only the sign of a zero could differ, and
+     * every use of them, thr, qmax, fpu, the leaf value, gives the same result for -0 and +0). */
+    if (n >= 4) {
+        const __m128 zero = _mm_setzero_ps(), one = _mm_set1_ps(1.0f);
+        __m128 mlo = _mm_set1_ps(INFINITY), mhi = _mm_set1_ps(-INFINITY);
+        const __m128i step = _mm_setr_epi32(0, 1, 2, 3);
+        for (; i + 4 <= n; i += 4) {
+            __m128 x = _mm_loadu_ps(vals + i);
+            __m128 ok = _mm_and_ps(_mm_cmpge_ps(x, zero), _mm_cmple_ps(x, one));
+            if (__builtin_expect(_mm_movemask_ps(ok) == 15, 1)) {
+                _mm_storeu_si128((__m128i *)(void *)(top + nv), _mm_add_epi32(_mm_set1_epi32(i), step));
+                nv += 4;
+                mlo = _mm_min_ps(mlo, x);
+                mhi = _mm_max_ps(mhi, x);
+            } else {
+                for (int j = i; j < i + 4; j++)
+                    MCTS_SCAN_ONE(j);
+            }
         }
+        mlo = _mm_min_ps(mlo, _mm_movehl_ps(mlo, mlo));
+        mhi = _mm_max_ps(mhi, _mm_movehl_ps(mhi, mhi));
+        mlo = _mm_min_ss(mlo, _mm_shuffle_ps(mlo, mlo, 1));
+        mhi = _mm_max_ss(mhi, _mm_shuffle_ps(mhi, mhi, 1));
+        float a = _mm_cvtss_f32(mlo), b = _mm_cvtss_f32(mhi);
+        vlo = a < vlo ? a : vlo;
+        vhi = b > vhi ? b : vhi;
     }
+#endif
+    for (; i < n; i++)
+        MCTS_SCAN_ONE(i);
+#undef MCTS_SCAN_ONE
     *lo = vlo;
     *hi = vhi;
     return nv;
 }
+
+/* Sets the edges of expand_leaf's loop four at a time, as its scalar loop would (the same float and
+ * double operations, in vector lanes: the same bits): e[i] for i < the returned count (a multiple of
+ * four), the rest left to the scalar loop; PRIOR_TOP's additions for the top actions come after both.
+ * Each edge is four stores: {q, den = 1}, {n = v = 0, prior, dead = 0}, {w = 0, action, child = -1},
+ * {q_init, value}, for the 56-byte layout of mcts_tree.h (checked at compile time: for any other layout it
+ * sets none, and the scalar loop does them all). */
+#define MCTS_EDGE_56                                                                                   \
+    (sizeof(mcts_edge) == 56 && offsetof(mcts_edge, n) == 16 && offsetof(mcts_edge, v) == 20 &&         \
+     offsetof(mcts_edge, prior) == 24 && offsetof(mcts_edge, dead) == 28 && offsetof(mcts_edge, w) == 32 && \
+     offsetof(mcts_edge, action) == 40 && offsetof(mcts_edge, child) == 44 &&                           \
+     offsetof(mcts_edge, q_init) == 48 && offsetof(mcts_edge, value) == 52)
+static int set_edges4(mcts_edge *e, int nk, const float *vals, const mcts_prior *pr, const int32_t *legal,
+                      float fpu)
+{
+    int i = 0;
+#if defined(__SSE2__)
+    if (!MCTS_EDGE_56)
+        return 0;
+    const __m128 fpu4 = _mm_set1_ps(fpu), base4 = _mm_set1_ps(pr->base), zs = _mm_setzero_ps();
+    const __m128d two = _mm_set1_pd(2.0), one = _mm_set1_pd(1.0), zd = _mm_setzero_pd();
+    const __m128 neg1 = _mm_castsi128_ps(_mm_set1_epi32(-1));
+    for (; i + 4 <= nk; i += 4) {
+        __m128 v = _mm_loadu_ps(vals + i);
+        /* qi = isnan(v) ? (float)fpu : (float)(2.0 * v - 1.0) */
+        __m128d dlo = _mm_sub_pd(_mm_mul_pd(two, _mm_cvtps_pd(v)), one);
+        __m128d dhi = _mm_sub_pd(_mm_mul_pd(two, _mm_cvtps_pd(_mm_movehl_ps(v, v))), one);
+        __m128 q = _mm_movelh_ps(_mm_cvtpd_ps(dlo), _mm_cvtpd_ps(dhi));
+        __m128 nan = _mm_cmpunord_ps(v, v);
+        q = _mm_or_ps(_mm_and_ps(nan, fpu4), _mm_andnot_ps(nan, q));
+        __m128 p = pr->kind == PRIOR_SUM ? _mm_add_ps(base4, _mm_loadu_ps(pr->add + i))
+                   : pr->kind == PRIOR_TOP ? base4
+                                           : _mm_loadu_ps(pr->full + i);
+        __m128 a = legal ? _mm_castsi128_ps(_mm_loadu_si128((const __m128i *)(const void *)(legal + i))) : zs;
+        __m128d qd[2] = {_mm_cvtps_pd(q), _mm_cvtps_pd(_mm_movehl_ps(q, q))};
+        __m128d pz[2] = {_mm_castps_pd(_mm_unpacklo_ps(p, zs)), _mm_castps_pd(_mm_unpackhi_ps(p, zs))};
+        __m128 ac[2] = {_mm_unpacklo_ps(a, neg1), _mm_unpackhi_ps(a, neg1)};
+        __m128 qv[2] = {_mm_unpacklo_ps(q, v), _mm_unpackhi_ps(q, v)};
+        for (int h = 0; h < 2; h++) {
+            char *e0 = (char *)(void *)&e[i + 2 * h], *e1 = (char *)(void *)&e[i + 2 * h + 1];
+            __m128d acd = _mm_castps_pd(ac[h]);
+            _mm_storeu_pd((double *)(void *)e0, _mm_unpacklo_pd(qd[h], one)); /* q, den = 1 */
+            _mm_storeu_pd((double *)(void *)(e0 + 16), _mm_unpacklo_pd(zd, pz[h]));
+            _mm_storeu_pd((double *)(void *)(e0 + 32), _mm_unpacklo_pd(zd, acd));
+            _mm_storel_pi((__m64 *)(void *)(e0 + 48), qv[h]);
+            _mm_storeu_pd((double *)(void *)e1, _mm_unpackhi_pd(qd[h], one));
+            _mm_storeu_pd((double *)(void *)(e1 + 16), _mm_unpackhi_pd(zd, pz[h]));
+            _mm_storeu_pd((double *)(void *)(e1 + 32), _mm_unpackhi_pd(zd, acd));
+            _mm_storeh_pi((__m64 *)(void *)(e1 + 48), qv[h]);
+        }
+    }
+#else
+    (void)e, (void)nk, (void)vals, (void)pr, (void)legal, (void)fpu;
+#endif
+    return i;
+}
+#undef MCTS_EDGE_56
 
 /* Expand the slot's leaf from result r; returns APPLY_* and the leaf value (mover's view) in *v.
  * Engine mode keeps every answer in request order (the mode has no keep_moves), so this reads
@@ -652,10 +771,11 @@ static int expand_leaf(mg_mcts *m, const mcts_slot *sl, const mg_eval_result *r,
     const int32_t *legal = in_place ? m->reqs[r - m->res].legal : NULL;
     mcts_edge *e = &m->a.edges[first];
     /* One loop per kind of prior and source of actions (the choices hoisted out of the loop). */
+    const int i0 = set_edges4(e, nk, vals, &pr, legal, (float)fpu); /* edges [0, i0) set */
 #define MCTS_SET_EDGES(PRIOR, ACTION)                                                                   \
-    for (int i = 0; i < nk; i++) {                                                                      \
+    for (int i = i0; i < nk; i++) {                                                                     \
         float qi = isnan(vals[i]) ? (float)fpu : (float)(2.0 * vals[i] - 1.0);                          \
-        e[i] = (mcts_edge){.q = (double)qi, .n = 0, .v = 0, .prior = (PRIOR), .dead = 0, .w = 0,         \
+        e[i] = (mcts_edge){.q = (double)qi, .den = 1.0, .n = 0, .v = 0, .prior = (PRIOR), .dead = 0, .w = 0, \
                            .action = (ACTION), .child = -1, .q_init = qi, .value = vals[i]};             \
     }
 #define MCTS_SET_EDGES_BY(ACTION)                                                                       \
@@ -721,7 +841,7 @@ static void abort_batch(mg_mcts *m, int nslots)
 
 static void mark_hallucinated(mg_mcts *m, const mcts_slot *sl)
 {
-    m->a.edges[sl->edges[sl->len - 1]].dead = 1;
+    kill_edge(&m->a.edges[sl->edges[sl->len - 1]]);
     mcts_node *nd = &m->a.nodes[sl->nodes[sl->len]];
     nd->flags = NF_EXPANDED | NF_HALLU;
     nd->num_edges = 0;
@@ -910,8 +1030,10 @@ int mg_mcts_scatter(mg_mcts *m, char *err, size_t errlen)
         mark_hallucinated(m, sl);
         if (m->cfg.invalid == MG_MCTS_INVALID_EXCLUDE)
             S->dropped++; /* minus infinity: excluded, nothing backed up */
-        else
+        else {
             backup(m, sl, 1.0);
+            m->a.edges[sl->edges[sl->len - 1]].q = NAN; /* dead: backup cached W / N */
+        }
     }
     for (int s = 0; s < nslots; s++)
         if (m->slots[s].req < 0)

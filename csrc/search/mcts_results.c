@@ -251,6 +251,8 @@ int mg_mcts_check(const mg_mcts *m, char *err, size_t errlen)
             const mcts_edge *e = &m->a.edges[nd->first_edge + j];
             if (e->v != 0)
                 FAIL("mcts check: edge %u of node %d has %u virtual counts left", j, (int)ni, e->v);
+            if (e->den != 1.0 + (double)e->n)
+                FAIL("mcts check: edge %u of node %d caches 1 + N + V %.17g, not %u", j, (int)ni, e->den, 1 + e->n);
             if (!(e->prior >= 0))
                 FAIL("mcts check: edge %u of node %d has prior %g", j, (int)ni, (double)e->prior);
             psum += e->prior;
@@ -260,11 +262,11 @@ int mg_mcts_check(const mg_mcts *m, char *err, size_t errlen)
                 double q = e->w / e->n;
                 if (!(q >= -1 - tol && q <= 1 + tol))
                     FAIL("mcts check: edge %u of node %d has Q %g out of [-1, 1]", j, (int)ni, q);
-                if (e->q != q)
+                if (e->dead ? !isnan(e->q) : e->q != q)
                     FAIL("mcts check: edge %u of node %d caches Q %.17g, not W / N = %.17g", j, (int)ni, e->q, q);
             } else if (e->w != 0) {
                 FAIL("mcts check: unvisited edge %u of node %d has W %g", j, (int)ni, e->w);
-            } else if (e->q != (double)e->q_init) {
+            } else if (e->dead ? !isnan(e->q) : e->q != (double)e->q_init) {
                 FAIL("mcts check: unvisited edge %u of node %d caches Q %g, not its initial Q %g", j, (int)ni, e->q,
                      (double)e->q_init);
             }

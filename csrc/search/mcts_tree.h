@@ -38,11 +38,14 @@ typedef struct mcts_node {
     uint8_t pad_;
 } mcts_node;
 
-/* The fields selection reads (q, n, v, prior, dead) come first: one edge of 48 bytes, the hot part in
- * its first 24. */
+/* The fields selection reads (q, den, prior; static virtual losses: n, v, dead) come first: one edge
+ * of 56 bytes, the hot part in its first 32. */
 typedef struct mcts_edge {
     double q;               /* selection's Q without virtual losses: w / n once visited, q_init before
-                               (kept by backup, so that selection divides once per edge, not twice) */
+                               (kept by backup, so that selection divides once per edge, not twice);
+                               NaN once the edge is dead (so that selection needs no test for it) */
+    double den;             /* 1 + n + v, exact (kept by backup and the virtual counts, so that
+                               selection's dynamic loop reads one double, not two counts) */
     uint32_t n;             /* visits */
     uint32_t v;             /* virtual counts in flight */
     float prior;
@@ -108,6 +111,7 @@ struct mg_mcts {
     /* Scratch for expansion. */
     double ctab[MCTS_CTAB]; /* cscale() for small visit counts */
     uint32_t vtab[MG_MCTS_MAX_DEPTH + 1]; /* virtual counts of the pair at depth d above the leaf */
+    double vtabd[MG_MCTS_MAX_DEPTH + 1];  /* the same as doubles (for the edges' den) */
     int32_t *tmp_idx;       /* MG_MAX_MOVES */
     float *tmp_prior;       /* MG_MAX_MOVES */
     float nans[MG_MAX_MOVES]; /* all NaN (set at creation): the requests' value and policy presets */
