@@ -664,24 +664,23 @@ void mg_chess_unmake(void *st, int32_t a, const void *undo) { chess_unmake(st, a
  * Perft with bulk counting at the last ply.
  */
 
-/* Perft's last make, before the leaves are counted: the child `c` of `s` after action `a`, with only what move
- * generation reads (bitboards, side, castling rights and rooks, en passant square, variant); the rest of `c`, the
- * board array included, is left unset.  Copy-make: nothing to undo. */
-INLINE void make_child(const S *s, S *c, int32_t a, const int px)
+/* Perft's last make, before the leaves are counted: the child `c` of `s` after action `a` of side `us` (a constant),
+ * with only what move generation reads (bitboards, side, castling rights and rooks, en passant square, variant);
+ * the side, the castling rooks and the variant are set once by perft_bulk, the rest of `c`, the board array
+ * included, is left unset.  Copy-make: nothing to undo.  `rare`: the pawns of `us` whose moves may be special
+ * (perft_bulk). */
+INLINE void make_child(const S *s, S *c, int32_t a, const int us, const uint64_t rare, const int px)
 {
     static const int PROMO_TYPE[5] = {0, KNIGHT, BISHOP, ROOK, QUEEN};
-    const int from = a & 63, to = (a >> 6) & 63, promo = a >> 12;
-    const int us = s->stm, them = us ^ 1;
+    const int from = a & 63, to = (a >> 6) & 63;
+    const int them = us ^ 1;
     const int pc = s->board[from], cap = s->board[to];
     const uint64_t fb = mg_bb_sq(from), tb = mg_bb_sq(to);
-    memcpy(c->bb, s->bb, sizeof c->bb);
-    memcpy(c->occ, s->occ, sizeof c->occ);
-    memcpy(c->castle_rook, s->castle_rook, sizeof c->castle_rook);
-    c->chess960 = s->chess960;
-    c->stm = (uint8_t)them;
     c->ep = NO_SQ;
     c->castling = (uint8_t)(s->castling & ~(s->cmask[from] | s->cmask[to]));
-    if (cap && (cap >> 3) == us) {
+    memcpy(c->bb, s->bb, sizeof c->bb);
+    memcpy(c->occ, s->occ, sizeof c->occ);
+    if (__builtin_expect((unsigned)(cap - (us << 3) - 1) < 6u, 0)) {
         /* Castling (king takes own rook); the xors hold when a destination is the other piece's square. */
         int right = 2 * us + (to < from);
         uint64_t km = fb ^ mg_bb_sq(castle_king_to(right)), rm = tb ^ mg_bb_sq(castle_rook_to(right));
@@ -691,15 +690,17 @@ INLINE void make_child(const S *s, S *c, int32_t a, const int px)
         c->bb[0] ^= km ^ rm;
         return;
     }
-    if (cap) {
-        c->bb[cap & 7] ^= tb;
-        c->occ[them] ^= tb;
-        c->bb[0] ^= tb;
-    }
+    /* Few branches (the kind of a child is hard to predict): a capture (cm, the target square when it holds an enemy
+     * piece) is taken from the captured type (type 0, all pieces, when it is empty: a no-op); the special pawn moves
+     * (en passant, promotion, a double push past an enemy pawn's attack) come only from the `rare` squares. */
+    const uint64_t cm = tb & s->occ[them];
+    c->bb[cap & 7] ^= cm;
+    c->occ[them] ^= cm;
     c->bb[pc & 7] ^= fb | tb;
     c->occ[us] ^= fb | tb;
-    c->bb[0] ^= fb | tb;
-    if ((pc & 7) == PAWN) {
+    c->bb[0] = (s->bb[0] ^ fb) | tb;
+    if (__builtin_expect((fb & rare) != 0, 0)) {
+        const int promo = a >> 12;
         if (to == s->ep) {
             uint64_t vb = mg_bb_sq(to ^ 8);
             c->bb[PAWN] ^= vb;
@@ -718,12 +719,27 @@ INLINE void make_child(const S *s, S *c, int32_t a, const int px)
 INLINE uint64_t perft_bulk(const S *s, const int us, const int px)
 {
     int32_t moves[MG_CHESS_MAX_MOVES];
+    const int them = us ^ 1;
     const int n = generate(s, moves, us, px);
+    /* The pawns whose moves may be special: on the last rank but one (promotions), next to the en passant square
+     * (the capture), on the home rank with the square they would pass attacked by an enemy pawn (the double push may
+     * give the opponent an en passant capture). */
+    const uint64_t own_p = s->bb[PAWN] & s->occ[us], opp_p = s->bb[PAWN] & s->occ[them];
+    const uint64_t opp_patt = them ? (((opp_p & ~MG_BB_FILE_A) >> 9) | ((opp_p & ~MG_BB_FILE_H) >> 7))
+                                   : (((opp_p & ~MG_BB_FILE_A) << 7) | ((opp_p & ~MG_BB_FILE_H) << 9));
+    const uint64_t home = us ? MG_BB_RANK_1 << 48 : MG_BB_RANK_1 << 8;
+    const uint64_t seventh = us ? MG_BB_RANK_1 << 8 : MG_BB_RANK_1 << 48;
+    uint64_t rare = (own_p & seventh) | (own_p & home & mg_bb_forward(opp_patt, them));
+    if (s->ep != NO_SQ)
+        rare |= mg_bb.pawn[them][s->ep] & own_p;
     uint64_t total = 0;
     S c;
+    memcpy(c.castle_rook, s->castle_rook, sizeof c.castle_rook);
+    c.chess960 = s->chess960;
+    c.stm = (uint8_t)them;
     for (int i = 0; i < n; i++) {
-        make_child(s, &c, moves[i], px);
-        total += (uint64_t)generate(&c, NULL, us ^ 1, px);
+        make_child(s, &c, moves[i], us, rare, px);
+        total += (uint64_t)generate(&c, NULL, them, px);
     }
     return total;
 }
