@@ -27,6 +27,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -124,6 +125,12 @@ typedef struct mg_game {
      * legal_actions, returns their count, and *result (never NULL) and *reason (may be NULL) are
      * exactly outcome's. */
     int (*legal_outcome)(const void *st, int32_t *out, int *result, int *reason);
+    /* Optional (NULL: memcpy of state_size bytes; mg_state_copy below picks): copy state `src` into `dst`
+     * (distinct buffers of state_size bytes), skipping bytes that no function of this interface reads in
+     * `src`'s position or in any position make() leads to from it (chess: the repetition history before the
+     * last irreversible move); those bytes of `dst` keep what they held.  Every function then answers on `dst`
+     * exactly as on `src`.  For search's copy of the root at each simulation. */
+    void (*copy)(void *dst, const void *src);
     /* 64-bit position hash (Zobrist where the game supports it). */
     uint64_t (*hash)(const void *st);
 
@@ -192,6 +199,15 @@ int mg_perft_divide(const mg_game *g, void *st, int depth, int32_t *moves, uint6
  * *result (and *reason, may be NULL): the game's legal_outcome hook when it has one, else
  * legal_actions then outcome.  The same answers either way. */
 int mg_legal_outcome(const mg_game *g, const void *st, int32_t *out, int *result, int *reason);
+
+/* Copy a state: the game's copy hook when it has one (which may skip bytes nothing reads), else memcpy. */
+static inline void mg_state_copy(const mg_game *g, void *dst, const void *src)
+{
+    if (g->copy)
+        g->copy(dst, src);
+    else
+        memcpy(dst, src, g->state_size);
+}
 
 /* Play uniformly random legal moves from `st` (modified in place, no undo) until the game
  * ends or `max_plies` moves were made; returns the enum mg_result reached (MG_ONGOING if

@@ -384,7 +384,7 @@ static int select_leaf(mg_mcts *m, mcts_slot *sl, unsigned char *state, int ri)
     int depth = 0;
     sl->nlegal = -1;
     if (engine)
-        memcpy(state, m->root_state, m->ss);
+        mg_state_copy(g, state, m->root_state);
     for (;;) {
         mcts_node *nd = &m->a.nodes[node];
         sl->nodes[depth] = node;

@@ -33,6 +33,45 @@ static int load(mg_chess_state *s, int c960, const char *fen)
     return 1;
 }
 
+/* The copy hook: a copy into a buffer of garbage answers as the original does, in the position and after each of
+ * its moves (the repetition counts and draw claims read the copied history; make writes the new entries). */
+static void check_copy(const mg_chess_state *s)
+{
+    const mg_game *g = s->chess960 ? &mg_chess960 : &mg_chess;
+    static mg_chess_state d;
+    static unsigned char fill = 0x5a;
+    MG_CHECK(g->copy != NULL);
+    memset(&d, fill, sizeof d);
+    fill = (unsigned char)(fill * 29 + 7);
+    mg_state_copy(g, &d, s);
+    mg_chess_state orig = *s;
+    int32_t moves[MG_CHESS_MAX_MOVES], moves2[MG_CHESS_MAX_MOVES];
+    int n = mg_chess_legal_actions(&orig, moves);
+    for (int i = -1; i < n && i < 8; i++) {
+        mg_chess_undo u1, u2;
+        if (i >= 0) {
+            mg_chess_make(&orig, moves[i], &u1);
+            mg_chess_make(&d, moves[i], &u2);
+        }
+        char t1[MG_MAX_TEXT], t2[MG_MAX_TEXT];
+        g->to_text(&orig, t1, sizeof t1);
+        g->to_text(&d, t2, sizeof t2);
+        int w1 = -1, w2 = -2, f1, f2, r1, r2;
+        MG_CHECK(strcmp(t1, t2) == 0 && g->hash(&orig) == g->hash(&d));
+        MG_CHECK(g->outcome(&orig, &w1) == g->outcome(&d, &w2) && w1 == w2);
+        MG_CHECK(mg_chess_repetitions(&orig) == mg_chess_repetitions(&d));
+        mg_chess_draw_claims(&orig, &f1, &r1);
+        mg_chess_draw_claims(&d, &f2, &r2);
+        MG_CHECK(f1 == f2 && r1 == r2);
+        int n1 = mg_chess_legal_actions(&orig, moves2), n2 = mg_chess_legal_actions(&d, moves2);
+        MG_CHECK(n1 == n2);
+        if (i >= 0) {
+            mg_chess_unmake(&orig, moves[i], &u1);
+            mg_chess_unmake(&d, moves[i], &u2);
+        }
+    }
+}
+
 /* is_legal(a) == (a in legal_actions) for all a in [0, num_actions) and a few ids outside it; the
  * state is not changed; legal_outcome agrees with legal_actions and outcome. */
 static void check_position(const mg_chess_state *s)
@@ -41,6 +80,7 @@ static void check_position(const mg_chess_state *s)
     static unsigned char member[MG_CHESS_NUM_ACTIONS];
     int32_t moves[MG_CHESS_MAX_MOVES], moves2[MG_CHESS_MAX_MOVES];
     mg_chess_state before = *s;
+    check_copy(s);
     int n = mg_chess_legal_actions(s, moves);
     memset(member, 0, sizeof member);
     for (int i = 0; i < n; i++) {
