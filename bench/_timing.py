@@ -13,9 +13,9 @@ from typing import Callable, Dict, Tuple
 
 
 def interleaved(fns: Dict[str, Callable[[], object]], reps: int, warmup: bool = True
-                ) -> Dict[str, Tuple[float, float, object]]:
+                ) -> Dict[str, Tuple[float, float, object, float]]:
     """Calls every fn of `fns` `reps` times, interleaved (the order alternates each round);
-    returns {name: (median wall seconds, median thread CPU seconds, last result)}."""
+    returns {name: (median wall seconds, median thread CPU seconds, last result, least thread CPU seconds)}."""
     names = list(fns)
     if warmup:
         for n in names:
@@ -30,7 +30,7 @@ def interleaved(fns: Dict[str, Callable[[], object]], reps: int, warmup: bool = 
             c1, t1 = time.thread_time(), time.perf_counter()
             wall[n].append(t1 - t0)
             cpu[n].append(c1 - c0)
-    return {n: (statistics.median(wall[n]), statistics.median(cpu[n]), last[n]) for n in names}
+    return {n: (statistics.median(wall[n]), statistics.median(cpu[n]), last[n], min(cpu[n])) for n in names}
 
 
 def fmt_rate(x: float | None, unit: str = "/s") -> str:
