@@ -678,9 +678,9 @@ INLINE void make_child(const S *s, S *c, int32_t a, const int us, const uint64_t
     const uint64_t fb = mg_bb_sq(from), tb = mg_bb_sq(to);
     c->ep = NO_SQ;
     c->castling = (uint8_t)(s->castling & ~(s->cmask[from] | s->cmask[to]));
-    memcpy(c->bb, s->bb, sizeof c->bb);
-    memcpy(c->occ, s->occ, sizeof c->occ);
     if (__builtin_expect((unsigned)(cap - (us << 3) - 1) < 6u, 0)) {
+        memcpy(c->bb, s->bb, sizeof c->bb);
+        memcpy(c->occ, s->occ, sizeof c->occ);
         /* Castling (king takes own rook); the xors hold when a destination is the other piece's square. */
         int right = 2 * us + (to < from);
         uint64_t km = fb ^ mg_bb_sq(castle_king_to(right)), rm = tb ^ mg_bb_sq(castle_rook_to(right));
@@ -691,13 +691,17 @@ INLINE void make_child(const S *s, S *c, int32_t a, const int us, const uint64_t
         return;
     }
     /* Few branches (the kind of a child is hard to predict): a capture (cm, the target square when it holds an enemy
-     * piece) is taken from the captured type (type 0, all pieces, when it is empty: a no-op); the special pawn moves
-     * (en passant, promotion, a double push past an enemy pawn's attack) come only from the `rare` squares. */
-    const uint64_t cm = tb & s->occ[them];
-    c->bb[cap & 7] ^= cm;
-    c->occ[them] ^= cm;
-    c->bb[pc & 7] ^= fb | tb;
-    c->occ[us] ^= fb | tb;
+     * piece) is taken from the captured type (type 0, all pieces, when it is empty: never matched); the special pawn
+     * moves (en passant, promotion, a double push past an enemy pawn's attack) come only from the `rare` squares.
+     * Each type's bitboard is written whole, at a fixed address: an xor into bb[pc & 7] (an index loaded from the
+     * board) is a store whose address is known late, and the count's loads of the child that follow it waited for
+     * it or were replayed (11-12 % of perft's time; callgrind counts 7 % more instructions now). */
+    const uint64_t cm = tb & s->occ[them], mv = fb | tb;
+    const int pt = pc & 7, ct = cap & 7;
+    for (int t = 1; t < 7; t++)
+        c->bb[t] = s->bb[t] ^ (t == pt ? mv : 0) ^ (t == ct ? cm : 0);
+    c->occ[them] = s->occ[them] ^ cm;
+    c->occ[us] = s->occ[us] ^ mv;
     c->bb[0] = (s->bb[0] ^ fb) | tb;
     if (__builtin_expect((fb & rare) != 0, 0)) {
         const int promo = a >> 12;
