@@ -674,14 +674,15 @@ INLINE void make_child(const S *s, S *c, int32_t a, const int us, const uint64_t
     static const int PROMO_TYPE[5] = {0, KNIGHT, BISHOP, ROOK, QUEEN};
     const int from = a & 63, to = (a >> 6) & 63;
     const int them = us ^ 1;
-    const int pc = s->board[from], cap = s->board[to];
+    const int pc = s->board[from];
     const uint64_t fb = mg_bb_sq(from), tb = mg_bb_sq(to);
     c->ep = NO_SQ;
     c->castling = (uint8_t)(s->castling & ~(s->cmask[from] | s->cmask[to]));
-    if (__builtin_expect((unsigned)(cap - (us << 3) - 1) < 6u, 0)) {
+    if (__builtin_expect((tb & s->occ[us]) != 0, 0)) {
         memcpy(c->bb, s->bb, sizeof c->bb);
         memcpy(c->occ, s->occ, sizeof c->occ);
-        /* Castling (king takes own rook); the xors hold when a destination is the other piece's square. */
+        /* Castling (the only move to a square of our own: king takes own rook); the xors hold when a destination is
+         * the other piece's square. */
         int right = 2 * us + (to < from);
         uint64_t km = fb ^ mg_bb_sq(castle_king_to(right)), rm = tb ^ mg_bb_sq(castle_rook_to(right));
         c->bb[KING] ^= km;
@@ -690,16 +691,16 @@ INLINE void make_child(const S *s, S *c, int32_t a, const int us, const uint64_t
         c->bb[0] ^= km ^ rm;
         return;
     }
-    /* Few branches (the kind of a child is hard to predict): a capture (cm, the target square when it holds an enemy
-     * piece) is taken from the captured type (type 0, all pieces, when it is empty: never matched); the special pawn
-     * moves (en passant, promotion, a double push past an enemy pawn's attack) come only from the `rare` squares.
-     * Each type's bitboard is written whole, at a fixed address: an xor into bb[pc & 7] (an index loaded from the
-     * board) is a store whose address is known late, and the count's loads of the child that follow it waited for
-     * it or were replayed (11-12 % of perft's time; callgrind counts 7 % more instructions now). */
+    /* Few branches (the kind of a child is hard to predict): a capture is taken by clearing the target square from
+     * every type (it held at most one piece; the mover's type then gets it back), the special pawn moves (en passant,
+     * promotion, a double push past an enemy pawn's attack) come only from the `rare` squares.  Each type's bitboard
+     * is written whole, at a fixed address: an xor into bb[pc & 7] (an index loaded from the board) is a store whose
+     * address is known late, and the count's loads of the child that follow it waited for it or were replayed
+     * (11-12 % of perft's time). */
     const uint64_t cm = tb & s->occ[them], mv = fb | tb;
-    const int pt = pc & 7, ct = cap & 7;
+    const int pt = pc & 7;
     for (int t = 1; t < 7; t++)
-        c->bb[t] = s->bb[t] ^ (t == pt ? mv : 0) ^ (t == ct ? cm : 0);
+        c->bb[t] = (s->bb[t] & ~tb) ^ (t == pt ? mv : 0);
     c->occ[them] = s->occ[them] ^ cm;
     c->occ[us] = s->occ[us] ^ mv;
     c->bb[0] = (s->bb[0] ^ fb) | tb;
