@@ -133,14 +133,19 @@ INLINE void set_ep_px(S *s, int pushed, const int px)
 
 void mg_chess_set_ep(S *s, int pushed) { set_ep_px(s, pushed, 0); }
 
+/* The squares the pawns `p` of colour `c` attack. */
+INLINE uint64_t pawn_attacks(uint64_t p, const int c)
+{
+    return c ? (((p & ~MG_BB_FILE_A) >> 9) | ((p & ~MG_BB_FILE_H) >> 7))
+             : (((p & ~MG_BB_FILE_A) << 7) | ((p & ~MG_BB_FILE_H) << 9));
+}
+
 /* The squares the pieces of colour `c` attack with occupancy `occ` (perft's leaf count, when castling is possible:
  * one lookup per piece answers every king step and both castling paths). */
 INLINE uint64_t attacked_by(const S *s, const int c, uint64_t occ, const int px)
 {
     const uint64_t mine = s->occ[c];
-    const uint64_t p = s->bb[PAWN] & mine;
-    uint64_t a = c ? (((p & ~MG_BB_FILE_A) >> 9) | ((p & ~MG_BB_FILE_H) >> 7))
-                   : (((p & ~MG_BB_FILE_A) << 7) | ((p & ~MG_BB_FILE_H) << 9));
+    uint64_t a = pawn_attacks(s->bb[PAWN] & mine, c);
     a |= mg_bb.king[mg_bb_lsb(s->bb[KING] & mine)];
     uint64_t b = s->bb[KNIGHT] & mine;
     while (b)
@@ -769,8 +774,7 @@ INLINE uint64_t perft_bulk(const S *s, const int us, const int px)
      * (the capture), on the home rank with the square they would pass attacked by an enemy pawn (the double push may
      * give the opponent an en passant capture). */
     const uint64_t own_p = s->bb[PAWN] & s->occ[us], opp_p = s->bb[PAWN] & s->occ[them];
-    const uint64_t opp_patt = them ? (((opp_p & ~MG_BB_FILE_A) >> 9) | ((opp_p & ~MG_BB_FILE_H) >> 7))
-                                   : (((opp_p & ~MG_BB_FILE_A) << 7) | ((opp_p & ~MG_BB_FILE_H) << 9));
+    const uint64_t opp_patt = pawn_attacks(opp_p, them);
     const uint64_t home = us ? MG_BB_RANK_1 << 48 : MG_BB_RANK_1 << 8;
     const uint64_t seventh = us ? MG_BB_RANK_1 << 8 : MG_BB_RANK_1 << 48;
     uint64_t rare = (own_p & seventh) | (own_p & home & mg_bb_forward(opp_patt, them));
