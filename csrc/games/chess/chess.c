@@ -353,7 +353,8 @@ INLINE int generate(const S *s, int32_t *out, const int us, const int px)
 
     /* Castling: king takes own rook; both paths empty, the king's path (from its square to its destination) not
      * attacked with king and rook lifted (castle_legal below is the same test for one right; written out here,
-     * which perft measures faster). */
+     * which perft measures faster).  Move lists and Chess960 only, when counting standard chess the king steps
+     * above counted castling too. */
     if (rights && !castled) {
         if (!s->chess960) {
             /* Standard chess: a right means king on e1/e8 and rook in its corner (the FEN reader checks it, moves
